@@ -1,0 +1,121 @@
+package classify
+
+// Code is a finding's stable name, used by filters, check and tests.
+type Code uint8
+
+// Frame findings: raised by Classify from one frame alone.
+const (
+	CodeNotJSON Code = iota + 1
+	CodeBlankLine
+	CodeBadHeader
+	CodeNonObject
+	CodeBatch
+	CodeEmptyBatch
+	CodeStrayObject
+	CodeBadMethod
+	CodeBadID
+	CodeBadJSONRPC
+	CodeBadParams
+	CodeNullID
+	CodeFractionalID
+	CodeUnsafeIntID
+	CodeReservedMethod
+	CodeResultAndError
+	CodeNoResultOrError
+	CodeBadErrorObject
+	CodeNullIDError
+	CodeMissingIDError
+	CodeResultWithoutID
+	CodeDuplicateMember
+	CodeOpaqueError
+	CodeLeakyError
+	CodeRedacted
+	CodeUnsafeText
+	CodeOversize
+	CodeNotificationAsRequest
+	CodeRequestAsNotification
+
+	// Session findings: raised by a Tracker from a frame's history.
+	CodeUnmatchedResponse
+	CodeDuplicateResponse
+	CodeLateResponse
+	CodeErrorNamesNoRequest
+	CodeIDReused
+	CodeTimeout
+	CodeCancelled
+	CodeBeforeInitialize
+	CodeUnansweredInvalid
+	// CodeUntracked says the tracker's in-flight table was full and it
+	// stopped following this request, so its answer can no longer be paired.
+	CodeUntracked
+
+	codeEnd
+)
+
+var codeNames = [...]string{
+	CodeNotJSON:               "not-json",
+	CodeBlankLine:             "blank-line",
+	CodeBadHeader:             "bad-header",
+	CodeNonObject:             "non-object",
+	CodeBatch:                 "batch",
+	CodeEmptyBatch:            "empty-batch",
+	CodeStrayObject:           "stray-object",
+	CodeBadMethod:             "bad-method",
+	CodeBadID:                 "bad-id",
+	CodeBadJSONRPC:            "bad-jsonrpc",
+	CodeBadParams:             "bad-params",
+	CodeNullID:                "null-id",
+	CodeFractionalID:          "fractional-id",
+	CodeUnsafeIntID:           "unsafe-int-id",
+	CodeReservedMethod:        "reserved-method",
+	CodeResultAndError:        "result-and-error",
+	CodeNoResultOrError:       "no-result-or-error",
+	CodeBadErrorObject:        "bad-error-object",
+	CodeNullIDError:           "null-id-error",
+	CodeMissingIDError:        "missing-id-error",
+	CodeResultWithoutID:       "result-without-id",
+	CodeDuplicateMember:       "duplicate-member",
+	CodeOpaqueError:           "opaque-error",
+	CodeLeakyError:            "leaky-error",
+	CodeRedacted:              "redacted",
+	CodeUnsafeText:            "unsafe-text",
+	CodeOversize:              "oversize",
+	CodeNotificationAsRequest: "notification-as-request",
+	CodeRequestAsNotification: "request-as-notification",
+	CodeUnmatchedResponse:     "unmatched-response",
+	CodeDuplicateResponse:     "duplicate-response",
+	CodeLateResponse:          "late-response",
+	CodeErrorNamesNoRequest:   "error-names-no-request",
+	CodeIDReused:              "id-reused",
+	CodeTimeout:               "timeout",
+	CodeCancelled:             "cancelled",
+	CodeBeforeInitialize:      "before-initialize",
+	CodeUnansweredInvalid:     "unanswered-invalid",
+	CodeUntracked:             "untracked",
+}
+
+func (c Code) String() string {
+	if int(c) < len(codeNames) && codeNames[c] != "" {
+		return codeNames[c]
+	}
+	return "unknown"
+}
+
+// ParseCode reads a finding code's name as String writes it.
+func ParseCode(s string) (Code, bool) {
+	for c, name := range codeNames {
+		if name != "" && name == s {
+			return Code(c), true
+		}
+	}
+	return 0, false
+}
+
+// Codes lists every finding code in order.
+func Codes() []Code {
+	out := make([]Code, 0, codeEnd-1)
+	for c := Code(1); c < codeEnd; c++ {
+		out = append(out, c)
+	}
+	return out
+}

@@ -1,0 +1,27 @@
+package main
+
+import (
+	"errors"
+
+	"github.com/spf13/cobra"
+)
+
+// exitError asks main to exit with code after printing msg (when not empty).
+type exitError struct {
+	code int
+	msg  string
+}
+
+func (e exitError) Error() string { return e.msg }
+
+func asExit(err error, target *exitError) bool { return errors.As(err, target) }
+
+func newRootCmd() *cobra.Command {
+	root := &cobra.Command{
+		Use:           "rpctap",
+		Short:         "Watch and inject JSON-RPC traffic on a process's stdio",
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	return root
+}
