@@ -1,0 +1,30 @@
+package classify
+
+import (
+	"strings"
+	"testing"
+)
+
+// frame1KiB builds a realistic frame of about 1 KiB: an MCP tools/call
+// request or its result, with ordinary text payload.
+func frame1KiB(response bool) []byte {
+	text := strings.Repeat("The quick brown fox jumps over the lazy dog. ", 20)[:880]
+	if response {
+		return []byte(`{"jsonrpc":"2.0","id":42,"result":{"content":[{"type":"text","text":"` + text + `"}],"isError":false,"structuredContent":{"n":1.5e3,"ok":true,"none":null}}}`)
+	}
+	return []byte(`{"jsonrpc":"2.0","id":42,"method":"tools/call","params":{"name":"echo","arguments":{"message":"` + text + `","count":3,"flags":[true,false,null]},"_meta":{"progressToken":7}}}`)
+}
+
+func benchmarkClassify(b *testing.B, frame []byte, dir Direction) {
+	b.SetBytes(int64(len(frame)))
+	b.ReportAllocs()
+	for b.Loop() {
+		m := Classify(frame, dir, MCP)
+		if m.Kind == KindNotJSON {
+			b.Fatal("frame did not parse")
+		}
+	}
+}
+
+func BenchmarkClassifyRequest1KiB(b *testing.B)  { benchmarkClassify(b, frame1KiB(false), H2S) }
+func BenchmarkClassifyResponse1KiB(b *testing.B) { benchmarkClassify(b, frame1KiB(true), S2H) }

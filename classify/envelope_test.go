@@ -1,0 +1,239 @@
+package classify
+
+import (
+	"bytes"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+var update = flag.Bool("update", false, "rewrite the expectations in testdata from what the code does now")
+
+// An envelope case is three lines in testdata/envelope/*.txt:
+//
+//	h2s mcp {"jsonrpc":"2.0","id":null,"method":"ping"}
+//	=> request null-id:error
+//	answer {"jsonrpc":"2.0",...}
+//
+// The first names the direction, the profile and the frame (the rest of the
+// line; q"..." is a Go-quoted frame for bytes a text file can't hold). The
+// second is the kind and every finding with its severity, sorted. The answer
+// line is present exactly when a strict answer is owed. Comment lines (#) say
+// which rule a group of cases pins.
+type envelopeCase struct {
+	line    int
+	dir     Direction
+	profile Profile
+	frame   []byte
+	want    string
+	answer  string
+}
+
+func readEnvelopeCases(t *testing.T, path string) (lines []string, cases []envelopeCase) {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines = strings.Split(strings.TrimRight(string(data), "\n"), "\n")
+	for i := 0; i < len(lines); i++ {
+		l := lines[i]
+		if l == "" || strings.HasPrefix(l, "#") || strings.HasPrefix(l, "=>") || strings.HasPrefix(l, "answer ") {
+			continue
+		}
+		parts := strings.SplitN(l, " ", 3)
+		if len(parts) < 2 {
+			t.Fatalf("%s:%d: want `DIR PROFILE FRAME`", path, i+1)
+		}
+		c := envelopeCase{line: i + 1}
+		c.dir, err = ParseDirection(parts[0])
+		if err != nil {
+			t.Fatalf("%s:%d: %v", path, i+1, err)
+		}
+		c.profile, err = ParseProfile(parts[1])
+		if err != nil {
+			t.Fatalf("%s:%d: %v", path, i+1, err)
+		}
+		if len(parts) == 3 {
+			c.frame = []byte(parts[2])
+			if strings.HasPrefix(parts[2], `q"`) {
+				s, err := strconv.Unquote(parts[2][1:])
+				if err != nil {
+					t.Fatalf("%s:%d: bad quoted frame: %v", path, i+1, err)
+				}
+				c.frame = []byte(s)
+			}
+		}
+		if i+1 < len(lines) && strings.HasPrefix(lines[i+1], "=> ") {
+			c.want = strings.TrimPrefix(lines[i+1], "=> ")
+		}
+		if i+2 < len(lines) && strings.HasPrefix(lines[i+2], "answer ") {
+			c.answer = strings.TrimPrefix(lines[i+2], "answer ")
+		}
+		cases = append(cases, c)
+	}
+	return lines, cases
+}
+
+// summary is the "=>" line for a message: kind then sorted code:severity.
+func summary(m *Message) string {
+	var codes []string
+	for _, f := range m.Findings {
+		codes = append(codes, f.Code.String()+":"+f.Severity.String())
+	}
+	sort.Strings(codes)
+	s := m.Kind.String()
+	if len(codes) > 0 {
+		s += " " + strings.Join(codes, " ")
+	}
+	for i := range m.Members {
+		s += " | " + summary(&m.Members[i])
+	}
+	return s
+}
+
+func answerText(m *Message) string {
+	if m.Answer == nil {
+		return ""
+	}
+	return string(m.Answer.JSON())
+}
+
+func TestEnvelopeCasesFromTestdata(t *testing.T) {
+	files, _ := filepath.Glob("testdata/envelope/*.txt")
+	if len(files) == 0 {
+		t.Fatal("no envelope cases found")
+	}
+	for _, path := range files {
+		lines, cases := readEnvelopeCases(t, path)
+		if *update {
+			var out []string
+			for i := 0; i < len(lines); i++ {
+				l := lines[i]
+				if strings.HasPrefix(l, "=> ") || strings.HasPrefix(l, "answer ") {
+					continue
+				}
+				out = append(out, l)
+				for _, c := range cases {
+					if c.line == i+1 {
+						m := Classify(c.frame, c.dir, c.profile)
+						out = append(out, "=> "+summary(&m))
+						if a := answerText(&m); a != "" {
+							out = append(out, "answer "+a)
+						}
+					}
+				}
+			}
+			if err := os.WriteFile(path, []byte(strings.Join(out, "\n")+"\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
+		for _, c := range cases {
+			t.Run(fmt.Sprintf("%s:%d", filepath.Base(path), c.line), func(t *testing.T) {
+				m := Classify(c.frame, c.dir, c.profile)
+				if got := summary(&m); got != c.want {
+					t.Errorf("%s %s %q\n got  %s\n want %s", c.dir, c.profile, c.frame, got, c.want)
+				}
+				if got := answerText(&m); got != c.answer {
+					t.Errorf("%s %s %q: answer\n got  %s\n want %s", c.dir, c.profile, c.frame, got, c.answer)
+				}
+				if a := answerText(&m); a != "" && !json.Valid([]byte(a)) {
+					t.Errorf("the answer is not valid JSON: %s", a)
+				}
+			})
+		}
+	}
+}
+
+func TestFindingMessagesNeverRepeatPeerText(t *testing.T) {
+	evil := "\x1b[2J\u202e<script>"
+	frames := []string{
+		`{"jsonrpc":"2.0","id":1,"method":"` + evil + `"}`,
+		`{"jsonrpc":"` + evil + `","id":1,"method":"x"}`,
+		`{"jsonrpc":"2.0","id":1,"error":{"code":"` + evil + `","message":"` + evil + `"}}`,
+		`{"jsonrpc":"2.0","id":1,"method":"x","params":"` + evil + `"}`,
+		`"` + evil + `"`,
+		evil,
+	}
+	for _, f := range frames {
+		for _, p := range []Profile{JSONRPC, MCP, LSP} {
+			m := Classify([]byte(f), H2S, p)
+			for _, fd := range m.Findings {
+				if strings.Contains(fd.Message, "<script>") || strings.ContainsAny(fd.Message, "\x1b\u202e") {
+					t.Errorf("finding %s repeats peer text: %q", fd.Code, fd.Message)
+				}
+			}
+			if m.Answer != nil && bytes.Contains(m.Answer.JSON(), []byte("<script>")) {
+				t.Errorf("answer repeats peer text: %s", m.Answer.JSON())
+			}
+		}
+	}
+}
+
+func TestIDsCompareByExactValueAndType(t *testing.T) {
+	same := [][2]string{
+		{`1`, `1.0`}, {`1`, `1e0`}, {`1`, `10e-1`}, {`100`, `1e2`}, {`0`, `-0`}, {`0`, `0.000`},
+		{`"1"`, `"\u0031"`}, {`"a/b"`, `"a\/b"`}, {`null`, `null`}, {`-12.5`, `-125e-1`},
+		{`"😀"`, `"\ud83d\ude00"`},
+	}
+	differ := [][2]string{
+		{`1`, `"1"`}, {`9007199254740993`, `9007199254740992`}, {`1`, `-1`}, {`null`, `"null"`},
+		{`0`, `null`}, {`1.5`, `15`}, {`12345678901234567890123`, `12345678901234567890124`},
+	}
+	id := func(raw string) ID {
+		m := Classify([]byte(`{"jsonrpc":"2.0","id":`+raw+`,"result":1}`), S2H, JSONRPC)
+		return m.ID()
+	}
+	for _, p := range same {
+		if !id(p[0]).Equal(id(p[1])) {
+			t.Errorf("ids %s and %s should be equal (keys %q, %q)", p[0], p[1], id(p[0]).Key(), id(p[1]).Key())
+		}
+	}
+	for _, p := range differ {
+		if id(p[0]).Equal(id(p[1])) {
+			t.Errorf("ids %s and %s should differ (key %q)", p[0], p[1], id(p[0]).Key())
+		}
+	}
+	if got := string(id(`1.0`).Raw); got != `1.0` {
+		t.Errorf("the id is shown as on the wire: got %s", got)
+	}
+}
+
+func TestClassifyNeverAllocatesForValidFrames(t *testing.T) {
+	for _, resp := range []bool{false, true} {
+		frame := frame1KiB(resp)
+		allocs := testing.AllocsPerRun(100, func() {
+			m := Classify(frame, H2S, MCP)
+			_ = m.Method()
+		})
+		if allocs != 0 {
+			t.Errorf("response=%v: %v allocations per frame, want 0", resp, allocs)
+		}
+	}
+}
+
+func TestMethodDecodesEscapes(t *testing.T) {
+	m := Classify([]byte(`{"jsonrpc":"2.0","id":1,"method":"tools\/c\u0061ll"}`), H2S, MCP)
+	if m.Method() != "tools/call" || !m.MethodIs("tools/call") {
+		t.Errorf("Method() = %q", m.Method())
+	}
+}
+
+func TestOversizeFrameIsJudgedFromItsPrefix(t *testing.T) {
+	head := []byte(`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"blob":"` + strings.Repeat("x", 1000))
+	m := ClassifyPrefix(head, 300<<20, H2S, MCP)
+	if m.Kind != KindRequest || !m.Has(CodeOversize) || m.Method() != "tools/call" || string(m.ID().Raw) != "7" {
+		t.Errorf("got %s (method %q, id %s)", summary(&m), m.Method(), m.ID().Raw)
+	}
+	bad := ClassifyPrefix([]byte(`{"jsonrpc" 1`), 300<<20, H2S, MCP)
+	if bad.Kind != KindNotJSON {
+		t.Errorf("a prefix with a syntax error is not-json, got %s", summary(&bad))
+	}
+}

@@ -1,0 +1,160 @@
+package classify
+
+import "strconv"
+
+// An ID is a JSON-RPC id as it appeared on the wire. Two ids are equal when
+// they are both strings with the same decoded content, both numbers with the
+// same exact value, or both null. A string id "1" and a number id 1 are
+// different ids, always.
+type ID struct {
+	// Raw is the id's JSON text exactly as on the wire (it aliases the frame).
+	Raw []byte
+	typ valType
+}
+
+// IsString, IsNumber and IsNull report the id's JSON type.
+func (id ID) IsString() bool { return id.typ == valString }
+func (id ID) IsNumber() bool { return id.typ == valNumber }
+func (id ID) IsNull() bool   { return id.typ == valNull }
+
+// Valid reports whether the id is of a type JSON-RPC allows: a string, a
+// number or null.
+func (id ID) Valid() bool { return id.typ == valString || id.typ == valNumber || id.typ == valNull }
+
+// String is the id's wire text.
+func (id ID) String() string { return string(id.Raw) }
+
+// Equal compares two ids by the rules above.
+func (id ID) Equal(other ID) bool {
+	var a, b [64]byte
+	return string(id.AppendKey(a[:0])) == string(other.AppendKey(b[:0]))
+}
+
+// Key is a string that is equal for equal ids and different otherwise, for
+// use as a map key.
+func (id ID) Key() string { return string(id.AppendKey(nil)) }
+
+// AppendKey appends the id's key (see Key) to dst.
+func (id ID) AppendKey(dst []byte) []byte {
+	switch id.typ {
+	case valString:
+		dst = append(dst, 's')
+		raw := id.Raw[1 : len(id.Raw)-1]
+		for _, c := range raw {
+			if c == '\\' {
+				d, ok := unescape(dst, raw)
+				if ok {
+					return d
+				}
+				return append(dst, raw...)
+			}
+		}
+		return append(dst, raw...)
+	case valNumber:
+		return appendNumberKey(append(dst, 'n'), id.Raw)
+	case valNull:
+		return append(dst, 'z')
+	}
+	dst = append(dst, 'x')
+	return append(dst, id.Raw...)
+}
+
+// appendNumberKey writes a number's exact value in one canonical form:
+// sign, significant digits without leading or trailing zeros, and a decimal
+// exponent. 1, 1.0, 10e-1 and 1e0 all give "1e0"; big integers keep every
+// digit. Exponents beyond ±10^15 saturate (no peer sends those as ids).
+func appendNumberKey(dst, raw []byte) []byte {
+	i := 0
+	neg := false
+	if i < len(raw) && raw[i] == '-' {
+		neg = true
+		i++
+	}
+	intStart := i
+	for i < len(raw) && raw[i] >= '0' && raw[i] <= '9' {
+		i++
+	}
+	intPart := raw[intStart:i]
+	var frac []byte
+	if i < len(raw) && raw[i] == '.' {
+		i++
+		j := i
+		for i < len(raw) && raw[i] >= '0' && raw[i] <= '9' {
+			i++
+		}
+		frac = raw[j:i]
+	}
+	var exp int64
+	if i < len(raw) && (raw[i] == 'e' || raw[i] == 'E') {
+		i++
+		eneg := false
+		if i < len(raw) && (raw[i] == '+' || raw[i] == '-') {
+			eneg = raw[i] == '-'
+			i++
+		}
+		for ; i < len(raw) && raw[i] >= '0' && raw[i] <= '9'; i++ {
+			if exp < 1e15 {
+				exp = exp*10 + int64(raw[i]-'0')
+			}
+		}
+		if eneg {
+			exp = -exp
+		}
+	}
+	// digits = intPart + frac, value = digits × 10^(exp - len(frac)).
+	exp -= int64(len(frac))
+	// Strip leading zeros across both parts.
+	for len(intPart) > 0 && intPart[0] == '0' {
+		intPart = intPart[1:]
+	}
+	if len(intPart) == 0 {
+		for len(frac) > 0 && frac[0] == '0' {
+			frac = frac[1:]
+		}
+	}
+	// Strip trailing zeros, raising the exponent.
+	for len(frac) > 0 && frac[len(frac)-1] == '0' {
+		frac = frac[:len(frac)-1]
+		exp++
+	}
+	if len(frac) == 0 {
+		for len(intPart) > 0 && intPart[len(intPart)-1] == '0' {
+			intPart = intPart[:len(intPart)-1]
+			exp++
+		}
+	}
+	if len(intPart) == 0 && len(frac) == 0 {
+		return append(dst, '0')
+	}
+	if neg {
+		dst = append(dst, '-')
+	}
+	dst = append(dst, intPart...)
+	dst = append(dst, frac...)
+	dst = append(dst, 'e')
+	return strconv.AppendInt(dst, exp, 10)
+}
+
+// numberShape reports whether a number's text has a fraction or exponent,
+// and whether it is an integer beyond ±(2^53−1).
+func numberShape(raw []byte) (fractional, unsafeInt bool) {
+	digits := 0
+	start := 0
+	if len(raw) > 0 && raw[0] == '-' {
+		start = 1
+	}
+	for _, c := range raw[start:] {
+		if c == '.' || c == 'e' || c == 'E' {
+			return true, false
+		}
+		digits++
+	}
+	if digits < 16 {
+		return false, false
+	}
+	if digits > 16 {
+		return false, true
+	}
+	// 16 digits: compare with 9007199254740991.
+	return false, string(raw[start:]) > "9007199254740991"
+}
