@@ -695,3 +695,48 @@ func Valid(data []byte) bool {
 	s.skipSpace()
 	return s.pos == len(data)
 }
+
+// Member returns the raw value of the member named key in the JSON object
+// obj (the first one, when the name repeats), or nil when obj is not an
+// object or has no such member.
+func Member(obj []byte, key string) []byte {
+	var s scanner
+	s.data = obj
+	s.skipSpace()
+	if s.pos >= len(obj) || obj[s.pos] != '{' {
+		return nil
+	}
+	var it members
+	if !it.begin(&s, 0) {
+		return nil
+	}
+	for it.next(&s) {
+		start := s.pos
+		s.skipValue(1)
+		if s.stopped() {
+			return nil
+		}
+		if keyIs(it.key, it.escaped, key) {
+			return obj[start:s.pos]
+		}
+	}
+	return nil
+}
+
+// StringValue decodes a raw JSON string value; ok is false when raw is not
+// a string.
+func StringValue(raw []byte) (string, bool) {
+	if len(raw) < 2 || raw[0] != '"' || raw[len(raw)-1] != '"' {
+		return "", false
+	}
+	dec, ok := unescape(nil, raw[1:len(raw)-1])
+	return string(dec), ok
+}
+
+// RawID reads a raw JSON value as an id (for ids found inside params, such
+// as a cancellation's requestId).
+func RawID(raw []byte) ID {
+	var s scanner
+	s.data = raw
+	return ID{Raw: raw, typ: s.peekType()}
+}

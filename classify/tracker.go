@@ -1,0 +1,758 @@
+package classify
+
+import "time"
+
+// TrackerOptions configure a Tracker. The zero value is usable.
+type TrackerOptions struct {
+	// Profile judges the session; Auto picks it from the traffic: MCP once
+	// an initialize request carries params.protocolVersion, or a request
+	// is server/discover or carries _meta["io.modelcontextprotocol/
+	// protocolVersion"]; LSP when LSPFraming is set; JSONRPC otherwise.
+	Profile Profile
+	// LSPFraming says the session uses Content-Length framing.
+	LSPFraming bool
+	// Timeout is how long a request may stay unanswered before finding
+	// timeout (default 30 s; negative turns timeouts off).
+	Timeout time.Duration
+	// MethodTimeouts override Timeout for the methods they name.
+	MethodTimeouts map[string]time.Duration
+	// MaxInFlight caps the requests followed at once (default 100,000).
+	// Past it the oldest is dropped with finding untracked.
+	MaxInFlight int
+	// MaxRemembered caps the answered requests remembered for
+	// duplicate-response (default 10,000).
+	MaxRemembered int
+}
+
+// DefaultTimeout is how long a request may wait for its answer.
+const DefaultTimeout = 30 * time.Second
+
+// A SessionFinding is a finding about one frame of the session, named by
+// the sequence number the caller gave it.
+type SessionFinding struct {
+	Seq int64
+	Finding
+	// Related is the sequence number of the frame the finding links to
+	// (the request a late response answers, the unreadable frame an error
+	// probably refers to), or 0.
+	Related int64
+}
+
+// An Observation is what the tracker learnt from one frame.
+type Observation struct {
+	// Findings are new session findings, about this frame or earlier
+	// ones. The slice is reused by the next call.
+	Findings []SessionFinding
+	// Pairs holds, for a response (or each response in a batch), the
+	// request it answers. The slice is reused by the next call.
+	Pairs []Pair
+}
+
+// A Pair links a response to its request.
+type Pair struct {
+	Request, Response int64
+	// Method is the request's method.
+	Method string
+	// Latency is the time from the request to its response.
+	Latency time.Duration
+}
+
+// PendingRequest is a request still waiting for its answer.
+type PendingRequest struct {
+	Seq      int64
+	Dir      Direction
+	ID       string // the id as on the wire
+	Method   string
+	Sent     time.Duration
+	Deadline time.Duration // 0 when the request has no timeout
+	TimedOut bool
+}
+
+// A Tracker follows one session: it pairs responses with requests in the
+// opposite direction (each direction has its own id space), measures
+// latency, and raises the findings that need history. It keeps bounded
+// memory. A Tracker is not safe for concurrent use; it is fed in the order
+// frames crossed the tap.
+type Tracker struct {
+	opts    TrackerOptions
+	profile Profile // resolved; Auto until decided
+	version string  // negotiated MCP protocol version
+
+	flights   map[string]*flight // key: direction byte + id key; the oldest in a chain
+	nFlights  int
+	tokens    map[string]*flight // MCP progress tokens of requests in flight
+	answered  map[string]answered
+	ring      []ringEntry // FIFO of answered keys, to forget the oldest
+	ringNext  int
+	owed      map[string]*owed // frames owed an error answer, by direction + id key
+	unreadble [2][]*owed       // most recent owed frames without an id, per direction
+	deadlines deadlineHeap
+	now       time.Duration
+
+	// MCP lifecycle.
+	discover    bool // the session began with server/discover: no handshake
+	initSeq     int64
+	initState   int // 0 none, 1 initialize sent, 2 answered, 3 initialized sent
+	initKey     string
+	findings    []SessionFinding
+	pairs       []Pair
+	key         []byte
+	free        []*flight
+	evictions   int64
+	lastAdvance time.Duration
+}
+
+type flight struct {
+	seq      int64
+	dir      Direction
+	key      string
+	id       string
+	method   string
+	sent     time.Duration
+	deadline time.Duration
+	timedOut bool
+	token    string
+	newer    *flight // a later request that reused the id
+	gone     bool
+	gen      uint32
+}
+
+type answered struct {
+	seq       int64
+	method    string
+	sent      time.Duration
+	responded bool // false: cancelled, a response is still allowed
+	timedOut  bool
+}
+
+type ringEntry struct {
+	key string
+	seq int64
+}
+
+type owed struct {
+	seq      int64
+	dir      Direction
+	key      string
+	deadline time.Duration
+	done     bool
+}
+
+// NewTracker starts a session.
+func NewTracker(opts TrackerOptions) *Tracker {
+	if opts.Timeout == 0 {
+		opts.Timeout = DefaultTimeout
+	}
+	if opts.MaxInFlight <= 0 {
+		opts.MaxInFlight = 100_000
+	}
+	if opts.MaxRemembered <= 0 {
+		opts.MaxRemembered = 10_000
+	}
+	t := &Tracker{
+		opts:     opts,
+		profile:  opts.Profile,
+		flights:  map[string]*flight{},
+		tokens:   map[string]*flight{},
+		answered: map[string]answered{},
+		owed:     map[string]*owed{},
+		ring:     make([]ringEntry, opts.MaxRemembered),
+	}
+	if t.profile == Auto && opts.LSPFraming {
+		t.profile = LSP
+	}
+	return t
+}
+
+// Profile is the profile to judge the next frame with.
+func (t *Tracker) Profile() Profile {
+	if t.profile == Auto {
+		return JSONRPC
+	}
+	return t.profile
+}
+
+// ProtocolVersion is the MCP protocol version the session negotiated, or "".
+func (t *Tracker) ProtocolVersion() string { return t.version }
+
+// Evictions counts requests dropped because the in-flight table was full.
+func (t *Tracker) Evictions() int64 { return t.evictions }
+
+// Observe feeds the tracker the next frame, classified, that crossed the tap
+// at time at (since the session started). seq names the frame in the
+// findings; it must be unique and not 0. Observe moves the clock to at
+// first, so timeouts that passed before the frame are reported with it.
+// It may adjust m's findings that depend on the session (a batch is fine
+// under an MCP revision that still had batching).
+func (t *Tracker) Observe(seq int64, at time.Duration, m *Message) Observation {
+	t.findings = t.findings[:0]
+	t.pairs = t.pairs[:0]
+	t.advance(at)
+	if m.Dir != H2S && m.Dir != S2H {
+		return Observation{}
+	}
+	if m.Kind == KindBatch {
+		t.adjustBatch(m)
+		for i := range m.Members {
+			t.observe(seq, at, &m.Members[i])
+		}
+	} else {
+		t.observe(seq, at, m)
+	}
+	return Observation{Findings: t.findings, Pairs: t.pairs}
+}
+
+// Advance moves the clock to now and reports requests that passed their
+// deadline (timeout) and frames whose strict answer never came
+// (unanswered-invalid). The slice is reused by the next call.
+func (t *Tracker) Advance(now time.Duration) []SessionFinding {
+	t.findings = t.findings[:0]
+	t.advance(now)
+	return t.findings
+}
+
+func (t *Tracker) emit(seq int64, c Code, sev Severity, msg string, related int64) {
+	t.findings = append(t.findings, SessionFinding{Seq: seq, Finding: Finding{Code: c, Severity: sev, Message: msg}, Related: related})
+}
+
+func (t *Tracker) observe(seq int64, at time.Duration, m *Message) {
+	t.resolveProfile(m)
+	switch m.Kind {
+	case KindRequest:
+		t.request(seq, at, m)
+	case KindNotification:
+		t.notification(seq, at, m)
+	case KindResponse:
+		t.response(seq, at, m)
+	}
+	if m.Answer != nil && m.Kind != KindBatch {
+		t.owe(seq, at, m)
+	}
+}
+
+// resolveProfile settles Auto from what the traffic shows.
+func (t *Tracker) resolveProfile(m *Message) {
+	if m.Kind != KindRequest && m.Kind != KindNotification {
+		return
+	}
+	if m.MethodIs("server/discover") {
+		t.discover = t.discover || t.initState == 0
+		t.setProfile(MCP)
+		return
+	}
+	if meta := m.Meta(); meta != nil {
+		if v := Member(meta, "io.modelcontextprotocol/protocolVersion"); v != nil {
+			if t.initState == 0 {
+				t.discover = true
+			}
+			if s, ok := StringValue(v); ok && t.version == "" {
+				t.version = s
+			}
+			t.setProfile(MCP)
+			return
+		}
+	}
+	if m.Kind == KindRequest && m.MethodIs("initialize") && m.Dir == H2S {
+		if v, ok := StringValue(Member(m.Params(), "protocolVersion")); ok {
+			if t.version == "" {
+				t.version = v
+			}
+			t.setProfile(MCP)
+		}
+	}
+}
+
+func (t *Tracker) setProfile(p Profile) {
+	if t.profile == Auto {
+		t.profile = p
+	}
+}
+
+// adjustBatch lowers the batch finding to info under MCP revisions before
+// 2025-06-18, which still allowed batching.
+func (t *Tracker) adjustBatch(m *Message) {
+	if t.version == "" || t.version >= "2025-06-18" {
+		return
+	}
+	for i := range m.Findings {
+		if m.Findings[i].Code == CodeBatch {
+			m.Findings[i].Severity = Info
+			m.Findings[i].Message = "The frame is a batch; revision " + t.version + " of MCP allows batching."
+		}
+	}
+}
+
+// flightKey builds direction + id key in t.key.
+func (t *Tracker) flightKey(dir Direction, id ID) []byte {
+	t.key = append(t.key[:0], byte(dir))
+	t.key = id.AppendKey(t.key)
+	return t.key
+}
+
+func (t *Tracker) timeoutFor(method string) time.Duration {
+	if d, ok := t.opts.MethodTimeouts[method]; ok {
+		return d
+	}
+	return t.opts.Timeout
+}
+
+func (t *Tracker) request(seq int64, at time.Duration, m *Message) {
+	t.lifecycleRequest(seq, m)
+	id := m.ID()
+	k := t.flightKey(m.Dir, id)
+	method := m.Method()
+	f := t.newFlight()
+	f.seq, f.dir, f.method, f.sent = seq, m.Dir, method, at
+	// One string holds the key and the wire id.
+	both := string(append(k, id.Raw...))
+	f.id = both[len(k):]
+	if d := t.timeoutFor(method); d > 0 {
+		f.deadline = at + d
+	}
+	if old, ok := t.flights[string(k)]; ok {
+		t.emit(seq, CodeIDReused, Error, "The request reuses the id of request "+itoa(int(old.seq))+", still unanswered; the answer cannot tell the two apart.", old.seq)
+		for old.newer != nil {
+			old = old.newer
+		}
+		old.newer = f
+		f.key = old.key
+	} else {
+		f.key = both[:len(k)]
+		t.flights[f.key] = f
+	}
+	// A new request with this id makes an old answer to it stale.
+	delete(t.answered, f.key)
+	t.nFlights++
+	if f.deadline > 0 {
+		t.pushDeadline(deadlineEntry{at: f.deadline, f: f, gen: f.gen})
+	}
+	if t.Profile() == MCP {
+		if tok := Member(m.Meta(), "progressToken"); tok != nil {
+			f.token = t.tokenKey(m.Dir, RawID(tok))
+			t.tokens[f.token] = f
+		}
+	}
+	for t.nFlights > t.opts.MaxInFlight {
+		t.evictOldest()
+	}
+}
+
+func (t *Tracker) tokenKey(dir Direction, tok ID) string {
+	return string(tok.AppendKey([]byte{byte(dir)}))
+}
+
+// lifecycleRequest applies the MCP handshake rules to a request.
+func (t *Tracker) lifecycleRequest(seq int64, m *Message) {
+	if m.MethodIs("initialize") && m.Dir == H2S {
+		if t.initState == 0 {
+			t.initState = 1
+			t.initSeq = seq
+			t.initKey = string(t.flightKey(H2S, m.ID()))
+		}
+		return
+	}
+	if t.Profile() != MCP || t.discover || m.MethodIs("ping") || m.MethodIs("server/discover") {
+		return
+	}
+	switch {
+	case t.initState < 2:
+		t.emit(seq, CodeBeforeInitialize, Error, "The request was sent before the initialize handshake finished; MCP allows only ping until the server has answered initialize.", t.initSeq)
+	case t.initState == 2 && m.Dir == H2S:
+		t.emit(seq, CodeBeforeInitialize, Error, "The host sent this request before notifications/initialized; MCP allows only ping until then.", t.initSeq)
+	}
+}
+
+func (t *Tracker) notification(seq int64, at time.Duration, m *Message) {
+	switch {
+	case m.MethodIs("notifications/initialized"):
+		if m.Dir == H2S && t.initState == 2 {
+			t.initState = 3
+		}
+	case m.MethodIs("notifications/progress"):
+		tok := Member(m.Params(), "progressToken")
+		if tok == nil {
+			return
+		}
+		// Progress comes from the receiver of the request.
+		if f, ok := t.tokens[t.tokenKey(m.Dir.Opposite(), RawID(tok))]; ok && !f.gone && f.deadline > 0 {
+			f.deadline = at + t.timeoutFor(f.method)
+			t.pushDeadline(deadlineEntry{at: f.deadline, f: f, gen: f.gen})
+		}
+	case m.MethodIs("notifications/cancelled"):
+		t.cancel(seq, m, Member(m.Params(), "requestId"))
+	case m.MethodIs("$/cancelRequest"):
+		t.cancel(seq, m, Member(m.Params(), "id"))
+	}
+}
+
+// cancel marks the request the sender names as cancelled: its answer may
+// still come, or never.
+func (t *Tracker) cancel(seq int64, m *Message, rawID []byte) {
+	if rawID == nil {
+		return
+	}
+	k := t.flightKey(m.Dir, RawID(rawID))
+	f, ok := t.flights[string(k)]
+	if !ok {
+		return
+	}
+	t.emit(f.seq, CodeCancelled, Info, "The request was cancelled by frame "+itoa(int(seq))+"; an answer may still come, or none.", seq)
+	t.land(f)
+	t.remember(f, false)
+}
+
+func (t *Tracker) response(seq int64, at time.Duration, m *Message) {
+	id := m.ID()
+	nullish := !m.HasID() || id.IsNull()
+	if m.HasID() && !id.Valid() {
+		return // bad-id says it all
+	}
+	if nullish {
+		t.nullResponse(seq, at, m)
+		return
+	}
+	reqDir := m.Dir.Opposite()
+	k := t.flightKey(reqDir, id)
+	if f, ok := t.flights[string(k)]; ok {
+		if f.seq == t.initSeq {
+			// The server's answer names the version the session speaks.
+			if v, ok := StringValue(Member(m.Result(), "protocolVersion")); ok {
+				t.version = v
+			}
+		}
+		t.pair(seq, at, f)
+		t.land(f)
+		t.remember(f, true)
+		t.settleOwed(k)
+		return
+	}
+	if a, ok := t.answered[string(k)]; ok {
+		if !a.responded {
+			a.responded = true
+			t.answered[string(k)] = a
+			t.pairs = append(t.pairs, Pair{Request: a.seq, Response: seq, Method: a.method, Latency: at - a.sent})
+			return
+		}
+		t.emit(seq, CodeDuplicateResponse, Error, "The request this answers (frame "+itoa(int(a.seq))+") was already answered; a receiver drops or misroutes the second answer.", a.seq)
+		return
+	}
+	if o, ok := t.owed[string(k)]; ok {
+		o.done = true
+		delete(t.owed, string(k))
+		return
+	}
+	t.emit(seq, CodeUnmatchedResponse, Error, "No request with this id is waiting for an answer from this side; the receiver cannot route it.", 0)
+}
+
+// nullResponse handles a response with a null or absent id.
+func (t *Tracker) nullResponse(seq int64, at time.Duration, m *Message) {
+	if !m.HasError() {
+		return // result-without-id says it
+	}
+	// During the MCP handshake the host's only request is initialize, so
+	// an error that names no request answers it.
+	if m.Dir == S2H && t.initState == 1 && m.jsonrpcOK() {
+		if f, ok := t.flights[t.initKey]; ok && t.nFlightsFrom(H2S) == 1 {
+			t.pair(seq, at, f)
+			t.land(f)
+			t.remember(f, true)
+			return
+		}
+	}
+	reqDir := m.Dir.Opposite()
+	if m.HasID() {
+		if f, ok := t.flights[string(t.flightKey(reqDir, m.ID()))]; ok {
+			t.pair(seq, at, f)
+			t.land(f)
+			t.remember(f, true)
+			return
+		}
+	}
+	// Link it to the most recent frame the responder could not read.
+	list := t.unreadble[reqDir-1]
+	for i := len(list) - 1; i >= 0; i-- {
+		if o := list[i]; !o.done {
+			o.done = true
+			t.unreadble[reqDir-1] = append(list[:i], list[i+1:]...)
+			t.emit(seq, CodeErrorNamesNoRequest, Warn, "The error names no request; it most likely answers frame "+itoa(int(o.seq))+", which the peer could not read.", o.seq)
+			return
+		}
+	}
+	t.emit(seq, CodeErrorNamesNoRequest, Warn, "The error names no request, and no unreadable frame is waiting for one; the receiver cannot tell what failed.", 0)
+}
+
+func (t *Tracker) nFlightsFrom(dir Direction) int {
+	n := 0
+	for _, f := range t.flights {
+		for ; f != nil; f = f.newer {
+			if f.dir == dir {
+				n++
+			}
+		}
+	}
+	return n
+}
+
+func (t *Tracker) pair(seq int64, at time.Duration, f *flight) {
+	t.pairs = append(t.pairs, Pair{Request: f.seq, Response: seq, Method: f.method, Latency: at - f.sent})
+	if f.timedOut {
+		t.emit(seq, CodeLateResponse, Warn, "The answer came after its request had timed out (frame "+itoa(int(f.seq))+"); a host may have given up on it.", f.seq)
+	}
+	if f.seq == t.initSeq && t.initState == 1 {
+		t.initState = 2
+	}
+}
+
+// newFlight takes a flight from the free list, or makes one.
+func (t *Tracker) newFlight() *flight {
+	n := len(t.free)
+	if n == 0 {
+		return &flight{}
+	}
+	f := t.free[n-1]
+	t.free = t.free[:n-1]
+	gen := f.gen + 1
+	*f = flight{gen: gen}
+	return f
+}
+
+// land takes a request out of the in-flight table.
+func (t *Tracker) land(f *flight) {
+	defer func() {
+		if len(t.free) < 1024 {
+			f.newer = nil
+			t.free = append(t.free, f)
+		}
+	}()
+	f.gone = true
+	t.nFlights--
+	if f.token != "" {
+		delete(t.tokens, f.token)
+	}
+	head := t.flights[f.key]
+	if head == f {
+		if f.newer != nil {
+			t.flights[f.key] = f.newer
+		} else {
+			delete(t.flights, f.key)
+		}
+		return
+	}
+	for p := head; p != nil; p = p.newer {
+		if p.newer == f {
+			p.newer = f.newer
+			return
+		}
+	}
+}
+
+// remember keeps an answered (or cancelled) request for duplicate-response.
+func (t *Tracker) remember(f *flight, responded bool) {
+	if _, busy := t.flights[f.key]; busy {
+		return // a newer request holds the id
+	}
+	t.answered[f.key] = answered{seq: f.seq, method: f.method, sent: f.sent, responded: responded, timedOut: f.timedOut}
+	old := t.ring[t.ringNext]
+	if old.key != "" {
+		if a, ok := t.answered[old.key]; ok && a.seq == old.seq {
+			delete(t.answered, old.key)
+		}
+	}
+	t.ring[t.ringNext] = ringEntry{key: f.key, seq: f.seq}
+	t.ringNext = (t.ringNext + 1) % len(t.ring)
+}
+
+func (t *Tracker) evictOldest() {
+	// The earliest deadline is the oldest request with a timeout; without
+	// timeouts, any head of the table will do.
+	for t.deadlines.Len() > 0 {
+		e := t.deadlines.pop()
+		if e.f == nil || !e.live() {
+			continue
+		}
+		t.dropUntracked(e.f)
+		return
+	}
+	for _, f := range t.flights {
+		t.dropUntracked(f)
+		return
+	}
+}
+
+func (t *Tracker) dropUntracked(f *flight) {
+	t.evictions++
+	t.land(f)
+	t.emit(f.seq, CodeUntracked, Info, "Too many requests were in flight at once; rpctap stopped following this one, so its answer will show as unmatched.", 0)
+}
+
+// owe records a frame that a strict receiver must answer with an error.
+func (t *Tracker) owe(seq int64, at time.Duration, m *Message) {
+	o := &owed{seq: seq, dir: m.Dir}
+	if d := t.opts.Timeout; d > 0 {
+		o.deadline = at + d
+		t.pushDeadline(deadlineEntry{at: o.deadline, o: o})
+	}
+	if m.Answer.ID != nil {
+		if len(t.owed) >= t.opts.MaxInFlight {
+			return
+		}
+		o.key = string(t.flightKey(m.Dir, m.ID()))
+		t.owed[o.key] = o
+		return
+	}
+	list := append(t.unreadble[m.Dir-1], o)
+	if len(list) > 64 {
+		// Too many unreadable frames at once to link answers to: forget
+		// the oldest (memory stays bounded in a flood).
+		for _, old := range list[:len(list)-64] {
+			old.done = true
+		}
+		list = append(list[:0:0], list[len(list)-64:]...)
+	}
+	t.unreadble[m.Dir-1] = list
+}
+
+func (t *Tracker) settleOwed(k []byte) {
+	if o, ok := t.owed[string(k)]; ok {
+		o.done = true
+		delete(t.owed, string(k))
+	}
+}
+
+func (t *Tracker) advance(now time.Duration) {
+	if now < t.now {
+		return
+	}
+	t.now = now
+	for t.deadlines.Len() > 0 && t.deadlines[0].at <= now {
+		e := t.deadlines.pop()
+		switch {
+		case e.f != nil:
+			f := e.f
+			if !e.live() {
+				continue
+			}
+			f.timedOut = true
+			t.emit(f.seq, CodeTimeout, Warn, "The request had no answer within "+durationText(t.timeoutFor(f.method))+".", 0)
+		case e.o != nil:
+			o := e.o
+			if o.done {
+				continue
+			}
+			o.done = true
+			if o.key != "" {
+				delete(t.owed, o.key)
+			}
+			t.emit(o.seq, CodeUnansweredInvalid, Info, "The receiver did not answer this frame with an error, as a strict JSON-RPC peer must; it ignored it.", 0)
+		}
+	}
+}
+
+// Pending calls fn for each request in flight, oldest first within an id,
+// until fn returns false.
+func (t *Tracker) Pending(fn func(PendingRequest) bool) {
+	for _, head := range t.flights {
+		for f := head; f != nil; f = f.newer {
+			if !fn(PendingRequest{Seq: f.seq, Dir: f.dir, ID: f.id, Method: f.method, Sent: f.sent, Deadline: f.deadline, TimedOut: f.timedOut}) {
+				return
+			}
+		}
+	}
+}
+
+// InFlight counts requests waiting for an answer.
+func (t *Tracker) InFlight() int { return t.nFlights }
+
+func durationText(d time.Duration) string {
+	if d%time.Second == 0 {
+		return itoa(int(d/time.Second)) + " s"
+	}
+	return d.String()
+}
+
+// pushDeadline adds a deadline, first dropping stale entries (landed
+// requests, restarted clocks) when they outnumber the live ones, so the heap
+// stays as small as what is in flight.
+func (t *Tracker) pushDeadline(e deadlineEntry) {
+	if n := len(t.deadlines); n > 1024 && n > 4*(t.nFlights+len(t.owed)+64) {
+		live := t.deadlines[:0]
+		for _, d := range t.deadlines {
+			if d.live() {
+				live = append(live, d)
+			}
+		}
+		clear(t.deadlines[len(live):])
+		t.deadlines = live
+		t.deadlines.init()
+	}
+	t.deadlines.push(e)
+}
+
+func (e deadlineEntry) live() bool {
+	if e.f != nil {
+		return e.f.gen == e.gen && !e.f.gone && !e.f.timedOut && e.f.deadline == e.at
+	}
+	return e.o != nil && !e.o.done
+}
+
+type deadlineEntry struct {
+	at  time.Duration
+	f   *flight
+	gen uint32 // the flight's generation when pushed (flights are reused)
+	o   *owed
+}
+
+// deadlineHeap is a min-heap by time, written out so that pushing an entry
+// costs no allocation.
+type deadlineHeap []deadlineEntry
+
+func (h deadlineHeap) Len() int { return len(h) }
+
+func (h *deadlineHeap) push(e deadlineEntry) {
+	*h = append(*h, e)
+	a := *h
+	for i := len(a) - 1; i > 0; {
+		p := (i - 1) / 2
+		if a[p].at <= a[i].at {
+			break
+		}
+		a[p], a[i] = a[i], a[p]
+		i = p
+	}
+}
+
+func (h *deadlineHeap) pop() deadlineEntry {
+	a := *h
+	top := a[0]
+	last := len(a) - 1
+	a[0] = a[last]
+	a[last] = deadlineEntry{}
+	a = a[:last]
+	*h = a
+	h.down(0)
+	return top
+}
+
+func (h deadlineHeap) down(i int) {
+	for {
+		l := 2*i + 1
+		if l >= len(h) {
+			return
+		}
+		m := l
+		if r := l + 1; r < len(h) && h[r].at < h[l].at {
+			m = r
+		}
+		if h[i].at <= h[m].at {
+			return
+		}
+		h[i], h[m] = h[m], h[i]
+		i = m
+	}
+}
+
+func (h deadlineHeap) init() {
+	for i := len(h)/2 - 1; i >= 0; i-- {
+		h.down(i)
+	}
+}

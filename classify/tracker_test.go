@@ -1,0 +1,314 @@
+package classify
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+)
+
+// step is one frame of a conversation: at ms milliseconds, in dir.
+type step struct {
+	ms    int
+	dir   Direction
+	frame string
+}
+
+// run feeds a conversation through a tracker and returns its findings as
+// "seq:code" strings (seq is the 1-based step), sorted, plus the pairs.
+func run(t *testing.T, opts TrackerOptions, steps []step, endMs int) (findings []string, pairs []Pair) {
+	t.Helper()
+	tr := NewTracker(opts)
+	for i, s := range steps {
+		m := Classify([]byte(s.frame), s.dir, tr.Profile())
+		obs := tr.Observe(int64(i+1), time.Duration(s.ms)*time.Millisecond, &m)
+		for _, f := range obs.Findings {
+			findings = append(findings, fmt.Sprintf("%d:%s", f.Seq, f.Code))
+		}
+		pairs = append(pairs, obs.Pairs...)
+	}
+	for _, f := range tr.Advance(time.Duration(endMs) * time.Millisecond) {
+		findings = append(findings, fmt.Sprintf("%d:%s", f.Seq, f.Code))
+	}
+	sort.Strings(findings)
+	return findings, pairs
+}
+
+const (
+	initReq  = `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`
+	initResp = `{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":"2025-11-25","capabilities":{},"serverInfo":{"name":"s","version":"1"}}}`
+	inited   = `{"jsonrpc":"2.0","method":"notifications/initialized"}`
+)
+
+func TestTrackerSessionFindings(t *testing.T) {
+	cases := []struct {
+		name  string
+		opts  TrackerOptions
+		steps []step
+		endMs int
+		want  string
+	}{
+		{"a response pairs with the request of the other direction", TrackerOptions{}, []step{
+			{0, H2S, `{"jsonrpc":"2.0","id":1,"method":"ping"}`},
+			{5, S2H, `{"jsonrpc":"2.0","id":1,"result":{}}`},
+		}, 60000, ""},
+		{"directions have separate id spaces", TrackerOptions{}, []step{
+			{0, H2S, `{"jsonrpc":"2.0","id":0,"method":"ping"}`},
+			{1, S2H, `{"jsonrpc":"2.0","id":0,"method":"roots/list"}`},
+			{2, S2H, `{"jsonrpc":"2.0","id":0,"result":{}}`},
+			{3, H2S, `{"jsonrpc":"2.0","id":0,"result":{"roots":[]}}`},
+		}, 10, ""},
+		{"a response from the same side as its request is unmatched", TrackerOptions{}, []step{
+			{0, H2S, `{"jsonrpc":"2.0","id":1,"method":"ping"}`},
+			{1, H2S, `{"jsonrpc":"2.0","id":1,"result":{}}`},
+			{2, S2H, `{"jsonrpc":"2.0","id":1,"result":{}}`},
+		}, 10, "2:unmatched-response"},
+		{"a string id never pairs with a number id", TrackerOptions{}, []step{
+			{0, H2S, `{"jsonrpc":"2.0","id":1,"method":"ping"}`},
+			{1, S2H, `{"jsonrpc":"2.0","id":"1","result":{}}`},
+		}, 10, "2:unmatched-response"},
+		{"numbers pair by exact value and escaped strings by content", TrackerOptions{}, []step{
+			{0, H2S, `{"jsonrpc":"2.0","id":1,"method":"ping"}`},
+			{1, H2S, `{"jsonrpc":"2.0","id":"a/1","method":"ping"}`},
+			{2, S2H, `{"jsonrpc":"2.0","id":1.0,"result":{}}`},
+			{3, S2H, `{"jsonrpc":"2.0","id":"a\/\u0031","result":{}}`},
+		}, 10, "3:fractional-id"},
+		{"big integer ids are exact", TrackerOptions{}, []step{
+			{0, H2S, `{"jsonrpc":"2.0","id":9007199254740993,"method":"ping"}`},
+			{1, S2H, `{"jsonrpc":"2.0","id":9007199254740992,"result":{}}`},
+		}, 10, "1:unsafe-int-id 2:unmatched-response 2:unsafe-int-id"},
+		{"a second answer is a duplicate", TrackerOptions{}, []step{
+			{0, H2S, `{"jsonrpc":"2.0","id":7,"method":"ping"}`},
+			{1, S2H, `{"jsonrpc":"2.0","id":7,"result":{}}`},
+			{2, S2H, `{"jsonrpc":"2.0","id":7,"result":{}}`},
+		}, 10, "3:duplicate-response"},
+		{"an answer after the timeout is late but pairs", TrackerOptions{Timeout: time.Second}, []step{
+			{0, H2S, `{"jsonrpc":"2.0","id":7,"method":"tools/call"}`},
+			{1500, S2H, `{"jsonrpc":"2.0","id":7,"result":{}}`},
+		}, 5000, "1:timeout 2:late-response"},
+		{"a request unanswered at the deadline times out", TrackerOptions{Timeout: time.Second}, []step{
+			{0, H2S, `{"jsonrpc":"2.0","id":7,"method":"tools/call"}`},
+			{999, H2S, `{"jsonrpc":"2.0","method":"x"}`},
+		}, 1000, "1:timeout"},
+		{"per-method timeouts override the default", TrackerOptions{Timeout: time.Second, MethodTimeouts: map[string]time.Duration{"slow": 10 * time.Second}}, []step{
+			{0, H2S, `{"jsonrpc":"2.0","id":1,"method":"slow"}`},
+			{0, H2S, `{"jsonrpc":"2.0","id":2,"method":"fast"}`},
+		}, 5000, "2:timeout"},
+		{"MCP progress restarts the clock", TrackerOptions{Timeout: time.Second}, []step{
+			{0, H2S, initReq},
+			{0, S2H, initResp},
+			{0, H2S, inited},
+			{0, H2S, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"_meta":{"progressToken":"p1"}}}`},
+			{0, H2S, `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"_meta":{"progressToken":"p2"}}}`},
+			{800, S2H, `{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"p1","progress":1}}`},
+			{1600, S2H, `{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"p1","progress":2}}`},
+			{2500, S2H, `{"jsonrpc":"2.0","id":1,"result":{}}`},
+		}, 2500, "5:timeout"},
+		{"a reused id while in flight is flagged and both answers pair", TrackerOptions{}, []step{
+			{0, H2S, `{"jsonrpc":"2.0","id":3,"method":"a"}`},
+			{1, H2S, `{"jsonrpc":"2.0","id":3,"method":"b"}`},
+			{2, S2H, `{"jsonrpc":"2.0","id":3,"result":1}`},
+			{3, S2H, `{"jsonrpc":"2.0","id":3,"result":2}`},
+		}, 10, "2:id-reused"},
+		{"an id reused after its answer is fine", TrackerOptions{}, []step{
+			{0, H2S, `{"jsonrpc":"2.0","id":3,"method":"a"}`},
+			{1, S2H, `{"jsonrpc":"2.0","id":3,"result":1}`},
+			{2, H2S, `{"jsonrpc":"2.0","id":3,"method":"b"}`},
+			{3, S2H, `{"jsonrpc":"2.0","id":3,"result":2}`},
+		}, 10, ""},
+		{"MCP cancellation is noted and a later answer is allowed", TrackerOptions{Timeout: time.Second}, []step{
+			{0, H2S, `{"jsonrpc":"2.0","id":9,"method":"tools/call"}`},
+			{10, H2S, `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":9,"reason":"user"}}`},
+			{20, S2H, `{"jsonrpc":"2.0","id":9,"result":{}}`},
+		}, 5000, "1:cancelled"},
+		{"LSP cancellation is noted", TrackerOptions{}, []step{
+			{0, H2S, `{"jsonrpc":"2.0","id":"x","method":"textDocument/hover","params":{}}`},
+			{10, H2S, `{"jsonrpc":"2.0","method":"$/cancelRequest","params":{"id":"x"}}`},
+			{20, S2H, `{"jsonrpc":"2.0","id":"x","error":{"code":-32800,"message":"Request cancelled"}}`},
+		}, 5000, "1:cancelled"},
+		{"an error with no id links to the frame the peer could not read", TrackerOptions{}, []step{
+			{0, H2S, `{"jsonrpc":"2.0","id":1,"method":"ping"}`},
+			{1, H2S, `not json at all`},
+			{2, S2H, `{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"Parse error: unexpected token"}}`},
+			{3, S2H, `{"jsonrpc":"2.0","id":1,"result":{}}`},
+		}, 10, "2:not-json 3:error-names-no-request"},
+		{"an error with no id and nothing unreadable still says so", TrackerOptions{}, []step{
+			{2, S2H, `{"jsonrpc":"2.0","error":{"code":-32603,"message":"Something broke: disk full"}}`},
+		}, 10, "1:error-names-no-request 1:missing-id-error"},
+		{"an invalid frame the receiver never refuses is unanswered", TrackerOptions{Timeout: time.Second}, []step{
+			{0, H2S, `{"jsonrpc":"2.0","id":5,"method":7}`},
+		}, 2000, "1:bad-method 1:unanswered-invalid"},
+		{"an invalid frame refused by id is answered, not unmatched", TrackerOptions{Timeout: time.Second}, []step{
+			{0, H2S, `{"jsonrpc":"2.0","id":5,"method":7}`},
+			{1, S2H, `{"jsonrpc":"2.0","id":5,"error":{"code":-32600,"message":"Invalid Request: method must be a string"}}`},
+		}, 2000, "1:bad-method"},
+		{"stdout noise is owed no answer", TrackerOptions{Timeout: time.Second}, []step{
+			{0, S2H, `Listening on stdio`},
+		}, 2000, "1:not-json"},
+		{"MCP: a request before the initialize answer is flagged", TrackerOptions{}, []step{
+			{0, H2S, initReq},
+			{1, H2S, `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`},
+			{2, H2S, `{"jsonrpc":"2.0","id":2,"method":"ping"}`},
+			{3, S2H, `{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}`},
+			{4, S2H, initResp},
+			{5, S2H, `{"jsonrpc":"2.0","id":1,"result":{"tools":[]}}`},
+			{6, S2H, `{"jsonrpc":"2.0","id":2,"result":{}}`},
+		}, 10, "2:before-initialize"},
+		{"MCP: a host request before notifications/initialized is flagged", TrackerOptions{}, []step{
+			{0, H2S, initReq},
+			{1, S2H, initResp},
+			{2, H2S, `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`},
+			{3, H2S, inited},
+			{4, H2S, `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`},
+			{5, S2H, `{"jsonrpc":"2.0","id":1,"result":{"tools":[]}}`},
+			{6, S2H, `{"jsonrpc":"2.0","id":2,"result":{"tools":[]}}`},
+		}, 10, "3:before-initialize"},
+		{"MCP: the server/discover revision has no handshake", TrackerOptions{}, []step{
+			{0, H2S, `{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}`},
+			{1, S2H, `{"jsonrpc":"2.0","id":1,"result":{}}`},
+			{2, H2S, `{"jsonrpc":"2.0","id":2,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}`},
+			{3, S2H, `{"jsonrpc":"2.0","id":2,"result":{"tools":[]}}`},
+		}, 10, ""},
+		{"MCP: a client that falls back from server/discover to initialize is not flagged", TrackerOptions{}, []step{
+			{0, H2S, `{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{}}`},
+			{1, S2H, `{"jsonrpc":"2.0","id":1,"error":{"code":-32601,"message":"Method not found: server/discover"}}`},
+			{2, H2S, `{"jsonrpc":"2.0","id":2,"method":"initialize","params":{"protocolVersion":"2025-11-25"}}`},
+			{3, S2H, `{"jsonrpc":"2.0","id":2,"result":{"protocolVersion":"2025-11-25"}}`},
+			{4, H2S, inited},
+			{5, H2S, `{"jsonrpc":"2.0","id":3,"method":"tools/list"}`},
+			{6, S2H, `{"jsonrpc":"2.0","id":3,"result":{"tools":[]}}`},
+		}, 10, ""},
+		{"MCP: an error with no id during the handshake answers initialize", TrackerOptions{}, []step{
+			{0, H2S, initReq},
+			{1, S2H, `{"jsonrpc":"2.0","error":{"code":-32602,"message":"Unsupported protocol version: 1999-01-01"}}`},
+		}, 60000, ""},
+		{"MCP: the server may notify before answering initialize", TrackerOptions{}, []step{
+			{0, H2S, initReq},
+			{1, S2H, `{"method":"notifications/tools/list_changed","jsonrpc":"2.0"}`},
+			{2, S2H, initResp},
+			{3, H2S, inited},
+			{4, S2H, `{"method":"roots/list","jsonrpc":"2.0","id":0}`},
+		}, 20, ""},
+		{"a batch is an error under MCP 2025-11-25 but fine under 2025-03-26", TrackerOptions{}, []step{
+			{0, H2S, `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-03-26"}}`},
+			{1, S2H, `{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":"2025-03-26"}}`},
+			{2, H2S, inited},
+			{3, H2S, `[{"jsonrpc":"2.0","id":1,"method":"ping"},{"jsonrpc":"2.0","id":2,"method":"ping"}]`},
+			{4, S2H, `[{"jsonrpc":"2.0","id":1,"result":{}},{"jsonrpc":"2.0","id":2,"result":{}}]`},
+		}, 20, "4:batch 5:batch"},
+		{"a full in-flight table drops the oldest and says so", TrackerOptions{MaxInFlight: 2}, []step{
+			{0, H2S, `{"jsonrpc":"2.0","id":1,"method":"a"}`},
+			{1, H2S, `{"jsonrpc":"2.0","id":2,"method":"a"}`},
+			{2, H2S, `{"jsonrpc":"2.0","id":3,"method":"a"}`},
+			{3, S2H, `{"jsonrpc":"2.0","id":1,"result":1}`},
+		}, 10, "1:untracked 4:unmatched-response"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			got, _ := run(t, c.opts, c.steps, c.endMs)
+			// Frame findings are part of the picture too.
+			tr := NewTracker(c.opts)
+			for i, s := range c.steps {
+				m := Classify([]byte(s.frame), s.dir, tr.Profile())
+				tr.Observe(int64(i+1), time.Duration(s.ms)*time.Millisecond, &m)
+				for _, f := range m.Findings {
+					got = append(got, fmt.Sprintf("%d:%s", i+1, f.Code))
+				}
+				for _, mm := range m.Members {
+					for _, f := range mm.Findings {
+						got = append(got, fmt.Sprintf("%d:%s", i+1, f.Code))
+					}
+				}
+			}
+			sort.Strings(got)
+			if g := strings.Join(got, " "); g != c.want {
+				t.Errorf("findings\n got  %s\n want %s", g, c.want)
+			}
+		})
+	}
+}
+
+func TestBatchSeverityFollowsTheNegotiatedMCPRevision(t *testing.T) {
+	for _, c := range []struct {
+		version string
+		want    Severity
+	}{{"2025-03-26", Info}, {"2025-06-18", Error}, {"2025-11-25", Error}} {
+		tr := NewTracker(TrackerOptions{})
+		steps := []string{
+			`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"` + c.version + `"}}`,
+			`{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":"` + c.version + `"}}`,
+			`[{"jsonrpc":"2.0","id":1,"method":"ping"}]`,
+		}
+		var m Message
+		for i, f := range steps {
+			dir := H2S
+			if i == 1 {
+				dir = S2H
+			}
+			m = Classify([]byte(f), dir, tr.Profile())
+			tr.Observe(int64(i+1), 0, &m)
+		}
+		if len(m.Findings) != 1 || m.Findings[0].Code != CodeBatch || m.Findings[0].Severity != c.want {
+			t.Errorf("revision %s: findings %+v, want batch at %s", c.version, m.Findings, c.want)
+		}
+	}
+}
+
+func TestTrackerMeasuresLatencyAndNamesTheMethod(t *testing.T) {
+	_, pairs := run(t, TrackerOptions{}, []step{
+		{100, H2S, `{"jsonrpc":"2.0","id":"a","method":"tools/list"}`},
+		{350, S2H, `{"jsonrpc":"2.0","id":"a","result":{}}`},
+	}, 400)
+	if len(pairs) != 1 || pairs[0].Request != 1 || pairs[0].Response != 2 || pairs[0].Method != "tools/list" || pairs[0].Latency != 250*time.Millisecond {
+		t.Fatalf("pairs = %+v", pairs)
+	}
+}
+
+func TestTrackerResolvesAutoProfile(t *testing.T) {
+	tr := NewTracker(TrackerOptions{})
+	if tr.Profile() != JSONRPC {
+		t.Fatalf("before any traffic: %s", tr.Profile())
+	}
+	m := Classify([]byte(initReq), H2S, tr.Profile())
+	tr.Observe(1, 0, &m)
+	if tr.Profile() != MCP || tr.ProtocolVersion() != "2025-11-25" {
+		t.Fatalf("after initialize: %s %q", tr.Profile(), tr.ProtocolVersion())
+	}
+	if p := NewTracker(TrackerOptions{LSPFraming: true}).Profile(); p != LSP {
+		t.Fatalf("with LSP framing: %s", p)
+	}
+}
+
+func TestTrackerMemoryStaysBounded(t *testing.T) {
+	tr := NewTracker(TrackerOptions{MaxInFlight: 1000, MaxRemembered: 1000})
+	for i := range 200_000 {
+		req := Classify([]byte(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"a"}`, i)), H2S, JSONRPC)
+		tr.Observe(int64(2*i+1), time.Duration(i)*time.Millisecond, &req)
+		if i%2 == 0 {
+			resp := Classify([]byte(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"result":1}`, i)), S2H, JSONRPC)
+			tr.Observe(int64(2*i+2), time.Duration(i)*time.Millisecond, &resp)
+		}
+	}
+	if tr.InFlight() > 1000 || len(tr.answered) > 1000 || len(tr.deadlines) > 8*1000+1024 {
+		t.Errorf("in flight %d, remembered %d, deadlines %d", tr.InFlight(), len(tr.answered), len(tr.deadlines))
+	}
+	if tr.Evictions() == 0 {
+		t.Error("unanswered requests past the cap should have been evicted")
+	}
+}
+
+func BenchmarkTrackerPairs1KiB(b *testing.B) {
+	req, resp := frame1KiB(false), frame1KiB(true)
+	tr := NewTracker(TrackerOptions{Profile: MCP})
+	rm := Classify(req, H2S, MCP)
+	sm := Classify(resp, S2H, MCP)
+	b.ReportAllocs()
+	var seq int64
+	for b.Loop() {
+		seq += 2
+		tr.Observe(seq, time.Duration(seq), &rm)
+		tr.Observe(seq+1, time.Duration(seq), &sm)
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(2*b.N), "ns/frame")
+}
