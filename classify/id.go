@@ -64,6 +64,24 @@ func (id ID) AppendKey(dst []byte) []byte {
 // exponent. 1, 1.0, 10e-1 and 1e0 all give "1e0"; big integers keep every
 // digit. Exponents beyond ±10^15 saturate (no peer sends those as ids).
 func appendNumberKey(dst, raw []byte) []byte {
+	// Fast path: a plain positive integer, the id almost every peer sends.
+	if len(raw) > 0 && len(raw) < 20 && raw[0] >= '1' && raw[0] <= '9' {
+		plain := true
+		for _, c := range raw[1:] {
+			if c < '0' || c > '9' {
+				plain = false
+				break
+			}
+		}
+		if plain {
+			n := len(raw)
+			for raw[n-1] == '0' {
+				n--
+			}
+			dst = append(dst, raw[:n]...)
+			return append(dst, 'e', byte('0'+len(raw)-n))
+		}
+	}
 	i := 0
 	neg := false
 	if i < len(raw) && raw[i] == '-' {

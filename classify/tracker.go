@@ -78,11 +78,14 @@ type Tracker struct {
 	profile Profile // resolved; Auto until decided
 	version string  // negotiated MCP protocol version
 
-	flights   map[string]*flight // key: direction byte + id key; the oldest in a chain
+	// flights maps direction byte + id key to the oldest request in
+	// flight with that id (later ones chain through newer), or, when none
+	// is, to the last one answered or cancelled (a tombstone, for
+	// duplicate-response) until the ring forgets it.
+	flights   map[string]*flight
 	nFlights  int
 	tokens    map[string]*flight // MCP progress tokens of requests in flight
-	answered  map[string]answered
-	ring      []ringEntry // FIFO of answered keys, to forget the oldest
+	ring      []ringEntry        // FIFO of tombstones, to forget the oldest
 	ringNext  int
 	owed      map[string]*owed // frames owed an error answer, by direction + id key
 	unreadble [2][]*owed       // most recent owed frames without an id, per direction
@@ -91,12 +94,13 @@ type Tracker struct {
 
 	// MCP lifecycle.
 	discover    bool // the session began with server/discover: no handshake
+	settled     bool // profile and handshake style are decided
 	initSeq     int64
 	initState   int // 0 none, 1 initialize sent, 2 answered, 3 initialized sent
 	initKey     string
 	findings    []SessionFinding
 	pairs       []Pair
-	key         []byte
+	key, key2   []byte
 	free        []*flight
 	evictions   int64
 	lastAdvance time.Duration
@@ -113,21 +117,24 @@ type flight struct {
 	timedOut bool
 	token    string
 	newer    *flight // a later request that reused the id
-	gone     bool
-	gen      uint32
+	state    flightState
+	// gen counts the flight's reuses, so that heap and ring entries made
+	// for an earlier use read as stale.
+	gen uint32
 }
 
-type answered struct {
-	seq       int64
-	method    string
-	sent      time.Duration
-	responded bool // false: cancelled, a response is still allowed
-	timedOut  bool
-}
+type flightState uint8
+
+const (
+	flying    flightState = iota
+	answeredS             // tombstone: answered
+	cancelled             // tombstone: cancelled, one answer still allowed
+	released              // back on the free list
+)
 
 type ringEntry struct {
-	key string
-	seq int64
+	f   *flight
+	gen uint32
 }
 
 type owed struct {
@@ -150,13 +157,12 @@ func NewTracker(opts TrackerOptions) *Tracker {
 		opts.MaxRemembered = 10_000
 	}
 	t := &Tracker{
-		opts:     opts,
-		profile:  opts.Profile,
-		flights:  map[string]*flight{},
-		tokens:   map[string]*flight{},
-		answered: map[string]answered{},
-		owed:     map[string]*owed{},
-		ring:     make([]ringEntry, opts.MaxRemembered),
+		opts:    opts,
+		profile: opts.Profile,
+		flights: map[string]*flight{},
+		tokens:  map[string]*flight{},
+		owed:    map[string]*owed{},
+		ring:    make([]ringEntry, opts.MaxRemembered),
 	}
 	if t.profile == Auto && opts.LSPFraming {
 		t.profile = LSP
@@ -232,8 +238,13 @@ func (t *Tracker) observe(seq int64, at time.Duration, m *Message) {
 
 // resolveProfile settles Auto from what the traffic shows.
 func (t *Tracker) resolveProfile(m *Message) {
-	if m.Kind != KindRequest && m.Kind != KindNotification {
+	if t.settled || (m.Kind != KindRequest && m.Kind != KindNotification) {
 		return
+	}
+	if m.Dir == H2S && m.Kind == KindRequest && t.profile != Auto {
+		// The host's first request shows which revision it speaks;
+		// after it there is nothing left to decide.
+		defer func() { t.settled = true }()
 	}
 	if m.MethodIs("server/discover") {
 		t.discover = t.discover || t.initState == 0
@@ -303,46 +314,62 @@ func (t *Tracker) request(seq int64, at time.Duration, m *Message) {
 	method := m.Method()
 	f := t.newFlight()
 	f.seq, f.dir, f.method, f.sent = seq, m.Dir, method, at
-	// One string holds the key and the wire id.
-	both := string(append(k, id.Raw...))
-	f.id = both[len(k):]
+	// One string holds the key, the wire id and the progress token's key.
+	var tok []byte
+	if meta := m.Meta(); meta != nil && t.Profile() == MCP {
+		if raw := Member(meta, "progressToken"); raw != nil {
+			t.key2 = append(t.key2[:0], byte(m.Dir))
+			t.key2 = RawID(raw).AppendKey(t.key2)
+			tok = t.key2
+		}
+	}
+	both := string(append(append(k, id.Raw...), tok...))
+	f.id = both[len(k) : len(k)+len(id.Raw)]
+	if tok != nil {
+		f.token = both[len(k)+len(id.Raw):]
+		t.tokens[f.token] = f
+	}
 	if d := t.timeoutFor(method); d > 0 {
 		f.deadline = at + d
 	}
-	if old, ok := t.flights[string(k)]; ok {
+	switch old, ok := t.flights[string(k)]; {
+	case ok && old.state == flying:
 		t.emit(seq, CodeIDReused, Error, "The request reuses the id of request "+itoa(int(old.seq))+", still unanswered; the answer cannot tell the two apart.", old.seq)
 		for old.newer != nil {
 			old = old.newer
 		}
 		old.newer = f
 		f.key = old.key
-	} else {
+	case ok:
+		// A new request with this id makes the old answer stale.
+		f.key = old.key
+		t.flights[f.key] = f
+		t.release(old)
+	default:
 		f.key = both[:len(k)]
 		t.flights[f.key] = f
 	}
-	// A new request with this id makes an old answer to it stale.
-	delete(t.answered, f.key)
 	t.nFlights++
 	if f.deadline > 0 {
 		t.pushDeadline(deadlineEntry{at: f.deadline, f: f, gen: f.gen})
-	}
-	if t.Profile() == MCP {
-		if tok := Member(m.Meta(), "progressToken"); tok != nil {
-			f.token = t.tokenKey(m.Dir, RawID(tok))
-			t.tokens[f.token] = f
-		}
 	}
 	for t.nFlights > t.opts.MaxInFlight {
 		t.evictOldest()
 	}
 }
 
-func (t *Tracker) tokenKey(dir Direction, tok ID) string {
-	return string(tok.AppendKey([]byte{byte(dir)}))
+// tokenKey builds direction + progress token key in t.key.
+func (t *Tracker) tokenKey(dir Direction, tok ID) []byte {
+	t.key = append(t.key[:0], byte(dir))
+	t.key = tok.AppendKey(t.key)
+	return t.key
 }
 
 // lifecycleRequest applies the MCP handshake rules to a request.
 func (t *Tracker) lifecycleRequest(seq int64, m *Message) {
+	if t.initState == 3 || (t.discover && t.initState != 0) {
+		return // the handshake is over, or there is none
+	}
 	if m.MethodIs("initialize") && m.Dir == H2S {
 		if t.initState == 0 {
 			t.initState = 1
@@ -374,7 +401,7 @@ func (t *Tracker) notification(seq int64, at time.Duration, m *Message) {
 			return
 		}
 		// Progress comes from the receiver of the request.
-		if f, ok := t.tokens[t.tokenKey(m.Dir.Opposite(), RawID(tok))]; ok && !f.gone && f.deadline > 0 {
+		if f, ok := t.tokens[string(t.tokenKey(m.Dir.Opposite(), RawID(tok)))]; ok && f.state == flying && f.deadline > 0 {
 			f.deadline = at + t.timeoutFor(f.method)
 			t.pushDeadline(deadlineEntry{at: f.deadline, f: f, gen: f.gen})
 		}
@@ -393,12 +420,11 @@ func (t *Tracker) cancel(seq int64, m *Message, rawID []byte) {
 	}
 	k := t.flightKey(m.Dir, RawID(rawID))
 	f, ok := t.flights[string(k)]
-	if !ok {
+	if !ok || f.state != flying {
 		return
 	}
 	t.emit(f.seq, CodeCancelled, Info, "The request was cancelled by frame "+itoa(int(seq))+"; an answer may still come, or none.", seq)
-	t.land(f)
-	t.remember(f, false)
+	t.land(f, cancelled)
 }
 
 func (t *Tracker) response(seq int64, at time.Duration, m *Message) {
@@ -413,7 +439,9 @@ func (t *Tracker) response(seq int64, at time.Duration, m *Message) {
 	}
 	reqDir := m.Dir.Opposite()
 	k := t.flightKey(reqDir, id)
-	if f, ok := t.flights[string(k)]; ok {
+	f, ok := t.flights[string(k)]
+	switch {
+	case ok && f.state == flying:
 		if f.seq == t.initSeq {
 			// The server's answer names the version the session speaks.
 			if v, ok := StringValue(Member(m.Result(), "protocolVersion")); ok {
@@ -421,25 +449,23 @@ func (t *Tracker) response(seq int64, at time.Duration, m *Message) {
 			}
 		}
 		t.pair(seq, at, f)
-		t.land(f)
-		t.remember(f, true)
+		t.land(f, answeredS)
 		t.settleOwed(k)
 		return
+	case ok && f.state == cancelled:
+		f.state = answeredS
+		t.pairs = append(t.pairs, Pair{Request: f.seq, Response: seq, Method: f.method, Latency: at - f.sent})
+		return
+	case ok:
+		t.emit(seq, CodeDuplicateResponse, Error, "The request this answers (frame "+itoa(int(f.seq))+") was already answered; a receiver drops or misroutes the second answer.", f.seq)
+		return
 	}
-	if a, ok := t.answered[string(k)]; ok {
-		if !a.responded {
-			a.responded = true
-			t.answered[string(k)] = a
-			t.pairs = append(t.pairs, Pair{Request: a.seq, Response: seq, Method: a.method, Latency: at - a.sent})
+	if len(t.owed) > 0 {
+		if o, ok := t.owed[string(k)]; ok {
+			o.done = true
+			delete(t.owed, string(k))
 			return
 		}
-		t.emit(seq, CodeDuplicateResponse, Error, "The request this answers (frame "+itoa(int(a.seq))+") was already answered; a receiver drops or misroutes the second answer.", a.seq)
-		return
-	}
-	if o, ok := t.owed[string(k)]; ok {
-		o.done = true
-		delete(t.owed, string(k))
-		return
 	}
 	t.emit(seq, CodeUnmatchedResponse, Error, "No request with this id is waiting for an answer from this side; the receiver cannot route it.", 0)
 }
@@ -452,19 +478,17 @@ func (t *Tracker) nullResponse(seq int64, at time.Duration, m *Message) {
 	// During the MCP handshake the host's only request is initialize, so
 	// an error that names no request answers it.
 	if m.Dir == S2H && t.initState == 1 && m.jsonrpcOK() {
-		if f, ok := t.flights[t.initKey]; ok && t.nFlightsFrom(H2S) == 1 {
+		if f, ok := t.flights[t.initKey]; ok && f.state == flying && t.nFlightsFrom(H2S) == 1 {
 			t.pair(seq, at, f)
-			t.land(f)
-			t.remember(f, true)
+			t.land(f, answeredS)
 			return
 		}
 	}
 	reqDir := m.Dir.Opposite()
 	if m.HasID() {
-		if f, ok := t.flights[string(t.flightKey(reqDir, m.ID()))]; ok {
+		if f, ok := t.flights[string(t.flightKey(reqDir, m.ID()))]; ok && f.state == flying {
 			t.pair(seq, at, f)
-			t.land(f)
-			t.remember(f, true)
+			t.land(f, answeredS)
 			return
 		}
 	}
@@ -484,7 +508,7 @@ func (t *Tracker) nullResponse(seq int64, at time.Duration, m *Message) {
 func (t *Tracker) nFlightsFrom(dir Direction) int {
 	n := 0
 	for _, f := range t.flights {
-		for ; f != nil; f = f.newer {
+		for ; f != nil && f.state == flying; f = f.newer {
 			if f.dir == dir {
 				n++
 			}
@@ -511,54 +535,61 @@ func (t *Tracker) newFlight() *flight {
 	}
 	f := t.free[n-1]
 	t.free = t.free[:n-1]
-	gen := f.gen + 1
-	*f = flight{gen: gen}
+	*f = flight{gen: f.gen}
 	return f
 }
 
-// land takes a request out of the in-flight table.
-func (t *Tracker) land(f *flight) {
-	defer func() {
-		if len(t.free) < 1024 {
-			f.newer = nil
-			t.free = append(t.free, f)
-		}
-	}()
-	f.gone = true
+// release puts a flight that is in no table back on the free list.
+func (t *Tracker) release(f *flight) {
+	f.state = released
+	f.gen++
+	f.newer = nil
+	if len(t.free) < 1024 {
+		t.free = append(t.free, f)
+	}
+}
+
+// land takes a request out of flight. With no newer request holding its
+// id, it stays in the table as a tombstone in state (answered or
+// cancelled) for duplicate-response; otherwise, or with state released,
+// it is dropped. Its fields stay readable until the next request.
+func (t *Tracker) land(f *flight, state flightState) {
 	t.nFlights--
 	if f.token != "" {
 		delete(t.tokens, f.token)
 	}
 	head := t.flights[f.key]
-	if head == f {
-		if f.newer != nil {
-			t.flights[f.key] = f.newer
-		} else {
-			delete(t.flights, f.key)
+	if head != f {
+		for p := head; p != nil; p = p.newer {
+			if p.newer == f {
+				p.newer = f.newer
+				break
+			}
 		}
+		t.release(f)
 		return
 	}
-	for p := head; p != nil; p = p.newer {
-		if p.newer == f {
-			p.newer = f.newer
-			return
-		}
+	switch {
+	case f.newer != nil:
+		t.flights[f.key] = f.newer
+		t.release(f)
+	case state == released:
+		delete(t.flights, f.key)
+		t.release(f)
+	default:
+		f.state = state
+		t.remember(f)
 	}
 }
 
-// remember keeps an answered (or cancelled) request for duplicate-response.
-func (t *Tracker) remember(f *flight, responded bool) {
-	if _, busy := t.flights[f.key]; busy {
-		return // a newer request holds the id
-	}
-	t.answered[f.key] = answered{seq: f.seq, method: f.method, sent: f.sent, responded: responded, timedOut: f.timedOut}
+// remember keeps a tombstone in the ring, forgetting the oldest one.
+func (t *Tracker) remember(f *flight) {
 	old := t.ring[t.ringNext]
-	if old.key != "" {
-		if a, ok := t.answered[old.key]; ok && a.seq == old.seq {
-			delete(t.answered, old.key)
-		}
+	if old.f != nil && old.f.gen == old.gen && old.f.state != flying && old.f.state != released {
+		delete(t.flights, old.f.key)
+		t.release(old.f)
 	}
-	t.ring[t.ringNext] = ringEntry{key: f.key, seq: f.seq}
+	t.ring[t.ringNext] = ringEntry{f: f, gen: f.gen}
 	t.ringNext = (t.ringNext + 1) % len(t.ring)
 }
 
@@ -574,15 +605,18 @@ func (t *Tracker) evictOldest() {
 		return
 	}
 	for _, f := range t.flights {
-		t.dropUntracked(f)
-		return
+		if f.state == flying {
+			t.dropUntracked(f)
+			return
+		}
 	}
 }
 
 func (t *Tracker) dropUntracked(f *flight) {
 	t.evictions++
-	t.land(f)
-	t.emit(f.seq, CodeUntracked, Info, "Too many requests were in flight at once; rpctap stopped following this one, so its answer will show as unmatched.", 0)
+	seq := f.seq
+	t.land(f, released)
+	t.emit(seq, CodeUntracked, Info, "Too many requests were in flight at once; rpctap stopped following this one, so its answer will show as unmatched.", 0)
 }
 
 // owe records a frame that a strict receiver must answer with an error.
@@ -652,7 +686,7 @@ func (t *Tracker) advance(now time.Duration) {
 // until fn returns false.
 func (t *Tracker) Pending(fn func(PendingRequest) bool) {
 	for _, head := range t.flights {
-		for f := head; f != nil; f = f.newer {
+		for f := head; f != nil && f.state == flying; f = f.newer {
 			if !fn(PendingRequest{Seq: f.seq, Dir: f.dir, ID: f.id, Method: f.method, Sent: f.sent, Deadline: f.deadline, TimedOut: f.timedOut}) {
 				return
 			}
@@ -690,7 +724,7 @@ func (t *Tracker) pushDeadline(e deadlineEntry) {
 
 func (e deadlineEntry) live() bool {
 	if e.f != nil {
-		return e.f.gen == e.gen && !e.f.gone && !e.f.timedOut && e.f.deadline == e.at
+		return e.f.gen == e.gen && e.f.state == flying && !e.f.timedOut && e.f.deadline == e.at
 	}
 	return e.o != nil && !e.o.done
 }

@@ -290,8 +290,8 @@ func TestTrackerMemoryStaysBounded(t *testing.T) {
 			tr.Observe(int64(2*i+2), time.Duration(i)*time.Millisecond, &resp)
 		}
 	}
-	if tr.InFlight() > 1000 || len(tr.answered) > 1000 || len(tr.deadlines) > 8*1000+1024 {
-		t.Errorf("in flight %d, remembered %d, deadlines %d", tr.InFlight(), len(tr.answered), len(tr.deadlines))
+	if tr.InFlight() > 1000 || len(tr.flights) > 2000 || len(tr.deadlines) > 8*1000+1024 {
+		t.Errorf("in flight %d, table %d, deadlines %d", tr.InFlight(), len(tr.flights), len(tr.deadlines))
 	}
 	if tr.Evictions() == 0 {
 		t.Error("unanswered requests past the cap should have been evicted")
