@@ -672,7 +672,7 @@ func (m *Message) readBatch(s *scanner) {
 	if m.Profile == MCP {
 		m.add(CodeBatch, Error, "The frame is a batch; MCP removed JSON-RPC batching in revision 2025-06-18.")
 	} else {
-		m.add(CodeBatch, Info, "The frame is a batch of "+itoa(len(elems))+" messages.")
+		m.add(CodeBatch, Info, "The frame is a batch of "+plural(len(elems), "message")+".")
 	}
 	m.Members = make([]Message, len(elems))
 	var answers []Answer
@@ -737,4 +737,30 @@ func sizeText(n int64) string {
 		return itoa(int(n>>10)) + " KiB"
 	}
 	return itoa(int(n)) + " bytes"
+}
+
+// ClassifyFramed judges a frame as a framer delivered it: body is the frame
+// without its framing (possibly only a prefix of info.BodyLen bytes). A
+// malformed LSP header block makes the frame not-json with finding
+// bad-header.
+func ClassifyFramed(body []byte, info FrameInfo, dir Direction, p Profile) Message {
+	if info.Bad != "" {
+		if p == Auto {
+			p = JSONRPC
+		}
+		m := Message{Kind: KindNotJSON, Dir: dir, Profile: p, Frame: body, Size: info.Size}
+		m.add(CodeBadHeader, Error, info.Bad)
+		return m
+	}
+	if int64(len(body)) < info.BodyLen {
+		return ClassifyPrefix(body, info.BodyLen, dir, p)
+	}
+	return Classify(body, dir, p)
+}
+
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "one " + noun
+	}
+	return itoa(n) + " " + noun + "s"
 }

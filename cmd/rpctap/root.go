@@ -23,5 +23,6 @@ func newRootCmd() *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
+	root.AddCommand(newClassifyCmd())
 	return root
 }

@@ -1,0 +1,126 @@
+// Package tap is the relay: it runs the server, moves bytes both ways
+// unchanged, splits them into frames for classification, records them, and
+// serves live subscribers.
+package tap
+
+import (
+	"errors"
+	"io"
+
+	"github.com/rpctap/rpctap/classify"
+)
+
+// A Frame is one frame read from a stream.
+type Frame struct {
+	// Bytes holds the frame: header block, body and terminator. For a
+	// frame larger than the reader's limit it holds only the first Limit
+	// bytes; Info.Size is the full length.
+	Bytes []byte
+	Info  classify.FrameInfo
+}
+
+// Truncated reports whether Bytes holds only a prefix of the frame.
+func (f Frame) Truncated() bool { return int64(len(f.Bytes)) < f.Info.Size }
+
+// Body is the frame without its framing: the line without '\n', or the LSP
+// body (possibly cut, see Truncated).
+func (f Frame) Body() []byte {
+	b := f.Bytes
+	if f.Info.HeaderLen > 0 {
+		if f.Info.HeaderLen >= len(b) {
+			return nil
+		}
+		b = b[f.Info.HeaderLen:]
+	}
+	if int64(len(b)) > f.Info.BodyLen {
+		b = b[:f.Info.BodyLen]
+	}
+	return b
+}
+
+// Header is the LSP header block, or nil.
+func (f Frame) Header() []byte {
+	if f.Info.HeaderLen == 0 {
+		return nil
+	}
+	return f.Bytes[:min(f.Info.HeaderLen, len(f.Bytes))]
+}
+
+// FrameReader reads whole frames from a stream, holding at most Limit bytes
+// of any one frame. It is for readers that want frames, not for the relay's
+// forwarding path. A FrameReader is not safe for concurrent use.
+type FrameReader struct {
+	r     io.Reader
+	sp    *classify.Splitter
+	limit int
+	buf   []byte // unconsumed bytes read from r: buf[start:end]
+	start int
+	end   int
+	eof   bool
+	err   error
+	frame []byte
+	size  int64
+}
+
+// NewFrameReader reads frames of the given framing from r, keeping at most
+// limit bytes of each (classify.MaxParse when limit <= 0).
+func NewFrameReader(r io.Reader, framing classify.Framing, limit int) *FrameReader {
+	if limit <= 0 {
+		limit = classify.MaxParse
+	}
+	return &FrameReader{r: r, sp: classify.NewSplitter(framing), limit: limit, buf: make([]byte, 64<<10)}
+}
+
+// Next returns the next frame, or io.EOF after the last. The frame's bytes
+// are valid until the next call.
+func (fr *FrameReader) Next() (Frame, error) {
+	fr.frame = fr.frame[:0]
+	fr.size = 0
+	for {
+		n, end := fr.sp.Split(fr.buf[fr.start:fr.end], fr.eof)
+		if n > 0 {
+			if keep := fr.limit - len(fr.frame); keep > 0 {
+				fr.frame = append(fr.frame, fr.buf[fr.start:fr.start+min(n, keep)]...)
+			}
+			fr.size += int64(n)
+			fr.start += n
+		}
+		if end {
+			info := fr.sp.Frame()
+			return Frame{Bytes: fr.frame, Info: info}, nil
+		}
+		if fr.eof {
+			if fr.err != nil {
+				return Frame{}, fr.err
+			}
+			return Frame{}, io.EOF
+		}
+		if err := fr.fill(); err != nil {
+			return Frame{}, err
+		}
+	}
+}
+
+// fill reads more bytes, keeping the unconsumed ones.
+func (fr *FrameReader) fill() error {
+	if fr.start > 0 {
+		copy(fr.buf, fr.buf[fr.start:fr.end])
+		fr.end -= fr.start
+		fr.start = 0
+	}
+	if fr.end == len(fr.buf) {
+		// The splitter wants more than the buffer holds without
+		// consuming; it promises progress at MaxHeaderLine, so this
+		// only grows up to there.
+		fr.buf = append(fr.buf, make([]byte, len(fr.buf))...)
+	}
+	n, err := fr.r.Read(fr.buf[fr.end:])
+	fr.end += n
+	if err != nil {
+		fr.eof = true
+		if !errors.Is(err, io.EOF) {
+			fr.err = err
+		}
+	}
+	return nil
+}
