@@ -209,6 +209,10 @@ func (env *envelope) read(m *Message, s *scanner) {
 			return
 		}
 		sp := span{start: int32(start), end: int32(s.pos), typ: t}
+		if s.short && t != valObject && t != valArray {
+			// A prefix cut this value short: it is unusable.
+			return
+		}
 		if bit != 0 {
 			if env.seen&bit != 0 {
 				env.dup |= bit
