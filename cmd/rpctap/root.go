@@ -23,6 +23,6 @@ func newRootCmd() *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(newClassifyCmd())
+	root.AddCommand(newClassifyCmd(), newCheckCmd())
 	return root
 }

@@ -1,0 +1,226 @@
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/rpctap/rpctap/classify"
+	"github.com/rpctap/rpctap/sessions"
+	"github.com/spf13/cobra"
+)
+
+type checkOptions struct {
+	json    bool
+	profile classify.Profile
+	timeout time.Duration
+	failOn  classify.Severity // 0: never fail
+}
+
+func newCheckCmd() *cobra.Command {
+	var o checkOptions
+	var profile, failOn string
+	cmd := &cobra.Command{
+		Use:   "check [--json] [--profile P] [--timeout D] [--fail-on error|warn|info|none] FILE|-",
+		Short: "Judge a recorded session and report every finding with its line",
+		Long: `Runs the envelope reader and the session tracker over a session file
+(or stdin with -) and reports every finding with the 1-based line of the
+session file it is about. Timeouts are judged by the recording's own
+timestamps.
+
+Exit status: 1 when a finding at or above --fail-on exists, 0 otherwise,
+2 when the file cannot be read.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			var err error
+			if o.profile, err = classify.ParseProfile(profile); err != nil {
+				return usageError(err)
+			}
+			switch failOn {
+			case "none":
+				o.failOn = 0
+			default:
+				sev, ok := classify.ParseSeverity(failOn)
+				if !ok {
+					return usageError(fmt.Errorf("unknown --fail-on %q: use error, warn, info or none", failOn))
+				}
+				o.failOn = sev
+			}
+			return runCheck(cmd.InOrStdin(), cmd.OutOrStdout(), args[0], o)
+		},
+	}
+	cmd.Flags().BoolVar(&o.json, "json", false, "print one JSON document instead of text")
+	cmd.Flags().StringVar(&profile, "profile", "auto", "rules to judge by: auto (the file's, else from the traffic), jsonrpc, mcp or lsp")
+	cmd.Flags().DurationVar(&o.timeout, "timeout", classify.DefaultTimeout, "how long a request may wait for its answer")
+	cmd.Flags().StringVar(&failOn, "fail-on", "error", "exit 1 when a finding at or above this severity exists: error, warn, info or none")
+	return cmd
+}
+
+func runCheck(stdin io.Reader, stdout io.Writer, path string, o checkOptions) error {
+	in := stdin
+	name := "stdin"
+	if path != "-" {
+		f, err := os.Open(path)
+		if err != nil {
+			return exitError{code: 2, msg: fmt.Sprintf("cannot read the session file: %v", err)}
+		}
+		defer f.Close()
+		in = f
+		name = path
+	}
+	rep, err := sessions.Check(bufio.NewReaderSize(in, 1<<20), sessions.CheckOptions{Profile: o.profile, Timeout: o.timeout})
+	if err != nil {
+		return exitError{code: 2, msg: fmt.Sprintf("cannot read %s: %v", name, err)}
+	}
+	w := bufio.NewWriter(stdout)
+	if o.json {
+		writeCheckJSON(w, name, rep)
+	} else {
+		writeCheckText(w, name, rep)
+	}
+	if err := w.Flush(); err != nil {
+		return fmt.Errorf("writing the report: %w", err)
+	}
+	if o.failOn != 0 && rep.Worst() >= o.failOn {
+		return exitError{code: 1}
+	}
+	return nil
+}
+
+type checkJSONFinding struct {
+	Code     string          `json:"code"`
+	Severity string          `json:"severity"`
+	Line     int             `json:"line"`
+	Message  string          `json:"message"`
+	Dir      string          `json:"dir,omitempty"`
+	Kind     string          `json:"kind,omitempty"`
+	Member   *int            `json:"member,omitempty"`
+	ID       json.RawMessage `json:"id,omitempty"`
+	Method   string          `json:"method,omitempty"`
+	Related  int             `json:"related,omitempty"`
+}
+
+type checkJSON struct {
+	File     string             `json:"file"`
+	Profile  string             `json:"profile"`
+	Frames   int                `json:"frames"`
+	Skipped  int                `json:"skipped_lines"`
+	Findings []checkJSONFinding `json:"findings"`
+	Counts   checkCounts        `json:"counts"`
+}
+
+type checkCounts struct {
+	Error  int            `json:"error"`
+	Warn   int            `json:"warn"`
+	Info   int            `json:"info"`
+	ByCode map[string]int `json:"by_code"`
+}
+
+func writeCheckJSON(w io.Writer, name string, rep *sessions.Report) {
+	doc := checkJSON{File: name, Profile: rep.Profile.String(), Frames: rep.Frames, Skipped: rep.Skipped,
+		Findings: []checkJSONFinding{}, Counts: counts(rep)}
+	for _, f := range rep.Findings {
+		jf := checkJSONFinding{Code: f.Code.String(), Severity: f.Severity.String(), Line: f.Line, Message: f.Message,
+			Method: f.Method, Related: f.Related}
+		if f.Dir != 0 {
+			jf.Dir = f.Dir.String()
+		}
+		if f.Kind != 0 {
+			jf.Kind = f.Kind.String()
+		}
+		if f.Member >= 0 {
+			m := f.Member
+			jf.Member = &m
+		}
+		if f.ID != "" {
+			if json.Valid([]byte(f.ID)) {
+				jf.ID = json.RawMessage(f.ID)
+			} else {
+				q, _ := json.Marshal(f.ID)
+				jf.ID = q
+			}
+		}
+		doc.Findings = append(doc.Findings, jf)
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	enc.Encode(doc)
+}
+
+func counts(rep *sessions.Report) checkCounts {
+	c := checkCounts{ByCode: map[string]int{}}
+	for _, f := range rep.Findings {
+		switch f.Severity {
+		case classify.Error:
+			c.Error++
+		case classify.Warn:
+			c.Warn++
+		case classify.Info:
+			c.Info++
+		}
+		c.ByCode[f.Code.String()]++
+	}
+	return c
+}
+
+func writeCheckText(w io.Writer, name string, rep *sessions.Report) {
+	c := counts(rep)
+	fmt.Fprintf(w, "%s: %d frames judged as %s: %s, %s, %s", classify.EscapeString(name, 200), rep.Frames, rep.Profile,
+		plural(c.Error, "error"), plural(c.Warn, "warning"), plural(c.Info, "note"))
+	if rep.Skipped > 0 {
+		fmt.Fprintf(w, "; skipped %s it could not read", plural(rep.Skipped, "line"))
+	}
+	fmt.Fprintln(w)
+	for _, sev := range []classify.Severity{classify.Error, classify.Warn, classify.Info} {
+		var group []sessions.CheckFinding
+		for _, f := range rep.Findings {
+			if f.Severity == sev {
+				group = append(group, f)
+			}
+		}
+		if len(group) == 0 {
+			continue
+		}
+		sort.SliceStable(group, func(i, j int) bool { return group[i].Line < group[j].Line })
+		fmt.Fprintf(w, "\n%s (%d)\n", strings.ToUpper(sev.String()), len(group))
+		for _, f := range group {
+			var where []string
+			if f.Dir != 0 {
+				where = append(where, f.Dir.String())
+			}
+			if f.Kind != 0 {
+				where = append(where, f.Kind.String())
+			}
+			if f.Member >= 0 {
+				where = append(where, fmt.Sprintf("member %d", f.Member))
+			}
+			if f.ID != "" {
+				where = append(where, "id "+classify.EscapeString(f.ID, 60))
+			}
+			if f.Method != "" {
+				where = append(where, classify.EscapeString(f.Method, 80))
+			}
+			fmt.Fprintf(w, "  line %d  %s  [%s]\n", f.Line, f.Code, strings.Join(where, " "))
+			fmt.Fprintf(w, "      %s", f.Message)
+			if f.Related != 0 {
+				fmt.Fprintf(w, " (see line %d)", f.Related)
+			}
+			fmt.Fprintln(w)
+			if f.Frame != "" {
+				fmt.Fprintf(w, "      %s\n", f.Frame)
+			}
+		}
+	}
+}
+
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
+}

@@ -1,0 +1,176 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+)
+
+var update = flag.Bool("update", false, "rewrite .want files from what check reports now")
+
+type checkDoc struct {
+	Frames   int `json:"frames"`
+	Skipped  int `json:"skipped_lines"`
+	Findings []struct {
+		Code     string          `json:"code"`
+		Severity string          `json:"severity"`
+		Line     int             `json:"line"`
+		Message  string          `json:"message"`
+		ID       json.RawMessage `json:"id"`
+		Related  int             `json:"related"`
+	} `json:"findings"`
+	Counts map[string]any `json:"counts"`
+}
+
+func checkJSONOf(t *testing.T, path string, o checkOptions) (checkDoc, error) {
+	t.Helper()
+	o.json = true
+	var out bytes.Buffer
+	err := runCheck(nil, &out, path, o)
+	var doc checkDoc
+	if jerr := json.Unmarshal(out.Bytes(), &doc); jerr != nil {
+		t.Fatalf("check --json printed no JSON document: %v\n%s", jerr, out.Bytes())
+	}
+	return doc, err
+}
+
+// Each conversation in testdata/sessions/conversations has a .want file
+// listing the findings rpctap check --json must report: "LINE CODE SEVERITY"
+// (and "-> LINE" when the finding links to another frame), sorted.
+func TestCheckConversationsReportEveryTrackerFinding(t *testing.T) {
+	files, _ := filepath.Glob("../../testdata/sessions/conversations/*.jsonl")
+	if len(files) == 0 {
+		t.Fatal("no conversations")
+	}
+	seen := map[string]bool{}
+	for _, path := range files {
+		t.Run(filepath.Base(path), func(t *testing.T) {
+			doc, _ := checkJSONOf(t, path, checkOptions{failOn: 0, timeout: 30e9})
+			var got []string
+			for _, f := range doc.Findings {
+				l := fmt.Sprintf("%d %s %s", f.Line, f.Code, f.Severity)
+				if f.Related != 0 {
+					l += fmt.Sprintf(" -> %d", f.Related)
+				}
+				got = append(got, l)
+				seen[f.Code] = true
+			}
+			sort.Strings(got)
+			wantPath := strings.TrimSuffix(path, ".jsonl") + ".want"
+			if *update {
+				os.WriteFile(wantPath, []byte(strings.Join(got, "\n")+"\n"), 0o644)
+				return
+			}
+			want, err := os.ReadFile(wantPath)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if g, w := strings.Join(got, "\n")+"\n", string(want); g != w {
+				t.Errorf("findings\n--- got\n%s--- want\n%s", g, w)
+			}
+		})
+	}
+	if *update {
+		return
+	}
+	for _, code := range []string{"unmatched-response", "duplicate-response", "late-response", "error-names-no-request",
+		"id-reused", "timeout", "cancelled", "before-initialize", "unanswered-invalid", "bad-header"} {
+		if !seen[code] {
+			t.Errorf("no conversation exercises %s", code)
+		}
+	}
+}
+
+// Sessions recorded from real peers (see testdata/peers/README.md) carry no
+// error or warn finding. The one info finding real traffic has is named.
+func TestCheckRealSessionsHaveNoErrorsOrWarnings(t *testing.T) {
+	files, _ := filepath.Glob("../../testdata/sessions/real/*.jsonl")
+	if len(files) < 7 {
+		t.Fatalf("expected the seven real recordings, found %d", len(files))
+	}
+	// server-everything answers the Go client's server/discover with a
+	// bare "Method not found" and no data: opaque, but true to the wire.
+	expectedInfo := map[string]string{"gosdk-client-everything.jsonl": "4 opaque-error"}
+	for _, path := range files {
+		doc, err := checkJSONOf(t, path, checkOptions{failOn: 2, timeout: 30e9})
+		if err != nil {
+			t.Errorf("%s: check failed: %v", path, err)
+		}
+		if doc.Frames < 8 {
+			t.Errorf("%s: only %d frames", path, doc.Frames)
+		}
+		var infos []string
+		for _, f := range doc.Findings {
+			if f.Severity != "info" {
+				t.Errorf("%s: line %d %s %s: %s", filepath.Base(path), f.Line, f.Severity, f.Code, f.Message)
+				continue
+			}
+			infos = append(infos, fmt.Sprintf("%d %s", f.Line, f.Code))
+		}
+		if g, w := strings.Join(infos, ","), expectedInfo[filepath.Base(path)]; g != w {
+			t.Errorf("%s: info findings %q, want %q", filepath.Base(path), g, w)
+		}
+	}
+}
+
+func TestCheckExitStatusFollowsFailOn(t *testing.T) {
+	const path = "../../testdata/sessions/conversations/late-response-and-timeout.jsonl" // warnings only
+	cases := []struct {
+		failOn checkOptions
+		code   int
+	}{
+		{checkOptions{failOn: 3}, 0}, // error
+		{checkOptions{failOn: 2}, 1}, // warn
+		{checkOptions{failOn: 1}, 1}, // info
+		{checkOptions{failOn: 0}, 0}, // none
+	}
+	for _, c := range cases {
+		c.failOn.timeout = 30e9
+		var out bytes.Buffer
+		err := runCheck(nil, &out, path, c.failOn)
+		code := 0
+		var ex exitError
+		if errors.As(err, &ex) {
+			code = ex.code
+		}
+		if code != c.code {
+			t.Errorf("fail-on %v: exit %d, want %d", c.failOn.failOn, code, c.code)
+		}
+	}
+	err := runCheck(nil, &bytes.Buffer{}, "no/such/file.jsonl", checkOptions{failOn: 3})
+	var ex exitError
+	if !errors.As(err, &ex) || ex.code != 2 || !strings.Contains(ex.msg, "cannot read the session file") {
+		t.Errorf("a missing file: %v", err)
+	}
+}
+
+func TestCheckTimeoutFlagChangesTheVerdict(t *testing.T) {
+	const path = "../../testdata/sessions/conversations/late-response-and-timeout.jsonl"
+	doc, _ := checkJSONOf(t, path, checkOptions{timeout: 60e9})
+	for _, f := range doc.Findings {
+		if f.Code == "timeout" || f.Code == "late-response" {
+			t.Errorf("with --timeout 60s the 40 s answer is in time, got %s on line %d", f.Code, f.Line)
+		}
+	}
+}
+
+func TestCheckTextShowsPeerTextEscaped(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "evil.jsonl")
+	os.WriteFile(path, []byte(`{"t":1,"dir":"s2h","frame":"\u001b[2J\u001b]52;c;SGk=\u0007 not json \u202e"}`+"\n"), 0o600)
+	var out bytes.Buffer
+	runCheck(nil, &out, path, checkOptions{failOn: 0})
+	if strings.ContainsAny(out.String(), "\x1b\x07\u202e") {
+		t.Errorf("raw control characters reached the report:\n%q", out.String())
+	}
+	if !strings.Contains(out.String(), `\x1b[2J`) {
+		t.Errorf("the frame is not shown escaped:\n%s", out.String())
+	}
+}

@@ -1,0 +1,230 @@
+package sessions
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"sort"
+	"time"
+
+	"github.com/rpctap/rpctap/classify"
+)
+
+// CheckOptions configure Check.
+type CheckOptions struct {
+	// Profile judges the session; Auto takes the header's profile, and
+	// when that is auto too, decides from the traffic.
+	Profile classify.Profile
+	// Timeout for requests (default classify.DefaultTimeout).
+	Timeout time.Duration
+	// MethodTimeouts override Timeout per method.
+	MethodTimeouts map[string]time.Duration
+}
+
+// A CheckFinding is one finding about one line of a session file.
+type CheckFinding struct {
+	Line     int
+	Code     classify.Code
+	Severity classify.Severity
+	Message  string
+	Dir      classify.Direction
+	Kind     classify.Kind
+	// Member is the index of the batch member the finding is about, or -1.
+	Member int
+	// ID is the frame's id as on the wire ("" when it has none).
+	ID     string
+	Method string
+	// Related is the line of the frame the finding links to, or 0.
+	Related int
+	// Frame is the start of the frame, escaped for a terminal.
+	Frame string
+}
+
+// A Report is what Check found.
+type Report struct {
+	Findings []CheckFinding
+	// Frames counts frame records judged (h2s and s2h).
+	Frames int
+	// Skipped counts lines the reader could not read.
+	Skipped int
+	// Profile is the profile the session was judged by in the end.
+	Profile classify.Profile
+}
+
+// Count returns how many findings have severity s.
+func (r *Report) Count(s classify.Severity) int {
+	n := 0
+	for _, f := range r.Findings {
+		if f.Severity == s {
+			n++
+		}
+	}
+	return n
+}
+
+// Worst is the highest severity found, or 0.
+func (r *Report) Worst() classify.Severity {
+	var w classify.Severity
+	for _, f := range r.Findings {
+		w = max(w, f.Severity)
+	}
+	return w
+}
+
+// previewLen bounds the escaped frame text kept for a finding.
+const previewLen = 160
+
+// maxPreviews bounds the previews kept for frames that may still get a
+// finding (requests in flight, frames owed an answer).
+const maxPreviews = 200_000
+
+// Check runs the envelope reader and the tracker over a session file,
+// streaming: memory does not grow with the file, only with the findings.
+// Timeouts are judged by the recording's own timestamps.
+func Check(r io.Reader, opts CheckOptions) (*Report, error) {
+	rd := NewReader(r)
+	rep := &Report{}
+	c := checker{rep: rep, previews: map[int64]preview{}}
+
+	profile := opts.Profile
+	hdr, _ := rd.Header()
+	var framing classify.Framing
+	var err error
+	if framing, err = classify.ParseFraming(hdr.FramingOrDefault()); err != nil || framing == classify.FramingAuto {
+		framing = classify.FramingNDJSON
+	}
+	if profile == classify.Auto {
+		if p, err := classify.ParseProfile(hdr.ProfileOrDefault()); err == nil {
+			profile = p
+		}
+	}
+	// Frames may say otherwise (an auto session records its framing per
+	// direction only through the header); LSP framing shows in a header.
+	tr := classify.NewTracker(classify.TrackerOptions{
+		Profile:        profile,
+		LSPFraming:     framing == classify.FramingLSP,
+		Timeout:        opts.Timeout,
+		MethodTimeouts: opts.MethodTimeouts,
+	})
+	c.tr = tr
+	for {
+		ev, err := rd.Next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return nil, fmt.Errorf("reading the session file: %w", err)
+		}
+		at := time.Duration(ev.T) * time.Microsecond
+		if !ev.IsFrame() || ev.Dir == classify.Err {
+			c.sessionFindings(tr.Advance(at), nil, nil)
+			continue
+		}
+		rep.Frames++
+		m := c.classify(ev, framing)
+		obs := tr.Observe(int64(ev.Line), at, &m)
+		c.frameFindings(ev, &m)
+		c.keepPreview(ev, &m)
+		c.sessionFindings(obs.Findings, ev, &m)
+		for _, p := range obs.Pairs {
+			if pv, ok := c.previews[p.Request]; ok && !pv.flagged {
+				delete(c.previews, p.Request)
+			}
+		}
+	}
+	rep.Skipped = rd.Skipped()
+	rep.Profile = tr.Profile()
+	for i := range rep.Findings {
+		f := &rep.Findings[i]
+		if f.Frame == "" {
+			if pv, ok := c.previews[int64(f.Line)]; ok {
+				f.Frame, f.Dir, f.Kind, f.ID, f.Method = pv.text, pv.dir, pv.kind, pv.id, pv.method
+			}
+		}
+	}
+	sort.SliceStable(rep.Findings, func(i, j int) bool { return rep.Findings[i].Line < rep.Findings[j].Line })
+	return rep, nil
+}
+
+type preview struct {
+	text    string
+	dir     classify.Direction
+	kind    classify.Kind
+	id      string
+	method  string
+	flagged bool
+}
+
+type checker struct {
+	rep      *Report
+	tr       *classify.Tracker
+	previews map[int64]preview
+	full     []byte
+}
+
+// classify judges one recorded frame. An LSP frame recorded with its
+// header block is split again, so a malformed block reads as it did live.
+func (c *checker) classify(ev *Event, framing classify.Framing) classify.Message {
+	p := c.tr.Profile()
+	if ev.Header != nil {
+		c.full = append(append(c.full[:0], ev.Header...), ev.Frame...)
+		if spans := classify.SplitAll(c.full, classify.FramingLSP); len(spans) > 0 && spans[0].Bad != "" {
+			return classify.ClassifyFramed(ev.Frame, spans[0].FrameInfo, ev.Dir, p)
+		}
+	}
+	return classify.Classify(ev.Frame, ev.Dir, p)
+}
+
+func (c *checker) frameFindings(ev *Event, m *classify.Message) {
+	add := func(mm *classify.Message, member int) {
+		for _, f := range mm.Findings {
+			c.rep.Findings = append(c.rep.Findings, c.finding(ev.Line, f, mm, member, ev.Frame))
+		}
+	}
+	add(m, -1)
+	for i := range m.Members {
+		add(&m.Members[i], i)
+	}
+}
+
+func (c *checker) finding(line int, f classify.Finding, m *classify.Message, member int, frame []byte) CheckFinding {
+	cf := CheckFinding{Line: line, Code: f.Code, Severity: f.Severity, Message: f.Message, Dir: m.Dir, Kind: m.Kind, Member: member,
+		Frame: classify.Escape(frame, previewLen)}
+	if m.HasID() {
+		cf.ID = string(m.ID().Raw)
+	}
+	cf.Method = m.Method()
+	return cf
+}
+
+// keepPreview holds the text of frames that may get a finding later.
+func (c *checker) keepPreview(ev *Event, m *classify.Message) {
+	later := m.Kind == classify.KindRequest || m.Kind == classify.KindBatch || m.Answer != nil
+	if !later || len(c.previews) >= maxPreviews {
+		return
+	}
+	pv := preview{text: classify.Escape(ev.Frame, previewLen), dir: m.Dir, kind: m.Kind, method: m.Method(), flagged: len(m.Findings) > 0}
+	if m.HasID() {
+		pv.id = string(m.ID().Raw)
+	}
+	c.previews[int64(ev.Line)] = pv
+}
+
+// sessionFindings adds the tracker's findings; those about the frame just
+// read (ev, m) take its details now, others from the kept previews at the end.
+func (c *checker) sessionFindings(fs []classify.SessionFinding, ev *Event, m *classify.Message) {
+	for _, f := range fs {
+		cf := CheckFinding{Line: int(f.Seq), Code: f.Code, Severity: f.Severity, Message: f.Message, Member: -1}
+		if ev != nil && int64(ev.Line) == f.Seq {
+			cf = c.finding(ev.Line, f.Finding, m, -1, ev.Frame)
+		} else if pv, ok := c.previews[f.Seq]; ok {
+			cf.Frame, cf.Dir, cf.Kind, cf.ID, cf.Method = pv.text, pv.dir, pv.kind, pv.id, pv.method
+		}
+		cf.Related = int(f.Related)
+		c.rep.Findings = append(c.rep.Findings, cf)
+		if pv, ok := c.previews[f.Seq]; ok {
+			pv.flagged = true
+			c.previews[f.Seq] = pv
+		}
+	}
+}

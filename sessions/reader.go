@@ -1,0 +1,457 @@
+package sessions
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"io"
+	"time"
+
+	"github.com/rpctap/rpctap/classify"
+)
+
+const (
+	// readBufSize is the Reader's buffer. Longer lines are gathered in a
+	// buffer of their own, so there is no limit on a line's length.
+	readBufSize = 64 << 10
+	// maxKeptLine is the largest line buffer a Reader keeps between lines;
+	// after a larger line its memory is given back.
+	maxKeptLine = 16 << 20
+)
+
+// DefaultPoll is how often a following Reader looks for more data when it
+// is given no interval.
+const DefaultPoll = 100 * time.Millisecond
+
+// A Reader reads a session file line by line. It never fails on a line:
+// lines it cannot read (not JSON, the wrong shape, bad base64) are skipped
+// and counted, blank lines are skipped silently, and unknown fields are
+// ignored, as are the derived fields kind, id and method.
+//
+// A Reader is not safe for concurrent use.
+type Reader struct {
+	br *bufio.Reader
+	// line gathers a line that does not fit br's buffer, and holds a
+	// partial last line while following.
+	line    []byte
+	partial bool
+	lineNo  int
+	skipped int
+
+	header    Header
+	hasHeader bool
+	decided   bool  // the first non-blank line has been read
+	pending   bool  // ev holds a record read while deciding
+	err       error // an error met by Header, for Next to return
+
+	ev        Event
+	code      int
+	frameB64  []byte
+	headerB64 []byte
+
+	ctx   context.Context // non-nil when following
+	poll  time.Duration
+	timer *time.Timer
+}
+
+// NewReader returns a Reader of the session file r.
+func NewReader(r io.Reader) *Reader {
+	return &Reader{br: bufio.NewReaderSize(r, readBufSize)}
+}
+
+// Follow makes r read a file that is still being written: at the end of
+// the input, Next waits and polls every poll (DefaultPoll when poll ≤ 0)
+// for more, instead of returning io.EOF, until ctx is done; Next then
+// returns ctx's error, and may be called again with a new Follow. A last
+// line that has no "\n" yet is held until it is complete; it is never
+// returned half. Follow is for regular files, whose reads at the end
+// return io.EOF at once. It returns r.
+func (r *Reader) Follow(ctx context.Context, poll time.Duration) *Reader {
+	if poll <= 0 {
+		poll = DefaultPoll
+	}
+	r.ctx, r.poll = ctx, poll
+	return r
+}
+
+// Header returns the file's header line, with empty Framing and Profile
+// set to their defaults. It is false when the file has no header: then
+// the Header holds only the defaults (DefaultFraming, DefaultProfile).
+//
+// Header reads the first line if Next has not; a following Reader waits
+// for it. An error met doing so is returned by the next call to Next.
+func (r *Reader) Header() (Header, bool) {
+	if !r.decided && r.err == nil {
+		if err := r.decide(); err != nil && err != io.EOF {
+			r.err = err
+		}
+	}
+	h := r.header
+	h.Framing = h.FramingOrDefault()
+	h.Profile = h.ProfileOrDefault()
+	return h, r.hasHeader
+}
+
+// Skipped is the number of lines read so far that could not be read as a
+// record, the header aside.
+func (r *Reader) Skipped() int { return r.skipped }
+
+// Next returns the next record, or io.EOF at the end of the file. The
+// Event, and the bytes its slices point to, are reused: they are valid
+// until the next call to Next.
+func (r *Reader) Next() (*Event, error) {
+	if r.err != nil {
+		err := r.err
+		r.err = nil
+		return nil, err
+	}
+	if !r.decided {
+		if err := r.decide(); err != nil {
+			return nil, err
+		}
+	}
+	if r.pending {
+		r.pending = false
+		return &r.ev, nil
+	}
+	for {
+		line, err := r.readLine()
+		if err != nil {
+			return nil, err
+		}
+		r.lineNo++
+		if isBlank(line) {
+			continue
+		}
+		if r.parseRecord(line) {
+			r.ev.Line = r.lineNo
+			return &r.ev, nil
+		}
+		r.skipped++
+	}
+}
+
+// decide reads up to the first non-blank line and takes it as the header
+// when it is one; a record there is kept for Next.
+func (r *Reader) decide() error {
+	for {
+		line, err := r.readLine()
+		if err != nil {
+			return err
+		}
+		r.lineNo++
+		if isBlank(line) {
+			continue
+		}
+		r.decided = true
+		if h, ok := parseHeader(line); ok {
+			r.header, r.hasHeader = h, true
+			return nil
+		}
+		if r.parseRecord(line) {
+			r.ev.Line = r.lineNo
+			r.pending = true
+		} else {
+			r.skipped++
+		}
+		return nil
+	}
+}
+
+// readLine returns the next line, "\n" included when there is one. The
+// line is valid until the next call.
+func (r *Reader) readLine() ([]byte, error) {
+	if !r.partial {
+		if cap(r.line) > maxKeptLine {
+			r.line = nil
+		}
+		r.line = r.line[:0]
+	}
+	for {
+		b, err := r.br.ReadSlice('\n')
+		if err == nil && len(r.line) == 0 {
+			return b, nil // the usual case: the line is in br's buffer
+		}
+		r.line = append(r.line, b...)
+		r.partial = len(r.line) > 0
+		switch {
+		case err == nil:
+			r.partial = false
+			return r.line, nil
+		case errors.Is(err, bufio.ErrBufferFull):
+		case err == io.EOF && r.ctx != nil:
+			if err := r.wait(); err != nil {
+				return nil, err
+			}
+		case err == io.EOF && len(r.line) > 0:
+			r.partial = false
+			return r.line, nil // the last line, with no "\n"
+		default:
+			return nil, err
+		}
+	}
+}
+
+// wait sleeps one poll interval, or until the Follow context is done.
+func (r *Reader) wait() error {
+	if err := r.ctx.Err(); err != nil {
+		return err
+	}
+	if r.timer == nil {
+		r.timer = time.NewTimer(r.poll)
+	} else {
+		r.timer.Reset(r.poll)
+	}
+	select {
+	case <-r.ctx.Done():
+		r.timer.Stop()
+		return r.ctx.Err()
+	case <-r.timer.C:
+		return nil
+	}
+}
+
+// Keys of a record, as bits, to find duplicates and check the shape.
+const (
+	keyT = 1 << iota
+	keyDir
+	keyFrame
+	keyFrameB64
+	keyHeader
+	keyHeaderB64
+	keySrc
+	keyEOF
+	keyRedacted
+	keyEvent
+	keyCode
+	keySignal
+	keyMissing
+	keyText
+
+	keysFrame = keyFrame | keyFrameB64 | keyHeader | keyHeaderB64
+)
+
+// parseRecord decodes line into r.ev and reports whether it is a record
+// of the right shape. It decodes strings in place, so it changes line.
+func (r *Reader) parseRecord(s []byte) bool {
+	ev := &r.ev
+	*ev = Event{Src: SrcWire}
+	i := skipSpace(s, 0)
+	if i >= len(s) || s[i] != '{' {
+		return false
+	}
+	i = skipSpace(s, i+1)
+	seen := 0
+	if i < len(s) && s[i] == '}' {
+		i++
+	} else {
+		for {
+			if i >= len(s) || s[i] != '"' {
+				return false
+			}
+			key, j, ok := unquote(s, i+1)
+			if !ok {
+				return false
+			}
+			i = skipSpace(s, j)
+			if i >= len(s) || s[i] != ':' {
+				return false
+			}
+			i = skipSpace(s, i+1)
+			if i, ok = r.parseField(s, i, key, &seen); !ok {
+				return false
+			}
+			i = skipSpace(s, i)
+			if i >= len(s) {
+				return false
+			}
+			if s[i] == '}' {
+				i++
+				break
+			}
+			if s[i] != ',' {
+				return false
+			}
+			i = skipSpace(s, i+1)
+		}
+	}
+	if skipSpace(s, i) != len(s) || seen&keyT == 0 {
+		return false
+	}
+	if seen&keyEvent != 0 {
+		return seen&keysFrame == 0
+	}
+	if seen&keyDir == 0 {
+		return false
+	}
+	frames := seen & (keyFrame | keyFrameB64)
+	headers := seen & (keyHeader | keyHeaderB64)
+	return frames != 0 && frames != keyFrame|keyFrameB64 && headers != keyHeader|keyHeaderB64
+}
+
+// parseField reads the value of key at s[i] into r.ev. A null value is
+// taken as the field being absent.
+func (r *Reader) parseField(s []byte, i int, key []byte, seen *int) (next int, ok bool) {
+	if hasLiteral(s, i, "null") {
+		return i + 4, true
+	}
+	ev := &r.ev
+	var bit int
+	var v []byte
+	switch string(key) {
+	case "t":
+		bit = keyT
+		ev.T, i, ok = parseInt(s, i)
+	case "dir":
+		bit = keyDir
+		if v, i, ok = parseString(s, i); ok {
+			ev.Dir, ok = parseDir(v)
+		}
+	case "frame":
+		bit = keyFrame
+		ev.Frame, i, ok = parseString(s, i)
+	case "frame_b64":
+		bit = keyFrameB64
+		if v, i, ok = parseString(s, i); ok {
+			r.frameB64, ok = decodeBase64(r.frameB64, v)
+			ev.Frame = r.frameB64
+		}
+	case "header":
+		bit = keyHeader
+		ev.Header, i, ok = parseString(s, i)
+	case "header_b64":
+		bit = keyHeaderB64
+		if v, i, ok = parseString(s, i); ok {
+			r.headerB64, ok = decodeBase64(r.headerB64, v)
+			ev.Header = r.headerB64
+		}
+	case "src":
+		bit = keySrc
+		if v, i, ok = parseString(s, i); ok {
+			ev.Src = intern(v, SrcWire, SrcInject, SrcEdit)
+		}
+	case "eof":
+		bit = keyEOF
+		ev.EOF, i, ok = parseBool(s, i)
+	case "redacted":
+		bit = keyRedacted
+		ev.Redacted, i, ok = parseBool(s, i)
+	case "event":
+		bit = keyEvent
+		if v, i, ok = parseString(s, i); ok {
+			ev.Kind = intern(v, EventStart, EventExit, EventGap, EventNote)
+			ok = ev.Kind != ""
+		}
+	case "code":
+		bit = keyCode
+		var n int64
+		if n, i, ok = parseInt(s, i); ok {
+			r.code = int(n)
+			ev.Code = &r.code
+			ok = int64(r.code) == n
+		}
+	case "signal":
+		bit = keySignal
+		if v, i, ok = parseString(s, i); ok {
+			ev.Signal = string(v)
+		}
+	case "missing":
+		bit = keyMissing
+		ev.Missing, i, ok = parseInt(s, i)
+		ok = ok && ev.Missing >= 0
+	case "text":
+		bit = keyText
+		if v, i, ok = parseString(s, i); ok {
+			ev.Text = string(v)
+		}
+	default: // derived fields and fields this version does not know
+		return skipValue(s, i, 0)
+	}
+	if !ok || *seen&bit != 0 {
+		return 0, false
+	}
+	*seen |= bit
+	return i, true
+}
+
+// parseString reads the JSON string at s[i], decoding it in place.
+func parseString(s []byte, i int) (v []byte, next int, ok bool) {
+	if i >= len(s) || s[i] != '"' {
+		return nil, 0, false
+	}
+	return unquote(s, i+1)
+}
+
+func parseDir(v []byte) (classify.Direction, bool) {
+	switch string(v) {
+	case "h2s":
+		return classify.H2S, true
+	case "s2h":
+		return classify.S2H, true
+	case "err":
+		return classify.Err, true
+	}
+	return 0, false
+}
+
+// intern returns the one of known that equals v, without allocating, or
+// else a copy of v.
+func intern(v []byte, known ...string) string {
+	for _, k := range known {
+		if string(v) == k {
+			return k
+		}
+	}
+	return string(v)
+}
+
+// decodeBase64 decodes standard base64 into buf, reusing its memory
+// unless it is too small, or much too large to keep.
+func decodeBase64(buf, src []byte) ([]byte, bool) {
+	n := base64.StdEncoding.DecodedLen(len(src))
+	if cap(buf) < n || buf == nil || cap(buf) > maxKeptLine && n <= maxKeptLine {
+		buf = make([]byte, 0, max(n, 64))
+	}
+	n, err := base64.StdEncoding.Decode(buf[:n], src)
+	return buf[:n], err == nil
+}
+
+// headerLine is the header's JSON, read with encoding/json (once a file).
+type headerLine struct {
+	RPCTap  string   `json:"rpctap"`
+	Version int      `json:"version"`
+	ID      string   `json:"id"`
+	Started string   `json:"started"`
+	Argv    []string `json:"argv"`
+	Name    string   `json:"name"`
+	Framing string   `json:"framing"`
+	Profile string   `json:"profile"`
+}
+
+// parseHeader reads line as a header, which it is when it is a JSON
+// object whose "rpctap" is "session". A start time that does not parse
+// is left zero rather than losing the framing and profile.
+func parseHeader(line []byte) (Header, bool) {
+	if !bytes.Contains(line, []byte(`"rpctap"`)) {
+		return Header{}, false
+	}
+	var hl headerLine
+	if err := json.Unmarshal(line, &hl); err != nil || hl.RPCTap != "session" {
+		return Header{}, false
+	}
+	h := Header{
+		Version: hl.Version,
+		ID:      hl.ID,
+		Argv:    hl.Argv,
+		Name:    hl.Name,
+		Framing: hl.Framing,
+		Profile: hl.Profile,
+	}
+	if t, err := time.Parse(time.RFC3339Nano, hl.Started); err == nil {
+		h.Started = t.UTC()
+	}
+	return h, true
+}

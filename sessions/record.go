@@ -1,0 +1,137 @@
+// Package sessions owns rpctap's session file: a JSON Lines recording of
+// every frame that crossed a tap, with its time and direction.
+//
+// The format (version 1) is written down in the project's architecture
+// note. The first line is a header; each later line is one record, either a
+// frame or an event (start, exit, gap, note):
+//
+//	{"rpctap":"session","version":1,"id":"…","started":"2026-11-29T18:42:00.123456Z","argv":["server"],"name":"server","framing":"ndjson","profile":"auto"}
+//	{"t":1520,"dir":"h2s","frame":"{\"jsonrpc\":\"2.0\",\"id\":0,\"method\":\"initialize\"}"}
+//	{"t":99000,"event":"exit","code":0}
+//
+// Frames are exact: a frame's bytes go in "frame" as a JSON string whose
+// decoding is exactly those bytes, or, when they are not valid UTF-8, in
+// "frame_b64" as standard base64. A Writer appends records without
+// reflection and without allocating; a Reader decodes them with a
+// hand-written scanner, skips and counts the lines it cannot read, and can
+// follow a file that is still being written.
+package sessions
+
+import (
+	"time"
+
+	"github.com/rpctap/rpctap/classify"
+)
+
+// Version is the session file format version this package reads and writes.
+const Version = 1
+
+// Defaults that apply when a header says nothing, or when a file has none.
+const (
+	DefaultFraming = "ndjson"
+	DefaultProfile = "auto"
+)
+
+// Sources of a frame record: where the frame came from.
+const (
+	SrcWire   = "wire"   // crossed the tap from a peer (the default)
+	SrcInject = "inject" // written by rpctap on the user's behalf
+	SrcEdit   = "edit"   // a held frame the user changed before release
+)
+
+// Kinds of event record.
+const (
+	EventStart = "start" // the server was started
+	EventExit  = "exit"  // the server exited: Code or Signal
+	EventGap   = "gap"   // Missing frames of Dir could not be recorded
+	EventNote  = "note"  // free text from rpctap: Text
+)
+
+// Header is the first line of a session file.
+type Header struct {
+	Version int       // format version; a Writer writes Version
+	ID      string    // the session's id
+	Started time.Time // when the tap started; written in UTC to the microsecond
+	Argv    []string  // the server's command line
+	Name    string    // a short name for the server, for people
+	Framing string    // "ndjson" or "lsp"; empty means DefaultFraming
+	Profile string    // "auto", "jsonrpc", "mcp" or "lsp"; empty means DefaultProfile
+}
+
+// FramingOrDefault is h.Framing, or DefaultFraming when it is empty.
+func (h Header) FramingOrDefault() string {
+	if h.Framing == "" {
+		return DefaultFraming
+	}
+	return h.Framing
+}
+
+// ProfileOrDefault is h.Profile, or DefaultProfile when it is empty.
+func (h Header) ProfileOrDefault() string {
+	if h.Profile == "" {
+		return DefaultProfile
+	}
+	return h.Profile
+}
+
+// Event is one record after the header, as a Reader decodes it: a frame
+// when Kind is empty, an event record otherwise.
+//
+// A Reader reuses its Event: the value and the bytes its slices point to
+// are valid until the Reader's next call to Next. Copy what must outlive
+// it (strings are never reused).
+type Event struct {
+	Line int   // 1-based line number in the file; the header is line 1
+	T    int64 // microseconds since the header's Started
+	// Dir is the frame's direction; for an event record it is 0, except
+	// for a gap, where it is the direction whose frames are missing.
+	Dir classify.Direction
+
+	// Frame records.
+	Frame    []byte // the frame's exact bytes (from "frame" or "frame_b64")
+	Header   []byte // the LSP header block when recorded; nil when absent
+	Src      string // SrcWire, SrcInject or SrcEdit (SrcWire when absent)
+	EOF      bool   // the frame ended its stream with no terminator
+	Redacted bool   // rpctap masked a secret: the bytes are no longer exact
+
+	// Event records.
+	Kind    string // "" for a frame; EventStart, EventExit, EventGap, EventNote
+	Code    *int   // exit: the exit status, nil when absent
+	Signal  string // exit: the signal that killed the server
+	Missing int64  // gap: how many frames are missing
+	Text    string // note: the text
+}
+
+// IsFrame reports whether e is a frame record rather than an event record.
+func (e *Event) IsFrame() bool { return e.Kind == "" }
+
+// FrameRecord is one frame for Writer.WriteFrame.
+type FrameRecord struct {
+	T        int64              // microseconds since the header's Started
+	Dir      classify.Direction // H2S, S2H or Err
+	Src      string             // "" or SrcWire (not written), SrcInject, SrcEdit
+	Frame    []byte             // the frame's bytes, exactly
+	Header   []byte             // the LSP header block; nil writes none
+	EOF      bool               // the frame ended its stream with no terminator
+	Redacted bool               // a secret was masked in Frame
+
+	// Derived fields, written for people who grep with jq; readers
+	// ignore them and recompute with classify. Each is left out when
+	// empty. ID is the id's raw JSON as on the wire; it is left out when
+	// it is not one JSON value on one line.
+	Kind   string
+	ID     []byte
+	Method string
+}
+
+// EventRecord is one event for Writer.WriteEvent. Fields that are zero
+// are not written.
+type EventRecord struct {
+	T       int64              // microseconds since the header's Started
+	Kind    string             // EventStart, EventExit, EventGap or EventNote
+	Code    *int               // exit: the exit status
+	Signal  string             // exit: the signal that killed the server
+	Dir     classify.Direction // gap: the direction whose frames are missing
+	Missing int64              // gap: how many frames are missing
+	Text    string             // note: the text
+}

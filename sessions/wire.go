@@ -1,0 +1,477 @@
+package sessions
+
+import (
+	"encoding/binary"
+	"math"
+	"math/bits"
+	"slices"
+	"unicode/utf16"
+	"unicode/utf8"
+)
+
+// This file holds the JSON details of a record line: quoting strings for
+// the writer, and the small scanner the reader uses in place of
+// encoding/json (keys are few and known, values are strings, integers and
+// booleans, and frames must come back byte for byte).
+
+const hexDigits = "0123456789abcdef"
+
+// The hot loops look at eight bytes at a time: a word-at-a-time test says
+// whether any of them needs attention, and which comes first.
+const (
+	lo8 = 0x0101010101010101
+	hi8 = 0x8080808080808080
+)
+
+// stopBytes sets the high bit of each byte of x that is '"', '\\' or a
+// control character (below 0x20); bytes after the first such byte may be
+// set when they should not be, so only the lowest set bit is to be
+// trusted. It is zero when no byte of x is one of those.
+func stopBytes(x uint64) uint64 {
+	q := x ^ lo8*'"'
+	bs := x ^ lo8*'\\'
+	return ((x-lo8*0x20)&^x | (q-lo8)&^q | (bs-lo8)&^bs) & hi8
+}
+
+// firstByte is the index of the byte of a non-zero stopBytes mask to
+// trust.
+func firstByte(mask uint64) int { return bits.TrailingZeros64(mask) >> 3 }
+
+// load64 reads s[i:i+8] as a little-endian word: its first byte is the
+// lowest.
+func load64[S ~string | ~[]byte](s S, i int) uint64 {
+	w := s[i : i+8]
+	return uint64(w[0]) | uint64(w[1])<<8 | uint64(w[2])<<16 | uint64(w[3])<<24 |
+		uint64(w[4])<<32 | uint64(w[5])<<40 | uint64(w[6])<<48 | uint64(w[7])<<56
+}
+
+// shortEscape is the letter after the backslash for the ASCII bytes that
+// have a two-character escape, and 0 for the other control characters.
+var shortEscape = [utf8.RuneSelf]byte{'"': '"', '\\': '\\', '\n': 'n', '\r': 'r', '\t': 't'}
+
+// quoteSafe marks the ASCII bytes a JSON string holds as they are.
+var quoteSafe = func() (t [utf8.RuneSelf]bool) {
+	for c := 0x20; c < utf8.RuneSelf; c++ {
+		t[c] = c != '"' && c != '\\'
+	}
+	return t
+}()
+
+// appendQuoted appends s as a JSON string whose decoding is exactly s:
+// `"` and `\` are escaped, control characters become \n, \r, \t or \u00XX,
+// and U+2028 and U+2029 become \u2028 and \u2029 (so no reader takes them
+// for line ends); everything else, DEL included, is copied as it is.
+//
+// When s is not valid UTF-8, a strict call returns ok == false (and b
+// holds a partial string to be cut off); otherwise each invalid byte is
+// written as \ufffd.
+func appendQuoted[S ~string | ~[]byte](b []byte, s S, strict bool) (_ []byte, ok bool) {
+	// Write through an index into b's spare capacity, so that a run of
+	// eight plain bytes costs one eight-byte store. Each write first makes
+	// sure of the room it needs, growing b with room.
+	n := len(b)
+	b = room(b, n, len(s)+16)
+	b[n] = '"'
+	n++
+	i := 0
+	for {
+		for i+8 <= len(s) {
+			if n+8 > len(b) {
+				b = room(b, n, len(s)-i+16)
+			}
+			x := load64(s, i)
+			binary.LittleEndian.PutUint64(b[n:], x)
+			m := stopBytes(x) | x&hi8
+			if m == 0 {
+				i += 8
+				n += 8
+				continue
+			}
+			k := firstByte(m)
+			i += k
+			n += k
+			goto special
+		}
+		// Fewer than eight bytes are left: escapes may have used the room
+		// they had, so make sure of it again.
+		if n+len(s)-i+1 > len(b) {
+			b = room(b, n, len(s)-i+16)
+		}
+		for i < len(s) && s[i] < utf8.RuneSelf && quoteSafe[s[i]] {
+			b[n] = s[i]
+			n++
+			i++
+		}
+		if i >= len(s) {
+			break
+		}
+	special:
+		if n+16 > len(b) {
+			b = room(b, n, len(s)-i+16)
+		}
+		if c := s[i]; c < utf8.RuneSelf {
+			if e := shortEscape[c]; e != 0 {
+				b[n], b[n+1] = '\\', e
+				n += 2
+			} else {
+				b[n], b[n+1], b[n+2], b[n+3] = '\\', 'u', '0', '0'
+				b[n+4], b[n+5] = hexDigits[c>>4], hexDigits[c&0xf]
+				n += 6
+			}
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(string(s[i:min(i+utf8.UTFMax, len(s))]))
+		switch {
+		case r == utf8.RuneError && size == 1:
+			if strict {
+				return b[:n], false
+			}
+			n += copy(b[n:], `\ufffd`)
+		case r == '\u2028' || r == '\u2029':
+			n += copy(b[n:], `\u202`)
+			b[n] = hexDigits[r&0xf]
+			n++
+		default:
+			n += copy(b[n:], s[i:i+size])
+		}
+		i += size
+	}
+	b[n] = '"'
+	return b[:n+1], true
+}
+
+// room returns b with its length set to its capacity, and at least need
+// bytes of it free from n on.
+func room(b []byte, n, need int) []byte {
+	if n+need > cap(b) {
+		b = slices.Grow(b[:n], need)
+	}
+	return b[:cap(b)]
+}
+
+// appendString appends s as a JSON string, invalid UTF-8 replaced.
+func appendString[S ~string | ~[]byte](b []byte, s S) []byte {
+	b, _ = appendQuoted(b, s, false)
+	return b
+}
+
+// shortUnescape is the byte a two-character escape stands for, by the
+// letter after the backslash; 0 for the rest.
+var shortUnescape = [256]byte{'"': '"', '\\': '\\', '/': '/', 'b': '\b', 'f': '\f', 'n': '\n', 'r': '\r', 't': '\t'}
+
+// unquoteStop marks the bytes that end a plain run inside a JSON string.
+var unquoteStop = func() (t [256]bool) {
+	for c := range 0x20 {
+		t[c] = true
+	}
+	t['"'] = true
+	t['\\'] = true
+	return t
+}()
+
+// unquote decodes, in place, the JSON string whose opening quote is at
+// s[i-1]. It returns the decoded bytes (a slice of s, never nil) and the
+// index after the closing quote. Decoding never makes a string longer,
+// so it overwrites only bytes it has already read. Bytes of 0x80 and up
+// are taken as they are; a lone surrogate escape decodes to U+FFFD, as
+// encoding/json does. A raw control character, a bad escape or a missing
+// closing quote make it fail.
+func unquote(s []byte, i int) (v []byte, next int, ok bool) {
+	start, w := i, i // read at i, write at w; w == i until the first escape
+	for {
+		for i+8 <= len(s) {
+			x := binary.LittleEndian.Uint64(s[i:])
+			m := stopBytes(x)
+			if m == 0 {
+				if w != i {
+					// Only bytes already read are overwritten.
+					binary.LittleEndian.PutUint64(s[w:], x)
+				}
+				i += 8
+				w += 8
+				continue
+			}
+			k := firstByte(m)
+			if w != i {
+				if w+8 <= i+k {
+					// The store runs past the run's end, but only over
+					// bytes already read, and later output covers it.
+					binary.LittleEndian.PutUint64(s[w:], x)
+				} else {
+					copy(s[w:w+k], s[i:i+k])
+				}
+			}
+			i += k
+			w += k
+			goto stop
+		}
+		for i < len(s) && !unquoteStop[s[i]] {
+			s[w] = s[i]
+			w++
+			i++
+		}
+		if i >= len(s) {
+			return nil, 0, false
+		}
+	stop:
+		switch s[i] {
+		case '"':
+			return s[start:w:w], i + 1, true
+		case '\\':
+		default:
+			return nil, 0, false // a raw control character
+		}
+		if i+1 >= len(s) {
+			return nil, 0, false
+		}
+		if c := shortUnescape[s[i+1]]; c != 0 {
+			s[w] = c
+			w++
+			i += 2
+			continue
+		}
+		if s[i+1] != 'u' {
+			return nil, 0, false
+		}
+		r, ok := hex4(s, i+2)
+		if !ok {
+			return nil, 0, false
+		}
+		i += 6
+		if utf16.IsSurrogate(r) {
+			r2, ok2 := rune(-1), false
+			if i+1 < len(s) && s[i] == '\\' && s[i+1] == 'u' {
+				r2, ok2 = hex4(s, i+2)
+			}
+			if dec := utf16.DecodeRune(r, r2); ok2 && dec != utf8.RuneError {
+				r = dec
+				i += 6
+			} else {
+				r = utf8.RuneError
+			}
+		}
+		w += utf8.EncodeRune(s[w:], r)
+	}
+}
+
+// hex4 reads the four hex digits at s[i:i+4].
+func hex4(s []byte, i int) (rune, bool) {
+	if i+4 > len(s) {
+		return 0, false
+	}
+	var r rune
+	for _, c := range s[i : i+4] {
+		switch {
+		case '0' <= c && c <= '9':
+			c -= '0'
+		case 'a' <= c && c <= 'f':
+			c -= 'a' - 10
+		case 'A' <= c && c <= 'F':
+			c -= 'A' - 10
+		default:
+			return 0, false
+		}
+		r = r<<4 | rune(c)
+	}
+	return r, true
+}
+
+func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\r' || c == '\n' }
+
+func skipSpace(s []byte, i int) int {
+	for i < len(s) && isSpace(s[i]) {
+		i++
+	}
+	return i
+}
+
+// isBlank reports whether line holds nothing but JSON whitespace.
+func isBlank(line []byte) bool { return skipSpace(line, 0) == len(line) }
+
+// parseInt reads a JSON number at s[i] that must be an integer fitting an
+// int64 (no fraction, no exponent).
+func parseInt(s []byte, i int) (n int64, next int, ok bool) {
+	neg := false
+	if i < len(s) && s[i] == '-' {
+		neg = true
+		i++
+	}
+	if i >= len(s) || s[i] < '0' || s[i] > '9' {
+		return 0, 0, false
+	}
+	var u uint64
+	if s[i] == '0' {
+		i++
+	} else {
+		for ; i < len(s) && '0' <= s[i] && s[i] <= '9'; i++ {
+			d := uint64(s[i] - '0')
+			if u > (math.MaxUint64-d)/10 {
+				return 0, 0, false
+			}
+			u = u*10 + d
+		}
+	}
+	if i < len(s) && (s[i] == '.' || s[i] == 'e' || s[i] == 'E') {
+		return 0, 0, false
+	}
+	switch {
+	case !neg && u <= math.MaxInt64:
+		return int64(u), i, true
+	case neg && u <= math.MaxInt64+1:
+		return int64(-u), i, true // two's complement: exact down to MinInt64
+	}
+	return 0, 0, false
+}
+
+// parseBool reads true or false at s[i].
+func parseBool(s []byte, i int) (v bool, next int, ok bool) {
+	if hasLiteral(s, i, "true") {
+		return true, i + 4, true
+	}
+	if hasLiteral(s, i, "false") {
+		return false, i + 5, true
+	}
+	return false, 0, false
+}
+
+func hasLiteral(s []byte, i int, lit string) bool {
+	return len(s)-i >= len(lit) && string(s[i:i+len(lit)]) == lit
+}
+
+// maxDepth bounds the nesting of a value the scanner skips, as
+// encoding/json bounds what it decodes.
+const maxDepth = 10000
+
+// skipValue checks that one JSON value starts at s[i] and returns the
+// index after it. It does not change s.
+func skipValue(s []byte, i, depth int) (next int, ok bool) {
+	if i >= len(s) {
+		return 0, false
+	}
+	switch c := s[i]; {
+	case c == '"':
+		return skipString(s, i+1)
+	case c == '{' || c == '[':
+		if depth >= maxDepth {
+			return 0, false
+		}
+		end := byte('}')
+		if c == '[' {
+			end = ']'
+		}
+		i = skipSpace(s, i+1)
+		if i < len(s) && s[i] == end {
+			return i + 1, true
+		}
+		for {
+			if end == '}' {
+				if i >= len(s) || s[i] != '"' {
+					return 0, false
+				}
+				if i, ok = skipString(s, i+1); !ok {
+					return 0, false
+				}
+				i = skipSpace(s, i)
+				if i >= len(s) || s[i] != ':' {
+					return 0, false
+				}
+				i = skipSpace(s, i+1)
+			}
+			if i, ok = skipValue(s, i, depth+1); !ok {
+				return 0, false
+			}
+			i = skipSpace(s, i)
+			if i >= len(s) {
+				return 0, false
+			}
+			if s[i] == end {
+				return i + 1, true
+			}
+			if s[i] != ',' {
+				return 0, false
+			}
+			i = skipSpace(s, i+1)
+		}
+	case c == '-' || '0' <= c && c <= '9':
+		return skipNumber(s, i)
+	case hasLiteral(s, i, "true"), hasLiteral(s, i, "null"):
+		return i + 4, true
+	case hasLiteral(s, i, "false"):
+		return i + 5, true
+	}
+	return 0, false
+}
+
+// skipString checks the JSON string whose opening quote is at s[i-1].
+func skipString(s []byte, i int) (next int, ok bool) {
+	for {
+		for i < len(s) && !unquoteStop[s[i]] {
+			i++
+		}
+		if i >= len(s) {
+			return 0, false
+		}
+		switch s[i] {
+		case '"':
+			return i + 1, true
+		case '\\':
+		default:
+			return 0, false
+		}
+		if i+1 >= len(s) {
+			return 0, false
+		}
+		switch s[i+1] {
+		case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+			i += 2
+		case 'u':
+			if _, ok := hex4(s, i+2); !ok {
+				return 0, false
+			}
+			i += 6
+		default:
+			return 0, false
+		}
+	}
+}
+
+// skipNumber checks a JSON number at s[i].
+func skipNumber(s []byte, i int) (next int, ok bool) {
+	digits := func(i int) int {
+		for i < len(s) && '0' <= s[i] && s[i] <= '9' {
+			i++
+		}
+		return i
+	}
+	if i < len(s) && s[i] == '-' {
+		i++
+	}
+	switch {
+	case i < len(s) && s[i] == '0':
+		i++
+	case i < len(s) && '1' <= s[i] && s[i] <= '9':
+		i = digits(i)
+	default:
+		return 0, false
+	}
+	if i < len(s) && s[i] == '.' {
+		j := digits(i + 1)
+		if j == i+1 {
+			return 0, false
+		}
+		i = j
+	}
+	if i < len(s) && (s[i] == 'e' || s[i] == 'E') {
+		i++
+		if i < len(s) && (s[i] == '+' || s[i] == '-') {
+			i++
+		}
+		j := digits(i)
+		if j == i {
+			return 0, false
+		}
+		i = j
+	}
+	return i, true
+}

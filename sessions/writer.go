@@ -1,0 +1,233 @@
+package sessions
+
+import (
+	"bytes"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"unicode/utf8"
+
+	"github.com/rpctap/rpctap/classify"
+)
+
+// startedLayout is how a header's start time is written: RFC 3339 in UTC
+// with microseconds.
+const startedLayout = "2006-01-02T15:04:05.000000Z"
+
+// A Writer writes a session file: the header line, then one line per
+// record. Each line reaches the underlying writer in one Write call that
+// ends in "\n", so the Writer keeps nothing back; wrap a file in a
+// bufio.Writer for throughput, and flush it yourself.
+//
+// WriteFrame neither reflects nor allocates: it appends into a buffer the
+// Writer reuses.
+//
+// When a Write fails part-way (a full disk), the next record starts with a
+// "\n", so that readers lose only the torn line, which they skip and count.
+//
+// A Writer is not safe for concurrent use: one goroutine writes a session,
+// or the callers serialise their calls.
+type Writer struct {
+	w io.Writer
+	// buf holds the line being written after a reserved first byte, which
+	// is a "\n" sent only when the last Write was cut short (torn), so that
+	// the next record starts on a line of its own.
+	buf  []byte
+	torn bool
+}
+
+// NewWriter writes h as the header line of a session file on w. A zero
+// h.Version means Version; empty Framing and Profile are written as their
+// defaults. h.Started must be set. Strings that are not valid UTF-8 (an
+// argument, say) are written with U+FFFD in place of the bad bytes.
+func NewWriter(w io.Writer, h Header) (*Writer, error) {
+	if h.Version == 0 {
+		h.Version = Version
+	}
+	if h.Version != Version {
+		return nil, fmt.Errorf("session header asks for format version %d, but this rpctap writes version %d", h.Version, Version)
+	}
+	if h.Started.IsZero() {
+		return nil, errors.New("session header has no start time: set Header.Started")
+	}
+	sw := &Writer{w: w, buf: make([]byte, 1, 4096)}
+	b := append(sw.buf[:1], `{"rpctap":"session","version":`...)
+	b = strconv.AppendInt(b, int64(h.Version), 10)
+	b = append(b, `,"id":`...)
+	b = appendString(b, h.ID)
+	b = append(b, `,"started":"`...)
+	b = h.Started.UTC().AppendFormat(b, startedLayout)
+	b = append(b, `","argv":[`...)
+	for i, arg := range h.Argv {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = appendString(b, arg)
+	}
+	b = append(b, `],"name":`...)
+	b = appendString(b, h.Name)
+	b = append(b, `,"framing":`...)
+	b = appendString(b, h.FramingOrDefault())
+	b = append(b, `,"profile":`...)
+	b = appendString(b, h.ProfileOrDefault())
+	b = append(b, "}\n"...)
+	if err := sw.writeLine(b); err != nil {
+		return nil, err
+	}
+	return sw, nil
+}
+
+// WriteFrame writes one frame record. The frame's bytes go in "frame" as
+// a JSON string that decodes to exactly f.Frame, or in "frame_b64" when
+// they are not valid UTF-8; the same for f.Header.
+func (w *Writer) WriteFrame(f FrameRecord) error {
+	dir, ok := dirName(f.Dir)
+	if !ok {
+		return fmt.Errorf("frame record has direction %d: use classify.H2S, S2H or Err", f.Dir)
+	}
+	b := append(w.buf[:1], `{"t":`...)
+	b = strconv.AppendInt(b, f.T, 10)
+	b = append(b, `,"dir":"`...)
+	b = append(b, dir...)
+	b = append(b, '"')
+	switch f.Src {
+	case "", SrcWire:
+	case SrcInject, SrcEdit:
+		b = append(b, `,"src":"`...)
+		b = append(b, f.Src...)
+		b = append(b, '"')
+	default:
+		return fmt.Errorf("frame record has source %q: use %q, %q or %q", f.Src, SrcWire, SrcInject, SrcEdit)
+	}
+	if f.EOF {
+		b = append(b, `,"eof":true`...)
+	}
+	if f.Redacted {
+		b = append(b, `,"redacted":true`...)
+	}
+	if f.Kind != "" {
+		b = append(b, `,"kind":`...)
+		b = appendString(b, f.Kind)
+	}
+	if len(f.ID) > 0 && isOneLineJSON(f.ID) {
+		b = append(b, `,"id":`...)
+		b = append(b, f.ID...)
+	}
+	if f.Method != "" {
+		b = append(b, `,"method":`...)
+		b = appendString(b, f.Method)
+	}
+	if f.Header != nil {
+		b = appendBytes(b, "header", f.Header)
+	}
+	b = appendBytes(b, "frame", f.Frame)
+	b = append(b, "}\n"...)
+	return w.writeLine(b)
+}
+
+// WriteEvent writes one event record. Text and Signal that are not valid
+// UTF-8 are written with U+FFFD in place of the bad bytes.
+func (w *Writer) WriteEvent(e EventRecord) error {
+	switch e.Kind {
+	case EventStart, EventExit, EventGap, EventNote:
+	default:
+		return fmt.Errorf("event record has kind %q: use %q, %q, %q or %q", e.Kind, EventStart, EventExit, EventGap, EventNote)
+	}
+	b := append(w.buf[:1], `{"t":`...)
+	b = strconv.AppendInt(b, e.T, 10)
+	b = append(b, `,"event":"`...)
+	b = append(b, e.Kind...)
+	b = append(b, '"')
+	if e.Code != nil {
+		b = append(b, `,"code":`...)
+		b = strconv.AppendInt(b, int64(*e.Code), 10)
+	}
+	if e.Signal != "" {
+		b = append(b, `,"signal":`...)
+		b = appendString(b, e.Signal)
+	}
+	if e.Dir != 0 {
+		dir, ok := dirName(e.Dir)
+		if !ok {
+			return fmt.Errorf("event record has direction %d: use classify.H2S, S2H or Err", e.Dir)
+		}
+		b = append(b, `,"dir":"`...)
+		b = append(b, dir...)
+		b = append(b, '"')
+	}
+	if e.Missing < 0 {
+		return fmt.Errorf("gap record has %d missing frames: the count cannot be negative", e.Missing)
+	}
+	if e.Missing != 0 || e.Kind == EventGap {
+		b = append(b, `,"missing":`...)
+		b = strconv.AppendInt(b, e.Missing, 10)
+	}
+	if e.Text != "" {
+		b = append(b, `,"text":`...)
+		b = appendString(b, e.Text)
+	}
+	b = append(b, "}\n"...)
+	return w.writeLine(b)
+}
+
+// writeLine sends b[1:] (a whole line), prefixed by the reserved "\n" in
+// b[0] when the last Write left a line unfinished.
+func (w *Writer) writeLine(b []byte) error {
+	w.buf = b
+	out := b[1:]
+	if w.torn {
+		b[0] = '\n'
+		out = b
+	}
+	n, err := w.w.Write(out)
+	if n > 0 {
+		w.torn = out[n-1] != '\n'
+	}
+	if err != nil {
+		return fmt.Errorf("writing the session file: %w", err)
+	}
+	if n < len(out) {
+		return fmt.Errorf("writing the session file: %w", io.ErrShortWrite)
+	}
+	return nil
+}
+
+// appendBytes appends `,"name":"…"` when data is valid UTF-8 and
+// `,"name_b64":"…"` otherwise.
+func appendBytes(b []byte, name string, data []byte) []byte {
+	mark := len(b)
+	b = append(b, ',', '"')
+	b = append(b, name...)
+	b = append(b, '"', ':')
+	b, ok := appendQuoted(b, data, true)
+	if ok {
+		return b
+	}
+	b = append(b[:mark], ',', '"')
+	b = append(b, name...)
+	b = append(b, `_b64":"`...)
+	b = base64.StdEncoding.AppendEncode(b, data)
+	return append(b, '"')
+}
+
+// isOneLineJSON reports whether raw is one JSON value, valid UTF-8, with
+// no line break and nothing around it.
+func isOneLineJSON(raw []byte) bool {
+	end, ok := skipValue(raw, 0, 0)
+	return ok && end == len(raw) && utf8.Valid(raw) &&
+		bytes.IndexByte(raw, '\n') < 0 && bytes.IndexByte(raw, '\r') < 0
+}
+
+func dirName(d classify.Direction) (string, bool) {
+	switch d {
+	case classify.H2S:
+		return "h2s", true
+	case classify.S2H:
+		return "s2h", true
+	case classify.Err:
+		return "err", true
+	}
+	return "", false
+}
