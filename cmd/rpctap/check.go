@@ -20,6 +20,7 @@ type checkOptions struct {
 	profile classify.Profile
 	timeout time.Duration
 	failOn  classify.Severity // 0: never fail
+	name    string            // what to call stdin in the report
 }
 
 func newCheckCmd() *cobra.Command {
@@ -64,6 +65,9 @@ Exit status: 1 when a finding at or above --fail-on exists, 0 otherwise,
 func runCheck(stdin io.Reader, stdout io.Writer, path string, o checkOptions) error {
 	in := stdin
 	name := "stdin"
+	if o.name != "" {
+		name = o.name
+	}
 	if path != "-" {
 		f, err := os.Open(path)
 		if err != nil {

@@ -174,3 +174,20 @@ func TestCheckTextShowsPeerTextEscaped(t *testing.T) {
 		t.Errorf("the frame is not shown escaped:\n%s", out.String())
 	}
 }
+
+func TestDemoReportsTheFourFlagsRpctapExistsFor(t *testing.T) {
+	var out bytes.Buffer
+	cmd := newDemoCmd()
+	cmd.SetOut(&out)
+	if err := cmd.Execute(); err != nil {
+		t.Fatalf("demo failed: %v", err)
+	}
+	for _, want := range []string{"unmatched-response", "bad-id", "opaque-error", "leaky-error", "timeout", "not-json", `\u001b[31m`} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("the demo report lacks %q", want)
+		}
+	}
+	if strings.ContainsRune(out.String(), 0x1b) {
+		t.Error("the demo report printed a raw escape character")
+	}
+}

@@ -1,0 +1,50 @@
+// Command gensession writes a synthetic session file of N request/response
+// pairs of about 1 KiB frames, for benchmarking check and the UI.
+package main
+
+import (
+	"bufio"
+	"flag"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/rpctap/rpctap/classify"
+	"github.com/rpctap/rpctap/sessions"
+)
+
+func main() {
+	n := flag.Int("frames", 200_000, "frames to write (half requests, half responses)")
+	out := flag.String("o", "", "output file (default stdout)")
+	flag.Parse()
+	w := os.Stdout
+	if *out != "" {
+		f, err := os.Create(*out)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "gensession:", err)
+			os.Exit(1)
+		}
+		defer f.Close()
+		w = f
+	}
+	bw := bufio.NewWriterSize(w, 1<<20)
+	defer bw.Flush()
+	sw, err := sessions.NewWriter(bw, sessions.Header{ID: "bench", Started: time.Date(2026, 11, 29, 18, 0, 0, 0, time.UTC),
+		Argv: []string{"bench-server"}, Name: "bench", Framing: "ndjson", Profile: "mcp"})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "gensession:", err)
+		os.Exit(1)
+	}
+	sw.WriteFrame(sessions.FrameRecord{T: 0, Dir: classify.H2S, Frame: []byte(`{"jsonrpc":"2.0","id":"init","method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"bench","version":"1"}}}`)})
+	sw.WriteFrame(sessions.FrameRecord{T: 10, Dir: classify.S2H, Frame: []byte(`{"jsonrpc":"2.0","id":"init","result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"bench","version":"1"}}}`)})
+	sw.WriteFrame(sessions.FrameRecord{T: 20, Dir: classify.H2S, Frame: []byte(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)})
+	text := strings.Repeat("The quick brown fox jumps over the lazy dog. ", 20)[:880]
+	for i := 0; i < *n/2; i++ {
+		req := fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"echo","arguments":{"message":"%s","n":%d}}}`, i, text, i)
+		resp := fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"result":{"content":[{"type":"text","text":"%s"}],"isError":false}}`, i, text)
+		t := 100 + int64(i)*100
+		sw.WriteFrame(sessions.FrameRecord{T: t, Dir: classify.H2S, Frame: []byte(req)})
+		sw.WriteFrame(sessions.FrameRecord{T: t + 50, Dir: classify.S2H, Frame: []byte(resp)})
+	}
+}
