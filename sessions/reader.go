@@ -230,6 +230,7 @@ const (
 	keySignal
 	keyMissing
 	keyText
+	keyCaptured
 
 	keysFrame = keyFrame | keyFrameB64 | keyHeader | keyHeaderB64
 )
@@ -339,6 +340,9 @@ func (r *Reader) parseField(s []byte, i int, key []byte, seen *int) (next int, o
 	case "redacted":
 		bit = keyRedacted
 		ev.Redacted, i, ok = parseBool(s, i)
+	case "captured":
+		bit = keyCaptured
+		ev.Captured, i, ok = parseBool(s, i)
 	case "event":
 		bit = keyEvent
 		if v, i, ok = parseString(s, i); ok {

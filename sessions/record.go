@@ -93,6 +93,10 @@ type Event struct {
 	Src      string // SrcWire, SrcInject or SrcEdit (SrcWire when absent)
 	EOF      bool   // the frame ended its stream with no terminator
 	Redacted bool   // rpctap masked a secret: the bytes are no longer exact
+	// Captured says the frame answered a request rpctap injected and was
+	// kept from its receiver: it crossed into the tap but not out of it.
+	// Replaying a direction leaves captured frames out.
+	Captured bool
 
 	// Event records.
 	Kind    string // "" for a frame; EventStart, EventExit, EventGap, EventNote
@@ -114,6 +118,7 @@ type FrameRecord struct {
 	Header   []byte             // the LSP header block; nil writes none
 	EOF      bool               // the frame ended its stream with no terminator
 	Redacted bool               // a secret was masked in Frame
+	Captured bool               // the frame was kept from its receiver (see Event)
 
 	// Derived fields, written for people who grep with jq; readers
 	// ignore them and recompute with classify. Each is left out when

@@ -107,6 +107,9 @@ func (w *Writer) WriteFrame(f FrameRecord) error {
 	if f.Redacted {
 		b = append(b, `,"redacted":true`...)
 	}
+	if f.Captured {
+		b = append(b, `,"captured":true`...)
+	}
 	if f.Kind != "" {
 		b = append(b, `,"kind":`...)
 		b = appendString(b, f.Kind)

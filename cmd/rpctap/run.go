@@ -1,0 +1,95 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/rpctap/rpctap/classify"
+	"github.com/rpctap/rpctap/tap"
+	"github.com/spf13/cobra"
+)
+
+type runOptions struct {
+	name, framing, profile, record string
+	noRecord, noRedact, quiet      bool
+	verbose, noListen              bool
+	redact                         []string
+	timeout                        time.Duration
+	stdinWait, termWait            time.Duration
+}
+
+func newRunCmd() *cobra.Command {
+	var o runOptions
+	cmd := &cobra.Command{
+		Use:   "run [flags] -- CMD [ARGS...]",
+		Short: "Run a server behind a transparent tap (what a host launches instead of the server)",
+		Long: `Starts CMD and relays the host's stdin to it and its stdout back, byte for
+byte, recording the session and serving live views ("rpctap ui", "rpctap ls").
+CMD's stderr passes through unchanged. rpctap exits with CMD's exit status
+(128+signal when a signal ended it) and prints nothing of its own unless
+something goes wrong or --verbose is given.`,
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runTap(cmd, args, o)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.name, "name", "", "a short name for the session (default: the command's base name)")
+	f.StringVar(&o.framing, "framing", "auto", "ndjson (MCP), lsp (Content-Length) or auto (decided per direction)")
+	f.StringVar(&o.profile, "profile", "auto", "rules to judge by: auto, jsonrpc, mcp or lsp")
+	f.DurationVar(&o.timeout, "timeout", classify.DefaultTimeout, "how long a request may wait for its answer before it is flagged")
+	f.StringVar(&o.record, "record", "", "write the session to this file (default: a new file in the state directory)")
+	f.BoolVar(&o.noRecord, "no-record", false, "do not write a session file")
+	f.StringArrayVar(&o.redact, "redact", nil, "mask a secret in recordings and views: NAME (the value of env var NAME) or NAME=VALUE; repeatable")
+	f.BoolVar(&o.noRedact, "no-redact", false, "do not mask secret-looking environment values")
+	f.BoolVar(&o.quiet, "quiet", false, "print nothing of rpctap's own, not even warnings")
+	f.BoolVar(&o.verbose, "verbose", false, "say where the session is recorded and how it ended")
+	f.BoolVar(&o.noListen, "no-listen", false, "do not serve live views on a socket")
+	f.DurationVar(&o.stdinWait, "stdin-grace", 2*time.Second, "after the host closes stdin, how long CMD may take to exit before SIGTERM")
+	f.DurationVar(&o.termWait, "term-grace", 3*time.Second, "after SIGTERM, how long before SIGKILL")
+	return cmd
+}
+
+func runTap(cmd *cobra.Command, argv []string, o runOptions) error {
+	framing, err := classify.ParseFraming(o.framing)
+	if err != nil {
+		return usageError(err)
+	}
+	profile, err := classify.ParseProfile(o.profile)
+	if err != nil {
+		return usageError(err)
+	}
+	stderr := cmd.ErrOrStderr()
+	warn := func(msg string) {
+		if !o.quiet {
+			fmt.Fprintln(stderr, "rpctap:", msg)
+		}
+	}
+	t, err := tap.New(tap.Options{Argv: argv, Name: o.name, Framing: framing, Profile: profile, Timeout: o.timeout,
+		Record: !o.noRecord, Path: o.record, Redact: o.redact, NoRedact: o.noRedact, Listen: !o.noListen,
+		StdinWait: o.stdinWait, TermWait: o.termWait, Warn: warn})
+	if err != nil {
+		return usageError(err)
+	}
+	// A host that stops reading must not kill the tap before the server
+	// has been shut down: writes to a closed stdout return an error.
+	signal.Ignore(syscall.SIGPIPE)
+	res, err := t.Run(context.Background(), os.Stdin, os.Stdout, stderr)
+	if err != nil {
+		return exitError{code: max(res.ExitCode, 1), msg: err.Error()}
+	}
+	if o.verbose {
+		if res.Path != "" {
+			warn("session recorded in " + res.Path)
+		}
+		warn(fmt.Sprintf("%s exited with status %d", argv[0], res.ExitCode))
+	}
+	if res.ExitCode != 0 {
+		return exitError{code: res.ExitCode}
+	}
+	return nil
+}

@@ -1,0 +1,130 @@
+package tap
+
+import (
+	"errors"
+
+	"github.com/rpctap/rpctap/classify"
+	"io"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// A dest is one side's input: the server's stdin (h2s) or the host's stdout
+// (s2h). Its relay and any injections write to it, and only at frame
+// boundaries: whoever is writing holds mu from the first byte of a frame to
+// its last, so an injected frame never lands inside a wire frame.
+//
+// Every write made under mu is also handed to the recorder in the same
+// order (note), so the session file holds exactly what the receiver read.
+type dest struct {
+	mu  sync.Mutex // held while a frame is partly written
+	dir classify.Direction
+	w   io.Writer
+	// note records bytes written under mu (wire chunks, injected frames).
+	note func(item)
+
+	qmu    sync.Mutex
+	queue  []*injection
+	closed bool
+	err    error // the first write error; the destination is dead after it
+	dead   atomic.Bool
+}
+
+// An injection is a whole frame to insert at the next frame boundary.
+type injection struct {
+	frame   []byte // with its framing (newline or Content-Length header)
+	body    []byte // the frame without framing, as recorded
+	header  []byte // LSP header block, when not plain
+	src     string
+	capture bool
+	done    chan error
+}
+
+// errClosed says the destination was closed before an injection could be
+// written.
+var errClosed = errors.New("the stream this frame was for has closed")
+
+// failed reports whether a write to the destination has failed.
+func (d *dest) failed() bool { return d.dead.Load() }
+
+// writeLocked writes b; the caller holds mu.
+func (d *dest) writeLocked(b []byte) error {
+	if d.err != nil {
+		return d.err
+	}
+	if _, err := d.w.Write(b); err != nil {
+		d.err = err
+		d.dead.Store(true)
+		return err
+	}
+	return nil
+}
+
+// inject queues a frame and writes it at once when no frame is being
+// written, or lets the holder of mu write it at its next boundary.
+func (d *dest) inject(inj *injection) {
+	d.qmu.Lock()
+	if d.closed {
+		d.qmu.Unlock()
+		inj.done <- errClosed
+		return
+	}
+	d.queue = append(d.queue, inj)
+	d.qmu.Unlock()
+	if d.mu.TryLock() {
+		d.drainLocked()
+		d.mu.Unlock()
+	}
+}
+
+// drainLocked writes queued injections; the caller holds mu and is at a
+// frame boundary.
+func (d *dest) drainLocked() {
+	for {
+		d.qmu.Lock()
+		if len(d.queue) == 0 {
+			d.qmu.Unlock()
+			return
+		}
+		inj := d.queue[0]
+		d.queue = d.queue[1:]
+		d.qmu.Unlock()
+		err := d.writeLocked(inj.frame)
+		if err == nil {
+			d.note(item{at: now(), dir: d.dir, data: inj.body, header: inj.header, src: inj.src, whole: true})
+		}
+		inj.done <- err
+	}
+}
+
+// release unlocks mu at a frame boundary, writing injections first, and
+// picks up any injection queued while it was held.
+func (d *dest) release() {
+	d.drainLocked()
+	d.mu.Unlock()
+	d.qmu.Lock()
+	pending := len(d.queue) > 0
+	d.qmu.Unlock()
+	if pending && d.mu.TryLock() {
+		d.drainLocked()
+		d.mu.Unlock()
+	}
+}
+
+// close refuses further injections and fails the queued ones.
+func (d *dest) close() {
+	d.qmu.Lock()
+	d.closed = true
+	q := d.queue
+	d.queue = nil
+	d.qmu.Unlock()
+	for _, inj := range q {
+		inj.done <- errClosed
+	}
+}
+
+// clock is the session's monotonic clock.
+var clockStart = time.Now()
+
+func now() time.Duration { return time.Since(clockStart) }

@@ -1,0 +1,192 @@
+package tap
+
+import (
+	"io"
+	"os"
+	"sync"
+	"sync/atomic"
+
+	"github.com/rpctap/rpctap/classify"
+)
+
+// subQueue is how many records a subscriber may fall behind before it is
+// cut off the live feed and catches up from the session file instead.
+const subQueue = 16384
+
+// A hub fans the recorder's records out to live subscribers. Publishing
+// never blocks: a subscriber that cannot keep up misses records, and then
+// reads them back from the session file.
+type hub struct {
+	framing classify.Framing
+	header  []byte // the header line
+	path    string // the session file; "" when not recording
+
+	n      atomic.Int32 // subscribers, for the recorder's fast path
+	mu     sync.Mutex
+	subs   map[*subscriber]struct{}
+	offset int64 // bytes of the session file flushed and published
+	closed bool
+	stats  Stats
+}
+
+// Stats is what ls shows about a live tap.
+type Stats struct {
+	Frames  int64 `json:"frames"`
+	Errors  int64 `json:"errors"`
+	Pending int   `json:"pending"`
+}
+
+type subscriber struct {
+	q    chan []byte
+	wake chan struct{} // a gap opened, or the session ended
+	// gap is set when records were dropped; from is the file offset of
+	// the first one.
+	gap  bool
+	from int64
+	done bool // the session ended
+}
+
+func newHub(framing classify.Framing) *hub {
+	return &hub{framing: framing, subs: map[*subscriber]struct{}{}}
+}
+
+func (h *hub) listening() bool { return h.n.Load() > 0 }
+
+// publish hands out a batch of records whose bytes end at file offset end.
+func (h *hub) publish(lines []published, end int64, stats Stats) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.stats = stats
+	for s := range h.subs {
+		if s.gap {
+			continue
+		}
+		for _, l := range lines {
+			select {
+			case s.q <- l.line:
+				continue
+			default:
+			}
+			s.gap = true
+			s.from = l.offset
+			select {
+			case s.wake <- struct{}{}:
+			default:
+			}
+			break
+		}
+	}
+	h.offset = end
+}
+
+// advance records that the file grew without records for subscribers.
+func (h *hub) advance(end int64, stats Stats) {
+	h.mu.Lock()
+	h.offset = end
+	h.stats = stats
+	h.mu.Unlock()
+}
+
+// attach adds a subscriber and returns the file offset its backlog ends at.
+func (h *hub) attach() (*subscriber, int64) {
+	s := &subscriber{q: make(chan []byte, subQueue), wake: make(chan struct{}, 1)}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.closed {
+		s.done = true
+	}
+	h.subs[s] = struct{}{}
+	h.n.Add(1)
+	return s, h.offset
+}
+
+func (h *hub) detach(s *subscriber) {
+	h.mu.Lock()
+	if _, ok := h.subs[s]; ok {
+		delete(h.subs, s)
+		h.n.Add(-1)
+	}
+	h.mu.Unlock()
+}
+
+// close tells every subscriber the session ended.
+func (h *hub) close() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.closed = true
+	for s := range h.subs {
+		s.done = true
+		select {
+		case s.wake <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// serve streams the session to w: the header, the backlog from the file,
+// then live records, catching up from the file after a gap. It returns when
+// the session ends (after the last record) or w fails.
+func (h *hub) serve(w io.Writer, stop <-chan struct{}) error {
+	s, backlog := h.attach()
+	defer h.detach(s)
+	if _, err := w.Write(h.header); err != nil {
+		return err
+	}
+	if err := h.copyFile(w, int64(len(h.header)), backlog); err != nil {
+		return err
+	}
+	for {
+		select {
+		case line := <-s.q:
+			if _, err := w.Write(line); err != nil {
+				return err
+			}
+			continue
+		case <-stop:
+			return nil
+		case <-s.wake:
+		}
+		// Drain what was queued before the gap or the end.
+		for drained := false; !drained; {
+			select {
+			case line := <-s.q:
+				if _, err := w.Write(line); err != nil {
+					return err
+				}
+			default:
+				drained = true
+			}
+		}
+		h.mu.Lock()
+		gap, from, done, to := s.gap, s.from, s.done, h.offset
+		if gap {
+			s.gap = false // records after `to` are queued again
+		}
+		h.mu.Unlock()
+		if gap {
+			if _, err := io.WriteString(w, `{"t":0,"event":"note","text":"this view fell behind the live session and caught up from the session file","gap":true}`+"\n"); err != nil {
+				return err
+			}
+			if err := h.copyFile(w, from, to); err != nil {
+				return err
+			}
+		}
+		if done && len(s.q) == 0 {
+			return nil
+		}
+	}
+}
+
+// copyFile copies the session file's bytes [from, to) to w.
+func (h *hub) copyFile(w io.Writer, from, to int64) error {
+	if h.path == "" || to <= from {
+		return nil
+	}
+	f, err := os.Open(h.path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	_, err = io.Copy(w, io.NewSectionReader(f, from, to-from))
+	return err
+}

@@ -1,0 +1,437 @@
+package tap
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/rpctap/rpctap/classify"
+	"github.com/rpctap/rpctap/sessions"
+)
+
+// An item is what the relays, the stderr reader and injections hand the
+// recorder, in the order the bytes were written.
+type item struct {
+	at       time.Duration
+	dir      classify.Direction
+	data     []byte // wire bytes (split by the recorder), or one whole frame body
+	header   []byte // LSP header block of a whole frame, when not plain
+	src      string
+	whole    bool // data is one whole frame body (an injection)
+	captured bool // data is whole frames kept from their receiver
+	eof      bool // the direction's stream ended
+	event    *sessions.EventRecord
+	pooled   bool
+}
+
+var chunkPool = sync.Pool{New: func() any { b := make([]byte, 0, readSize); return &b }}
+
+// recorder writes the session file and feeds live subscribers. It runs in
+// one goroutine (run); note may be called from any.
+type recorder struct {
+	items   chan item
+	closeMu sync.RWMutex
+	closed  bool
+	started time.Duration    // the session clock at the header's Started
+	file    io.Writer        // the session file; nil when not recording
+	bw      *bufio.Writer    // buffers file; nil when not recording
+	w       *sessions.Writer // writes through tee
+
+	limit   int // bytes of a frame held for classification
+	tracker *classify.Tracker
+	redact  *redactor
+	hub     *hub
+	warn    func(string)
+	last    []byte // the record the writer wrote last
+	written int64  // bytes the writer has written
+
+	seq     int64 // line number of the last record written (header: 1)
+	dirs    [4]dirState
+	lines   []published // records of this batch, for the hub
+	missing [4]int64    // frames not written since the file failed, per direction
+	failing bool
+	out     []byte
+
+	// stats, read by ls through the hub
+	frames, errs int64
+}
+
+// dirState assembles one direction's frames.
+type dirState struct {
+	sp     *classify.Splitter
+	asm    []byte // the open frame's bytes, up to limit
+	size   int64
+	stream *sessions.FrameStream // a frame too large to hold, being recorded
+	at     time.Duration
+}
+
+type published struct {
+	seq    int64
+	line   []byte
+	offset int64 // where the record starts in the session file
+}
+
+// note hands the recorder an item; wire bytes are copied. It blocks when
+// the recorder is far behind (backpressure: the file must hold every
+// frame).
+func (r *recorder) note(it item) {
+	r.closeMu.RLock()
+	defer r.closeMu.RUnlock()
+	if r.closed {
+		return // the session is over; a late host write is not recorded
+	}
+	if !it.eof && it.event == nil && len(it.data) > 0 {
+		var p *[]byte
+		if len(it.data) <= readSize {
+			p = chunkPool.Get().(*[]byte)
+			it.data = append((*p)[:0], it.data...)
+			*p = it.data
+			it.pooled = true
+		} else {
+			it.data = append([]byte(nil), it.data...)
+		}
+		_ = p
+	}
+	r.items <- it
+}
+
+// close ends the session: items noted later are dropped.
+func (r *recorder) close() {
+	r.closeMu.Lock()
+	r.closed = true
+	close(r.items)
+	r.closeMu.Unlock()
+}
+
+// run records until items is closed.
+func (r *recorder) run(tick <-chan time.Time) {
+	for {
+		select {
+		case it, ok := <-r.items:
+			if !ok {
+				r.flush()
+				return
+			}
+			r.process(it)
+		drain:
+			for n := 0; n < 4096; n++ {
+				select {
+				case it, ok := <-r.items:
+					if !ok {
+						r.flush()
+						return
+					}
+					r.process(it)
+				default:
+					break drain
+				}
+			}
+			r.flush()
+		case <-tick:
+			r.timeouts(now())
+		}
+	}
+}
+
+func (r *recorder) process(it item) {
+	defer func() {
+		if it.pooled {
+			b := it.data[:0]
+			chunkPool.Put(&b)
+		}
+	}()
+	t := it.at - r.started
+	switch {
+	case it.event != nil:
+		it.event.T = int64(t / time.Microsecond)
+		r.writeEvent(*it.event)
+	case it.whole:
+		r.frame(t, it.dir, it.data, it.header, classify.FrameInfo{BodyLen: int64(len(it.data)), Size: int64(len(it.data))}, it.src, false, false)
+	default:
+		r.wire(t, it)
+	}
+}
+
+// wire splits a direction's bytes into frames and records each.
+func (r *recorder) wire(t time.Duration, it item) {
+	d := &r.dirs[it.dir]
+	if d.sp == nil {
+		d.sp = classify.NewSplitter(r.framingFor(it.dir))
+	}
+	data := it.data
+	for len(data) > 0 || it.eof {
+		n, end := d.sp.Split(data, it.eof)
+		part := data[:n]
+		data = data[n:]
+		if d.size == 0 && n > 0 {
+			d.at = t
+		}
+		d.size += int64(n)
+		if d.stream != nil {
+			d.stream.Write(part)
+		} else if len(d.asm)+len(part) <= r.limit {
+			d.asm = append(d.asm, part...)
+		} else {
+			r.beginStream(d, t, it.dir, part)
+		}
+		if end {
+			r.endFrame(d, t, it.dir, it.captured)
+			continue
+		}
+		if n == 0 {
+			if it.eof {
+				break
+			}
+			// The splitter wants more bytes than this item has: keep them.
+			d.asm = append(d.asm, data...)
+			break
+		}
+	}
+}
+
+// framingFor is the framing the relays use; stderr is always lines.
+func (r *recorder) framingFor(dir classify.Direction) classify.Framing {
+	if dir == classify.Err {
+		return classify.FramingNDJSON
+	}
+	return r.hub.framing
+}
+
+func (r *recorder) endFrame(d *dirState, t time.Duration, dir classify.Direction, captured bool) {
+	info := d.sp.Frame()
+	if d.stream != nil {
+		if err := d.stream.Close(); err != nil {
+			r.fail(dir, err)
+		}
+		d.stream = nil
+		r.seq++
+		m := classify.ClassifyFramed(frameBody(d.asm, info), info, dir, r.tracker.Profile())
+		r.observe(t, &m, false)
+	} else {
+		var header []byte
+		if info.HeaderLen > 0 && !info.PlainHeader {
+			header = d.asm[:min(info.HeaderLen, len(d.asm))]
+		}
+		r.frame(t, dir, frameBody(d.asm, info), header, info, "", info.EOF, captured)
+	}
+	d.asm = d.asm[:0]
+	d.size = 0
+}
+
+// beginStream starts recording a frame too large to hold: its first limit
+// bytes stay for classification, the rest only goes to the file.
+func (r *recorder) beginStream(d *dirState, t time.Duration, dir classify.Direction, part []byte) {
+	keep := r.limit - len(d.asm)
+	d.asm = append(d.asm, part[:keep]...)
+	if !r.failing {
+		fs, err := r.w.BeginFrame(sessions.FrameRecord{T: int64(d.at / time.Microsecond), Dir: dir})
+		if err != nil {
+			r.fail(dir, err)
+		} else {
+			d.stream = fs
+			fs.Write(d.asm)
+			fs.Write(part[keep:])
+			return
+		}
+	}
+	d.stream = nil
+}
+
+// frame records one whole frame.
+func (r *recorder) frame(t time.Duration, dir classify.Direction, body, header []byte, info classify.FrameInfo, src string, eof, captured bool) {
+	r.seq++
+	var m classify.Message
+	if dir != classify.Err {
+		m = classify.ClassifyFramed(body, info, dir, r.tracker.Profile())
+	}
+	rec := sessions.FrameRecord{T: int64(t / time.Microsecond), Dir: dir, Src: src, Frame: body, Header: header, EOF: eof, Captured: captured}
+	if r.redact != nil {
+		if masked, ok := r.redact.mask(body); ok {
+			rec.Frame = masked
+			rec.Redacted = true
+		}
+	}
+	if dir != classify.Err {
+		rec.Kind = m.Kind.String()
+		if m.HasID() {
+			rec.ID = m.ID().Raw
+		}
+		rec.Method = m.Method()
+	}
+	written := false
+	if r.failing {
+		r.missing[dir]++
+	} else if err := r.w.WriteFrame(rec); err != nil {
+		r.fail(dir, err)
+	} else {
+		written = true
+	}
+	if dir == classify.Err {
+		if written {
+			r.publishLast(nil, nil, nil)
+		}
+		return
+	}
+	r.observe(t, &m, written)
+}
+
+// observe runs the tracker and publishes the frame just written with what
+// it found.
+func (r *recorder) observe(t time.Duration, m *classify.Message, written bool) {
+	obs := r.tracker.Observe(r.seq, t, m)
+	r.frames++
+	if m.Worst() == classify.Error {
+		r.errs++
+	}
+	if written {
+		r.publishLast(m, obs.Findings, obs.Pairs)
+	}
+}
+
+// publishLast gives the hub the record just written, with the frame's
+// findings, the session findings and pairing as extra fields that readers
+// of the file format ignore.
+func (r *recorder) publishLast(m *classify.Message, sf []classify.SessionFinding, pairs []classify.Pair) {
+	if !r.hub.listening() || len(r.last) < 2 {
+		return
+	}
+	line := append([]byte(nil), r.last[:len(r.last)-2]...) // without "}\n"
+	line = append(line, `,"seq":`...)
+	line = appendInt(line, r.seq)
+	if m != nil {
+		all := m.Findings
+		for i := range m.Members {
+			all = append(all[:len(all):len(all)], m.Members[i].Findings...)
+		}
+		if len(all) > 0 {
+			line = append(line, `,"findings":`...)
+			line = classify.AppendFindingsJSON(line, all)
+		}
+		if m.Answer != nil {
+			line = append(line, `,"answer":`...)
+			line = m.Answer.AppendJSON(line)
+		}
+	}
+	if len(sf) > 0 {
+		line = append(line, `,"session_findings":`...)
+		line = appendSessionFindings(line, sf)
+	}
+	for _, p := range pairs {
+		line = append(line, `,"pair":{"request":`...)
+		line = appendInt(line, p.Request)
+		line = append(line, `,"latency_us":`...)
+		line = appendInt(line, int64(p.Latency/time.Microsecond))
+		line = append(line, '}')
+		break
+	}
+	line = append(line, "}\n"...)
+	r.lines = append(r.lines, published{seq: r.seq, line: line, offset: r.written - int64(len(r.last))})
+}
+
+// appendSessionFindings writes findings about frames as a JSON array.
+func appendSessionFindings(dst []byte, fs []classify.SessionFinding) []byte {
+	dst = append(dst, '[')
+	for i, f := range fs {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = append(dst, `{"seq":`...)
+		dst = appendInt(dst, f.Seq)
+		dst = append(dst, `,"finding":`...)
+		dst = f.Finding.AppendJSON(dst)
+		if f.Related != 0 {
+			dst = append(dst, `,"related":`...)
+			dst = appendInt(dst, f.Related)
+		}
+		dst = append(dst, '}')
+	}
+	return append(dst, ']')
+}
+
+func appendInt(dst []byte, n int64) []byte { return strconv.AppendInt(dst, n, 10) }
+
+// tee lets the recorder see each record the sessions.Writer writes (one
+// Write per record) on its way to the file.
+type tee struct{ r *recorder }
+
+func (t tee) Write(p []byte) (int, error) {
+	t.r.last = p
+	t.r.written += int64(len(p))
+	if t.r.bw == nil {
+		return len(p), nil
+	}
+	return t.r.bw.Write(p)
+}
+
+// timeouts reports requests that passed their deadline as the clock goes.
+func (r *recorder) timeouts(at time.Duration) {
+	fs := r.tracker.Advance(at - r.started)
+	if len(fs) == 0 || !r.hub.listening() {
+		return
+	}
+	r.out = append(r.out[:0], `{"t":`...)
+	r.out = appendInt(r.out, int64((at-r.started)/time.Microsecond))
+	r.out = append(r.out, `,"event":"findings","session_findings":`...)
+	r.out = appendSessionFindings(r.out, fs)
+	r.out = append(r.out, "}\n"...)
+	r.lines = append(r.lines, published{seq: 0, line: append([]byte(nil), r.out...), offset: r.written})
+}
+
+func (r *recorder) writeEvent(e sessions.EventRecord) {
+	r.seq++
+	if r.failing {
+		return
+	}
+	if err := r.w.WriteEvent(e); err != nil {
+		r.fail(0, err)
+		return
+	}
+	r.publishLast(nil, nil, nil)
+}
+
+// fail notes that the session file could not be written.
+func (r *recorder) fail(dir classify.Direction, err error) {
+	if !r.failing {
+		r.warn(fmt.Sprintf("cannot write the session file (%v); traffic goes on and the file will say how many frames are missing", err))
+	}
+	r.failing = true
+	if dir != 0 {
+		r.missing[dir]++
+	}
+}
+
+// flush pushes the batch to the file and the hub. After a failure it
+// tries again, and once the file takes writes it records the gap.
+func (r *recorder) flush() {
+	if r.bw != nil {
+		if err := r.bw.Flush(); err != nil {
+			r.failing = true
+			r.bw.Reset(r.file)
+		} else if r.failing {
+			r.failing = false
+			for dir, n := range r.missing {
+				if n > 0 {
+					r.seq++
+					r.w.WriteEvent(sessions.EventRecord{T: int64((now() - r.started) / time.Microsecond), Kind: sessions.EventGap, Dir: classify.Direction(dir), Missing: n})
+					r.missing[dir] = 0
+				}
+			}
+			if err := r.bw.Flush(); err != nil {
+				r.failing = true
+				r.bw.Reset(r.file)
+			} else {
+				r.warn("the session file takes writes again; a gap record says what is missing")
+			}
+		}
+	}
+	stats := Stats{Frames: r.frames, Errors: r.errs, Pending: r.tracker.InFlight()}
+	if len(r.lines) > 0 {
+		r.hub.publish(r.lines, r.written, stats)
+		r.lines = r.lines[:0]
+	} else {
+		r.hub.advance(r.written, stats)
+	}
+}

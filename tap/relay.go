@@ -1,0 +1,176 @@
+package tap
+
+import (
+	"errors"
+	"io"
+	"sync/atomic"
+	"time"
+
+	"github.com/rpctap/rpctap/classify"
+)
+
+// readSize is how much a relay reads at once: a pipe's default capacity.
+const readSize = 64 << 10
+
+// holdLimit bounds the bytes of one frame a relay holds while waiting for
+// its end. A larger frame is streamed to the receiver in pieces, holding the
+// dest's lock until it ends (and cannot be captured).
+const holdLimit = 1 << 20
+
+// A relay moves one direction's bytes from src to its dest unchanged, a
+// whole frame at a time: it forwards every frame as soon as its last byte
+// is read, all the frames of one read in one write. It hands the same bytes
+// to the recorder, in order.
+//
+// One goroutine runs a relay; nothing else touches its fields.
+type relay struct {
+	dir     classify.Direction
+	src     io.Reader
+	dst     *dest
+	framing classify.Framing
+	// captures holds the ids of injected requests whose answers arrive on
+	// this stream and must not be forwarded (nil: none are ever asked).
+	captures *captureSet
+
+	sp      *classify.Splitter
+	buf     []byte // buf[:n] holds bytes read and not yet forwarded
+	n       int
+	scanned int  // bytes of buf[:n] the splitter has consumed
+	stream  bool // a frame too large to hold is being streamed: dst.mu is held
+	// seen is the framing the splitter settled on, for injectors.
+	seen atomic.Uint32
+}
+
+// run relays until src ends or fails, then ends the last frame and closes
+// the dest.
+func (r *relay) run() error {
+	r.sp = classify.NewSplitter(r.framing)
+	r.buf = make([]byte, holdLimit+readSize)
+	defer r.finish()
+	for {
+		if r.n+readSize > len(r.buf) {
+			r.startStream()
+		}
+		n, err := r.src.Read(r.buf[r.n : r.n+readSize])
+		if n > 0 {
+			r.n += n
+			r.forward(now(), false)
+			if r.dst.failed() {
+				return errors.New("the receiver stopped reading")
+			}
+		}
+		if err != nil {
+			r.forward(now(), true)
+			if errors.Is(err, io.EOF) {
+				return nil
+			}
+			return err
+		}
+	}
+}
+
+// forward splits what is buffered and writes every complete frame.
+func (r *relay) forward(at time.Duration, atEOF bool) {
+	done := 0 // buf[:done] are complete frames (or a streamed frame's part)
+	for r.scanned < r.n || atEOF {
+		n, end := r.sp.Split(r.buf[r.scanned:r.n], atEOF)
+		r.scanned += n
+		if !end {
+			if n == 0 {
+				break
+			}
+			continue
+		}
+		if r.stream {
+			// The streamed frame ended: write its tail and let go.
+			r.write(r.buf[:r.scanned], at)
+			r.stream = false
+			r.dst.release()
+			r.shift(r.scanned)
+			done = 0
+			continue
+		}
+		if r.captures != nil && r.captures.active() {
+			frame := r.buf[done:r.scanned]
+			if r.captures.take(frameBody(frame, r.sp.Frame())) {
+				// The frames before it go out first; the answer itself
+				// is recorded, not forwarded.
+				r.flush(r.buf[:done], at)
+				r.dst.note(item{at: at, dir: r.dir, data: r.buf[done:r.scanned], captured: true})
+				r.shift(r.scanned)
+				done = 0
+				continue
+			}
+		}
+		done = r.scanned
+	}
+	if r.stream {
+		r.write(r.buf[:r.scanned], at)
+		r.shift(r.scanned)
+		return
+	}
+	r.flush(r.buf[:done], at)
+	r.shift(done)
+	r.seen.Store(uint32(r.sp.Framing()))
+}
+
+// flush writes complete frames under the dest's lock.
+func (r *relay) flush(b []byte, at time.Duration) {
+	if len(b) == 0 {
+		return
+	}
+	r.dst.mu.Lock()
+	r.write(b, at)
+	r.dst.release()
+}
+
+func (r *relay) write(b []byte, at time.Duration) {
+	if len(b) == 0 {
+		return
+	}
+	if r.dst.writeLocked(b) == nil {
+		r.dst.note(item{at: at, dir: r.dir, data: b})
+	}
+}
+
+// shift drops the first k bytes of the buffer.
+func (r *relay) shift(k int) {
+	if k == 0 {
+		return
+	}
+	copy(r.buf, r.buf[k:r.n])
+	r.n -= k
+	r.scanned -= k
+}
+
+// startStream begins streaming the open frame: it is too large to hold.
+func (r *relay) startStream() {
+	if !r.stream {
+		r.dst.mu.Lock()
+		r.stream = true
+	}
+	r.write(r.buf[:r.scanned], now())
+	r.shift(r.scanned)
+}
+
+// finish lets go of the dest for good and closes it.
+func (r *relay) finish() {
+	if r.stream {
+		r.dst.release()
+		r.stream = false
+	}
+	r.dst.close()
+	r.dst.note(item{at: now(), dir: r.dir, eof: true})
+}
+
+// frameBody cuts a whole frame's bytes down to its body.
+func frameBody(frame []byte, info classify.FrameInfo) []byte {
+	b := frame
+	if info.HeaderLen > 0 && info.HeaderLen <= len(b) {
+		b = b[info.HeaderLen:]
+	}
+	if int64(len(b)) > info.BodyLen {
+		b = b[:info.BodyLen]
+	}
+	return b
+}

@@ -1,0 +1,238 @@
+package tap
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	"github.com/rpctap/rpctap/classify"
+	"github.com/rpctap/rpctap/sessions"
+)
+
+// The live socket speaks JSON lines. A client sends one request line:
+//
+//	{"op":"info"}    → one line of Info, then the tap closes the connection
+//	{"op":"attach"}  → the session header, every record so far, then live
+//	                   records (with "seq", "findings", "session_findings"
+//	                   and "pair" added) until the session ends
+//	{"op":"inject","dir":"h2s","frame":"…","capture":true,"wait_ms":5000}
+//	                 → {"ok":true,"seq":…} or {"ok":false,"error":"…"}, and
+//	                   with capture, the answer: {"reply":{…}} or
+//	                   {"reply":null,"error":"…"}
+type request struct {
+	Op      string `json:"op"`
+	Dir     string `json:"dir"`
+	Frame   string `json:"frame"`
+	Capture bool   `json:"capture"`
+	WaitMs  int    `json:"wait_ms"`
+}
+
+// Info describes a live tap.
+type Info struct {
+	PID     int       `json:"pid"`
+	Name    string    `json:"name"`
+	Argv    []string  `json:"argv"`
+	Started time.Time `json:"started"`
+	Session string    `json:"session,omitempty"`
+	Framing string    `json:"framing"`
+	Socket  string    `json:"socket"`
+	Stats
+}
+
+// listen serves the live socket until stop is called.
+func (t *Tap) listen() (stop func(), err error) {
+	dir, err := sessions.LiveDir()
+	if err != nil {
+		return nil, err
+	}
+	path := filepath.Join(dir, strconv.Itoa(os.Getpid())+".sock")
+	os.Remove(path) // a stale socket of a dead process with our pid
+	ln, err := net.Listen("unix", path)
+	if err != nil {
+		return nil, fmt.Errorf("cannot listen on %s: %w", path, err)
+	}
+	os.Chmod(path, 0o600)
+	t.socket = path
+	done := make(chan struct{})
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go t.serveConn(c, done)
+		}
+	}()
+	return func() {
+		close(done)
+		ln.Close()
+		os.Remove(path)
+	}, nil
+}
+
+func (t *Tap) info() Info {
+	t.hub.mu.Lock()
+	st := t.hub.stats
+	t.hub.mu.Unlock()
+	return Info{PID: os.Getpid(), Name: t.opts.Name, Argv: t.opts.Argv, Started: t.started, Session: t.path,
+		Framing: t.opts.Framing.String(), Socket: t.socket, Stats: st}
+}
+
+func (t *Tap) serveConn(c net.Conn, done <-chan struct{}) {
+	defer c.Close()
+	c.SetReadDeadline(time.Now().Add(10 * time.Second))
+	line, err := bufio.NewReaderSize(c, 1<<20).ReadBytes('\n')
+	if err != nil && len(line) == 0 {
+		return
+	}
+	c.SetReadDeadline(time.Time{})
+	var req request
+	if err := json.Unmarshal(line, &req); err != nil {
+		reply(c, map[string]any{"ok": false, "error": "the request is not a JSON object: send {\"op\":\"info\"}, {\"op\":\"attach\"} or {\"op\":\"inject\",...}"})
+		return
+	}
+	switch req.Op {
+	case "info":
+		reply(c, t.info())
+	case "attach":
+		bw := bufio.NewWriterSize(c, 64<<10)
+		fw := flushWriter{bw}
+		t.hub.serve(fw, done)
+		bw.Flush()
+	case "inject":
+		t.serveInject(c, req)
+	default:
+		reply(c, map[string]any{"ok": false, "error": fmt.Sprintf("unknown op %q: use info, attach or inject", req.Op)})
+	}
+}
+
+// flushWriter flushes after each write, so a live view sees records as they
+// come; a burst still goes out in large writes because the hub writes a
+// drained queue through it record by record... (bufio coalesces).
+type flushWriter struct{ w *bufio.Writer }
+
+func (f flushWriter) Write(p []byte) (int, error) {
+	n, err := f.w.Write(p)
+	if err == nil && f.w.Buffered() > 32<<10 {
+		err = f.w.Flush()
+	}
+	return n, err
+}
+
+func reply(c net.Conn, v any) {
+	b, _ := json.Marshal(v)
+	c.Write(append(b, '\n'))
+}
+
+func (t *Tap) serveInject(c net.Conn, req request) {
+	dir, err := classify.ParseDirection(req.Dir)
+	if err != nil || dir == classify.Err {
+		reply(c, map[string]any{"ok": false, "error": "dir must be h2s (to the server) or s2h (to the host)"})
+		return
+	}
+	res, err := t.Inject(dir, []byte(req.Frame), req.Capture)
+	if err != nil {
+		reply(c, map[string]any{"ok": false, "error": err.Error()})
+		return
+	}
+	reply(c, map[string]any{"ok": true, "id": res.ID})
+	if res.Reply == nil {
+		return
+	}
+	wait := time.Duration(req.WaitMs) * time.Millisecond
+	if wait <= 0 {
+		wait = 30 * time.Second
+	}
+	select {
+	case body := <-res.Reply:
+		c.Write([]byte(`{"reply":`))
+		if json.Valid(body) {
+			c.Write(body)
+		} else {
+			b, _ := json.Marshal(string(body))
+			c.Write(b)
+		}
+		c.Write([]byte("}\n"))
+	case <-time.After(wait):
+		res.cancel()
+		reply(c, map[string]any{"reply": nil, "error": fmt.Sprintf("no answer within %s", wait)})
+	}
+}
+
+// InjectResult says what happened to an injected frame.
+type InjectResult struct {
+	ID    string      // the id of an injected request, as on the wire
+	Reply chan []byte // the answer's body, when capture was asked
+	key   string
+	set   *captureSet
+}
+
+func (r InjectResult) cancel() {
+	if r.set != nil {
+		r.set.drop(r.key)
+	}
+}
+
+// Inject inserts a frame (its body: the framing is added) into the stream
+// towards dir's receiver at the next frame boundary, records it with src
+// inject, and with capture keeps the receiver's answer from the other side.
+func (t *Tap) Inject(dir classify.Direction, body []byte, capture bool) (InjectResult, error) {
+	d := t.dests[dir]
+	if d == nil {
+		return InjectResult{}, errors.New("the session has not started")
+	}
+	framing := classify.Framing(t.relays[dir].seen.Load())
+	if framing == 0 || framing == classify.FramingAuto {
+		framing = classify.Framing(t.relays[dir.Opposite()].seen.Load())
+	}
+	if framing == 0 {
+		framing = t.opts.Framing
+	}
+	var frame []byte
+	switch framing {
+	case classify.FramingLSP:
+		frame = append([]byte("Content-Length: "+strconv.Itoa(len(body))+"\r\n\r\n"), body...)
+	default:
+		for _, c := range body {
+			if c == '\n' {
+				return InjectResult{}, errors.New("the frame holds a line feed, which would split it into two frames on a newline-framed stream; remove it (JSON needs none)")
+			}
+		}
+		frame = append(append([]byte(nil), body...), '\n')
+	}
+	var res InjectResult
+	m := classify.Classify(body, dir, classify.JSONRPC)
+	if m.HasID() {
+		res.ID = string(m.ID().Raw)
+	}
+	if capture {
+		if m.Kind != classify.KindRequest {
+			return InjectResult{}, errors.New("only a request with an id can have its answer captured; this frame is " + m.Kind.String())
+		}
+		set := t.capture[dir.Opposite()]
+		res.key = m.ID().Key()
+		res.set = set
+		res.Reply = set.add(res.key)
+	}
+	inj := &injection{frame: frame, body: append([]byte(nil), body...), src: sessions.SrcInject, capture: capture, done: make(chan error, 1)}
+	d.inject(inj)
+	if err := <-inj.done; err != nil {
+		res.cancel()
+		return InjectResult{}, err
+	}
+	return res, nil
+}
+
+// NextID allocates an id for an injected request that no peer uses.
+func (t *Tap) NextID() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.nextID++
+	return "rpctap-" + strconv.Itoa(t.nextID)
+}

@@ -1,0 +1,388 @@
+package tap
+
+import (
+	"bufio"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/rpctap/rpctap/classify"
+	"github.com/rpctap/rpctap/sessions"
+)
+
+// Options configure a tap.
+type Options struct {
+	Argv    []string // the server's command line
+	Name    string   // a short name for people; defaults to the command's base name
+	Framing classify.Framing
+	Profile classify.Profile
+	Timeout time.Duration // pending-request timeout (0: classify's default)
+
+	Record    bool   // write a session file
+	Path      string // the session file; "" picks one in the state directory
+	Redact    []string
+	NoRedact  bool
+	Listen    bool          // serve live subscribers on a Unix socket
+	StdinWait time.Duration // after the host closes stdin, how long the server may take to exit before SIGTERM
+	TermWait  time.Duration // after SIGTERM, how long before SIGKILL
+	Drain     time.Duration // after the server exits, how long to wait for its stdout to end (a child may hold it)
+	Env       []string      // the server's environment; nil: the tap's own
+
+	// Warn receives the tap's own diagnostics (one sentence each).
+	Warn func(string)
+}
+
+// A Tap runs one server between a host's stdio and the server's.
+type Tap struct {
+	opts    Options
+	hub     *hub
+	dests   [3]*dest // by direction
+	capture [3]*captureSet
+	relays  [3]*relay
+	rec     *recorder
+	path    string
+	started time.Time
+	id      string
+	cmd     *exec.Cmd
+
+	socket  string
+	recDone chan struct{}
+
+	mu     sync.Mutex
+	nextID int
+}
+
+// Result is how the session ended.
+type Result struct {
+	ExitCode int    // the server's exit status, or 128+signal
+	Signal   string // the signal that ended the server, if one did
+	Path     string // the session file, if one was written
+}
+
+// New prepares a tap; Run starts it.
+func New(opts Options) (*Tap, error) {
+	if len(opts.Argv) == 0 {
+		return nil, errors.New("no server command: give it after --, as in: rpctap run -- my-server --stdio")
+	}
+	if opts.Name == "" {
+		opts.Name = filepath.Base(opts.Argv[0])
+	}
+	if opts.Framing == 0 {
+		opts.Framing = classify.FramingNDJSON
+	}
+	if opts.StdinWait == 0 {
+		opts.StdinWait = 2 * time.Second
+	}
+	if opts.TermWait == 0 {
+		opts.TermWait = 3 * time.Second
+	}
+	if opts.Drain == 0 {
+		opts.Drain = 200 * time.Millisecond
+	}
+	if opts.Warn == nil {
+		opts.Warn = func(string) {}
+	}
+	if opts.Env == nil {
+		opts.Env = os.Environ()
+	}
+	t := &Tap{opts: opts, started: time.Now()}
+	var idb [8]byte
+	rand.Read(idb[:])
+	t.id = hex.EncodeToString(idb[:])
+	return t, nil
+}
+
+// Path is the session file the tap writes, once Run has started.
+func (t *Tap) Path() string { return t.path }
+
+// Run spawns the server and relays host ↔ server until the server exits
+// and its output is drained. hostIn is what the host writes (the server's
+// input), hostOut what the host reads, errOut where the server's stderr
+// goes. It returns the server's exit status.
+func (t *Tap) Run(ctx context.Context, hostIn io.Reader, hostOut io.WriteCloser, errOut io.Writer) (Result, error) {
+	opts := t.opts
+	cmd := exec.Command(opts.Argv[0], opts.Argv[1:]...)
+	cmd.Env = opts.Env
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	stdinR, stdinW, err := os.Pipe()
+	if err != nil {
+		return Result{}, err
+	}
+	stdoutR, stdoutW, err := os.Pipe()
+	if err != nil {
+		return Result{}, err
+	}
+	stderrR, stderrW, err := os.Pipe()
+	if err != nil {
+		return Result{}, err
+	}
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = stdinR, stdoutW, stderrW
+	if err := cmd.Start(); err != nil {
+		for _, f := range []*os.File{stdinR, stdinW, stdoutR, stdoutW, stderrR, stderrW} {
+			f.Close()
+		}
+		return Result{ExitCode: 127}, fmt.Errorf("cannot start %s: %w", opts.Argv[0], unwrapExec(err))
+	}
+	t.cmd = cmd
+	stdinR.Close()
+	stdoutW.Close()
+	stderrW.Close()
+
+	redact, err := t.redactor()
+	if err != nil {
+		cmd.Process.Kill()
+		cmd.Wait()
+		return Result{}, err
+	}
+	if err := t.startRecorder(redact); err != nil {
+		opts.Warn(err.Error())
+	}
+	t.dests[classify.H2S] = &dest{dir: classify.H2S, w: stdinW, note: t.rec.note}
+	t.dests[classify.S2H] = &dest{dir: classify.S2H, w: hostOut, note: t.rec.note}
+	t.capture[classify.S2H] = newCaptureSet()
+	t.capture[classify.H2S] = newCaptureSet()
+	h2s := &relay{dir: classify.H2S, src: hostIn, dst: t.dests[classify.H2S], framing: opts.Framing, captures: t.capture[classify.H2S]}
+	s2h := &relay{dir: classify.S2H, src: stdoutR, dst: t.dests[classify.S2H], framing: opts.Framing, captures: t.capture[classify.S2H]}
+	t.relays[classify.H2S], t.relays[classify.S2H] = h2s, s2h
+
+	var stop func()
+	if opts.Listen {
+		if stop, err = t.listen(); err != nil {
+			opts.Warn(fmt.Sprintf("live view unavailable: %v", err))
+		}
+	}
+
+	// Host → server. When the host closes stdin, the server's stdin is
+	// closed, and the server gets time to exit on its own.
+	hostDone := make(chan struct{})
+	go func() {
+		h2s.run()
+		stdinW.Close()
+		close(hostDone)
+	}()
+	// Server → host and server stderr.
+	outDone := make(chan struct{})
+	go func() {
+		s2h.run()
+		hostOut.Close()
+		close(outDone)
+	}()
+	errDone := make(chan struct{})
+	go func() {
+		t.relayStderr(stderrR, errOut)
+		close(errDone)
+	}()
+
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+
+	sigs := make(chan os.Signal, 4)
+	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
+	defer signal.Stop(sigs)
+
+	var waitErr error
+	var kill <-chan time.Time
+	hostGone := hostDone
+loop:
+	for {
+		select {
+		case waitErr = <-exited:
+			break loop
+		case <-hostGone:
+			hostGone = nil
+			kill = t.escalate(opts.StdinWait, syscall.SIGTERM)
+		case <-kill:
+			kill = nil
+			t.signalServer(syscall.SIGTERM)
+			kill = t.escalate(opts.TermWait, syscall.SIGKILL)
+		case sig := <-sigs:
+			t.signalServer(sig.(syscall.Signal))
+			if kill == nil {
+				kill = t.escalate(opts.TermWait, syscall.SIGKILL)
+			}
+		case <-ctx.Done():
+			t.signalServer(syscall.SIGTERM)
+			if kill == nil {
+				kill = t.escalate(opts.TermWait, syscall.SIGKILL)
+			}
+		}
+	}
+	// The server is gone: its output ends when its children let go of the
+	// pipe; do not wait for them long.
+	select {
+	case <-outDone:
+	case <-time.After(opts.Drain):
+		stdoutR.Close()
+		<-outDone
+	}
+	select {
+	case <-errDone:
+	case <-time.After(opts.Drain):
+		stderrR.Close()
+		<-errDone
+	}
+	res := Result{Path: t.path}
+	res.ExitCode, res.Signal = exitStatus(cmd, waitErr)
+	ev := sessions.EventRecord{Kind: sessions.EventExit, Signal: res.Signal}
+	code := res.ExitCode
+	ev.Code = &code
+	t.rec.note(item{at: now(), event: &ev})
+	t.rec.close()
+	<-t.recDone
+	t.hub.close()
+	if stop != nil {
+		stop()
+	}
+	// The host may still be writing; its reader goroutine ends with the
+	// process.
+	return res, nil
+}
+
+// escalate returns a channel that fires after d.
+func (t *Tap) escalate(d time.Duration, _ syscall.Signal) <-chan time.Time {
+	return time.After(d)
+}
+
+// signalServer sends sig to the server's process group, so children that
+// hold its pipes hear it too.
+func (t *Tap) signalServer(sig syscall.Signal) {
+	if t.cmd == nil || t.cmd.Process == nil {
+		return
+	}
+	if err := syscall.Kill(-t.cmd.Process.Pid, sig); err != nil {
+		t.cmd.Process.Signal(sig)
+	}
+}
+
+func exitStatus(cmd *exec.Cmd, err error) (int, string) {
+	st := cmd.ProcessState
+	if st == nil {
+		return 1, ""
+	}
+	if ws, ok := st.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		return 128 + int(ws.Signal()), signalName(ws.Signal())
+	}
+	return st.ExitCode(), ""
+}
+
+func signalName(s syscall.Signal) string {
+	switch s {
+	case syscall.SIGTERM:
+		return "SIGTERM"
+	case syscall.SIGKILL:
+		return "SIGKILL"
+	case syscall.SIGINT:
+		return "SIGINT"
+	case syscall.SIGHUP:
+		return "SIGHUP"
+	case syscall.SIGPIPE:
+		return "SIGPIPE"
+	case syscall.SIGSEGV:
+		return "SIGSEGV"
+	case syscall.SIGABRT:
+		return "SIGABRT"
+	}
+	return fmt.Sprintf("signal %d", int(s))
+}
+
+func unwrapExec(err error) error {
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}
+
+func (t *Tap) redactor() (*redactor, error) {
+	if t.opts.NoRedact {
+		return nil, nil
+	}
+	return newRedactor(t.opts.Env, t.opts.Redact)
+}
+
+// startRecorder opens the session file and starts the recorder. Without a
+// file it still runs, for the tracker and live subscribers.
+func (t *Tap) startRecorder(redact *redactor) error {
+	opts := t.opts
+	t.hub = newHub(opts.Framing)
+	tr := classify.NewTracker(classify.TrackerOptions{Profile: opts.Profile, LSPFraming: opts.Framing == classify.FramingLSP, Timeout: opts.Timeout})
+	t.rec = &recorder{items: make(chan item, 1024), started: now() - time.Since(t.started), limit: 16 << 20,
+		tracker: tr, redact: redact, hub: t.hub, warn: opts.Warn}
+	var ferr error
+	if opts.Record {
+		path := opts.Path
+		if path == "" {
+			dir, err := sessions.StateDir()
+			if err != nil {
+				ferr = fmt.Errorf("cannot record this session: %w", err)
+			} else {
+				path = filepath.Join(dir, sessions.NewFileName(t.started, opts.Name))
+			}
+		}
+		if path != "" {
+			f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+			if errors.Is(err, os.ErrExist) && opts.Path == "" {
+				path = strings.TrimSuffix(path, ".jsonl") + "-" + t.id[:6] + ".jsonl"
+				f, err = os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+			}
+			if err != nil {
+				ferr = fmt.Errorf("cannot record this session: %w", err)
+			} else {
+				t.path = path
+				t.hub.path = path
+				t.rec.file = f
+				t.rec.bw = bufio.NewWriterSize(f, 256<<10)
+			}
+		}
+	}
+	w, err := sessions.NewWriter(tee{t.rec}, sessions.Header{ID: t.id, Started: t.started.UTC(), Argv: opts.Argv, Name: opts.Name,
+		Framing: opts.Framing.String(), Profile: opts.Profile.String()})
+	if err != nil {
+		return err
+	}
+	t.rec.w = w
+	t.hub.header = append([]byte(nil), t.rec.last...)
+	t.rec.seq = 1
+	t.rec.flush()
+	t.recDone = make(chan struct{})
+	tick := time.NewTicker(250 * time.Millisecond)
+	go func() {
+		t.rec.run(tick.C)
+		tick.Stop()
+		if f, ok := t.rec.file.(*os.File); ok {
+			if err := f.Close(); err != nil {
+				t.opts.Warn(fmt.Sprintf("cannot finish the session file: %v", err))
+			}
+		}
+		close(t.recDone)
+	}()
+	return ferr
+}
+
+// relayStderr passes the server's stderr through unchanged and records it
+// line by line.
+func (t *Tap) relayStderr(r io.Reader, w io.Writer) {
+	buf := make([]byte, readSize)
+	for {
+		n, err := r.Read(buf)
+		if n > 0 {
+			w.Write(buf[:n])
+			t.rec.note(item{at: now(), dir: classify.Err, data: buf[:n]})
+		}
+		if err != nil {
+			t.rec.note(item{at: now(), dir: classify.Err, eof: true})
+			return
+		}
+	}
+}
