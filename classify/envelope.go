@@ -91,7 +91,7 @@ func (s *scanner) checkEnd() bool {
 		return true
 	}
 	s.skipSpace()
-	return s.pos == len(s.data)
+	return true
 }
 
 func (m *Message) notJSON() {

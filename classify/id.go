@@ -79,7 +79,7 @@ func appendNumberKey(dst, raw []byte) []byte {
 				n--
 			}
 			dst = append(dst, raw[:n]...)
-			return append(dst, 'e', byte('0'+len(raw)-n))
+			return strconv.AppendInt(append(dst, 'e'), int64(len(raw)-n), 10)
 		}
 	}
 	i := 0

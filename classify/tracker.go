@@ -91,6 +91,9 @@ type Tracker struct {
 	unreadble [2][]*owed       // most recent owed frames without an id, per direction
 	deadlines deadlineHeap
 	now       time.Duration
+	// owedOld counts owed frames whose id a later owed frame reused: no
+	// answer can reach them any more, but their deadline still stands.
+	owedOld int
 
 	// MCP lifecycle.
 	discover    bool // the session began with server/discover: no handshake
@@ -138,11 +141,12 @@ type ringEntry struct {
 }
 
 type owed struct {
-	seq      int64
-	dir      Direction
-	key      string
-	deadline time.Duration
-	done     bool
+	seq        int64
+	dir        Direction
+	key        string
+	deadline   time.Duration
+	done       bool
+	superseded bool // a later owed frame took its key; counted in owedOld
 }
 
 // NewTracker starts a session.
@@ -168,6 +172,15 @@ func NewTracker(opts TrackerOptions) *Tracker {
 		t.profile = LSP
 	}
 	return t
+}
+
+// UseLSPFraming tells the tracker the session turned out to use
+// Content-Length framing (decided from the traffic): an Auto profile
+// becomes LSP.
+func (t *Tracker) UseLSPFraming() {
+	if t.profile == Auto {
+		t.profile = LSP
+	}
 }
 
 // Profile is the profile to judge the next frame with.
@@ -285,12 +298,34 @@ func (t *Tracker) adjustBatch(m *Message) {
 	if t.version == "" || t.version >= "2025-06-18" {
 		return
 	}
+	msg := "The frame is a batch; the negotiated revision of MCP allows batching."
+	if isRevision(t.version) {
+		msg = "The frame is a batch; revision " + t.version + " of MCP allows batching."
+	}
 	for i := range m.Findings {
 		if m.Findings[i].Code == CodeBatch {
 			m.Findings[i].Severity = Info
-			m.Findings[i].Message = "The frame is a batch; revision " + t.version + " of MCP allows batching."
+			m.Findings[i].Message = msg
 		}
 	}
+}
+
+// isRevision reports whether a peer's protocol version is a plain date
+// (YYYY-MM-DD), safe to name in a message.
+func isRevision(v string) bool {
+	if len(v) != 10 {
+		return false
+	}
+	for i := 0; i < len(v); i++ {
+		if i == 4 || i == 7 {
+			if v[i] != '-' {
+				return false
+			}
+		} else if v[i] < '0' || v[i] > '9' {
+			return false
+		}
+	}
+	return true
 }
 
 // flightKey builds direction + id key in t.key.
@@ -334,7 +369,7 @@ func (t *Tracker) request(seq int64, at time.Duration, m *Message) {
 	}
 	switch old, ok := t.flights[string(k)]; {
 	case ok && old.state == flying:
-		t.emit(seq, CodeIDReused, Error, "The request reuses the id of request "+itoa(int(old.seq))+", still unanswered; the answer cannot tell the two apart.", old.seq)
+		t.emit(seq, CodeIDReused, Error, "The request reuses the id of an earlier request that is still unanswered; the answers cannot tell the two apart.", old.seq)
 		for old.newer != nil {
 			old = old.newer
 		}
@@ -423,7 +458,7 @@ func (t *Tracker) cancel(seq int64, m *Message, rawID []byte) {
 	if !ok || f.state != flying {
 		return
 	}
-	t.emit(f.seq, CodeCancelled, Info, "The request was cancelled by frame "+itoa(int(seq))+"; an answer may still come, or none.", seq)
+	t.emit(f.seq, CodeCancelled, Info, "The request was cancelled; an answer may still come, or none.", seq)
 	t.land(f, cancelled)
 }
 
@@ -457,7 +492,7 @@ func (t *Tracker) response(seq int64, at time.Duration, m *Message) {
 		t.pairs = append(t.pairs, Pair{Request: f.seq, Response: seq, Method: f.method, Latency: at - f.sent})
 		return
 	case ok:
-		t.emit(seq, CodeDuplicateResponse, Error, "The request this answers (frame "+itoa(int(f.seq))+") was already answered; a receiver drops or misroutes the second answer.", f.seq)
+		t.emit(seq, CodeDuplicateResponse, Error, "The request this answers was already answered; a receiver drops or misroutes the second answer.", f.seq)
 		return
 	}
 	if len(t.owed) > 0 {
@@ -498,7 +533,7 @@ func (t *Tracker) nullResponse(seq int64, at time.Duration, m *Message) {
 		if o := list[i]; !o.done {
 			o.done = true
 			t.unreadble[reqDir-1] = append(list[:i], list[i+1:]...)
-			t.emit(seq, CodeErrorNamesNoRequest, Warn, "The error names no request; it most likely answers frame "+itoa(int(o.seq))+", which the peer could not read.", o.seq)
+			t.emit(seq, CodeErrorNamesNoRequest, Warn, "The error names no request; it most likely answers the earlier frame the peer could not read.", o.seq)
 			return
 		}
 	}
@@ -520,7 +555,7 @@ func (t *Tracker) nFlightsFrom(dir Direction) int {
 func (t *Tracker) pair(seq int64, at time.Duration, f *flight) {
 	t.pairs = append(t.pairs, Pair{Request: f.seq, Response: seq, Method: f.method, Latency: at - f.sent})
 	if f.timedOut {
-		t.emit(seq, CodeLateResponse, Warn, "The answer came after its request had timed out (frame "+itoa(int(f.seq))+"); a host may have given up on it.", f.seq)
+		t.emit(seq, CodeLateResponse, Warn, "The answer came after its request had timed out; a host may have given up on it.", f.seq)
 	}
 	if f.seq == t.initSeq && t.initState == 1 {
 		t.initState = 2
@@ -624,26 +659,32 @@ func (t *Tracker) owe(seq int64, at time.Duration, m *Message) {
 	o := &owed{seq: seq, dir: m.Dir}
 	if d := t.opts.Timeout; d > 0 {
 		o.deadline = at + d
-		t.pushDeadline(deadlineEntry{at: o.deadline, o: o})
 	}
 	if m.Answer.ID != nil {
-		if len(t.owed) >= t.opts.MaxInFlight {
-			return
+		if len(t.owed)+t.owedOld >= t.opts.MaxInFlight {
+			return // not followed: memory stays bounded in a flood
 		}
 		o.key = string(t.flightKey(m.Dir, m.ID()))
-		t.owed[o.key] = o
-		return
-	}
-	list := append(t.unreadble[m.Dir-1], o)
-	if len(list) > 64 {
-		// Too many unreadable frames at once to link answers to: forget
-		// the oldest (memory stays bounded in a flood).
-		for _, old := range list[:len(list)-64] {
-			old.done = true
+		if old, ok := t.owed[o.key]; ok && old.deadline > 0 {
+			old.superseded = true
+			t.owedOld++
 		}
-		list = append(list[:0:0], list[len(list)-64:]...)
+		t.owed[o.key] = o
+	} else {
+		list := append(t.unreadble[m.Dir-1], o)
+		if len(list) > 64 {
+			// Too many unreadable frames at once to link answers to:
+			// forget the oldest (memory stays bounded in a flood).
+			for _, old := range list[:len(list)-64] {
+				old.done = true
+			}
+			list = append(list[:0:0], list[len(list)-64:]...)
+		}
+		t.unreadble[m.Dir-1] = list
 	}
-	t.unreadble[m.Dir-1] = list
+	if o.deadline > 0 {
+		t.pushDeadline(deadlineEntry{at: o.deadline, o: o})
+	}
 }
 
 func (t *Tracker) settleOwed(k []byte) {
@@ -670,11 +711,15 @@ func (t *Tracker) advance(now time.Duration) {
 			t.emit(f.seq, CodeTimeout, Warn, "The request had no answer within "+durationText(t.timeoutFor(f.method))+".", 0)
 		case e.o != nil:
 			o := e.o
+			if o.superseded {
+				o.superseded = false
+				t.owedOld--
+			}
 			if o.done {
 				continue
 			}
 			o.done = true
-			if o.key != "" {
+			if o.key != "" && t.owed[o.key] == o {
 				delete(t.owed, o.key)
 			}
 			t.emit(o.seq, CodeUnansweredInvalid, Info, "The receiver did not answer this frame with an error, as a strict JSON-RPC peer must; it ignored it.", 0)
@@ -708,7 +753,7 @@ func durationText(d time.Duration) string {
 // requests, restarted clocks) when they outnumber the live ones, so the heap
 // stays as small as what is in flight.
 func (t *Tracker) pushDeadline(e deadlineEntry) {
-	if n := len(t.deadlines); n > 1024 && n > 4*(t.nFlights+len(t.owed)+64) {
+	if n := len(t.deadlines); n > 1024 && n > 4*(t.nFlights+len(t.owed)+t.owedOld+64) {
 		live := t.deadlines[:0]
 		for _, d := range t.deadlines {
 			if d.live() {

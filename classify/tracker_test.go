@@ -143,6 +143,11 @@ func TestTrackerSessionFindings(t *testing.T) {
 			{0, H2S, `{"jsonrpc":"2.0","id":5,"method":7}`},
 			{1, S2H, `{"jsonrpc":"2.0","id":5,"error":{"code":-32600,"message":"Invalid Request: method must be a string"}}`},
 		}, 2000, "1:bad-method"},
+		{"an answer to a reused invalid id settles the newer frame", TrackerOptions{Timeout: 30 * time.Second}, []step{
+			{0, H2S, `{"jsonrpc":"2.0","id":5,"method":7}`},
+			{10000, H2S, `{"jsonrpc":"2.0","id":5,"method":7}`},
+			{35000, S2H, `{"jsonrpc":"2.0","id":5,"error":{"code":-32600,"message":"Invalid Request: method must be a string"}}`},
+		}, 100000, "1:bad-method 1:unanswered-invalid 2:bad-method"},
 		{"stdout noise is owed no answer", TrackerOptions{Timeout: time.Second}, []step{
 			{0, S2H, `Listening on stdio`},
 		}, 2000, "1:not-json"},
@@ -251,6 +256,35 @@ func TestBatchSeverityFollowsTheNegotiatedMCPRevision(t *testing.T) {
 		}
 		if len(m.Findings) != 1 || m.Findings[0].Code != CodeBatch || m.Findings[0].Severity != c.want {
 			t.Errorf("revision %s: findings %+v, want batch at %s", c.version, m.Findings, c.want)
+		} else if c.want == Info && !strings.Contains(m.Findings[0].Message, c.version) {
+			t.Errorf("revision %s: the finding does not name the revision: %q", c.version, m.Findings[0].Message)
+		}
+	}
+}
+
+// The negotiated revision is a peer's value: a finding names it only when it
+// is a plain date.
+func TestBatchFindingNeverRepeatsThePeersVersionText(t *testing.T) {
+	for _, v := range []string{`2024-11-05\u001b[2J<script>`, `2024\u202e-11-05`} {
+		tr := NewTracker(TrackerOptions{})
+		steps := []string{
+			`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"` + v + `"}}`,
+			`{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":"` + v + `"}}`,
+			`[{"jsonrpc":"2.0","id":1,"method":"ping"}]`,
+		}
+		var m Message
+		for i, f := range steps {
+			dir := H2S
+			if i == 1 {
+				dir = S2H
+			}
+			m = Classify([]byte(f), dir, tr.Profile())
+			tr.Observe(int64(i+1), 0, &m)
+		}
+		for _, f := range m.Findings {
+			if strings.Contains(f.Message, "<script>") || strings.ContainsAny(f.Message, "\x1b\u202e") {
+				t.Errorf("version %s: finding %s repeats peer text: %q", v, f.Code, f.Message)
+			}
 		}
 	}
 }
@@ -295,6 +329,27 @@ func TestTrackerMemoryStaysBounded(t *testing.T) {
 	}
 	if tr.Evictions() == 0 {
 		t.Error("unanswered requests past the cap should have been evicted")
+	}
+}
+
+// Frames owed a strict answer are followed within the same bounds: a flood
+// of invalid frames (distinct ids, one id, no id) within one timeout keeps
+// the owed table, the unreadable list and the deadline heap small.
+func TestTrackerMemoryStaysBoundedUnderInvalidFloods(t *testing.T) {
+	floods := map[string]func(i int) string{
+		"distinct ids": func(i int) string { return fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":1}`, i) },
+		"one id":       func(i int) string { return `{"jsonrpc":"2.0","id":5,"method":1}` },
+		"no id":        func(i int) string { return `not json` },
+	}
+	for name, frame := range floods {
+		tr := NewTracker(TrackerOptions{MaxInFlight: 1000, MaxRemembered: 1000})
+		for i := range 20_000 {
+			m := Classify([]byte(frame(i)), H2S, JSONRPC)
+			tr.Observe(int64(i+1), time.Duration(i)*time.Microsecond, &m)
+		}
+		if len(tr.owed) > 1000 || len(tr.unreadble[H2S-1]) > 64 || len(tr.deadlines) > 8*1000+1024 {
+			t.Errorf("%s: owed %d, unreadable %d, deadlines %d", name, len(tr.owed), len(tr.unreadble[H2S-1]), len(tr.deadlines))
+		}
 	}
 }
 

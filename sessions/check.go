@@ -116,6 +116,9 @@ func Check(r io.Reader, opts CheckOptions) (*Report, error) {
 			return nil, fmt.Errorf("reading the session file: %w", err)
 		}
 		at := time.Duration(ev.T) * time.Microsecond
+		if ev.Kind == EventNote && ev.Text == NoteFramingLSP {
+			tr.UseLSPFraming()
+		}
 		if !ev.IsFrame() || ev.Dir == classify.Err {
 			c.sessionFindings(tr.Advance(at), nil, nil)
 			continue

@@ -47,6 +47,10 @@ const (
 	EventNote  = "note"  // free text from rpctap: Text
 )
 
+// NoteFramingLSP is the text of the note a tap writes when a session whose
+// header says framing "auto" turns out to use Content-Length framing.
+const NoteFramingLSP = "framing: lsp"
+
 // Header is the first line of a session file.
 type Header struct {
 	Version int       // format version; a Writer writes Version

@@ -2,9 +2,9 @@ package sessions
 
 import (
 	"encoding/base64"
-	"strconv"
 	"fmt"
 	"io"
+	"strconv"
 )
 
 // A FrameStream writes one frame record whose bytes arrive in pieces, for

@@ -40,13 +40,14 @@ type recorder struct {
 	bw      *bufio.Writer    // buffers file; nil when not recording
 	w       *sessions.Writer // writes through tee
 
-	limit   int // bytes of a frame held for classification
-	tracker *classify.Tracker
-	redact  *redactor
-	hub     *hub
-	warn    func(string)
-	last    []byte // the record the writer wrote last
-	written int64  // bytes the writer has written
+	limit    int // bytes of a frame held for classification
+	tracker  *classify.Tracker
+	redact   *redactor
+	hub      *hub
+	warn     func(string)
+	last     []byte // the record the writer wrote last
+	written  int64  // bytes the writer has written
+	lspNoted bool
 
 	seq     int64 // line number of the last record written (header: 1)
 	dirs    [4]dirState
@@ -202,6 +203,13 @@ func (r *recorder) framingFor(dir classify.Direction) classify.Framing {
 
 func (r *recorder) endFrame(d *dirState, t time.Duration, dir classify.Direction, captured bool) {
 	info := d.sp.Frame()
+	if info.Framing == classify.FramingLSP && !r.lspNoted && r.hub.framing == classify.FramingAuto && dir != classify.Err {
+		// The header said auto; say what the traffic showed, so readers
+		// of the file frame and judge it the same way.
+		r.lspNoted = true
+		r.tracker.UseLSPFraming()
+		r.writeEvent(sessions.EventRecord{T: int64(t / time.Microsecond), Kind: sessions.EventNote, Text: sessions.NoteFramingLSP})
+	}
 	if d.stream != nil {
 		if err := d.stream.Close(); err != nil {
 			r.fail(dir, err)

@@ -23,6 +23,6 @@ func newRootCmd() *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(newClassifyCmd(), newCheckCmd(), newDemoCmd(), newRunCmd())
+	root.AddCommand(newClassifyCmd(), newCheckCmd(), newDemoCmd(), newRunCmd(), newLsCmd(), newInjectCmd())
 	return root
 }

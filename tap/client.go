@@ -1,0 +1,137 @@
+package tap
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/rpctap/rpctap/sessions"
+)
+
+// LiveTaps asks every socket in the live directory for its tap's Info.
+// Sockets whose tap is gone are removed.
+func LiveTaps() ([]Info, error) {
+	dir, err := sessions.LiveDir()
+	if err != nil {
+		return nil, err
+	}
+	paths, _ := filepath.Glob(filepath.Join(dir, "*.sock"))
+	var out []Info
+	for _, p := range paths {
+		info, err := QueryInfo(p)
+		if err != nil {
+			if errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, os.ErrNotExist) {
+				os.Remove(p) // its tap died without cleaning up
+			}
+			continue
+		}
+		out = append(out, info)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Started.After(out[j].Started) })
+	return out, nil
+}
+
+// QueryInfo asks the tap listening on socket for its Info.
+func QueryInfo(socket string) (Info, error) {
+	c, err := net.DialTimeout("unix", socket, time.Second)
+	if err != nil {
+		return Info{}, err
+	}
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(2 * time.Second))
+	if _, err := c.Write([]byte(`{"op":"info"}` + "\n")); err != nil {
+		return Info{}, err
+	}
+	line, err := bufio.NewReader(c).ReadBytes('\n')
+	if err != nil {
+		return Info{}, err
+	}
+	var info Info
+	if err := json.Unmarshal(line, &info); err != nil {
+		return Info{}, fmt.Errorf("the tap at %s answered with something that is not its info", socket)
+	}
+	return info, nil
+}
+
+// FindTap picks a live tap by name, pid or socket path; with an empty
+// target, the only live tap.
+func FindTap(target string) (Info, error) {
+	if strings.HasSuffix(target, ".sock") {
+		return QueryInfo(target)
+	}
+	taps, err := LiveTaps()
+	if err != nil {
+		return Info{}, err
+	}
+	var match []Info
+	for _, t := range taps {
+		if target == "" || t.Name == target || fmt.Sprint(t.PID) == target {
+			match = append(match, t)
+		}
+	}
+	switch {
+	case len(match) == 1:
+		return match[0], nil
+	case len(match) == 0 && target == "":
+		return Info{}, errors.New("no live tap is running; start one with: rpctap run -- SERVER")
+	case len(match) == 0:
+		return Info{}, fmt.Errorf("no live tap is named %q; rpctap ls lists them", target)
+	}
+	return Info{}, fmt.Errorf("%d live taps match %q; name one by its pid (rpctap ls lists them)", len(match), target)
+}
+
+// InjectReply is what a tap answered to an injection.
+type InjectReply struct {
+	OK    bool            `json:"ok"`
+	Error string          `json:"error"`
+	ID    string          `json:"id"`
+	Reply json.RawMessage `json:"reply"`
+}
+
+// SendInject asks the tap at socket to inject a frame; with capture it
+// waits up to wait for the answer.
+func SendInject(socket, dir string, frame []byte, capture bool, wait time.Duration) (InjectReply, error) {
+	c, err := net.DialTimeout("unix", socket, time.Second)
+	if err != nil {
+		return InjectReply{}, fmt.Errorf("cannot reach the tap: %w", err)
+	}
+	defer c.Close()
+	req, _ := json.Marshal(request{Op: "inject", Dir: dir, Frame: string(frame), Capture: capture, WaitMs: int(wait / time.Millisecond)})
+	if _, err := c.Write(append(req, '\n')); err != nil {
+		return InjectReply{}, err
+	}
+	c.SetReadDeadline(time.Now().Add(wait + 5*time.Second))
+	r := bufio.NewReader(c)
+	var rep InjectReply
+	line, err := r.ReadBytes('\n')
+	if err != nil {
+		return rep, fmt.Errorf("the tap did not answer: %w", err)
+	}
+	if err := json.Unmarshal(line, &rep); err != nil {
+		return rep, err
+	}
+	if !rep.OK || !capture {
+		return rep, nil
+	}
+	line, err = r.ReadBytes('\n')
+	if err != nil {
+		return rep, fmt.Errorf("the tap did not send the answer: %w", err)
+	}
+	var ans struct {
+		Reply json.RawMessage `json:"reply"`
+		Error string          `json:"error"`
+	}
+	if err := json.Unmarshal(line, &ans); err != nil {
+		return rep, err
+	}
+	rep.Reply, rep.Error = ans.Reply, ans.Error
+	return rep, nil
+}
