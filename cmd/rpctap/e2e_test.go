@@ -1,0 +1,194 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+	"time"
+)
+
+// The end-to-end tests run the built binary between real peers, installed
+// (pinned) by .ci/peers under testdata/peers. Without them the tests skip,
+// except in CI, where a missing peer is a failure.
+
+var peers = func() string { p, _ := filepath.Abs("../../testdata/peers"); return p }()
+
+func needPeer(t *testing.T, rel string) string {
+	t.Helper()
+	p := filepath.Join(peers, rel)
+	if _, err := os.Stat(p); err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatalf("%s is missing: .ci/peers should have installed it", p)
+		}
+		t.Skipf("%s is not installed; run .ci/peers", p)
+	}
+	return p
+}
+
+// rpctapBinary builds the binary once per test run.
+var builtBinary string
+
+func rpctapBinary(t *testing.T) string {
+	t.Helper()
+	if builtBinary != "" {
+		return builtBinary
+	}
+	dir, err := os.MkdirTemp("", "rpctap-e2e")
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin := filepath.Join(dir, "rpctap")
+	out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput()
+	if err != nil {
+		t.Fatalf("building rpctap: %v\n%s", err, out)
+	}
+	builtBinary = bin
+	return bin
+}
+
+// timed runs a command and returns its stdout and how long it took.
+func timed(t *testing.T, dir string, name string, args ...string) ([]byte, time.Duration) {
+	t.Helper()
+	cmd := exec.Command(name, args...)
+	cmd.Dir = dir
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	start := time.Now()
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("%s %v: %v\n%s", name, args, err, errb.Bytes())
+	}
+	return out.Bytes(), time.Since(start)
+}
+
+func checkSessionHasNoErrors(t *testing.T, path string) checkDoc {
+	t.Helper()
+	doc, err := checkJSONOf(t, path, checkOptions{failOn: 3, timeout: 30e9})
+	if err != nil {
+		t.Errorf("rpctap check %s: %v", path, err)
+	}
+	for _, f := range doc.Findings {
+		if f.Severity == "error" {
+			t.Errorf("%s line %d: %s %s", filepath.Base(path), f.Line, f.Code, f.Message)
+		}
+	}
+	return doc
+}
+
+func TestInspectorThroughTapMatchesDirectAndDoesNotHang(t *testing.T) {
+	inspector := needPeer(t, "node_modules/.bin/inspector")
+	server := needPeer(t, "node_modules/.bin/mcp-server-everything")
+	bin := rpctapBinary(t)
+	calls := map[string][]string{
+		"tools-list":     {"--method", "tools/list"},
+		"tools-call":     {"--method", "tools/call", "--tool-name", "echo", "--tool-arg", "message=hi"},
+		"resources-list": {"--method", "resources/list"},
+	}
+	for name, call := range calls {
+		t.Run(name, func(t *testing.T) {
+			dir := t.TempDir()
+			record := filepath.Join(dir, "s.jsonl")
+			direct, dDirect := timed(t, dir, inspector, append(append([]string{"--cli"}, call...), "--", server, "stdio")...)
+			tapped, dTapped := timed(t, dir, inspector, append(append([]string{"--cli"}, call...), "--", bin, "run", "--record", record, "--", server, "stdio")...)
+			if !bytes.Equal(direct, tapped) {
+				t.Errorf("the host's output differs through the tap:\n direct %.300s\n tapped %.300s", direct, tapped)
+			}
+			// A wrapper that mishandles stdin EOF or SIGTERM makes the host
+			// wait for the server's own 60 s timeout; allow only noise.
+			if dTapped > dDirect+5*time.Second {
+				t.Errorf("through the tap the call took %v, directly %v", dTapped, dDirect)
+			}
+			doc := checkSessionHasNoErrors(t, record)
+			if doc.Frames < 8 {
+				t.Errorf("the session holds %d frames; the handshake alone is more", doc.Frames)
+			}
+		})
+	}
+}
+
+func TestGoSDKPairThroughTap(t *testing.T) {
+	client := needPeer(t, "bin/client")
+	server := needPeer(t, "bin/server")
+	bin := rpctapBinary(t)
+	dir := t.TempDir()
+	record := filepath.Join(dir, "s.jsonl")
+	direct, _ := timed(t, dir, client, "--", server)
+	tapped, _ := timed(t, dir, client, "--", bin, "run", "--record", record, "--", server)
+	if !bytes.Equal(direct, tapped) {
+		t.Errorf("client output differs through the tap:\n direct %s\n tapped %s", direct, tapped)
+	}
+	checkSessionHasNoErrors(t, record)
+}
+
+func TestGoplsThroughTapWithAutoFraming(t *testing.T) {
+	drive := needPeer(t, "bin/lspdrive")
+	gopls := needPeer(t, "bin/gopls")
+	bin := rpctapBinary(t)
+	dir := t.TempDir()
+	record := filepath.Join(dir, "s.jsonl")
+	out, _ := timed(t, dir, drive, "-dir", filepath.Join(dir, "mod"), "--", bin, "run", "--framing", "auto", "--record", record, "--", "env", "GO_TELEMETRY_CHILD=2", gopls, "serve")
+	if !bytes.Contains(out, []byte("Greet")) {
+		t.Errorf("the LSP client did not get its hover through the tap:\n%s", out)
+	}
+	doc := checkSessionHasNoErrors(t, record)
+	if doc.Frames < 10 {
+		t.Errorf("the session holds %d frames", doc.Frames)
+	}
+}
+
+func TestInjectWithCaptureKeepsTheAnswerFromTheHost(t *testing.T) {
+	server := needPeer(t, "node_modules/.bin/mcp-server-everything")
+	bin := rpctapBinary(t)
+	dir := t.TempDir()
+	record := filepath.Join(dir, "s.jsonl")
+	name := "e2e-inject-" + filepath.Base(dir)
+	cmd := exec.Command(bin, "run", "--name", name, "--record", record, "--", server, "stdio")
+	stdin, _ := cmd.StdinPipe()
+	stdoutPipe, _ := cmd.StdoutPipe()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	host := make(chan []byte)
+	go func() {
+		var all bytes.Buffer
+		all.ReadFrom(stdoutPipe)
+		host <- all.Bytes()
+	}()
+	stdin.Write([]byte(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"e2e","version":"1"}}}` + "\n"))
+	// Wait until ls shows the tap with the initialize answer recorded.
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		out, _ := exec.Command(bin, "ls", "--json").Output()
+		if bytes.Contains(out, []byte(name)) && bytes.Contains(out, []byte(`"frames": 2`)) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the tap never showed up in rpctap ls with two frames:\n%s", out)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	stdin.Write([]byte(`{"jsonrpc":"2.0","method":"notifications/initialized"}` + "\n"))
+	reply, err := exec.Command(bin, "inject", "--tap", name, "--capture", `{"jsonrpc":"2.0","id":"rpctap-1","method":"tools/list"}`).Output()
+	if err != nil || !bytes.Contains(reply, []byte(`"echo"`)) {
+		t.Fatalf("inject --capture: %v\n%s", err, reply)
+	}
+	stdin.Write([]byte(`{"jsonrpc":"2.0","id":7,"method":"ping"}` + "\n"))
+	time.Sleep(300 * time.Millisecond)
+	stdin.Close()
+	seen := <-host
+	cmd.Wait()
+	if bytes.Contains(seen, []byte("rpctap-1")) {
+		t.Errorf("the host saw the answer to the injected request:\n%s", seen)
+	}
+	if !bytes.Contains(seen, []byte(`"id":7`)) {
+		t.Errorf("the host's own ping went unanswered:\n%s", seen)
+	}
+	rec, _ := os.ReadFile(record)
+	for _, want := range []string{`"src":"inject"`, `"captured":true`} {
+		if !bytes.Contains(rec, []byte(want)) {
+			t.Errorf("the session file lacks %s", want)
+		}
+	}
+	checkSessionHasNoErrors(t, record)
+}
