@@ -40,6 +40,9 @@ type Reader struct {
 	partial bool
 	lineNo  int
 	skipped int
+	// pos is the input offset after the last line read; start is the
+	// offset of the last line read.
+	pos, start int64
 
 	header    Header
 	hasHeader bool
@@ -98,6 +101,13 @@ func (r *Reader) Header() (Header, bool) {
 // Skipped is the number of lines read so far that could not be read as a
 // record, the header aside.
 func (r *Reader) Skipped() int { return r.skipped }
+
+// End is the byte offset in the input just after the line Next read last.
+func (r *Reader) End() int64 { return r.pos }
+
+// Offset is the byte offset in the input of the line of the record Next
+// returned last (after Header alone, of the header line).
+func (r *Reader) Offset() int64 { return r.start }
 
 // Next returns the next record, or io.EOF at the end of the file. The
 // Event, and the bytes its slices point to, are reused: they are valid
@@ -173,6 +183,7 @@ func (r *Reader) readLine() ([]byte, error) {
 	for {
 		b, err := r.br.ReadSlice('\n')
 		if err == nil && len(r.line) == 0 {
+			r.start, r.pos = r.pos, r.pos+int64(len(b))
 			return b, nil // the usual case: the line is in br's buffer
 		}
 		r.line = append(r.line, b...)
@@ -180,6 +191,7 @@ func (r *Reader) readLine() ([]byte, error) {
 		switch {
 		case err == nil:
 			r.partial = false
+			r.start, r.pos = r.pos, r.pos+int64(len(r.line))
 			return r.line, nil
 		case errors.Is(err, bufio.ErrBufferFull):
 		case err == io.EOF && r.ctx != nil:
@@ -188,6 +200,7 @@ func (r *Reader) readLine() ([]byte, error) {
 			}
 		case err == io.EOF && len(r.line) > 0:
 			r.partial = false
+			r.start, r.pos = r.pos, r.pos+int64(len(r.line))
 			return r.line, nil // the last line, with no "\n"
 		default:
 			return nil, err
@@ -231,6 +244,8 @@ const (
 	keyMissing
 	keyText
 	keyCaptured
+	keyOffset
+	keyGap
 
 	keysFrame = keyFrame | keyFrameB64 | keyHeader | keyHeaderB64
 )
@@ -239,7 +254,7 @@ const (
 // of the right shape. It decodes strings in place, so it changes line.
 func (r *Reader) parseRecord(s []byte) bool {
 	ev := &r.ev
-	*ev = Event{Src: SrcWire}
+	*ev = Event{Src: SrcWire, FileOffset: -1}
 	i := skipSpace(s, 0)
 	if i >= len(s) || s[i] != '{' {
 		return false
@@ -340,6 +355,12 @@ func (r *Reader) parseField(s []byte, i int, key []byte, seen *int) (next int, o
 	case "redacted":
 		bit = keyRedacted
 		ev.Redacted, i, ok = parseBool(s, i)
+	case "offset":
+		bit = keyOffset
+		ev.FileOffset, i, ok = parseInt(s, i)
+	case "gap":
+		bit = keyGap
+		ev.Gap, i, ok = parseBool(s, i)
 	case "captured":
 		bit = keyCaptured
 		ev.Captured, i, ok = parseBool(s, i)

@@ -102,6 +102,11 @@ type Event struct {
 	// Replaying a direction leaves captured frames out.
 	Captured bool
 
+	// Live annotations: a tap's live stream adds them to the records it
+	// sends subscribers; the file never has them.
+	FileOffset int64 // where the record is in the session file; -1 when not said
+	Gap        bool  // a note that says the stream catches up from the file at FileOffset
+
 	// Event records.
 	Kind    string // "" for a frame; EventStart, EventExit, EventGap, EventNote
 	Code    *int   // exit: the exit status, nil when absent

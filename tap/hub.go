@@ -2,6 +2,7 @@ package tap
 
 import (
 	"io"
+	"strconv"
 	"os"
 	"sync"
 	"sync/atomic"
@@ -164,7 +165,8 @@ func (h *hub) serve(w io.Writer, stop <-chan struct{}) error {
 		}
 		h.mu.Unlock()
 		if gap {
-			if _, err := io.WriteString(w, `{"t":0,"event":"note","text":"this view fell behind the live session and caught up from the session file","gap":true}`+"\n"); err != nil {
+			note := `{"t":0,"event":"note","text":"this view fell behind the live session and caught up from the session file","gap":true,"offset":` + strconv.FormatInt(from, 10) + "}\n"
+			if _, err := io.WriteString(w, note); err != nil {
 				return err
 			}
 			if err := h.copyFile(w, from, to); err != nil {

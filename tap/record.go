@@ -2,6 +2,7 @@ package tap
 
 import (
 	"bufio"
+	"bytes"
 	"fmt"
 	"io"
 	"strconv"
@@ -48,6 +49,7 @@ type recorder struct {
 	last     []byte // the record the writer wrote last
 	written  int64  // bytes the writer has written
 	lspNoted bool
+	spoolDir string // where frames too large to hold wait for their end
 
 	seq     int64 // line number of the last record written (header: 1)
 	dirs    [4]dirState
@@ -62,11 +64,17 @@ type recorder struct {
 
 // dirState assembles one direction's frames.
 type dirState struct {
-	sp     *classify.Splitter
-	asm    []byte // the open frame's bytes, up to limit
-	size   int64
-	stream *sessions.FrameStream // a frame too large to hold, being recorded
-	at     time.Duration
+	sp    *classify.Splitter
+	asm   []byte // the open frame's bytes, up to limit
+	size  int64
+	over  bool   // the open frame is larger than limit: asm holds its start
+	spool *spool // the bytes of a frame over the limit, when recording
+	at    time.Duration
+	pend  []byte // bytes the splitter has not consumed yet, for its next call
+	// held are injected frames written after the open frame ended on the
+	// wire, where the splitter cannot see that end yet (it needs the
+	// bytes after it): they are recorded once the open frame is.
+	held []item
 }
 
 type published struct {
@@ -150,10 +158,21 @@ func (r *recorder) process(it item) {
 		it.event.T = int64(t / time.Microsecond)
 		r.writeEvent(*it.event)
 	case it.whole:
-		r.frame(t, it.dir, it.data, it.header, classify.FrameInfo{BodyLen: int64(len(it.data)), Size: int64(len(it.data))}, it.src, false, false)
+		if d := &r.dirs[it.dir]; d.size > 0 || len(d.pend) > 0 {
+			held := it
+			held.data, held.pooled = bytes.Clone(it.data), false
+			d.held = append(d.held, held)
+			return
+		}
+		r.whole(it)
 	default:
 		r.wire(t, it)
 	}
+}
+
+// whole records an injected frame.
+func (r *recorder) whole(it item) {
+	r.frame(it.at-r.started, it.dir, it.data, it.header, classify.FrameInfo{BodyLen: int64(len(it.data)), Size: int64(len(it.data))}, it.src, false, false)
 }
 
 // wire splits a direction's bytes into frames and records each.
@@ -163,6 +182,10 @@ func (r *recorder) wire(t time.Duration, it item) {
 		d.sp = classify.NewSplitter(r.framingFor(it.dir))
 	}
 	data := it.data
+	if len(d.pend) > 0 {
+		data = append(d.pend, data...)
+		d.pend = nil
+	}
 	for len(data) > 0 || it.eof {
 		n, end := d.sp.Split(data, it.eof)
 		part := data[:n]
@@ -171,8 +194,10 @@ func (r *recorder) wire(t time.Duration, it item) {
 			d.at = t
 		}
 		d.size += int64(n)
-		if d.stream != nil {
-			d.stream.Write(part)
+		if d.over {
+			if d.spool != nil {
+				d.spool.write(part)
+			}
 		} else if len(d.asm)+len(part) <= r.limit {
 			d.asm = append(d.asm, part...)
 		} else {
@@ -180,14 +205,19 @@ func (r *recorder) wire(t time.Duration, it item) {
 		}
 		if end {
 			r.endFrame(d, t, it.dir, it.captured)
+			for _, h := range d.held {
+				r.whole(h)
+			}
+			d.held = d.held[:0]
 			continue
 		}
 		if n == 0 {
 			if it.eof {
 				break
 			}
-			// The splitter wants more bytes than this item has: keep them.
-			d.asm = append(d.asm, data...)
+			// The splitter wants more bytes than this item has: keep
+			// them, and show them to it again with the next item's.
+			d.pend = append([]byte(nil), data...)
 			break
 		}
 	}
@@ -210,13 +240,23 @@ func (r *recorder) endFrame(d *dirState, t time.Duration, dir classify.Direction
 		r.tracker.UseLSPFraming()
 		r.writeEvent(sessions.EventRecord{T: int64(t / time.Microsecond), Kind: sessions.EventNote, Text: sessions.NoteFramingLSP})
 	}
-	if d.stream != nil {
-		if err := d.stream.Close(); err != nil {
-			r.fail(dir, err)
-		}
-		d.stream = nil
+	if d.over {
 		r.seq++
 		m := classify.ClassifyFramed(frameBody(d.asm, info), info, dir, r.tracker.Profile())
+		if d.spool != nil {
+			rec := sessions.FrameRecord{T: int64(d.at / time.Microsecond), Dir: dir, EOF: info.EOF, Captured: captured}
+			if info.HeaderLen > 0 && !info.PlainHeader {
+				rec.Header = d.asm[:min(info.HeaderLen, len(d.asm))]
+			}
+			if r.failing {
+				r.missing[dir]++
+				d.spool.close()
+			} else if err := d.spool.record(r.w, rec, int64(info.HeaderLen), info.BodyLen); err != nil {
+				r.fail(dir, err)
+			}
+			d.spool = nil
+		}
+		d.over = false
 		r.observe(t, &m, false)
 	} else {
 		var header []byte
@@ -230,22 +270,22 @@ func (r *recorder) endFrame(d *dirState, t time.Duration, dir classify.Direction
 }
 
 // beginStream starts recording a frame too large to hold: its first limit
-// bytes stay for classification, the rest only goes to the file.
+// bytes stay for classification, all of them go to a spool for the file.
 func (r *recorder) beginStream(d *dirState, t time.Duration, dir classify.Direction, part []byte) {
 	keep := r.limit - len(d.asm)
 	d.asm = append(d.asm, part[:keep]...)
-	if !r.failing {
-		fs, err := r.w.BeginFrame(sessions.FrameRecord{T: int64(d.at / time.Microsecond), Dir: dir})
-		if err != nil {
-			r.fail(dir, err)
-		} else {
-			d.stream = fs
-			fs.Write(d.asm)
-			fs.Write(part[keep:])
-			return
-		}
+	d.over = true
+	if r.bw == nil || r.failing {
+		return
 	}
-	d.stream = nil
+	sp, err := newSpool(r.spoolDir)
+	if err != nil {
+		r.fail(dir, err)
+		return
+	}
+	sp.write(d.asm)
+	sp.write(part[keep:])
+	d.spool = sp
 }
 
 // frame records one whole frame.
@@ -309,6 +349,8 @@ func (r *recorder) publishLast(m *classify.Message, sf []classify.SessionFinding
 	line := append([]byte(nil), r.last[:len(r.last)-2]...) // without "}\n"
 	line = append(line, `,"seq":`...)
 	line = appendInt(line, r.seq)
+	line = append(line, `,"offset":`...)
+	line = appendInt(line, r.written-int64(len(r.last)))
 	if m != nil {
 		all := m.Findings
 		for i := range m.Members {

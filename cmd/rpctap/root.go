@@ -23,6 +23,6 @@ func newRootCmd() *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(newClassifyCmd(), newCheckCmd(), newDemoCmd(), newRunCmd(), newLsCmd(), newInjectCmd())
+	root.AddCommand(newClassifyCmd(), newCheckCmd(), newDemoCmd(), newRunCmd(), newLsCmd(), newInjectCmd(), newUICmd(), newWatchCmd(), newTailCmd())
 	return root
 }

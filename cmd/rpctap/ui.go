@@ -1,0 +1,321 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+
+	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/lipgloss"
+	"github.com/muesli/termenv"
+	"github.com/rpctap/rpctap/classify"
+	"github.com/rpctap/rpctap/sessions"
+	"github.com/rpctap/rpctap/tap"
+	"github.com/rpctap/rpctap/tui"
+	"github.com/rpctap/rpctap/tui/filter"
+	"github.com/spf13/cobra"
+)
+
+func newUICmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "ui [TARGET...]",
+		Short: "Open the live view: live taps and recorded sessions",
+		Long: `With no TARGET, lists live taps and recent sessions to open. A TARGET is a
+session file (opened read-only, also while a tap still writes it) or a live
+tap (its name, pid or socket). q quits the view; live taps keep running.`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			var srcs []*tui.Source
+			for _, a := range args {
+				src, err := tui.OpenTarget(a)
+				if err != nil {
+					return err
+				}
+				srcs = append(srcs, src)
+			}
+			return runUI(srcs)
+		},
+	}
+}
+
+// runUI runs the program on the terminal device: keys come from it, never
+// from a protocol pipe.
+func runUI(srcs []*tui.Source) error {
+	tty, err := os.OpenFile("/dev/tty", os.O_RDWR, 0)
+	if err != nil {
+		return fmt.Errorf("the live view needs a terminal: %w (use rpctap tail or rpctap check instead)", err)
+	}
+	defer tty.Close()
+	r := lipgloss.NewRenderer(tty, termenv.WithColorCache(true))
+	m := tui.New(r, srcs)
+	p := tea.NewProgram(m, tea.WithInput(tty), tea.WithOutput(tty), tea.WithAltScreen(), tea.WithMouseCellMotion())
+	_, err = p.Run()
+	for _, s := range srcs {
+		s.Close()
+	}
+	return err
+}
+
+func newWatchCmd() *cobra.Command {
+	var host, framing, profile string
+	cmd := &cobra.Command{
+		Use:   "watch [--host 'HOST CMD'] -- SERVER [ARGS...]",
+		Short: "Run a server behind a tap and watch it here, in one command",
+		Long: `Starts SERVER behind a tap, records the session, and opens the live view on
+this terminal. With --host, rpctap also starts the host (a shell command)
+and connects it to the tap, so the whole conversation shows; the host's
+stderr goes to a .host.log file next to the session.`,
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			fr, err := classify.ParseFraming(framing)
+			if err != nil {
+				return usageError(err)
+			}
+			pr, err := classify.ParseProfile(profile)
+			if err != nil {
+				return usageError(err)
+			}
+			return runWatch(host, args, fr, pr)
+		},
+	}
+	cmd.Flags().StringVar(&host, "host", "", "a host command to start and connect to the server (run with sh -c)")
+	cmd.Flags().StringVar(&framing, "framing", "auto", "ndjson, lsp or auto")
+	cmd.Flags().StringVar(&profile, "profile", "auto", "auto, jsonrpc, mcp or lsp")
+	return cmd
+}
+
+func runWatch(host string, argv []string, framing classify.Framing, profile classify.Profile) error {
+	var warnings []string
+	t, err := tap.New(tap.Options{Argv: argv, Framing: framing, Profile: profile, Record: true, Listen: true,
+		Warn: func(s string) { warnings = append(warnings, s) }})
+	if err != nil {
+		return usageError(err)
+	}
+	var hostIn io.Reader = eofReader{}
+	var hostOut io.WriteCloser = nopCloser{io.Discard}
+	var hostCmd *exec.Cmd
+	if host != "" {
+		hostCmd = exec.Command("sh", "-c", host)
+		toHost, err := hostCmd.StdinPipe()
+		if err != nil {
+			return err
+		}
+		fromHost, err := hostCmd.StdoutPipe()
+		if err != nil {
+			return err
+		}
+		hostIn, hostOut = fromHost, toHost
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	runErr := make(chan error, 1)
+	started := make(chan struct{})
+	go func() {
+		close(started)
+		_, err := t.Run(ctx, hostIn, hostOut, io.Discard)
+		runErr <- err
+	}()
+	<-started
+	if hostCmd != nil {
+		logPath := filepath.Join(os.TempDir(), fmt.Sprintf("rpctap-host-%d.log", os.Getpid()))
+		if lf, err := os.Create(logPath); err == nil {
+			hostCmd.Stderr = lf
+			defer lf.Close()
+		}
+		if err := hostCmd.Start(); err != nil {
+			cancel()
+			return fmt.Errorf("cannot start the host %q: %w", host, err)
+		}
+		go hostCmd.Wait()
+	}
+	// The tap serves its socket once it runs; attach the view to it.
+	var src *tui.Source
+	for i := 0; i < 100; i++ {
+		if info, err := tap.FindTap(fmt.Sprint(os.Getpid())); err == nil {
+			if src, err = tui.OpenLive(info, classify.DefaultTimeout); err == nil {
+				break
+			}
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if src == nil {
+		cancel()
+		return errors.New("the tap started but its live socket did not come up; see rpctap ls")
+	}
+	uiErr := runUI([]*tui.Source{src})
+	cancel()
+	if hostCmd != nil && hostCmd.Process != nil {
+		hostCmd.Process.Kill()
+	}
+	select {
+	case <-runErr:
+	case <-time.After(5 * time.Second):
+	}
+	for _, w := range warnings {
+		fmt.Fprintln(os.Stderr, "rpctap:", w)
+	}
+	if p := t.Path(); p != "" {
+		fmt.Fprintln(os.Stderr, "rpctap: session recorded in", p)
+	}
+	return uiErr
+}
+
+type eofReader struct{}
+
+func (eofReader) Read([]byte) (int, error) {
+	select {} // a watch without a host: the server's stdin stays open
+}
+
+type nopCloser struct{ io.Writer }
+
+func (nopCloser) Close() error { return nil }
+
+func newTailCmd() *cobra.Command {
+	var asJSON bool
+	var expr string
+	cmd := &cobra.Command{
+		Use:   "tail [TARGET] [--json] [--filter EXPR]",
+		Short: "Print a session frame by frame, following a live tap or a growing file",
+		Long: `Prints one line per frame of a live tap or a session file (the only live
+tap when TARGET is left out), with the same escaping and filter language as
+the live view. --json prints each frame with its classification.`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			f, err := filter.Parse(expr)
+			if err != nil {
+				return usageError(fmt.Errorf("--filter: %w", err))
+			}
+			target := ""
+			if len(args) == 1 {
+				target = args[0]
+			}
+			src, err := tui.OpenTarget(target)
+			if err != nil {
+				return err
+			}
+			defer src.Close()
+			return runTail(cmd.OutOrStdout(), src, f, asJSON)
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON lines with each frame's classification")
+	cmd.Flags().StringVar(&expr, "filter", "", "show only frames that match, e.g. 'method:tools/* !dir:err'")
+	return cmd
+}
+
+// runTail prints entries as the source indexes them, until it ends.
+func runTail(w io.Writer, src *tui.Source, f *filter.Filter, asJSON bool) error {
+	x := src.Index
+	next := 0
+	for {
+		ended := src.Ended()
+		n := x.Len()
+		for ; next < n; next++ {
+			e := x.At(next)
+			if !e.IsFrame() {
+				continue
+			}
+			fr := &filter.Frame{Dir: e.Dir, Kind: e.Kind, ID: e.ID, Method: e.Method, Codes: uint64(e.Codes), Worst: e.Worst,
+				Status: e.Status.String(), Payload: func() []byte {
+					if ev, err := src.Record(next); err == nil {
+						return ev.Frame
+					}
+					return nil
+				}}
+			if !f.Match(fr) {
+				continue
+			}
+			if err := tailLine(w, src, next, e, asJSON); err != nil {
+				return err
+			}
+		}
+		if ended && next >= x.Len() {
+			if st := src.State(); strings.HasPrefix(st, "error") {
+				return errors.New(strings.TrimPrefix(st, "error: "))
+			}
+			return nil
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+func tailLine(w io.Writer, src *tui.Source, pos int, e sessions.Entry, asJSON bool) error {
+	ev, err := src.Record(pos)
+	var frame []byte
+	if err == nil {
+		frame = ev.Frame
+	}
+	if asJSON {
+		out := map[string]any{"seq": e.Seq, "t": e.T, "dir": e.Dir.String(), "size": e.Size}
+		if e.Dir != classify.Err {
+			out["kind"] = e.Kind.String()
+		}
+		if e.ID != "" {
+			out["id"] = json.RawMessage(e.ID)
+			if !json.Valid([]byte(e.ID)) {
+				out["id"] = e.ID
+			}
+		}
+		if e.Method != "" {
+			out["method"] = e.Method
+		}
+		if e.Pair != 0 {
+			out["pair"] = e.Pair
+			out["latency_us"] = e.Latency.Microseconds()
+		}
+		if e.Status.String() != "" {
+			out["status"] = e.Status.String()
+		}
+		var fs []map[string]any
+		for _, f := range src.Index.Findings(pos) {
+			fm := map[string]any{"code": f.Code.String(), "severity": f.Severity.String(), "message": f.Message}
+			if f.Related != 0 {
+				fm["related"] = f.Related
+			}
+			fs = append(fs, fm)
+		}
+		if fs != nil {
+			out["findings"] = fs
+		}
+		if frame != nil {
+			if json.Valid(frame) {
+				out["frame"] = json.RawMessage(frame)
+			} else {
+				out["frame_text"] = classify.Escape(frame, 0)
+			}
+		}
+		b, _ := json.Marshal(out)
+		_, err := w.Write(append(b, '\n'))
+		return err
+	}
+	dir := map[classify.Direction]string{classify.H2S: "→", classify.S2H: "←", classify.Err: "!"}[e.Dir]
+	kind := e.Kind.String()
+	if e.Dir == classify.Err {
+		kind = "stderr"
+	}
+	var flags []string
+	for _, c := range e.Codes.Codes() {
+		flags = append(flags, c.String())
+	}
+	line := fmt.Sprintf("%6d %10s %s %-12s", e.Seq, fmt.Sprintf("%d.%03d", e.T/1e6, (e.T/1e3)%1000), dir, kind)
+	if e.ID != "" {
+		line += " id=" + classify.EscapeString(e.ID, 40)
+	}
+	if e.Method != "" {
+		line += " " + classify.EscapeString(e.Method, 80)
+	}
+	if e.Latency > 0 && e.Kind == classify.KindResponse {
+		line += fmt.Sprintf(" (%s)", e.Latency.Round(time.Microsecond))
+	}
+	if len(flags) > 0 {
+		line += " [" + strings.Join(flags, " ") + "]"
+	}
+	line += "  " + classify.Escape(frame, 160)
+	_, err = fmt.Fprintln(w, line)
+	return err
+}

@@ -1,0 +1,456 @@
+package tui
+
+import (
+	"encoding/base64"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/charmbracelet/bubbles/help"
+	"github.com/charmbracelet/bubbles/key"
+	"github.com/charmbracelet/bubbles/textinput"
+	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/lipgloss"
+	"github.com/rpctap/rpctap/classify"
+	"github.com/rpctap/rpctap/tui/filter"
+)
+
+// frameTick is how often the program picks up new traffic: render work per
+// second stays bounded however fast frames arrive.
+const frameTick = 80 * time.Millisecond
+
+type tickMsg time.Time
+
+func tick() tea.Cmd { return tea.Tick(frameTick, func(t time.Time) tea.Msg { return tickMsg(t) }) }
+
+type paneID int
+
+const (
+	paneTraffic paneID = iota
+	paneDetail
+	panePending
+	paneStats
+)
+
+// mode says where keys go first.
+type mode int
+
+const (
+	modeNormal mode = iota
+	modeFilter
+	modeCommand
+	modePicker
+)
+
+// Model is the root of the program: global keys, window size, routing to
+// the focused pane of the active session.
+type Model struct {
+	c        *common
+	views    []*sessionView
+	active   int
+	picker   *picker
+	mode     mode
+	input    textinput.Model
+	help     help.Model
+	showHelp bool
+	width    int
+	height   int
+	status   string // one line of feedback (errors, copies)
+	now      func() time.Time
+}
+
+// Option configures a Model.
+type Option func(*Model)
+
+// WithClock replaces the wall clock (tests).
+func WithClock(now func() time.Time) Option { return func(m *Model) { m.now = now } }
+
+// New builds the program's model for the given sources; with none, it
+// opens on the picker of live taps and recent sessions.
+func New(r *lipgloss.Renderer, sources []*Source, opts ...Option) *Model {
+	c := newCommon(r)
+	m := &Model{c: c, help: help.New(), input: textinput.New(), now: time.Now}
+	for _, o := range opts {
+		o(m)
+	}
+	for _, src := range sources {
+		m.views = append(m.views, newSessionView(c, src))
+	}
+	if len(m.views) == 0 {
+		m.picker = newPicker(c)
+		m.mode = modePicker
+	}
+	m.input.Prompt = "/"
+	return m
+}
+
+func (m *Model) Init() tea.Cmd {
+	cmds := []tea.Cmd{tick()}
+	if m.picker != nil {
+		cmds = append(cmds, m.picker.refresh())
+	}
+	return tea.Batch(cmds...)
+}
+
+func (m *Model) view() *sessionView {
+	if m.active < len(m.views) {
+		return m.views[m.active]
+	}
+	return nil
+}
+
+func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	switch msg := msg.(type) {
+	case tea.WindowSizeMsg:
+		m.width, m.height = msg.Width, msg.Height
+		m.layout()
+		return m, nil
+	case tickMsg:
+		var cmds []tea.Cmd
+		for _, v := range m.views {
+			if cmd := v.sync(m.now()); cmd != nil {
+				cmds = append(cmds, cmd)
+			}
+		}
+		if m.picker != nil && m.mode == modePicker {
+			cmds = append(cmds, m.picker.maybeRefresh(m.now()))
+		}
+		cmds = append(cmds, tick())
+		return m, tea.Batch(cmds...)
+	case detailLoadedMsg:
+		for _, v := range m.views {
+			if v.id == msg.session {
+				v.detail.apply(msg)
+			}
+		}
+		return m, nil
+	case pickerMsg:
+		if m.picker != nil {
+			m.picker.apply(msg)
+		}
+		return m, nil
+	case tea.MouseMsg:
+		if v := m.view(); v != nil && m.mode == modeNormal {
+			switch msg.Button {
+			case tea.MouseButtonWheelUp:
+				v.traffic.wheel(-3)
+			case tea.MouseButtonWheelDown:
+				v.traffic.wheel(3)
+			}
+			return m, v.loadDetail()
+		}
+		return m, nil
+	case tea.KeyMsg:
+		return m.key(msg)
+	}
+	return m, nil
+}
+
+// key routes a key: a text input with focus gets every key first.
+func (m *Model) key(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
+	k := m.c.keys
+	m.status = "" // feedback lasts until the next key
+	switch m.mode {
+	case modeFilter:
+		return m.filterKey(msg)
+	case modeCommand:
+		return m.commandKey(msg)
+	case modePicker:
+		if key.Matches(msg, k.Quit) && msg.String() != "q" || (msg.String() == "q" && !m.picker.typing()) {
+			return m, tea.Quit
+		}
+		if key.Matches(msg, k.Back) && len(m.views) > 0 {
+			m.mode = modeNormal
+			return m, nil
+		}
+		in := m.picker.Update(msg)
+		if in.kind == intentOpen {
+			src, err := OpenTarget(in.target)
+			if err != nil {
+				m.status = err.Error()
+				return m, nil
+			}
+			v := newSessionView(m.c, src)
+			m.views = append(m.views, v)
+			m.active = len(m.views) - 1
+			m.mode = modeNormal
+			m.layout()
+			return m, nil
+		}
+		return m, nil
+	}
+	if m.showHelp {
+		m.showHelp = false
+		return m, nil
+	}
+	switch {
+	case key.Matches(msg, k.Quit):
+		return m, tea.Quit
+	case key.Matches(msg, k.Help):
+		m.showHelp = true
+		return m, nil
+	case key.Matches(msg, k.Filter):
+		m.mode = modeFilter
+		m.input.Prompt = "/"
+		if v := m.view(); v != nil {
+			m.input.SetValue(v.filterText)
+		}
+		m.input.CursorEnd()
+		m.input.Focus()
+		return m, textinput.Blink
+	case key.Matches(msg, k.Command):
+		m.mode = modeCommand
+		m.input.Prompt = ":"
+		m.input.SetValue("")
+		m.input.Focus()
+		return m, textinput.Blink
+	case key.Matches(msg, k.NextSession):
+		if len(m.views) > 0 {
+			m.active = (m.active + 1) % len(m.views)
+		}
+		return m, nil
+	case key.Matches(msg, k.PrevSession):
+		if len(m.views) > 0 {
+			m.active = (m.active + len(m.views) - 1) % len(m.views)
+		}
+		return m, nil
+	}
+	v := m.view()
+	if v == nil {
+		return m, nil
+	}
+	switch {
+	case key.Matches(msg, k.NextPane):
+		v.focus = (v.focus + 1) % 3
+		return m, nil
+	case key.Matches(msg, k.PrevPane):
+		v.focus = (v.focus + 2) % 3
+		return m, nil
+	case key.Matches(msg, k.Stats):
+		v.showStats = !v.showStats
+		return m, nil
+	case key.Matches(msg, k.Pending):
+		v.focus = panePending
+		return m, nil
+	case key.Matches(msg, k.ClearFilter) && v.focus == paneTraffic && v.filterText != "":
+		v.setFilter("")
+		return m, v.loadDetail()
+	case key.Matches(msg, k.Back) && v.focus != paneTraffic:
+		v.focus = paneTraffic
+		return m, nil
+	}
+	var in intent
+	switch {
+	case v.showStats:
+		in = v.stats.Update(msg)
+	case v.focus == paneDetail:
+		in = v.detail.Update(msg)
+	case v.focus == panePending:
+		in = v.pending.Update(msg)
+	default:
+		in = v.traffic.Update(msg)
+	}
+	return m, m.do(v, in)
+}
+
+// do carries out a pane's intent.
+func (m *Model) do(v *sessionView, in intent) tea.Cmd {
+	switch in.kind {
+	case intentFocusDetail:
+		v.focus = paneDetail
+	case intentJumpPair:
+		pos := v.traffic.selected()
+		if pos >= 0 {
+			if e := v.src.Index.At(pos); e.Pair != 0 {
+				if !v.jumpSeq(e.Pair) {
+					m.status = fmt.Sprintf("frame #%d is hidden by the filter", e.Pair)
+				}
+			} else {
+				m.status = "this frame has no pair"
+			}
+		}
+	case intentJumpSeq:
+		if v.jumpSeq(in.seq) {
+			v.focus = paneTraffic
+		}
+	case intentNextMatch:
+		v.nextMatch(in.step)
+	case intentRefilter:
+		v.refilter()
+	case intentCopy:
+		return m.copySelected(v)
+	}
+	return v.loadDetail()
+}
+
+func (m *Model) filterKey(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
+	v := m.view()
+	switch msg.Type {
+	case tea.KeyEnter:
+		m.mode = modeNormal
+		m.input.Blur()
+		if v != nil {
+			if f, err := filter.Parse(m.input.Value()); err == nil {
+				v.applyFilter(m.input.Value(), f)
+				return m, v.loadDetail()
+			}
+			m.status = "the filter did not parse; it was not applied"
+		}
+		return m, nil
+	case tea.KeyEsc:
+		m.mode = modeNormal
+		m.input.Blur()
+		return m, nil
+	}
+	var cmd tea.Cmd
+	m.input, cmd = m.input.Update(msg)
+	return m, cmd
+}
+
+func (m *Model) commandKey(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
+	switch msg.Type {
+	case tea.KeyEnter:
+		m.mode = modeNormal
+		m.input.Blur()
+		return m, m.runCommand(strings.TrimSpace(m.input.Value()))
+	case tea.KeyEsc:
+		m.mode = modeNormal
+		m.input.Blur()
+		return m, nil
+	}
+	var cmd tea.Cmd
+	m.input, cmd = m.input.Update(msg)
+	return m, cmd
+}
+
+// runCommand carries out a : command.
+func (m *Model) runCommand(line string) tea.Cmd {
+	name, arg, _ := strings.Cut(line, " ")
+	v := m.view()
+	switch name {
+	case "q", "quit":
+		return tea.Quit
+	case "open":
+		if arg == "" {
+			m.picker = newPicker(m.c)
+			m.mode = modePicker
+			return m.picker.refresh()
+		}
+		src, err := OpenTarget(arg)
+		if err != nil {
+			m.status = err.Error()
+			return nil
+		}
+		m.views = append(m.views, newSessionView(m.c, src))
+		m.active = len(m.views) - 1
+		m.layout()
+	case "goto", "g":
+		var seq int64
+		if _, err := fmt.Sscan(arg, &seq); err != nil || v == nil {
+			m.status = "usage: :goto SEQ"
+			return nil
+		}
+		if !v.jumpSeq(seq) {
+			m.status = fmt.Sprintf("no frame #%d shows", seq)
+		}
+		return v.loadDetail()
+	case "filter":
+		if v == nil {
+			return nil
+		}
+		f, err := filter.Parse(arg)
+		if err != nil {
+			m.status = err.Error()
+			return nil
+		}
+		v.applyFilter(arg, f)
+		return v.loadDetail()
+	case "stderr":
+		if v != nil {
+			v.traffic.showErr = !v.traffic.showErr
+			v.refilter()
+		}
+	case "":
+	default:
+		m.status = fmt.Sprintf("unknown command %q: try open, goto, filter, stderr, quit", name)
+	}
+	return nil
+}
+
+// copySelected puts the selected frame on the clipboard with OSC 52 (the
+// bytes are base64: nothing of the peer's reaches the terminal raw).
+func (m *Model) copySelected(v *sessionView) tea.Cmd {
+	pos := v.traffic.selected()
+	if pos < 0 {
+		return nil
+	}
+	ev, err := v.src.Record(pos)
+	if err != nil {
+		m.status = "cannot read the frame: " + err.Error()
+		return nil
+	}
+	seq := "\x1b]52;c;" + base64.StdEncoding.EncodeToString(ev.Frame) + "\x07"
+	m.status = fmt.Sprintf("copied frame #%d (%d bytes)", v.src.Index.At(pos).Seq, len(ev.Frame))
+	return func() tea.Msg {
+		os.Stdout.WriteString(seq)
+		return nil
+	}
+}
+
+func (m *Model) layout() {
+	for _, v := range m.views {
+		v.setSize(m.width, m.height-3) // header, filter line, footer
+	}
+	if m.picker != nil {
+		m.picker.SetSize(m.width, m.height-2)
+	}
+	m.help.Width = m.width
+}
+
+func (m *Model) View() string {
+	if m.width == 0 {
+		return ""
+	}
+	s := m.c.styles
+	if m.showHelp {
+		return m.help.FullHelpView(m.c.keys.FullHelp()) + "\n\n" + s.Dim.Render("any key closes help")
+	}
+	if m.mode == modePicker || m.view() == nil {
+		body := ""
+		if m.picker != nil {
+			body = m.picker.View()
+		}
+		return lipgloss.JoinVertical(lipgloss.Left, body, m.footer())
+	}
+	v := m.view()
+	header := v.header(m.now(), m.active, len(m.views))
+	body := v.View(m.now())
+	return lipgloss.JoinVertical(lipgloss.Left, header, body, m.filterLine(v), m.footer())
+}
+
+func (m *Model) filterLine(v *sessionView) string {
+	s := m.c.styles
+	switch m.mode {
+	case modeFilter:
+		_, err := filter.Parse(m.input.Value())
+		mark := s.FilterOK.Render("✓")
+		if err != nil {
+			mark = s.FilterBad.Render("✗ " + err.Error())
+		}
+		return truncate(m.input.View()+"  "+mark, m.width)
+	case modeCommand:
+		return m.input.View()
+	}
+	if m.status != "" {
+		return truncate(m.status, m.width)
+	}
+	if v.filterText != "" {
+		return truncate(s.Dim.Render("filter: ")+classify.EscapeString(v.filterText, 200)+s.Dim.Render(fmt.Sprintf("  (%d of %d frames)", len(v.traffic.rows), v.traffic.scanned)), m.width)
+	}
+	return ""
+}
+
+func (m *Model) footer() string {
+	return m.c.styles.Footer.Render(truncate(m.help.ShortHelpView(m.c.keys.ShortHelp()), m.width))
+}

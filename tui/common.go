@@ -1,0 +1,43 @@
+// Package tui is rpctap's terminal UI: a Bubble Tea program that shows
+// live taps and recorded sessions frame by frame.
+package tui
+
+import (
+	"github.com/charmbracelet/lipgloss"
+	"github.com/muesli/termenv"
+)
+
+// common is what every pane shares: styles, keys, the highlighter.
+type common struct {
+	styles  Styles
+	keys    KeyMap
+	hl      *highlighter
+	profile termenv.Profile
+}
+
+func newCommon(r *lipgloss.Renderer) *common {
+	return &common{styles: DefaultStyles(r), keys: DefaultKeyMap(), hl: newHighlighter(r.ColorProfile()), profile: r.ColorProfile()}
+}
+
+// intentKind is what a pane asks the root to do.
+type intentKind int
+
+const (
+	intentNone intentKind = iota
+	intentFocusDetail
+	intentJumpPair
+	intentJumpSeq
+	intentNextMatch
+	intentRefilter
+	intentCopy
+	intentOpen // open a session from the picker
+)
+
+// An intent is a plain value a pane returns; the root turns it into
+// state changes and commands.
+type intent struct {
+	kind   intentKind
+	step   int
+	seq    int64
+	target string // for intentOpen: a file path or a socket
+}

@@ -1,0 +1,63 @@
+package tui
+
+import "github.com/charmbracelet/bubbles/key"
+
+// KeyMap is every key the program answers to. Keys are data: panes match
+// them with key.Matches, and help is generated from them.
+type KeyMap struct {
+	Up, Down, PageUp, PageDown, Top, Bottom   key.Binding
+	NextPane, PrevPane                        key.Binding
+	Filter, ClearFilter, NextMatch, PrevMatch key.Binding
+	Open, Back, Pair                          key.Binding
+	ToggleRaw, ToggleStderr, ToggleTime       key.Binding
+	Stats, Pending                            key.Binding
+	Copy, Command, Help, Quit                 key.Binding
+	NextSession, PrevSession                  key.Binding
+}
+
+// DefaultKeyMap is the key map rpctap starts with.
+func DefaultKeyMap() KeyMap {
+	return KeyMap{
+		Up:           key.NewBinding(key.WithKeys("k", "up"), key.WithHelp("↑/k", "up")),
+		Down:         key.NewBinding(key.WithKeys("j", "down"), key.WithHelp("↓/j", "down")),
+		PageUp:       key.NewBinding(key.WithKeys("pgup", "ctrl+b", "ctrl+u"), key.WithHelp("pgup", "page up")),
+		PageDown:     key.NewBinding(key.WithKeys("pgdown", "ctrl+f", "ctrl+d", " "), key.WithHelp("pgdn", "page down")),
+		Top:          key.NewBinding(key.WithKeys("g", "home"), key.WithHelp("g", "first")),
+		Bottom:       key.NewBinding(key.WithKeys("G", "end"), key.WithHelp("G", "last, follow")),
+		NextPane:     key.NewBinding(key.WithKeys("tab"), key.WithHelp("tab", "next pane")),
+		PrevPane:     key.NewBinding(key.WithKeys("shift+tab"), key.WithHelp("shift+tab", "previous pane")),
+		Filter:       key.NewBinding(key.WithKeys("/"), key.WithHelp("/", "filter")),
+		ClearFilter:  key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "clear filter, back")),
+		NextMatch:    key.NewBinding(key.WithKeys("n"), key.WithHelp("n/N", "next/previous match")),
+		PrevMatch:    key.NewBinding(key.WithKeys("N")),
+		Open:         key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "open")),
+		Back:         key.NewBinding(key.WithKeys("esc")),
+		Pair:         key.NewBinding(key.WithKeys("p"), key.WithHelp("p", "jump to pair")),
+		ToggleRaw:    key.NewBinding(key.WithKeys("r"), key.WithHelp("r", "raw bytes")),
+		ToggleStderr: key.NewBinding(key.WithKeys("e"), key.WithHelp("e", "show/hide stderr")),
+		ToggleTime:   key.NewBinding(key.WithKeys("t"), key.WithHelp("t", "relative/wall time")),
+		Stats:        key.NewBinding(key.WithKeys("s"), key.WithHelp("s", "stats")),
+		Pending:      key.NewBinding(key.WithKeys("P"), key.WithHelp("P", "pending")),
+		Copy:         key.NewBinding(key.WithKeys("y"), key.WithHelp("y", "copy frame")),
+		Command:      key.NewBinding(key.WithKeys(":"), key.WithHelp(":", "command")),
+		Help:         key.NewBinding(key.WithKeys("?"), key.WithHelp("?", "help")),
+		Quit:         key.NewBinding(key.WithKeys("q", "ctrl+c"), key.WithHelp("q", "quit")),
+		NextSession:  key.NewBinding(key.WithKeys("]"), key.WithHelp("]/[", "next/previous session")),
+		PrevSession:  key.NewBinding(key.WithKeys("[")),
+	}
+}
+
+// ShortHelp is the footer.
+func (k KeyMap) ShortHelp() []key.Binding {
+	return []key.Binding{k.Up, k.Down, k.Bottom, k.Filter, k.NextPane, k.Pair, k.Stats, k.Help, k.Quit}
+}
+
+// FullHelp is the ? screen.
+func (k KeyMap) FullHelp() [][]key.Binding {
+	return [][]key.Binding{
+		{k.Up, k.Down, k.PageUp, k.PageDown, k.Top, k.Bottom},
+		{k.NextPane, k.PrevPane, k.Open, k.Pair, k.NextSession},
+		{k.Filter, k.ClearFilter, k.NextMatch, k.ToggleStderr, k.ToggleTime, k.ToggleRaw},
+		{k.Stats, k.Pending, k.Copy, k.Command, k.Help, k.Quit},
+	}
+}

@@ -1,0 +1,155 @@
+package tui
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/lipgloss"
+	"github.com/rpctap/rpctap/classify"
+	"github.com/rpctap/rpctap/tui/filter"
+)
+
+var nextViewID int
+
+// sessionView is one open session: its panes and what they show.
+type sessionView struct {
+	id         int
+	c          *common
+	src        *Source
+	traffic    *trafficPane
+	detail     *detailPane
+	pending    *pendingPane
+	stats      *statsPane
+	focus      paneID
+	showStats  bool
+	filterText string
+	width      int
+	height     int
+	lastLen    int
+	lastSel    int
+}
+
+func newSessionView(c *common, src *Source) *sessionView {
+	nextViewID++
+	return &sessionView{id: nextViewID, c: c, src: src, traffic: newTrafficPane(c), detail: newDetailPane(c),
+		pending: newPendingPane(c), stats: newStatsPane(c), lastSel: -1}
+}
+
+// Layout: the traffic table on top, the detail pane under it on the left
+// and the pending requests on the right.
+func (v *sessionView) setSize(w, h int) {
+	v.width, v.height = w, h
+	frame := v.c.styles.Pane.GetVerticalFrameSize()
+	fw := v.c.styles.Pane.GetHorizontalFrameSize()
+	top := max(h*45/100, 5)
+	bottom := max(h-top, 4)
+	v.traffic.SetSize(w-fw, top-frame)
+	pendW := min(max(w/3, 30), 60)
+	v.detail.SetSize(w-pendW-2*fw, bottom-frame)
+	v.pending.SetSize(pendW, bottom-frame)
+	v.stats.SetSize(w-fw, h-frame)
+}
+
+// sync picks up what the source added since the last tick.
+func (v *sessionView) sync(now time.Time) tea.Cmd {
+	x := v.src.Index
+	n := x.Len()
+	if n != v.lastLen {
+		v.lastLen = n
+		v.traffic.sync(v.src)
+		v.stats.sync(x)
+	}
+	v.pending.sync(x)
+	return v.loadDetail()
+}
+
+// loadDetail (re)loads the detail pane when the selection changed.
+func (v *sessionView) loadDetail() tea.Cmd {
+	pos := v.traffic.selected()
+	return v.detail.load(v.id, v.src, pos)
+}
+
+func (v *sessionView) applyFilter(text string, f *filter.Filter) {
+	v.filterText = text
+	v.traffic.refilter(v.src, f)
+}
+
+func (v *sessionView) setFilter(text string) {
+	f, err := filter.Parse(text)
+	if err != nil {
+		return
+	}
+	v.applyFilter(text, f)
+}
+
+func (v *sessionView) refilter() { v.traffic.refilter(v.src, v.traffic.flt) }
+
+// jumpSeq selects the frame with seq, when it shows.
+func (v *sessionView) jumpSeq(seq int64) bool {
+	pos, ok := v.src.Index.BySeq(seq)
+	if !ok {
+		return false
+	}
+	return v.traffic.selectPos(pos)
+}
+
+// nextMatch steps to the next (or previous) frame with a finding.
+func (v *sessionView) nextMatch(step int) {
+	x := v.src.Index
+	for i := v.traffic.sel + step; i >= 0 && i < len(v.traffic.rows); i += step {
+		if x.At(int(v.traffic.rows[i])).Worst > 0 {
+			v.traffic.sel = i
+			v.traffic.follow = false
+			v.traffic.clamp()
+			return
+		}
+	}
+}
+
+// header is the session's title line with counts and the frame rate.
+func (v *sessionView) header(now time.Time, i, n int) string {
+	s := v.c.styles
+	x := v.src.Index
+	cnt := x.Counts()
+	name := classify.EscapeString(v.src.Name, 40)
+	state := v.src.State()
+	parts := []string{
+		s.Header.Render(name),
+		s.HeaderDim.Render(state),
+		fmt.Sprintf("→%d ←%d", cnt.H2S, cnt.S2H),
+		s.SevError.Render(fmt.Sprintf("%d err", cnt.Errors)),
+		s.SevWarn.Render(fmt.Sprintf("%d warn", cnt.Warnings)),
+		fmt.Sprintf("%d pending", cnt.Pending),
+	}
+	if n > 1 {
+		parts = append(parts, s.Dim.Render(fmt.Sprintf("[%d/%d]", i+1, n)))
+	}
+	line := strings.Join(parts, "  ")
+	spark := sparkline(v.stats.rate, max(v.width-lipgloss.Width(line)-4, 0))
+	if spark != "" {
+		line += "  " + s.Bar.Render(spark)
+	}
+	return truncate(line, v.width)
+}
+
+func (v *sessionView) View(now time.Time) string {
+	s := v.c.styles
+	if v.showStats {
+		return s.PaneFocused.Width(v.width - s.PaneFocused.GetHorizontalFrameSize()).Height(v.stats.height).Render(v.stats.View())
+	}
+	pane := func(focused bool) lipgloss.Style {
+		if focused {
+			return s.PaneFocused
+		}
+		return s.Pane
+	}
+	top := pane(v.focus == paneTraffic).Width(v.traffic.width).Height(v.traffic.height).
+		Render(v.traffic.View(v.src.Index, v.src.Started()))
+	det := pane(v.focus == paneDetail).Width(v.detail.width).Height(v.detail.height).Render(v.detail.View())
+	sessNow := v.src.Clock(now)
+	pend := pane(v.focus == panePending).Width(v.pending.width).Height(v.pending.height).
+		Render(v.pending.View(sessNow, v.src.Timeout()))
+	return lipgloss.JoinVertical(lipgloss.Left, top, lipgloss.JoinHorizontal(lipgloss.Top, det, pend))
+}

@@ -1,0 +1,283 @@
+package tui
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/rpctap/rpctap/classify"
+	"github.com/rpctap/rpctap/sessions"
+	"github.com/rpctap/rpctap/tap"
+)
+
+// A Source feeds one session's index in the background: a session file
+// (read whole, or followed while a tap still writes it) or a live tap.
+// Its goroutines do the I/O; the program only reads the index.
+type Source struct {
+	Name  string
+	Index *sessions.Index
+	Path  string // the session file, for reading frames back
+
+	started atomic.Value // time.Time
+	timeout time.Duration
+	state   atomic.Value // string: "loading 40%", "live", "ended", an error
+	ended   atomic.Bool
+	lastT   atomic.Int64 // the last record's time, µs
+
+	fmu  sync.Mutex
+	file *os.File
+
+	cancel context.CancelFunc
+}
+
+// Started is when the session began (from its header).
+func (s *Source) Started() time.Time {
+	if t, ok := s.started.Load().(time.Time); ok {
+		return t
+	}
+	return time.Time{}
+}
+
+// State is one word or two about where the source stands.
+func (s *Source) State() string {
+	st, _ := s.state.Load().(string)
+	return st
+}
+
+// Timeout is the pending-request timeout the session is judged with.
+func (s *Source) Timeout() time.Duration { return s.timeout }
+
+// Clock is the session's time now: the wall clock for a live session, the
+// last record's time for one that ended.
+func (s *Source) Clock(now time.Time) time.Duration {
+	if s.ended.Load() || s.Started().IsZero() {
+		return time.Duration(s.lastT.Load()) * time.Microsecond
+	}
+	return now.Sub(s.Started())
+}
+
+// Close stops the source's goroutines.
+func (s *Source) Close() {
+	if s.cancel != nil {
+		s.cancel()
+	}
+	s.fmu.Lock()
+	if s.file != nil {
+		s.file.Close()
+	}
+	s.fmu.Unlock()
+}
+
+// Record reads the record at index position pos back from the file.
+func (s *Source) Record(pos int) (*sessions.Event, error) {
+	s.fmu.Lock()
+	defer s.fmu.Unlock()
+	if s.file == nil {
+		if s.Path == "" {
+			return nil, errors.New("this session has no file to read frames back from (the tap runs with --no-record)")
+		}
+		f, err := os.Open(s.Path)
+		if err != nil {
+			return nil, err
+		}
+		s.file = f
+	}
+	ev, err := sessions.ReadRecord(s.file, s.Index.At(pos))
+	if err != nil {
+		return nil, err
+	}
+	// ReadRecord's event aliases a reader that is gone: keep a copy.
+	cp := *ev
+	cp.Frame = bytes.Clone(ev.Frame)
+	cp.Header = bytes.Clone(ev.Header)
+	return &cp, nil
+}
+
+// OpenTarget opens a session file path, or a live tap by name, pid or
+// socket.
+func OpenTarget(target string) (*Source, error) {
+	if fi, err := os.Stat(target); err == nil && !fi.IsDir() && !strings.HasSuffix(target, ".sock") {
+		return OpenFile(target, classify.DefaultTimeout)
+	}
+	info, err := tap.FindTap(target)
+	if err != nil {
+		if strings.ContainsAny(target, "/.") {
+			return nil, fmt.Errorf("%s is neither a session file nor a live tap: %w", target, err)
+		}
+		return nil, err
+	}
+	return OpenLive(info, classify.DefaultTimeout)
+}
+
+// OpenFile indexes a session file in the background; when the file has no
+// exit record yet (a tap is still writing it), it follows it.
+func OpenFile(path string, timeout time.Duration) (*Source, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("cannot open the session: %w", err)
+	}
+	f.Close()
+	s := &Source{Name: filepath.Base(path), Path: path, timeout: timeout,
+		Index: sessions.NewIndex(sessions.IndexOptions{Timeout: timeout})}
+	s.state.Store("loading")
+	ctx, cancel := context.WithCancel(context.Background())
+	s.cancel = cancel
+	follow := !endsWithExit(path)
+	go func() {
+		progress := func(done, total int64) {
+			if h, ok := s.Index.Header(); ok {
+				s.setHeader(h)
+			}
+			if total > 0 && done < total {
+				s.state.Store(fmt.Sprintf("loading %d%%", done*100/total))
+			} else if follow {
+				s.state.Store("following")
+			}
+			s.noteLast()
+		}
+		var err error
+		if follow {
+			err = s.Index.Follow(ctx, path, 200*time.Millisecond, progress)
+		} else {
+			err = s.Index.ReadFile(ctx, path, progress)
+		}
+		if h, ok := s.Index.Header(); ok {
+			s.setHeader(h)
+		}
+		s.noteLast()
+		s.ended.Store(true)
+		if err != nil && ctx.Err() == nil {
+			s.state.Store("error: " + err.Error())
+			return
+		}
+		s.state.Store("recorded")
+	}()
+	return s, nil
+}
+
+func (s *Source) setHeader(h sessions.Header) {
+	if h.Name != "" {
+		s.Name = h.Name
+	}
+	if !h.Started.IsZero() {
+		s.started.Store(h.Started)
+	}
+}
+
+func (s *Source) noteLast() {
+	if n := s.Index.Len(); n > 0 {
+		s.lastT.Store(s.Index.At(n - 1).T)
+	}
+}
+
+// endsWithExit reports whether the file's last record is the exit event.
+func endsWithExit(path string) bool {
+	f, err := os.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return false
+	}
+	const tail = 4096
+	off := max(fi.Size()-tail, 0)
+	buf := make([]byte, fi.Size()-off)
+	if _, err := f.ReadAt(buf, off); err != nil && !errors.Is(err, io.EOF) {
+		return false
+	}
+	buf = bytes.TrimRight(buf, "\n")
+	last := buf[bytes.LastIndexByte(buf, '\n')+1:]
+	return bytes.Contains(last, []byte(`"event":"exit"`))
+}
+
+// OpenLive attaches to a live tap: the backlog and then live records
+// arrive on its socket; frames are read back from its session file.
+func OpenLive(info tap.Info, timeout time.Duration) (*Source, error) {
+	c, err := net.DialTimeout("unix", info.Socket, time.Second)
+	if err != nil {
+		return nil, fmt.Errorf("cannot attach to the tap %s: %w", info.Name, err)
+	}
+	if _, err := c.Write([]byte(`{"op":"attach"}` + "\n")); err != nil {
+		c.Close()
+		return nil, err
+	}
+	s := &Source{Name: info.Name, Path: info.Session, timeout: timeout,
+		Index: sessions.NewIndex(sessions.IndexOptions{Timeout: timeout})}
+	s.started.Store(info.Started)
+	s.state.Store("live")
+	ctx, cancel := context.WithCancel(context.Background())
+	s.cancel = func() { cancel(); c.Close() }
+	go s.readLive(ctx, c)
+	go func() {
+		// The tracker's clock moves with the wall clock, so timeouts show
+		// while nothing crosses the tap.
+		t := time.NewTicker(250 * time.Millisecond)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case now := <-t.C:
+				if s.ended.Load() {
+					return
+				}
+				s.Index.Advance(now.Sub(s.Started()))
+			}
+		}
+	}()
+	return s, nil
+}
+
+// readLive indexes the attach stream. Records there are the session file's
+// lines: the backlog is the file's bytes, so its offsets are the file's;
+// live records say their file offset; after a catch-up note, the file's
+// bytes follow from the offset the note gives.
+func (s *Source) readLive(ctx context.Context, c net.Conn) {
+	defer c.Close()
+	r := sessions.NewReader(bufio.NewReaderSize(c, 256<<10))
+	if h, ok := r.Header(); ok {
+		s.setHeader(h)
+		s.Index.SetHeader(h)
+	}
+	var base, at int64 // file offset = base + (stream offset - at) for raw lines
+	for {
+		ev, err := r.Next()
+		if err != nil {
+			s.ended.Store(true)
+			s.noteLast()
+			if ctx.Err() == nil {
+				s.state.Store("ended")
+			}
+			return
+		}
+		off := base + (r.Offset() - at)
+		if ev.FileOffset >= 0 {
+			off = ev.FileOffset
+		}
+		if ev.Kind == sessions.EventNote && ev.Gap {
+			base, at = ev.FileOffset, r.End()
+			s.state.Store("live (caught up from the file)")
+			continue
+		}
+		if ev.Kind == "findings" {
+			continue // the index finds timeouts itself
+		}
+		s.Index.Add(ev, off)
+		s.lastT.Store(ev.T)
+	}
+}
+
+// Ended reports whether the source has nothing more to add.
+func (s *Source) Ended() bool { return s.ended.Load() }

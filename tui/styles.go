@@ -1,0 +1,57 @@
+package tui
+
+import "github.com/charmbracelet/lipgloss"
+
+// Styles holds every style the program draws with, built once.
+type Styles struct {
+	App, Header, HeaderDim, Footer lipgloss.Style
+	Pane, PaneFocused              lipgloss.Style
+	Title, Dim, Selected           lipgloss.Style
+	RowH2S, RowS2H, RowErr         lipgloss.Style
+	SevError, SevWarn, SevInfo     lipgloss.Style
+	Badge                          map[string]lipgloss.Style
+	FilterOK, FilterBad            lipgloss.Style
+	Pending, Near, Over            lipgloss.Style
+	Bar                            lipgloss.Style
+}
+
+// DefaultStyles builds the styles for a renderer (which knows the
+// terminal's colour profile; NO_COLOR gives plain text).
+func DefaultStyles(r *lipgloss.Renderer) Styles {
+	s := Styles{}
+	s.App = r.NewStyle()
+	s.Header = r.NewStyle().Bold(true)
+	s.HeaderDim = r.NewStyle().Foreground(lipgloss.AdaptiveColor{Light: "240", Dark: "245"})
+	s.Footer = r.NewStyle().Foreground(lipgloss.AdaptiveColor{Light: "240", Dark: "245"})
+	border := lipgloss.RoundedBorder()
+	s.Pane = r.NewStyle().Border(border).BorderForeground(lipgloss.AdaptiveColor{Light: "250", Dark: "238"})
+	s.PaneFocused = r.NewStyle().Border(border).BorderForeground(lipgloss.AdaptiveColor{Light: "27", Dark: "75"})
+	s.Title = r.NewStyle().Bold(true)
+	s.Dim = r.NewStyle().Foreground(lipgloss.AdaptiveColor{Light: "244", Dark: "242"})
+	s.Selected = r.NewStyle().Reverse(true)
+	s.RowH2S = r.NewStyle()
+	s.RowS2H = r.NewStyle()
+	s.RowErr = r.NewStyle().Foreground(lipgloss.AdaptiveColor{Light: "244", Dark: "242"})
+	s.SevError = r.NewStyle().Foreground(lipgloss.Color("9")).Bold(true)
+	s.SevWarn = r.NewStyle().Foreground(lipgloss.Color("11"))
+	s.SevInfo = r.NewStyle().Foreground(lipgloss.Color("12"))
+	badge := func(bg string) lipgloss.Style {
+		return r.NewStyle().Background(lipgloss.Color(bg)).Foreground(lipgloss.Color("15")).Bold(true)
+	}
+	s.Badge = map[string]lipgloss.Style{
+		"UNMATCHED": badge("1"),
+		"INVALID":   badge("1"),
+		"REDACTED":  badge("5"),
+		"OPAQUE":    badge("5"),
+		"LEAKY":     badge("5"),
+		"TIMEOUT":   badge("3"),
+		"LATE":      badge("3"),
+	}
+	s.FilterOK = r.NewStyle().Foreground(lipgloss.Color("10"))
+	s.FilterBad = r.NewStyle().Foreground(lipgloss.Color("9"))
+	s.Pending = r.NewStyle()
+	s.Near = r.NewStyle().Foreground(lipgloss.Color("11"))
+	s.Over = r.NewStyle().Foreground(lipgloss.Color("9")).Bold(true)
+	s.Bar = r.NewStyle().Foreground(lipgloss.Color("12"))
+	return s
+}

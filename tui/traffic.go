@@ -1,0 +1,361 @@
+package tui
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/charmbracelet/bubbles/key"
+	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/lipgloss"
+	"github.com/rpctap/rpctap/classify"
+	"github.com/rpctap/rpctap/sessions"
+	"github.com/rpctap/rpctap/tui/filter"
+)
+
+// trafficPane is the table of frames. It is virtualized: it keeps the
+// positions of the entries that pass the filter and draws only the rows on
+// screen.
+type trafficPane struct {
+	c       *common
+	rows    []int32 // index positions shown, in order
+	scanned int     // index entries looked at so far
+	sel     int     // selected row
+	top     int     // first row on screen
+	follow  bool    // keep the last row selected as traffic comes
+	showErr bool
+	wall    bool
+	flt     *filter.Filter
+	width   int
+	height  int
+}
+
+func newTrafficPane(c *common) *trafficPane {
+	return &trafficPane{c: c, follow: true, showErr: true, flt: mustParse("")}
+}
+
+func mustParse(s string) *filter.Filter {
+	f, err := filter.Parse(s)
+	if err != nil {
+		panic(err)
+	}
+	return f
+}
+
+func (p *trafficPane) SetSize(w, h int) {
+	p.width, p.height = w, h
+	p.clamp()
+}
+
+// visibleRows is how many table rows fit under the column header.
+func (p *trafficPane) visibleRows() int { return max(p.height-1, 1) }
+
+// sync picks up entries added to the index since the last call. New rows
+// never move the selection, unless the pane follows the traffic.
+func (p *trafficPane) sync(src *Source) {
+	x := src.Index
+	n := x.Len()
+	for ; p.scanned < n; p.scanned++ {
+		e := x.At(p.scanned)
+		if p.passes(src, &e) {
+			p.rows = append(p.rows, int32(p.scanned))
+		}
+	}
+	if p.follow && len(p.rows) > 0 {
+		p.sel = len(p.rows) - 1
+	}
+	p.clamp()
+}
+
+// refilter applies a new filter, keeping the selected frame selected when
+// it still shows.
+func (p *trafficPane) refilter(src *Source, f *filter.Filter) {
+	keep := int32(-1)
+	if p.sel < len(p.rows) {
+		keep = p.rows[p.sel]
+	}
+	p.flt = f
+	p.rows = p.rows[:0]
+	p.scanned = 0
+	follow := p.follow
+	p.follow = false
+	p.sync(src)
+	p.follow = follow
+	p.sel = 0
+	for i, r := range p.rows {
+		if r >= keep {
+			p.sel = i
+			break
+		}
+		p.sel = i
+	}
+	if p.follow && len(p.rows) > 0 {
+		p.sel = len(p.rows) - 1
+	}
+	p.clamp()
+}
+
+func (p *trafficPane) passes(src *Source, e *sessions.Entry) bool {
+	if e.Event != "" {
+		return false
+	}
+	if e.Dir == classify.Err && !p.showErr {
+		return false
+	}
+	return p.flt.Match(filterFrame(src, e))
+}
+
+// filterFrame is what a filter sees of an entry; the payload is read back
+// from the file only when a text token needs it.
+func filterFrame(src *Source, e *sessions.Entry) *filter.Frame {
+	seq := e.Seq
+	return &filter.Frame{Dir: e.Dir, Kind: e.Kind, ID: e.ID, Method: e.Method, Codes: uint64(e.Codes),
+		Worst: e.Worst, Status: e.Status.String(),
+		Payload: func() []byte {
+			pos, ok := src.Index.BySeq(seq)
+			if !ok {
+				return nil
+			}
+			ev, err := src.Record(pos)
+			if err != nil {
+				return nil
+			}
+			return ev.Frame
+		}}
+}
+
+func (p *trafficPane) clamp() {
+	if p.sel >= len(p.rows) {
+		p.sel = len(p.rows) - 1
+	}
+	if p.sel < 0 {
+		p.sel = 0
+	}
+	h := p.visibleRows()
+	if p.sel < p.top {
+		p.top = p.sel
+	}
+	if p.sel >= p.top+h {
+		p.top = p.sel - h + 1
+	}
+	if p.top > max(len(p.rows)-h, 0) {
+		p.top = max(len(p.rows)-h, 0)
+	}
+	if p.top < 0 {
+		p.top = 0
+	}
+}
+
+// selected is the index position of the selected entry, or -1.
+func (p *trafficPane) selected() int {
+	if p.sel < 0 || p.sel >= len(p.rows) {
+		return -1
+	}
+	return int(p.rows[p.sel])
+}
+
+// selectPos selects the row of an index position, when it shows.
+func (p *trafficPane) selectPos(pos int) bool {
+	lo, hi := 0, len(p.rows)
+	for lo < hi {
+		m := (lo + hi) / 2
+		if int(p.rows[m]) < pos {
+			lo = m + 1
+		} else {
+			hi = m
+		}
+	}
+	if lo < len(p.rows) && int(p.rows[lo]) == pos {
+		p.sel = lo
+		p.follow = false
+		p.clamp()
+		return true
+	}
+	return false
+}
+
+// Update handles keys for the table. It returns an intent for the root.
+func (p *trafficPane) Update(msg tea.KeyMsg) intent {
+	k := p.c.keys
+	switch {
+	case key.Matches(msg, k.Up):
+		p.move(-1)
+	case key.Matches(msg, k.Down):
+		p.move(1)
+	case key.Matches(msg, k.PageUp):
+		p.move(-p.visibleRows())
+	case key.Matches(msg, k.PageDown):
+		p.move(p.visibleRows())
+	case key.Matches(msg, k.Top):
+		p.sel = 0
+		p.follow = false
+	case key.Matches(msg, k.Bottom):
+		p.sel = len(p.rows) - 1
+		p.follow = true
+	case key.Matches(msg, k.ToggleTime):
+		p.wall = !p.wall
+	case key.Matches(msg, k.ToggleStderr):
+		p.showErr = !p.showErr
+		return intent{kind: intentRefilter}
+	case key.Matches(msg, k.Open):
+		return intent{kind: intentFocusDetail}
+	case key.Matches(msg, k.Pair):
+		return intent{kind: intentJumpPair}
+	case key.Matches(msg, k.NextMatch):
+		return intent{kind: intentNextMatch, step: 1}
+	case key.Matches(msg, k.PrevMatch):
+		return intent{kind: intentNextMatch, step: -1}
+	case key.Matches(msg, k.Copy):
+		return intent{kind: intentCopy}
+	}
+	p.clamp()
+	return intent{}
+}
+
+// wheel scrolls with the mouse.
+func (p *trafficPane) wheel(delta int) { p.move(delta) }
+
+func (p *trafficPane) move(d int) {
+	p.sel += d
+	p.follow = false
+	if p.sel >= len(p.rows)-1 && d > 0 {
+		p.sel = len(p.rows) - 1
+	}
+	p.clamp()
+}
+
+// Column widths.
+const (
+	colSeq  = 7
+	colTime = 10
+	colDir  = 1
+	colKind = 12
+	colID   = 12
+	colLat  = 8
+	colSize = 6
+)
+
+func (p *trafficPane) View(x *sessions.Index, started time.Time) string {
+	s := p.c.styles
+	var b strings.Builder
+	methodW := max(p.width-(colSeq+colTime+colDir+colKind+colID+colLat+colSize+8)-24, 8)
+	tw := colTime
+	if p.wall {
+		tw = 12
+	}
+	head := fmt.Sprintf("%*s %-*s %s %-*s %-*s %-*s %*s %*s %s", colSeq, "#", tw, "time", " ", colKind, "kind", colID, "id", methodW, "method", colLat, "latency", colSize, "size", "flags")
+	b.WriteString(s.Dim.Render(truncate(head, p.width)))
+	h := p.visibleRows()
+	for i := p.top; i < p.top+h && i < len(p.rows); i++ {
+		e := x.At(int(p.rows[i]))
+		b.WriteByte('\n')
+		line := p.row(&e, methodW, tw, started)
+		switch {
+		case i == p.sel:
+			line = s.Selected.Render(padRight(line, p.width))
+		case e.Dir == classify.Err:
+			line = s.RowErr.Render(line)
+		}
+		b.WriteString(line)
+	}
+	if len(p.rows) == 0 {
+		b.WriteString("\n" + s.Dim.Render("  no frames yet"))
+	}
+	return b.String()
+}
+
+func (p *trafficPane) row(e *sessions.Entry, methodW, tw int, started time.Time) string {
+	t := fmtRel(e.T)
+	if p.wall {
+		t = started.Add(time.Duration(e.T) * time.Microsecond).Local().Format("15:04:05.000")
+	}
+	dir := "→"
+	switch e.Dir {
+	case classify.S2H:
+		dir = "←"
+	case classify.Err:
+		dir = "!"
+	}
+	kind := e.Kind.String()
+	if e.Dir == classify.Err {
+		kind = "stderr"
+	}
+	if e.Src == sessions.SrcInject {
+		kind = "+" + kind
+	}
+	lat := ""
+	if e.Kind == classify.KindResponse {
+		lat = fmtLatency(e.Latency)
+	}
+	line := fmt.Sprintf("%*d %-*s %s %-*s %-*s %-*s %*s %*s ",
+		colSeq, e.Seq, tw, t, dir, colKind, truncate(kind, colKind),
+		colID, truncate(classify.EscapeString(e.ID, colID*4), colID),
+		methodW, truncate(classify.EscapeString(e.Method, methodW*4), methodW),
+		colLat, lat, colSize, fmtSize(e.Size))
+	return line + p.badges(e)
+}
+
+// badges are the flags the tool exists for, as words a glance catches.
+func (p *trafficPane) badges(e *sessions.Entry) string {
+	s := p.c.styles
+	var out []string
+	for _, b := range entryBadges(e) {
+		out = append(out, s.Badge[b].Render(b))
+	}
+	switch e.Worst {
+	case classify.Error:
+		out = append(out, s.SevError.Render("E"))
+	case classify.Warn:
+		out = append(out, s.SevWarn.Render("W"))
+	case classify.Info:
+		out = append(out, s.SevInfo.Render("i"))
+	}
+	return strings.Join(out, " ")
+}
+
+// entryBadges names the flags an entry carries.
+func entryBadges(e *sessions.Entry) []string {
+	has := func(c classify.Code) bool { return e.Codes.Has(c) }
+	var out []string
+	if has(classify.CodeUnmatchedResponse) || has(classify.CodeDuplicateResponse) {
+		out = append(out, "UNMATCHED")
+	}
+	if e.Kind == classify.KindInvalid || e.Kind == classify.KindNotJSON || e.Kind == classify.KindNonObject ||
+		(e.Kind == classify.KindStray && e.Dir == classify.H2S) {
+		out = append(out, "INVALID")
+	}
+	if e.Redacted || has(classify.CodeRedacted) {
+		out = append(out, "REDACTED")
+	}
+	if has(classify.CodeOpaqueError) {
+		out = append(out, "OPAQUE")
+	}
+	if has(classify.CodeLeakyError) {
+		out = append(out, "LEAKY")
+	}
+	if has(classify.CodeTimeout) {
+		out = append(out, "TIMEOUT")
+	} else if has(classify.CodeLateResponse) {
+		out = append(out, "LATE")
+	}
+	return out
+}
+
+// truncate cuts s to w cells with an ellipsis.
+func truncate(s string, w int) string {
+	if lipgloss.Width(s) <= w {
+		return s
+	}
+	r := []rune(s)
+	for len(r) > 0 && lipgloss.Width(string(r)) > w-1 {
+		r = r[:len(r)-1]
+	}
+	return string(r) + "…"
+}
+
+func padRight(s string, w int) string {
+	if n := lipgloss.Width(s); n < w {
+		return s + strings.Repeat(" ", w-n)
+	}
+	return s
+}
