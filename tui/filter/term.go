@@ -1,0 +1,270 @@
+package filter
+
+import (
+	"strings"
+	"unicode/utf16"
+	"unicode/utf8"
+
+	"github.com/rpctap/rpctap/classify"
+)
+
+// key is what a token tests.
+type key uint8
+
+const (
+	keyText key = iota // plain text: no key
+	keyMethod
+	keyDir
+	keyKind
+	keyID
+	keyFlag
+	keySev
+	keyStatus
+)
+
+var keyNames = [...]string{
+	keyMethod: "method",
+	keyDir:    "dir",
+	keyKind:   "kind",
+	keyID:     "id",
+	keyFlag:   "flag",
+	keySev:    "sev",
+	keyStatus: "status",
+}
+
+// term is one token, compiled. Only the fields its key uses are set, so two
+// terms read from the same canonical text are equal field by field.
+type term struct {
+	key key
+	neg bool
+	// value is the token's canonical value: the phrase for text, the glob
+	// for method, the id (its content when quoted), the name for the rest.
+	value string
+	// quoted says an id was written as a quoted string.
+	quoted bool
+
+	glob  glob               // method
+	dir   classify.Direction // dir
+	kind  classify.Kind      // kind
+	codes uint64             // flag: any of these codes...
+	kinds uint16             // ...or any of these kinds (1<<Kind)
+	sev   classify.Severity  // sev
+	text  needle             // text
+}
+
+// needsText reports whether the term may have to read the frame's bytes.
+func (t *term) needsText() bool { return t.key == keyText && t.text.phrase != "" }
+
+// match evaluates every term but text ones, which Match handles so that
+// it fetches the payload at most once.
+func (t *term) match(fr *Frame) bool {
+	switch t.key {
+	case keyMethod:
+		return t.glob.match(fr.Method)
+	case keyDir:
+		return fr.Dir == t.dir
+	case keyKind:
+		return fr.Kind == t.kind
+	case keyID:
+		if t.quoted {
+			return stringIDIs(fr.ID, t.value)
+		}
+		return fr.ID == t.value
+	case keyFlag:
+		return fr.Codes&t.codes != 0 || t.kinds&(1<<fr.Kind) != 0
+	case keySev:
+		return fr.Worst >= t.sev
+	case keyStatus:
+		return fr.Status == t.value
+	}
+	return false
+}
+
+// write appends the term's canonical form.
+func (t *term) write(b *strings.Builder) {
+	if t.neg {
+		b.WriteByte('!')
+	}
+	if t.key == keyText {
+		if bareText(t.value) {
+			b.WriteString(t.value)
+		} else {
+			writeQuoted(b, t.value)
+		}
+		return
+	}
+	b.WriteString(keyNames[t.key])
+	b.WriteByte(':')
+	if t.quoted || !bareValue(t.value) {
+		writeQuoted(b, t.value)
+	} else {
+		b.WriteString(t.value)
+	}
+}
+
+// bareValue reports whether a value reads back the same without quotes.
+func bareValue(s string) bool {
+	if s == "" {
+		return false
+	}
+	for _, r := range s {
+		if r == '"' || isSpace(r) {
+			return false
+		}
+	}
+	return true
+}
+
+// bareText reports whether a phrase reads back as the same plain text
+// without quotes: it must also not look negated or like a key.
+func bareText(s string) bool {
+	return bareValue(s) && s[0] != '!' && keyPrefix(s) == 0
+}
+
+func writeQuoted(b *strings.Builder, s string) {
+	b.WriteByte('"')
+	for i := 0; i < len(s); i++ {
+		if s[i] == '"' || s[i] == '\\' {
+			b.WriteByte('\\')
+		}
+		b.WriteByte(s[i])
+	}
+	b.WriteByte('"')
+}
+
+func quote(s string) string {
+	var b strings.Builder
+	writeQuoted(&b, s)
+	return b.String()
+}
+
+// stringIDIs reports whether wire, an id as on the wire, is a JSON string
+// whose decoded content is want. It does not allocate.
+func stringIDIs(wire, want string) bool {
+	if len(wire) < 2 || wire[0] != '"' || wire[len(wire)-1] != '"' {
+		return false
+	}
+	body := wire[1 : len(wire)-1]
+	if strings.IndexByte(body, '\\') < 0 {
+		return body == want
+	}
+	j := 0
+	for i := 0; i < len(body); {
+		c := body[i]
+		if c != '\\' {
+			if j >= len(want) || want[j] != c {
+				return false
+			}
+			i++
+			j++
+			continue
+		}
+		if i+1 >= len(body) {
+			return false
+		}
+		var r rune
+		switch body[i+1] {
+		case '"', '\\', '/':
+			r = rune(body[i+1])
+		case 'b':
+			r = '\b'
+		case 'f':
+			r = '\f'
+		case 'n':
+			r = '\n'
+		case 'r':
+			r = '\r'
+		case 't':
+			r = '\t'
+		case 'u':
+			r = hex4(body[i+2:])
+			if r < 0 {
+				return false
+			}
+			if utf16.IsSurrogate(r) {
+				r2 := rune(-1)
+				if len(body) >= i+12 && body[i+6] == '\\' && body[i+7] == 'u' {
+					r2 = hex4(body[i+8:])
+				}
+				if dec := utf16.DecodeRune(r, r2); dec != utf8.RuneError {
+					r = dec
+					i += 6
+				} else {
+					r = utf8.RuneError
+				}
+			}
+			i += 4
+		default:
+			return false
+		}
+		i += 2
+		var buf [utf8.UTFMax]byte
+		n := utf8.EncodeRune(buf[:], r)
+		if len(want)-j < n || want[j:j+n] != string(buf[:n]) {
+			return false
+		}
+		j += n
+	}
+	return j == len(want)
+}
+
+// hex4 reads four hex digits at the start of s, or gives -1.
+func hex4(s string) rune {
+	if len(s) < 4 {
+		return -1
+	}
+	var r rune
+	for i := range 4 {
+		c := s[i]
+		switch {
+		case '0' <= c && c <= '9':
+			c -= '0'
+		case 'a' <= c && c <= 'f':
+			c -= 'a' - 10
+		case 'A' <= c && c <= 'F':
+			c -= 'A' - 10
+		default:
+			return -1
+		}
+		r = r<<4 | rune(c)
+	}
+	return r
+}
+
+// isJSONNumber reports whether s is a number as JSON writes it.
+func isJSONNumber(s string) bool {
+	i := 0
+	if i < len(s) && s[i] == '-' {
+		i++
+	}
+	digits := func() int {
+		n := 0
+		for i < len(s) && '0' <= s[i] && s[i] <= '9' {
+			i++
+			n++
+		}
+		return n
+	}
+	switch {
+	case i < len(s) && s[i] == '0':
+		i++
+	case digits() == 0:
+		return false
+	}
+	if i < len(s) && s[i] == '.' {
+		i++
+		if digits() == 0 {
+			return false
+		}
+	}
+	if i < len(s) && (s[i] == 'e' || s[i] == 'E') {
+		i++
+		if i < len(s) && (s[i] == '+' || s[i] == '-') {
+			i++
+		}
+		if digits() == 0 {
+			return false
+		}
+	}
+	return i == len(s)
+}
