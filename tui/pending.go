@@ -71,16 +71,18 @@ func (p *pendingPane) View(now time.Duration, timeout time.Duration) string {
 		if it.Dir == classify.S2H {
 			dir = "←"
 		}
-		line := fmt.Sprintf("%6d %s %-10s %-24s %8s", it.Seq, dir, truncate(classify.EscapeString(it.ID, 40), 10),
-			truncate(classify.EscapeString(it.Method, 96), 24), fmtLatency(waited))
+		tag := ""
 		st := s.Pending
 		switch {
 		case it.TimedOut:
 			st = s.Over
-			line += " TIMEOUT"
+			tag = " TIMEOUT"
 		case timeout > 0 && waited > timeout*3/4:
 			st = s.Near
 		}
+		methodW := max(p.width-6-1-10-8-len(tag)-5, 6)
+		line := fmt.Sprintf("%6d %s %-10s %-*s %8s%s", it.Seq, dir, truncate(classify.EscapeString(it.ID, 40), 10),
+			methodW, truncate(classify.EscapeString(it.Method, 96), methodW), fmtLatency(waited), tag)
 		line = st.Render(truncate(line, p.width))
 		if i == p.sel {
 			line = s.Selected.Render(padRight(line, p.width))

@@ -109,8 +109,8 @@ func (p *trafficPane) passes(src *Source, e *sessions.Entry) bool {
 // from the file only when a text token needs it.
 func filterFrame(src *Source, e *sessions.Entry) *filter.Frame {
 	seq := e.Seq
-	return &filter.Frame{Dir: e.Dir, Kind: e.Kind, ID: e.ID, Method: e.Method, Codes: uint64(e.Codes),
-		Worst: e.Worst, Status: e.Status.String(),
+	return &filter.Frame{Dir: e.Dir, Kind: e.Kind, ID: e.ID, Method: e.Method, Codes: FilterCodes(e),
+		Worst: e.Worst, Status: FilterStatus(e.Status),
 		Payload: func() []byte {
 			pos, ok := src.Index.BySeq(seq)
 			if !ok {
@@ -358,4 +358,24 @@ func padRight(s string, w int) string {
 		return s + strings.Repeat(" ", w-n)
 	}
 	return s
+}
+
+// FilterStatus names an entry's status as the filter language does: a
+// request past its timeout, or no longer followed, still waits.
+func FilterStatus(st sessions.Status) string {
+	switch st {
+	case sessions.StatusTimedOut, sessions.StatusUntracked:
+		return "pending"
+	}
+	return st.String()
+}
+
+// FilterCodes is the entry's codes, with the record's redaction mark as
+// finding redacted.
+func FilterCodes(e *sessions.Entry) uint64 {
+	c := uint64(e.Codes)
+	if e.Redacted {
+		c |= 1 << classify.CodeRedacted
+	}
+	return c
 }

@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"time"
 
 	tea "github.com/charmbracelet/bubbletea"
@@ -68,9 +69,12 @@ func newWatchCmd() *cobra.Command {
 		Use:   "watch [--host 'HOST CMD'] -- SERVER [ARGS...]",
 		Short: "Run a server behind a tap and watch it here, in one command",
 		Long: `Starts SERVER behind a tap, records the session, and opens the live view on
-this terminal. With --host, rpctap also starts the host (a shell command)
-and connects it to the tap, so the whole conversation shows; the host's
-stderr goes to a .host.log file next to the session.`,
+this terminal. With --host, rpctap also starts the host (a shell command
+that launches a server, as MCP hosts do): {} in it stands for the server
+command, run behind a tap; without {}, " -- SERVER" is appended. The whole
+conversation then shows; the host's output goes to a log file.
+
+  rpctap watch --host 'npx @modelcontextprotocol/inspector --cli --method tools/list' -- my-server`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			fr, err := classify.ParseFraming(framing)
@@ -91,68 +95,31 @@ stderr goes to a .host.log file next to the session.`,
 }
 
 func runWatch(host string, argv []string, framing classify.Framing, profile classify.Profile) error {
+	if host != "" {
+		return runWatchHost(host, argv, framing, profile)
+	}
+	// No host: the tap runs here, the server's stdin stays open for
+	// injected frames.
 	var warnings []string
 	t, err := tap.New(tap.Options{Argv: argv, Framing: framing, Profile: profile, Record: true, Listen: true,
 		Warn: func(s string) { warnings = append(warnings, s) }})
 	if err != nil {
 		return usageError(err)
 	}
-	var hostIn io.Reader = eofReader{}
-	var hostOut io.WriteCloser = nopCloser{io.Discard}
-	var hostCmd *exec.Cmd
-	if host != "" {
-		hostCmd = exec.Command("sh", "-c", host)
-		toHost, err := hostCmd.StdinPipe()
-		if err != nil {
-			return err
-		}
-		fromHost, err := hostCmd.StdoutPipe()
-		if err != nil {
-			return err
-		}
-		hostIn, hostOut = fromHost, toHost
-	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	runErr := make(chan error, 1)
-	started := make(chan struct{})
 	go func() {
-		close(started)
-		_, err := t.Run(ctx, hostIn, hostOut, io.Discard)
+		_, err := t.Run(ctx, eofReader{}, nopCloser{io.Discard}, io.Discard)
 		runErr <- err
 	}()
-	<-started
-	if hostCmd != nil {
-		logPath := filepath.Join(os.TempDir(), fmt.Sprintf("rpctap-host-%d.log", os.Getpid()))
-		if lf, err := os.Create(logPath); err == nil {
-			hostCmd.Stderr = lf
-			defer lf.Close()
-		}
-		if err := hostCmd.Start(); err != nil {
-			cancel()
-			return fmt.Errorf("cannot start the host %q: %w", host, err)
-		}
-		go hostCmd.Wait()
-	}
-	// The tap serves its socket once it runs; attach the view to it.
-	var src *tui.Source
-	for i := 0; i < 100; i++ {
-		if info, err := tap.FindTap(fmt.Sprint(os.Getpid())); err == nil {
-			if src, err = tui.OpenLive(info, classify.DefaultTimeout); err == nil {
-				break
-			}
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	if src == nil {
+	src, err := attachWhenUp(fmt.Sprint(os.Getpid()), nil)
+	if err != nil {
 		cancel()
-		return errors.New("the tap started but its live socket did not come up; see rpctap ls")
+		return err
 	}
 	uiErr := runUI([]*tui.Source{src})
 	cancel()
-	if hostCmd != nil && hostCmd.Process != nil {
-		hostCmd.Process.Kill()
-	}
 	select {
 	case <-runErr:
 	case <-time.After(5 * time.Second):
@@ -164,6 +131,95 @@ func runWatch(host string, argv []string, framing classify.Framing, profile clas
 		fmt.Fprintln(os.Stderr, "rpctap: session recorded in", p)
 	}
 	return uiErr
+}
+
+// runWatchHost starts the host with the server command replaced by a tap
+// in front of the server (the host launches "rpctap run -- SERVER", as it
+// would when configured to), and attaches the view to that tap.
+func runWatchHost(host string, argv []string, framing classify.Framing, profile classify.Profile) error {
+	self, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	name := fmt.Sprintf("%s-%d", filepath.Base(argv[0]), os.Getpid())
+	tapCmd := []string{self, "run", "--name", name, "--framing", framing.String(), "--profile", profile.String(), "--"}
+	tapCmd = append(tapCmd, argv...)
+	var quoted []string
+	for _, a := range tapCmd {
+		quoted = append(quoted, shellQuote(a))
+	}
+	line := host
+	if strings.Contains(host, "{}") {
+		line = strings.ReplaceAll(host, "{}", strings.Join(quoted, " "))
+	} else {
+		line = host + " -- " + strings.Join(quoted, " ")
+	}
+	logPath := filepath.Join(os.TempDir(), fmt.Sprintf("rpctap-host-%d.log", os.Getpid()))
+	logf, err := os.Create(logPath)
+	if err != nil {
+		return err
+	}
+	defer logf.Close()
+	cmd := exec.Command("sh", "-c", line)
+	cmd.Stdout, cmd.Stderr = logf, logf
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("cannot start the host: %w", err)
+	}
+	exited := make(chan struct{})
+	go func() { cmd.Wait(); close(exited) }()
+	src, err := attachWhenUp(name, exited)
+	if err != nil {
+		syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM)
+		tail, _ := os.ReadFile(logPath)
+		return fmt.Errorf("%w\nthe host's output (%s):\n%s", err, logPath, lastLines(tail, 15))
+	}
+	uiErr := runUI([]*tui.Source{src})
+	select {
+	case <-exited:
+	default:
+		syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM)
+	}
+	fmt.Fprintln(os.Stderr, "rpctap: the host's output is in", logPath)
+	if src.Path != "" {
+		fmt.Fprintln(os.Stderr, "rpctap: session recorded in", src.Path)
+	}
+	return uiErr
+}
+
+// attachWhenUp waits for the tap named target to serve its socket and
+// attaches to it; it gives up when gone closes or after 15 s.
+func attachWhenUp(target string, gone <-chan struct{}) (*tui.Source, error) {
+	deadline := time.Now().Add(15 * time.Second)
+	for time.Now().Before(deadline) {
+		if info, err := tap.FindTap(target); err == nil {
+			return tui.OpenLive(info, classify.DefaultTimeout)
+		}
+		select {
+		case <-gone:
+			return nil, errors.New("the host exited before it started the server")
+		case <-time.After(30 * time.Millisecond):
+		}
+	}
+	return nil, errors.New("the tap did not come up within 15 s; is the host starting the server?")
+}
+
+func shellQuote(s string) string {
+	if s != "" && strings.IndexFunc(s, func(r rune) bool {
+		return !(r == '/' || r == '.' || r == '-' || r == '_' || r == '=' || r == ':' || r == ',' || r == '@' ||
+			(r >= 'a' && r <= 'z') || (r >= 'A' && r <= 'Z') || (r >= '0' && r <= '9'))
+	}) < 0 {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+func lastLines(b []byte, n int) string {
+	lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return classify.EscapeString(strings.Join(lines, "\n"), 0)
 }
 
 type eofReader struct{}
@@ -220,8 +276,8 @@ func runTail(w io.Writer, src *tui.Source, f *filter.Filter, asJSON bool) error 
 			if !e.IsFrame() {
 				continue
 			}
-			fr := &filter.Frame{Dir: e.Dir, Kind: e.Kind, ID: e.ID, Method: e.Method, Codes: uint64(e.Codes), Worst: e.Worst,
-				Status: e.Status.String(), Payload: func() []byte {
+			fr := &filter.Frame{Dir: e.Dir, Kind: e.Kind, ID: e.ID, Method: e.Method, Codes: tui.FilterCodes(&e), Worst: e.Worst,
+				Status: tui.FilterStatus(e.Status), Payload: func() []byte {
 					if ev, err := src.Record(next); err == nil {
 						return ev.Frame
 					}

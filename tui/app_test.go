@@ -1,0 +1,224 @@
+package tui
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/lipgloss"
+	xgolden "github.com/charmbracelet/x/exp/golden"
+	"github.com/charmbracelet/x/exp/teatest"
+	"github.com/muesli/termenv"
+	"github.com/rpctap/rpctap/classify"
+)
+
+func TestMain(m *testing.M) {
+	time.Local = time.UTC // wall-clock columns read the same everywhere
+	os.Exit(m.Run())
+}
+
+const demoSession = "../cmd/rpctap/demo/session.jsonl"
+
+// asciiRenderer draws without colour, so views compare as text.
+func asciiRenderer() *lipgloss.Renderer {
+	r := lipgloss.NewRenderer(io.Discard)
+	r.SetColorProfile(termenv.Ascii)
+	return r
+}
+
+func openFile(t *testing.T, path string) *Source {
+	t.Helper()
+	src, err := OpenFile(path, classify.DefaultTimeout)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(src.Close)
+	return src
+}
+
+func startProgram(t *testing.T, srcs []*Source, w, h int) *teatest.TestModel {
+	t.Helper()
+	m := New(asciiRenderer(), srcs)
+	return teatest.NewTestModel(t, m, teatest.WithInitialTermSize(w, h))
+}
+
+func waitFor(t *testing.T, tm *teatest.TestModel, what ...string) {
+	t.Helper()
+	teatest.WaitFor(t, tm.Output(), func(b []byte) bool {
+		for _, w := range what {
+			if !bytes.Contains(b, []byte(w)) {
+				return false
+			}
+		}
+		return true
+	}, teatest.WithDuration(5*time.Second), teatest.WithCheckInterval(20*time.Millisecond))
+}
+
+func press(s string) tea.KeyMsg {
+	switch s {
+	case "enter":
+		return tea.KeyMsg{Type: tea.KeyEnter}
+	case "esc":
+		return tea.KeyMsg{Type: tea.KeyEsc}
+	case "tab":
+		return tea.KeyMsg{Type: tea.KeyTab}
+	}
+	return tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune(s)}
+}
+
+func typeText(tm *teatest.TestModel, s string) {
+	for _, r := range s {
+		tm.Send(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune{r}})
+	}
+}
+
+func finalView(t *testing.T, tm *teatest.TestModel) string {
+	t.Helper()
+	tm.Send(press("q"))
+	fm := tm.FinalModel(t, teatest.WithFinalTimeout(5*time.Second))
+	return fm.View()
+}
+
+// golden compares a view with testdata/<test name>.golden; -update (the
+// flag teatest's golden package defines) rewrites it.
+func golden(t *testing.T, got string) {
+	t.Helper()
+	xgolden.RequireEqual(t, []byte(got))
+}
+
+func TestRecordedSessionShowsTheFourFlagsAtAGlance(t *testing.T) {
+	tm := startProgram(t, []*Source{openFile(t, demoSession)}, 140, 40)
+	waitFor(t, tm, "UNMATCHED", "INVALID", "TIMEOUT", "OPAQUE", "LEAKY")
+	view := finalView(t, tm)
+	golden(t, view)
+}
+
+func TestViewFitsAfterResize(t *testing.T) {
+	tm := startProgram(t, []*Source{openFile(t, demoSession)}, 140, 40)
+	waitFor(t, tm, "UNMATCHED")
+	tm.Send(tea.WindowSizeMsg{Width: 90, Height: 24})
+	view := finalView(t, tm)
+	for i, line := range strings.Split(view, "\n") {
+		if w := lipgloss.Width(line); w > 90 {
+			t.Errorf("line %d is %d cells wide after resizing to 90: %q", i, w, line)
+		}
+	}
+	if n := len(strings.Split(view, "\n")); n > 24 {
+		t.Errorf("the view is %d lines tall after resizing to 24", n)
+	}
+	golden(t, view)
+}
+
+func TestFilterShowsOnlyMatchingFramesAndSaysWhenItDoesNotParse(t *testing.T) {
+	tm := startProgram(t, []*Source{openFile(t, demoSession)}, 140, 40)
+	waitFor(t, tm, "UNMATCHED")
+	tm.Send(press("/"))
+	typeText(tm, "method:tools/li")
+	waitFor(t, tm, "✓")
+	typeText(tm, "st dir:sideways")
+	waitFor(t, tm, "✗")
+	for i := 0; i < len(" dir:sideways"); i++ {
+		tm.Send(tea.KeyMsg{Type: tea.KeyBackspace})
+	}
+	tm.Send(press("enter"))
+	waitFor(t, tm, "filter: method:tools/list")
+	view := finalView(t, tm)
+	if strings.Contains(view, "tools/call") || strings.Contains(view, "initialize") {
+		t.Errorf("frames outside the filter show:\n%s", view)
+	}
+	if !strings.Contains(view, "(2 of ") {
+		t.Errorf("the filter line does not say how many frames match:\n%s", view)
+	}
+}
+
+func TestDetailShowsFindingsAndTheStrictAnswerAndPairJumps(t *testing.T) {
+	tm := startProgram(t, []*Source{openFile(t, demoSession)}, 160, 50)
+	waitFor(t, tm, "UNMATCHED")
+	// Go to the invalid request (#14) with :goto, then read its detail.
+	tm.Send(press(":"))
+	typeText(tm, "goto 14")
+	tm.Send(press("enter"))
+	waitFor(t, tm, "A strict receiver must answer", "bad-id", "-32600")
+	// #8 answers #7: jump from the response to its request.
+	tm.Send(press(":"))
+	typeText(tm, "goto 8")
+	tm.Send(press("enter"))
+	waitFor(t, tm, "answers #7")
+	tm.Send(press("p"))
+	waitFor(t, tm, "#7  host → server  request", "answered by #8")
+	finalView(t, tm)
+}
+
+func TestNewTrafficNeverMovesTheSelectionUnlessFollowing(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "live.jsonl")
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	fmt.Fprintln(f, `{"rpctap":"session","version":1,"id":"x","started":"2026-11-29T18:00:00.000000Z","argv":["srv"],"name":"growing","framing":"ndjson","profile":"auto"}`)
+	write := func(from, to int) {
+		for i := from; i < to; i++ {
+			fmt.Fprintf(f, `{"t":%d,"dir":"h2s","frame":"{\"jsonrpc\":\"2.0\",\"id\":%d,\"method\":\"m%d\"}"}`+"\n", i*1000, i, i)
+		}
+	}
+	write(1, 6)
+	tm := startProgram(t, []*Source{openFile(t, path)}, 120, 30)
+	waitFor(t, tm, "m5")
+	tm.Send(press("k")) // select m4: follow lets go
+	tm.Send(press("k")) // m3
+	waitFor(t, tm, "#4  host → server")
+	write(6, 9)
+	waitFor(t, tm, "m8")
+	// Still on #4 (line 4 holds m3).
+	waitFor(t, tm, "#4  host → server")
+	tm.Send(press("G")) // follow again
+	write(9, 10)
+	waitFor(t, tm, "m9", "#10  host → server")
+	finalView(t, tm)
+}
+
+func TestPeerTextNeverReachesTheTerminalRaw(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "evil.jsonl")
+	huge := strings.Repeat("A", 100_000)
+	frames := []string{
+		`{"jsonrpc":"2.0","id":1,"method":"\u001b[2J\u001b[H","params":{"x":"\u001b]52;c;SGVsbG8=\u0007"}}`,
+		`{"jsonrpc":"2.0","id":"\u001b]8;;http://evil.example\u0007click\u001b]8;;\u0007","result":{}}`,
+		`{"jsonrpc":"2.0","method":"note","params":{"c1":"a\u009bb","bidi":"\u202etxt.exe","ls":"a\u2028b"}}`,
+		`{"jsonrpc":"2.0","id":2,"method":"big","params":{"s":"` + huge + `"}}`,
+	}
+	var b strings.Builder
+	b.WriteString(`{"rpctap":"session","version":1,"id":"x","started":"2026-11-29T18:00:00.000000Z","argv":["srv"],"name":"evil","framing":"ndjson","profile":"auto"}` + "\n")
+	for i, fr := range frames {
+		q := strings.NewReplacer(`\`, `\\`, `"`, `\"`).Replace(fr)
+		fmt.Fprintf(&b, `{"t":%d,"dir":"s2h","frame":"%s"}`+"\n", (i+1)*1000, q)
+	}
+	// Raw bytes too: an ESC and a C1 control straight in the stderr text.
+	b.WriteString(`{"t":9000,"dir":"err","frame":"raw \u001b[31mred\u001b[0m and \u009b and \u202e"}` + "\n")
+	os.WriteFile(path, []byte(b.String()), 0o600)
+	tm := startProgram(t, []*Source{openFile(t, path)}, 200, 60)
+	waitFor(t, tm, "big")
+	for _, seq := range []string{"goto 2", "goto 3", "goto 4", "goto 5", "goto 6"} {
+		tm.Send(press(":"))
+		typeText(tm, seq)
+		tm.Send(press("enter"))
+		tm.Send(press("r")) // raw view too
+	}
+	view := finalView(t, tm)
+	for _, bad := range []string{"\x1b", "\u009b", "\u202e", "\u2028", "\a"} {
+		if strings.Contains(view, bad) {
+			t.Errorf("the view holds %q raw", bad)
+		}
+	}
+	if strings.Contains(view, huge[:5000]) {
+		t.Error("a huge string is drawn whole")
+	}
+}
