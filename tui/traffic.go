@@ -249,7 +249,7 @@ func (p *trafficPane) View(x *sessions.Index, started time.Time) string {
 	for i := p.top; i < p.top+h && i < len(p.rows); i++ {
 		e := x.At(int(p.rows[i]))
 		b.WriteByte('\n')
-		line := p.row(&e, methodW, tw, started)
+		line := p.row(&e, methodW, tw, started, i == p.sel)
 		switch {
 		case i == p.sel:
 			line = s.Selected.Render(padRight(line, p.width))
@@ -264,7 +264,9 @@ func (p *trafficPane) View(x *sessions.Index, started time.Time) string {
 	return b.String()
 }
 
-func (p *trafficPane) row(e *sessions.Entry, methodW, tw int, started time.Time) string {
+// row draws one entry; a selected row is drawn plain so that its
+// highlight runs the whole width.
+func (p *trafficPane) row(e *sessions.Entry, methodW, tw int, started time.Time, plain bool) string {
 	t := fmtRel(e.T)
 	if p.wall {
 		t = started.Add(time.Duration(e.T) * time.Microsecond).Local().Format("15:04:05.000")
@@ -292,7 +294,22 @@ func (p *trafficPane) row(e *sessions.Entry, methodW, tw int, started time.Time)
 		colID, truncate(classify.EscapeString(e.ID, colID*4), colID),
 		methodW, truncate(classify.EscapeString(e.Method, methodW*4), methodW),
 		colLat, lat, colSize, fmtSize(e.Size))
+	if plain {
+		return line + strings.Join(append(entryBadges(e), worstMark(e.Worst)), " ")
+	}
 	return line + p.badges(e)
+}
+
+func worstMark(s classify.Severity) string {
+	switch s {
+	case classify.Error:
+		return "E"
+	case classify.Warn:
+		return "W"
+	case classify.Info:
+		return "i"
+	}
+	return ""
 }
 
 // badges are the flags the tool exists for, as words a glance catches.
