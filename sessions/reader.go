@@ -254,7 +254,7 @@ const (
 // of the right shape. It decodes strings in place, so it changes line.
 func (r *Reader) parseRecord(s []byte) bool {
 	ev := &r.ev
-	*ev = Event{Src: SrcWire, FileOffset: -1}
+	*ev = Event{Src: SrcWire}
 	i := skipSpace(s, 0)
 	if i >= len(s) || s[i] != '{' {
 		return false

@@ -104,7 +104,7 @@ type Event struct {
 
 	// Live annotations: a tap's live stream adds them to the records it
 	// sends subscribers; the file never has them.
-	FileOffset int64 // where the record is in the session file; -1 when not said
+	FileOffset int64 // where the record is in the session file; 0 when not said (the header is there)
 	Gap        bool  // a note that says the stream catches up from the file at FileOffset
 
 	// Event records.

@@ -171,9 +171,10 @@ func TestNewTrafficNeverMovesTheSelectionUnlessFollowing(t *testing.T) {
 	}
 	write(1, 6)
 	tm := startProgram(t, []*Source{openFile(t, path)}, 120, 30)
-	waitFor(t, tm, "m5")
-	tm.Send(press("k")) // select m4: follow lets go
-	tm.Send(press("k")) // m3
+	waitFor(t, tm, "m5", "#6  host → server") // following: the last frame is selected
+	tm.Send(press("k"))                        // select #5: following lets go
+	waitFor(t, tm, "#5  host → server")
+	tm.Send(press("k"))
 	waitFor(t, tm, "#4  host → server")
 	write(6, 9)
 	waitFor(t, tm, "m8")

@@ -263,7 +263,7 @@ func (s *Source) readLive(ctx context.Context, c net.Conn) {
 			return
 		}
 		off := base + (r.Offset() - at)
-		if ev.FileOffset >= 0 {
+		if ev.FileOffset > 0 {
 			off = ev.FileOffset
 		}
 		if ev.Kind == sessions.EventNote && ev.Gap {
