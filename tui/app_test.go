@@ -172,7 +172,7 @@ func TestNewTrafficNeverMovesTheSelectionUnlessFollowing(t *testing.T) {
 	write(1, 6)
 	tm := startProgram(t, []*Source{openFile(t, path)}, 120, 30)
 	waitFor(t, tm, "m5", "#6  host → server") // following: the last frame is selected
-	tm.Send(press("k"))                        // select #5: following lets go
+	tm.Send(press("k"))                       // select #5: following lets go
 	waitFor(t, tm, "#5  host → server")
 	tm.Send(press("k"))
 	waitFor(t, tm, "#4  host → server")
