@@ -1,0 +1,83 @@
+package tui
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/rpctap/rpctap/classify"
+	"github.com/rpctap/rpctap/sessions"
+	"github.com/rpctap/rpctap/tap"
+)
+
+func TestTrafficPaneKeysBecomeIntents(t *testing.T) {
+	c := newCommon(asciiRenderer())
+	p := newTrafficPane(c)
+	cases := map[string]intentKind{
+		"enter": intentFocusDetail,
+		"p":     intentJumpPair,
+		"e":     intentRefilter,
+		"n":     intentNextMatch,
+		"N":     intentNextMatch,
+		"y":     intentCopy,
+		"j":     intentNone,
+	}
+	for k, want := range cases {
+		if got := p.Update(press(k)).kind; got != want {
+			t.Errorf("key %q: intent %v, want %v", k, got, want)
+		}
+	}
+	if in := p.Update(press("N")); in.step != -1 {
+		t.Errorf("N steps back, got step %d", in.step)
+	}
+}
+
+func TestPendingPaneEnterJumpsToTheRequest(t *testing.T) {
+	p := newPendingPane(newCommon(asciiRenderer()))
+	p.items = []classify.PendingRequest{{Seq: 7, Dir: classify.H2S, ID: "1", Method: "a"}, {Seq: 9, Dir: classify.S2H, ID: "0", Method: "roots/list"}}
+	p.Update(press("j"))
+	in := p.Update(press("enter"))
+	if in.kind != intentJumpSeq || in.seq != 9 {
+		t.Errorf("got %+v, want a jump to #9", in)
+	}
+}
+
+func TestPendingPaneFlagsTimedOutRequests(t *testing.T) {
+	p := newPendingPane(newCommon(asciiRenderer()))
+	p.SetSize(60, 5)
+	p.items = []classify.PendingRequest{{Seq: 7, Dir: classify.H2S, ID: "1", Method: "slow", Sent: 0, TimedOut: true}}
+	if v := p.View(40*time.Second, 30*time.Second); !strings.Contains(v, "TIMEOUT") || !strings.Contains(v, "40.0s") {
+		t.Errorf("a timed-out request must say so with its wait:\n%s", v)
+	}
+}
+
+func TestPickerEnterOpensTheSelectedTapOrFile(t *testing.T) {
+	p := newPicker(newCommon(asciiRenderer()))
+	p.apply(pickerMsg{live: []tap.Info{{Name: "a", Socket: "/tmp/a.sock"}}, files: []sessions.SessionFile{{Path: "/s/b.jsonl"}}})
+	if in := p.Update(press("enter")); in.kind != intentOpen || in.target != "/tmp/a.sock" {
+		t.Errorf("first row: %+v", in)
+	}
+	p.Update(press("j"))
+	if in := p.Update(press("enter")); in.kind != intentOpen || in.target != "/s/b.jsonl" {
+		t.Errorf("second row: %+v", in)
+	}
+}
+
+func TestBadgesNameTheFourFlags(t *testing.T) {
+	var cs sessions.CodeSet
+	e := sessions.Entry{Kind: classify.KindResponse, Codes: cs.With(classify.CodeUnmatchedResponse).With(classify.CodeLeakyError).With(classify.CodeTimeout), Redacted: true}
+	got := entryBadges(&e)
+	want := []string{"UNMATCHED", "REDACTED", "LEAKY", "TIMEOUT"}
+	if len(got) != len(want) {
+		t.Fatalf("badges %v, want %v", got, want)
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Errorf("badges %v, want %v", got, want)
+		}
+	}
+	inv := sessions.Entry{Kind: classify.KindInvalid}
+	if b := entryBadges(&inv); len(b) != 1 || b[0] != "INVALID" {
+		t.Errorf("an invalid request: %v", b)
+	}
+}
