@@ -2,8 +2,8 @@ package tap
 
 import (
 	"io"
-	"strconv"
 	"os"
+	"strconv"
 	"sync"
 	"sync/atomic"
 
