@@ -16,7 +16,8 @@ import (
 // its last, so an injected frame never lands inside a wire frame.
 //
 // Every write made under mu is also handed to the recorder in the same
-// order (note), so the session file holds exactly what the receiver read.
+// order (note), just before it is made, so the session file holds exactly
+// what the receiver read, and never an answer before what it answers.
 type dest struct {
 	mu  sync.Mutex // held while a frame is partly written
 	dir classify.Direction
@@ -90,11 +91,10 @@ func (d *dest) drainLocked() {
 		inj := d.queue[0]
 		d.queue = d.queue[1:]
 		d.qmu.Unlock()
-		err := d.writeLocked(inj.frame)
-		if err == nil {
+		if !d.failed() { // recorded first, as the relay's frames are
 			d.note(item{at: now(), dir: d.dir, data: inj.body, header: inj.header, src: inj.src, whole: true})
 		}
-		inj.done <- err
+		inj.done <- d.writeLocked(inj.frame)
 	}
 }
 

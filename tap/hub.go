@@ -44,7 +44,20 @@ type subscriber struct {
 	// the first one.
 	gap  bool
 	from int64
+	// pos is the file offset up to which the subscriber has every record,
+	// queued or to be read from the file.
+	pos  int64
 	done bool // the session ended
+}
+
+// openGap stops queueing records for s: it reads them from the file,
+// starting at offset from.
+func (s *subscriber) openGap(from int64) {
+	s.gap, s.from = true, from
+	select {
+	case s.wake <- struct{}{}:
+	default:
+	}
 }
 
 func newHub(framing classify.Framing) *hub {
@@ -59,22 +72,25 @@ func (h *hub) publish(lines []published, end int64, stats Stats) {
 	defer h.mu.Unlock()
 	h.stats = stats
 	for s := range h.subs {
-		if s.gap {
-			continue
-		}
 		for _, l := range lines {
+			if s.gap {
+				break
+			}
+			if l.offset != s.pos {
+				// Records were written that were not published (nobody
+				// listened yet, or a frame too large): the file has them.
+				s.openGap(s.pos)
+				break
+			}
 			select {
 			case s.q <- l.line:
-				continue
+				s.pos = l.end
 			default:
+				s.openGap(l.offset)
 			}
-			s.gap = true
-			s.from = l.offset
-			select {
-			case s.wake <- struct{}{}:
-			default:
-			}
-			break
+		}
+		if !s.gap && s.pos != end {
+			s.openGap(s.pos)
 		}
 	}
 	h.offset = end
@@ -83,6 +99,11 @@ func (h *hub) publish(lines []published, end int64, stats Stats) {
 // advance records that the file grew without records for subscribers.
 func (h *hub) advance(end int64, stats Stats) {
 	h.mu.Lock()
+	for s := range h.subs {
+		if !s.gap && s.pos != end {
+			s.openGap(s.pos)
+		}
+	}
 	h.offset = end
 	h.stats = stats
 	h.mu.Unlock()
@@ -98,6 +119,7 @@ func (h *hub) attach() (*subscriber, int64) {
 	}
 	h.subs[s] = struct{}{}
 	h.n.Add(1)
+	s.pos = h.offset
 	return s, h.offset
 }
 
@@ -129,6 +151,7 @@ func (h *hub) close() {
 // the session ends (after the last record) or w fails.
 func (h *hub) serve(w io.Writer, stop <-chan struct{}) error {
 	s, backlog := h.attach()
+	stopping := false
 	defer h.detach(s)
 	if _, err := w.Write(h.header); err != nil {
 		return err
@@ -137,6 +160,12 @@ func (h *hub) serve(w io.Writer, stop <-chan struct{}) error {
 		return err
 	}
 	for {
+		if len(s.q) == 0 {
+			// Nothing more is ready: what w holds goes out now.
+			if err := flush(w); err != nil {
+				return err
+			}
+		}
 		select {
 		case line := <-s.q:
 			if _, err := w.Write(line); err != nil {
@@ -144,7 +173,9 @@ func (h *hub) serve(w io.Writer, stop <-chan struct{}) error {
 			}
 			continue
 		case <-stop:
-			return nil
+			// The session is over: finish with what is queued and
+			// the file's tail, then end.
+			stop, stopping = nil, true
 		case <-s.wake:
 		}
 		// Drain what was queued before the gap or the end.
@@ -162,6 +193,7 @@ func (h *hub) serve(w io.Writer, stop <-chan struct{}) error {
 		gap, from, done, to := s.gap, s.from, s.done, h.offset
 		if gap {
 			s.gap = false // records after `to` are queued again
+			s.pos = to
 		}
 		h.mu.Unlock()
 		if gap {
@@ -173,10 +205,18 @@ func (h *hub) serve(w io.Writer, stop <-chan struct{}) error {
 				return err
 			}
 		}
-		if done && len(s.q) == 0 {
+		if (done || stopping) && len(s.q) == 0 {
 			return nil
 		}
 	}
+}
+
+// flush pushes out what w buffers, when it is a buffered writer.
+func flush(w io.Writer) error {
+	if f, ok := w.(interface{ Flush() error }); ok {
+		return f.Flush()
+	}
+	return nil
 }
 
 // copyFile copies the session file's bytes [from, to) to w.

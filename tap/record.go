@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"os"
 	"strconv"
 	"sync"
 	"time"
@@ -56,6 +57,7 @@ type recorder struct {
 	lines   []published // records of this batch, for the hub
 	missing [4]int64    // frames not written since the file failed, per direction
 	failing bool
+	batch   []batched // frames written since the last flush
 	out     []byte
 
 	// stats, read by ls through the hub
@@ -77,10 +79,17 @@ type dirState struct {
 	held []item
 }
 
+// batched is a frame record in the file's buffer: where it ends.
+type batched struct {
+	end int64
+	dir classify.Direction
+}
+
 type published struct {
 	seq    int64
 	line   []byte
 	offset int64 // where the record starts in the session file
+	end    int64 // where it ends (offset, for a line not in the file)
 }
 
 // note hands the recorder an item; wire bytes are copied. It blocks when
@@ -253,6 +262,8 @@ func (r *recorder) endFrame(d *dirState, t time.Duration, dir classify.Direction
 				d.spool.close()
 			} else if err := d.spool.record(r.w, rec, int64(info.HeaderLen), info.BodyLen); err != nil {
 				r.fail(dir, err)
+			} else {
+				r.wrote(dir)
 			}
 			d.spool = nil
 		}
@@ -316,6 +327,7 @@ func (r *recorder) frame(t time.Duration, dir classify.Direction, body, header [
 		r.fail(dir, err)
 	} else {
 		written = true
+		r.wrote(dir)
 	}
 	if dir == classify.Err {
 		if written {
@@ -378,7 +390,7 @@ func (r *recorder) publishLast(m *classify.Message, sf []classify.SessionFinding
 		break
 	}
 	line = append(line, "}\n"...)
-	r.lines = append(r.lines, published{seq: r.seq, line: line, offset: r.written - int64(len(r.last))})
+	r.lines = append(r.lines, published{seq: r.seq, line: line, offset: r.written - int64(len(r.last)), end: r.written})
 }
 
 // appendSessionFindings writes findings about frames as a JSON array.
@@ -427,7 +439,7 @@ func (r *recorder) timeouts(at time.Duration) {
 	r.out = append(r.out, `,"event":"findings","session_findings":`...)
 	r.out = appendSessionFindings(r.out, fs)
 	r.out = append(r.out, "}\n"...)
-	r.lines = append(r.lines, published{seq: 0, line: append([]byte(nil), r.out...), offset: r.written})
+	r.lines = append(r.lines, published{seq: 0, line: append([]byte(nil), r.out...), offset: r.written, end: r.written})
 }
 
 func (r *recorder) writeEvent(e sessions.EventRecord) {
@@ -442,6 +454,14 @@ func (r *recorder) writeEvent(e sessions.EventRecord) {
 	r.publishLast(nil, nil, nil)
 }
 
+// wrote notes a frame record written to the file's buffer, until it is
+// flushed.
+func (r *recorder) wrote(dir classify.Direction) {
+	if r.bw != nil {
+		r.batch = append(r.batch, batched{end: r.written, dir: dir})
+	}
+}
+
 // fail notes that the session file could not be written.
 func (r *recorder) fail(dir classify.Direction, err error) {
 	if !r.failing {
@@ -453,26 +473,47 @@ func (r *recorder) fail(dir classify.Direction, err error) {
 	}
 }
 
+// lost handles a flush that failed: the frames of the batch that did not
+// reach the file are counted missing, and offsets follow what the file
+// holds.
+func (r *recorder) lost(err error) {
+	r.fail(0, err)
+	r.bw.Reset(r.file)
+	pos := int64(-1)
+	if f, ok := r.file.(*os.File); ok {
+		if p, err := f.Seek(0, io.SeekCurrent); err == nil {
+			pos, r.written = p, p
+		}
+	}
+	for _, b := range r.batch {
+		if pos < 0 || b.end > pos {
+			r.missing[b.dir]++
+		}
+	}
+	r.batch = r.batch[:0]
+}
+
 // flush pushes the batch to the file and the hub. After a failure it
 // tries again, and once the file takes writes it records the gap.
 func (r *recorder) flush() {
 	if r.bw != nil {
 		if err := r.bw.Flush(); err != nil {
-			r.failing = true
-			r.bw.Reset(r.file)
-		} else if r.failing {
-			r.failing = false
+			r.lost(err)
+		} else if r.batch = r.batch[:0]; r.failing {
+			// A failed write may have left a torn line: start anew.
+			r.bw.WriteString("\n")
+			r.written++
 			for dir, n := range r.missing {
 				if n > 0 {
 					r.seq++
 					r.w.WriteEvent(sessions.EventRecord{T: int64((now() - r.started) / time.Microsecond), Kind: sessions.EventGap, Dir: classify.Direction(dir), Missing: n})
-					r.missing[dir] = 0
 				}
 			}
 			if err := r.bw.Flush(); err != nil {
-				r.failing = true
-				r.bw.Reset(r.file)
+				r.lost(err)
 			} else {
+				r.failing = false
+				r.missing = [4]int64{}
 				r.warn("the session file takes writes again; a gap record says what is missing")
 			}
 		}

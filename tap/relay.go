@@ -39,6 +39,23 @@ type relay struct {
 	stream  bool // a frame too large to hold is being streamed: dst.mu is held
 	// seen is the framing the splitter settled on, for injectors.
 	seen atomic.Uint32
+	// idle, when set and not zero, bounds how long one read of src may
+	// wait (see setIdleDeadline).
+	idle *atomic.Int64
+}
+
+// setIdleDeadline gives the next read of r idle to wait, once idle is set:
+// after the server has exited, its output is read to the end, and then a
+// child that holds the pipe is not waited for.
+func setIdleDeadline(r io.Reader, idle *atomic.Int64) {
+	if idle == nil {
+		return
+	}
+	if d := idle.Load(); d > 0 {
+		if f, ok := r.(interface{ SetReadDeadline(time.Time) error }); ok {
+			f.SetReadDeadline(time.Now().Add(time.Duration(d)))
+		}
+	}
 }
 
 // run relays until src ends or fails, then ends the last frame and closes
@@ -51,6 +68,7 @@ func (r *relay) run() error {
 		if r.n+readSize > len(r.buf) {
 			r.startStream()
 		}
+		setIdleDeadline(r.src, r.idle)
 		n, err := r.src.Read(r.buf[r.n : r.n+readSize])
 		if n > 0 {
 			r.n += n
@@ -60,6 +78,10 @@ func (r *relay) run() error {
 			}
 		}
 		if err != nil {
+			// No injection may follow the last frame: it may have no
+			// terminator, and a frame written after it would land
+			// inside it.
+			r.dst.close()
 			r.forward(now(), true)
 			if errors.Is(err, io.EOF) {
 				return nil
@@ -128,9 +150,12 @@ func (r *relay) write(b []byte, at time.Duration) {
 	if len(b) == 0 {
 		return
 	}
-	if r.dst.writeLocked(b) == nil {
+	// Recorded before it is written: what the receiver answers to it
+	// must not be recorded first.
+	if !r.dst.failed() {
 		r.dst.note(item{at: at, dir: r.dir, data: b})
 	}
+	r.dst.writeLocked(b)
 }
 
 // shift drops the first k bytes of the buffer.
@@ -155,12 +180,15 @@ func (r *relay) startStream() {
 
 // finish lets go of the dest for good and closes it.
 func (r *relay) finish() {
-	if r.stream {
-		r.dst.release()
-		r.stream = false
+	if !r.stream {
+		// An injection taken from the queue before it closed may be
+		// being written: it goes before the end of the stream.
+		r.dst.mu.Lock()
 	}
+	r.stream = false
 	r.dst.close()
 	r.dst.note(item{at: now(), dir: r.dir, eof: true})
+	r.dst.mu.Unlock()
 }
 
 // frameBody cuts a whole frame's bytes down to its body.

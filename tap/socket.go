@@ -125,6 +125,10 @@ func (f flushWriter) Write(p []byte) (int, error) {
 	return n, err
 }
 
+// Flush writes out what is buffered; the hub calls it when it has nothing
+// more to write for now.
+func (f flushWriter) Flush() error { return f.w.Flush() }
+
 func reply(c net.Conn, v any) {
 	b, _ := json.Marshal(v)
 	c.Write(append(b, '\n'))
@@ -183,13 +187,19 @@ func (r InjectResult) cancel() {
 // towards dir's receiver at the next frame boundary, records it with src
 // inject, and with capture keeps the receiver's answer from the other side.
 func (t *Tap) Inject(dir classify.Direction, body []byte, capture bool) (InjectResult, error) {
-	d := t.dests[dir]
+	if dir != classify.H2S && dir != classify.S2H {
+		return InjectResult{}, errors.New("a frame can be injected towards the server (h2s) or the host (s2h) only")
+	}
+	// Run sets these up; Inject may be called from any goroutine.
+	t.mu.Lock()
+	d, rel, other, set := t.dests[dir], t.relays[dir], t.relays[dir.Opposite()], t.capture[dir.Opposite()]
+	t.mu.Unlock()
 	if d == nil {
 		return InjectResult{}, errors.New("the session has not started")
 	}
-	framing := classify.Framing(t.relays[dir].seen.Load())
+	framing := classify.Framing(rel.seen.Load())
 	if framing == 0 || framing == classify.FramingAuto {
-		framing = classify.Framing(t.relays[dir.Opposite()].seen.Load())
+		framing = classify.Framing(other.seen.Load())
 	}
 	if framing == 0 {
 		framing = t.opts.Framing
@@ -215,7 +225,6 @@ func (t *Tap) Inject(dir classify.Direction, body []byte, capture bool) (InjectR
 		if m.Kind != classify.KindRequest {
 			return InjectResult{}, errors.New("only a request with an id can have its answer captured; this frame is " + m.Kind.String())
 		}
-		set := t.capture[dir.Opposite()]
 		res.key = m.ID().Key()
 		res.set = set
 		res.Reply = set.add(res.key)

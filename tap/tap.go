@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -112,7 +113,15 @@ func (t *Tap) Path() string { return t.path }
 // goes. It returns the server's exit status.
 func (t *Tap) Run(ctx context.Context, hostIn io.Reader, hostOut io.WriteCloser, errOut io.Writer) (Result, error) {
 	opts := t.opts
-	cmd := exec.Command(opts.Argv[0], opts.Argv[1:]...)
+	cmd := exec.Command(serverPath(opts.Argv[0]), opts.Argv[1:]...)
+	cmd.Args[0] = opts.Argv[0]
+	// The server starts with the default action for every signal: a
+	// caller that ignores SIGPIPE (so that a host gone away does not kill
+	// the tap) must not pass that on. Notify undoes Ignore; children of a
+	// process that handles a signal get the default action.
+	pipes := make(chan os.Signal, 1)
+	signal.Notify(pipes, syscall.SIGPIPE)
+	defer signal.Stop(pipes)
 	cmd.Env = opts.Env
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	stdinR, stdinW, err := os.Pipe()
@@ -148,13 +157,16 @@ func (t *Tap) Run(ctx context.Context, hostIn io.Reader, hostOut io.WriteCloser,
 	if err := t.startRecorder(redact); err != nil {
 		opts.Warn(err.Error())
 	}
+	t.mu.Lock() // Inject reads these from other goroutines
 	t.dests[classify.H2S] = &dest{dir: classify.H2S, w: stdinW, note: t.rec.note}
 	t.dests[classify.S2H] = &dest{dir: classify.S2H, w: hostOut, note: t.rec.note}
 	t.capture[classify.S2H] = newCaptureSet()
 	t.capture[classify.H2S] = newCaptureSet()
 	h2s := &relay{dir: classify.H2S, src: hostIn, dst: t.dests[classify.H2S], framing: opts.Framing, captures: t.capture[classify.H2S]}
-	s2h := &relay{dir: classify.S2H, src: stdoutR, dst: t.dests[classify.S2H], framing: opts.Framing, captures: t.capture[classify.S2H]}
+	var idle atomic.Int64 // once the server has exited: how long a read of its output may wait
+	s2h := &relay{dir: classify.S2H, src: stdoutR, dst: t.dests[classify.S2H], framing: opts.Framing, captures: t.capture[classify.S2H], idle: &idle}
 	t.relays[classify.H2S], t.relays[classify.S2H] = h2s, s2h
+	t.mu.Unlock()
 
 	var stop func()
 	if opts.Listen {
@@ -180,7 +192,7 @@ func (t *Tap) Run(ctx context.Context, hostIn io.Reader, hostOut io.WriteCloser,
 	}()
 	errDone := make(chan struct{})
 	go func() {
-		t.relayStderr(stderrR, errOut)
+		t.relayStderr(stderrR, errOut, &idle)
 		close(errDone)
 	}()
 
@@ -192,8 +204,8 @@ func (t *Tap) Run(ctx context.Context, hostIn io.Reader, hostOut io.WriteCloser,
 	defer signal.Stop(sigs)
 
 	var waitErr error
-	var kill <-chan time.Time
-	hostGone := hostDone
+	var kill <-chan syscall.Signal
+	hostGone, cancelled := hostDone, ctx.Done()
 loop:
 	for {
 		select {
@@ -202,36 +214,33 @@ loop:
 		case <-hostGone:
 			hostGone = nil
 			kill = t.escalate(opts.StdinWait, syscall.SIGTERM)
-		case <-kill:
+		case sig := <-kill:
 			kill = nil
-			t.signalServer(syscall.SIGTERM)
-			kill = t.escalate(opts.TermWait, syscall.SIGKILL)
+			t.signalServer(sig)
+			if sig == syscall.SIGTERM {
+				kill = t.escalate(opts.TermWait, syscall.SIGKILL)
+			}
 		case sig := <-sigs:
 			t.signalServer(sig.(syscall.Signal))
 			if kill == nil {
 				kill = t.escalate(opts.TermWait, syscall.SIGKILL)
 			}
-		case <-ctx.Done():
+		case <-cancelled:
+			cancelled = nil
 			t.signalServer(syscall.SIGTERM)
 			if kill == nil {
 				kill = t.escalate(opts.TermWait, syscall.SIGKILL)
 			}
 		}
 	}
-	// The server is gone: its output ends when its children let go of the
-	// pipe; do not wait for them long.
-	select {
-	case <-outDone:
-	case <-time.After(opts.Drain):
-		stdoutR.Close()
-		<-outDone
-	}
-	select {
-	case <-errDone:
-	case <-time.After(opts.Drain):
-		stderrR.Close()
-		<-errDone
-	}
+	// The server is gone: what it wrote is read to the end, and its
+	// output ends when its children let go of the pipes; do not wait for
+	// them long: a read that waits Drain for more gives up.
+	idle.Store(int64(opts.Drain))
+	stdoutR.SetReadDeadline(time.Now().Add(opts.Drain))
+	stderrR.SetReadDeadline(time.Now().Add(opts.Drain))
+	<-outDone
+	<-errDone
 	res := Result{Path: t.path}
 	res.ExitCode, res.Signal = exitStatus(cmd, waitErr)
 	ev := sessions.EventRecord{Kind: sessions.EventExit, Signal: res.Signal}
@@ -249,9 +258,11 @@ loop:
 	return res, nil
 }
 
-// escalate returns a channel that fires after d.
-func (t *Tap) escalate(d time.Duration, _ syscall.Signal) <-chan time.Time {
-	return time.After(d)
+// escalate returns a channel that delivers sig after d.
+func (t *Tap) escalate(d time.Duration, sig syscall.Signal) <-chan syscall.Signal {
+	c := make(chan syscall.Signal, 1)
+	time.AfterFunc(d, func() { c <- sig })
+	return c
 }
 
 // signalServer sends sig to the server's process group, so children that
@@ -294,6 +305,21 @@ func signalName(s syscall.Signal) string {
 		return "SIGABRT"
 	}
 	return fmt.Sprintf("signal %d", int(s))
+}
+
+// serverPath finds a command given by name alone as execvp does: when
+// PATH is unset (a host may start the tap with an empty environment), in
+// the default path.
+func serverPath(name string) string {
+	if strings.Contains(name, "/") || os.Getenv("PATH") != "" {
+		return name
+	}
+	for _, dir := range []string{"/bin", "/usr/bin"} {
+		if p, err := exec.LookPath(filepath.Join(dir, name)); err == nil {
+			return p
+		}
+	}
+	return name
 }
 
 func unwrapExec(err error) error {
@@ -342,6 +368,7 @@ func (t *Tap) startRecorder(redact *redactor) error {
 				t.path = path
 				t.hub.path = path
 				t.rec.file = f
+				t.rec.spoolDir = filepath.Dir(path)
 				t.rec.bw = bufio.NewWriterSize(f, 256<<10)
 			}
 		}
@@ -372,9 +399,10 @@ func (t *Tap) startRecorder(redact *redactor) error {
 
 // relayStderr passes the server's stderr through unchanged and records it
 // line by line.
-func (t *Tap) relayStderr(r io.Reader, w io.Writer) {
+func (t *Tap) relayStderr(r io.Reader, w io.Writer, idle *atomic.Int64) {
 	buf := make([]byte, readSize)
 	for {
+		setIdleDeadline(r, idle)
 		n, err := r.Read(buf)
 		if n > 0 {
 			w.Write(buf[:n])

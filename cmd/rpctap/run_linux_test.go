@@ -1,0 +1,92 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+	"unsafe"
+
+	"github.com/rpctap/rpctap/classify"
+	"github.com/rpctap/rpctap/sessions"
+)
+
+// Invariant 3: when the session file stops taking writes for a while (a
+// full disk; here a file size limit the test lifts), the traffic goes on,
+// rpctap says so once and says when the file takes writes again, and the
+// file accounts for every frame: the ones it holds plus the ones its gap
+// records count as missing are all the frames that crossed.
+func TestSessionFileCountsTheFramesItCouldNotHold(t *testing.T) {
+	r := startRunWrapped(t, []string{"/bin/sh", "-c", `ulimit -S -f 128 && exec "$0" "$@"`}, nil, []string{"/bin/cat"})
+	const n = 3000
+	frame := func(i int) string {
+		return fmt.Sprintf(`{"jsonrpc":"2.0","method":"n","params":{"i":%d,"pad":"%s"}}`+"\n", i, strings.Repeat("x", 100))
+	}
+	send := func(from, to int) {
+		var b strings.Builder
+		for i := from; i < to; i++ {
+			b.WriteString(frame(i))
+		}
+		go io.WriteString(r.stdin, b.String()) // the tap's stdout is read below, meanwhile
+		for i := from; i < to; i++ {
+			if l := r.line(t, 30*time.Second); l != frame(i) {
+				t.Fatalf("frame %d came back as %q", i, l)
+			}
+		}
+	}
+	send(0, n) // far past 64 KiB of file
+	deadline := time.Now().Add(30 * time.Second)
+	for !strings.Contains(r.stderr.String(), "cannot write the session file") && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	// The disk has room again.
+	lim := syscall.Rlimit{Cur: ^uint64(0), Max: ^uint64(0)}
+	if _, _, e := syscall.RawSyscall6(syscall.SYS_PRLIMIT64, uintptr(r.cmd.Process.Pid), syscall.RLIMIT_FSIZE, uintptr(unsafe.Pointer(&lim)), 0, 0, 0); e != 0 {
+		t.Fatalf("prlimit: %v", e)
+	}
+	send(n, 2*n)
+	r.stdin.Close()
+	if code := r.wait(t, 30*time.Second); code != 0 {
+		t.Fatalf("exit status %d", code)
+	}
+	lines := rpctapLines(r.stderr.String())
+	if len(lines) != 2 || !strings.Contains(lines[0], "cannot write the session file") || !strings.Contains(lines[1], "takes writes again") {
+		t.Errorf("rpctap said %q; want that it cannot write the file, then that it can", lines)
+	}
+	f, err := os.Open(r.path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	rd := sessions.NewReader(f)
+	var held, missing [4]int64
+	gaps := 0
+	for {
+		e, err := rd.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		switch {
+		case e.IsFrame():
+			held[e.Dir]++
+		case e.Kind == sessions.EventGap:
+			missing[e.Dir] += e.Missing
+			gaps++
+		}
+	}
+	t.Logf("held %v, missing %v in %d gap records, %d lines skipped", held, missing, gaps, rd.Skipped())
+	for _, d := range []classify.Direction{classify.H2S, classify.S2H} {
+		if held[d]+missing[d] != 2*n {
+			t.Errorf("%s: %d frames in the file and %d counted missing; %d crossed", d, held[d], missing[d], 2*n)
+		}
+	}
+	if gaps == 0 {
+		t.Error("no gap record")
+	}
+}

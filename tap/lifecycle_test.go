@@ -1,0 +1,238 @@
+package tap
+
+import (
+	"bytes"
+	"fmt"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/rpctap/rpctap/classify"
+	"github.com/rpctap/rpctap/sessions"
+)
+
+// slowSink is a host that takes a while to read its first write.
+type slowSink struct {
+	*sink
+	first chan struct{}
+	delay time.Duration
+}
+
+func (s *slowSink) Write(p []byte) (int, error) {
+	select {
+	case <-s.first:
+	default:
+		close(s.first)
+		time.Sleep(s.delay)
+	}
+	return s.sink.Write(p)
+}
+
+// Invariant 5: the server exits → the host sees EOF after the last byte,
+// even when the tap is slow to get to the bytes the server wrote just
+// before it exited (here the host is slow to read, for longer than the
+// drain period).
+func TestHostGetsEveryByteTheServerWroteBeforeExitingWhenSlowToRead(t *testing.T) {
+	out := &slowSink{sink: newSink(true), first: make(chan struct{}), delay: 4 * 200 * time.Millisecond}
+	tp, err := New(Options{Argv: sh(`printf 'first\n'; sleep 0.1; head -c 50000 /dev/zero | tr '\0' a; echo; exit 3`), Drain: 200 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pr, pw := t0pipe()
+	defer pw.Close()
+	res, err := tp.Run(t0ctx, pr, out, newSink(false))
+	if err != nil || res.ExitCode != 3 {
+		t.Fatalf("Run = %+v, %v; want exit status 3", res, err)
+	}
+	want := "first\n" + strings.Repeat("a", 50000) + "\n"
+	if got := out.String(); got != want {
+		t.Errorf("the host read %d bytes, want %d: what the server wrote before it exited was dropped", len(got), len(want))
+	}
+}
+
+// Invariant 5, with a child that holds the server's stdout: the tap exits
+// soon after the server does and does not wait for the child beyond its
+// drain period; the host gets what the server wrote, then EOF.
+func TestTapExitsPromptlyWhenTheServerExitsLeavingAChildHoldingStdout(t *testing.T) {
+	const drain = 200 * time.Millisecond
+	s := startSession(t, Options{Argv: sh(`sleep 30 & echo "child $!" >&2; echo bye; exit 3`), Drain: drain, Record: true})
+	s.err.waitFor(t, "\n")
+	var child int
+	fmt.Sscanf(s.err.String(), "child %d", &child)
+	defer killIfAlive(child)
+	res := s.wait(t, 10*time.Second)
+	took := s.ended.Sub(s.start)
+	t.Logf("the tap returned %v after it started; the child is %s", took.Round(time.Millisecond), procState(child))
+	if res.ExitCode != 3 {
+		t.Errorf("exit status %d, want the server's 3", res.ExitCode)
+	}
+	if took > 2*time.Second {
+		t.Errorf("the tap took %v to return: it waited for the child that holds stdout", took)
+	}
+	if got := s.out.String(); got != "bye\n" || !s.out.isClosed() {
+		t.Errorf("the host read %q (closed %v), want \"bye\\n\" and EOF", got, s.out.isClosed())
+	}
+	if !alive(child) {
+		t.Errorf("the child (pid %d) is gone: the tap is not meant to signal it when the server exits by itself", child)
+	}
+}
+
+// Invariant 5: SIGTERM (here from the context, as the tap's own SIGTERM
+// does) goes to the server's process group, so a child that holds its
+// stdout hears it too, and the tap ends.
+func TestSignalReachesTheServersChildrenThroughItsProcessGroup(t *testing.T) {
+	s := startSession(t, Options{Argv: sh(`sleep 30 & echo "child $!" >&2; wait`), Drain: 200 * time.Millisecond, TermWait: 5 * time.Second})
+	s.err.waitFor(t, "\n")
+	var child int
+	fmt.Sscanf(s.err.String(), "child %d", &child)
+	defer killIfAlive(child)
+	s.cancel()
+	res := s.wait(t, 10*time.Second)
+	if res.ExitCode != 128+int(syscall.SIGTERM) || res.Signal != "SIGTERM" {
+		t.Errorf("Result = %+v, want 143 and SIGTERM", res)
+	}
+	if !waitGone(child, 5*time.Second) {
+		t.Errorf("the child (pid %d) is still %s: it did not get the signal", child, procState(child))
+	}
+}
+
+// Invariant 5: the host closes stdin → the server's stdin is closed, the
+// server exits by itself, and the tap exits with its status after passing
+// on everything it wrote.
+func TestHostClosingStdinClosesTheServersStdinAndTheTapExitsWithItsStatus(t *testing.T) {
+	s := startSession(t, Options{Argv: sh(`cat; echo "server saw EOF"; exit 7`), Record: true})
+	s.write(t, []byte(`{"jsonrpc":"2.0","method":"early"}`+"\n"))
+	s.out.waitFor(t, "early")
+	s.in.Close()
+	res := s.wait(t, 10*time.Second)
+	if res.ExitCode != 7 || res.Signal != "" {
+		t.Errorf("Result = %+v, want exit status 7 and no signal", res)
+	}
+	if got, want := s.out.String(), `{"jsonrpc":"2.0","method":"early"}`+"\n"+"server saw EOF\n"; got != want || !s.out.isClosed() {
+		t.Errorf("the host read %q (closed %v), want %q and EOF", got, s.out.isClosed(), want)
+	}
+	if took := s.ended.Sub(s.start); took > 2*time.Second { // StdinWait is 2 s
+		t.Errorf("the tap took %v: it waited out the grace period for a server that had exited", took)
+	}
+	_, evs, _ := readSession(t, s.tap.Path())
+	if e := exitEvent(t, evs); e.Code == nil || *e.Code != 7 {
+		t.Errorf("exit record %+v, want code 7", e)
+	}
+}
+
+// Invariant 5: a server that ignores SIGTERM is killed after the grace
+// periods, and the tap reports 128+SIGKILL.
+func TestServerIgnoringSigtermIsKilledAfterTheGracePeriod(t *testing.T) {
+	s := startSession(t, Options{Argv: sh(`trap '' TERM; echo ready; exec sleep 30`), StdinWait: 100 * time.Millisecond, TermWait: 300 * time.Millisecond, Record: true})
+	s.out.waitFor(t, "ready\n")
+	closed := time.Now()
+	s.in.Close() // the host goes away: SIGTERM after 100 ms, SIGKILL 300 ms later
+	res := s.wait(t, 10*time.Second)
+	took := s.ended.Sub(closed)
+	t.Logf("the server was killed %v after the host closed stdin", took.Round(time.Millisecond))
+	if res.ExitCode != 137 || res.Signal != "SIGKILL" {
+		t.Errorf("Result = %+v, want 137 (128+SIGKILL)", res)
+	}
+	if took < 400*time.Millisecond {
+		t.Errorf("killed after %v, before the grace periods (100 ms + 300 ms) ran out", took)
+	}
+	_, evs, _ := readSession(t, s.tap.Path())
+	if e := exitEvent(t, evs); e.Code == nil || *e.Code != 137 || e.Signal != "SIGKILL" {
+		t.Errorf("exit record %+v, want code 137 and signal SIGKILL", e)
+	}
+}
+
+// Invariant 5: a server that crashes in the middle of a line: the host
+// gets the partial line, then EOF; the file records the line with eof and
+// the exit by signal.
+func TestServerCrashingMidLineGivesTheHostThePartialLineAndEOF(t *testing.T) {
+	for _, framing := range []classify.Framing{classify.FramingNDJSON, classify.FramingLSP} {
+		t.Run(framing.String(), func(t *testing.T) {
+			partial := `{"jsonrpc":"2.0","id":1,"result":{"tex`
+			if framing == classify.FramingLSP {
+				partial = "Content-Length: 100\r\n\r\n" + partial
+			}
+			s := startSession(t, Options{Argv: sh(`printf '%s' '` + partial + `'; kill -SEGV $$`), Framing: framing, Record: true})
+			res := s.wait(t, 10*time.Second)
+			if res.ExitCode != 128+int(syscall.SIGSEGV) || res.Signal != "SIGSEGV" {
+				t.Errorf("Result = %+v, want 139 (128+SIGSEGV)", res)
+			}
+			if got := s.out.String(); got != partial || !s.out.isClosed() {
+				t.Errorf("the host read %q (closed %v), want %q and EOF", got, s.out.isClosed(), partial)
+			}
+			_, evs, _ := readSession(t, s.tap.Path())
+			var frames []sessions.Event
+			for _, e := range evs {
+				if e.IsFrame() && e.Dir == classify.S2H {
+					frames = append(frames, e)
+				}
+			}
+			if len(frames) != 1 || !frames[0].EOF || !bytes.Equal(appendRecorded(nil, &frames[0], framing), []byte(partial)) {
+				t.Errorf("s2h frames recorded: %+v; want the partial frame, with eof", frames)
+			}
+			if e := exitEvent(t, evs); e.Code == nil || *e.Code != 139 || e.Signal != "SIGSEGV" {
+				t.Errorf("exit record %+v, want code 139 and signal SIGSEGV", e)
+			}
+		})
+	}
+}
+
+// Exit statuses pass through: the server's own, and 128+signal when a
+// signal ended it.
+func TestExitStatusPassesThrough(t *testing.T) {
+	for _, c := range []struct {
+		script string
+		code   int
+		signal string
+	}{
+		{"exit 0", 0, ""},
+		{"exit 1", 1, ""},
+		{"exit 42", 42, ""},
+		{"exit 255", 255, ""},
+		{"kill -TERM $$", 143, "SIGTERM"},
+		{"kill -INT $$", 130, "SIGINT"},
+		{"kill -HUP $$", 129, "SIGHUP"},
+		{"kill -KILL $$", 137, "SIGKILL"},
+		{"kill -USR1 $$", 138, "signal 10"},
+	} {
+		t.Run(strconv.Quote(c.script), func(t *testing.T) {
+			s := startSession(t, Options{Argv: sh(c.script)})
+			if res := s.wait(t, 10*time.Second); res.ExitCode != c.code || res.Signal != c.signal {
+				t.Errorf("Result = %+v, want %d %q", res, c.code, c.signal)
+			}
+		})
+	}
+}
+
+// A server that closes its stdout and keeps running: the host gets EOF at
+// once (nothing more can come from the server); the tap keeps relaying
+// the host's input to it and does not end on its own, since the server
+// runs and may still be reading. It ends the usual way when the host, on
+// that EOF, closes stdin: the server's stdin is closed, then SIGTERM after
+// StdinWait, SIGKILL after TermWait. So it never hangs on a host that
+// leaves.
+func TestServerClosingStdoutButRunningGivesTheHostEOFAndEndsWhenTheHostLeaves(t *testing.T) {
+	s := startSession(t, Options{Argv: sh(`echo last; exec >&-; echo "stdout closed" >&2; while read line; do echo "read $line" >&2; done; trap '' TERM; exec sleep 30`),
+		StdinWait: 100 * time.Millisecond, TermWait: 200 * time.Millisecond, Record: true})
+	s.out.waitClosed(t, 10*time.Second)
+	if got := s.out.String(); got != "last\n" {
+		t.Errorf("the host read %q, want \"last\\n\" then EOF", got)
+	}
+	// The server still reads what the host sends.
+	s.write(t, []byte("ping\n"))
+	s.err.waitFor(t, "read ping\n")
+	select {
+	case <-s.done:
+		t.Fatal("the tap ended while the server was still running and the host still there")
+	default:
+	}
+	closed := time.Now()
+	s.in.Close()
+	res := s.wait(t, 10*time.Second)
+	if res.ExitCode != 137 || res.Signal != "SIGKILL" {
+		t.Errorf("Result %+v, want 137: the server ignores its closed stdin and SIGTERM", res)
+	}
+	t.Logf("the tap ended %v after the host closed stdin", s.ended.Sub(closed).Round(time.Millisecond))
+}

@@ -1,0 +1,56 @@
+package tap
+
+import (
+	"bufio"
+	"io"
+	"os"
+
+	"github.com/rpctap/rpctap/sessions"
+)
+
+// A spool keeps the bytes of a frame too large to hold in an unlinked
+// temporary file until the frame ends. Its record is then written whole,
+// so that records of the other directions never land inside it, and it
+// carries what is only known at the frame's end (its header block, eof).
+type spool struct {
+	f   *os.File
+	bw  *bufio.Writer
+	err error
+}
+
+func newSpool(dir string) (*spool, error) {
+	f, err := os.CreateTemp(dir, ".rpctap-frame-*")
+	if err != nil {
+		return nil, err
+	}
+	os.Remove(f.Name())
+	return &spool{f: f, bw: bufio.NewWriterSize(f, readSize)}, nil
+}
+
+func (s *spool) write(p []byte) {
+	if s.err == nil {
+		_, s.err = s.bw.Write(p)
+	}
+}
+
+// record writes rec to w with the frame's body: size bytes from off. It
+// closes the spool.
+func (s *spool) record(w *sessions.Writer, rec sessions.FrameRecord, off, size int64) error {
+	defer s.close()
+	if s.err == nil {
+		s.err = s.bw.Flush()
+	}
+	if s.err != nil {
+		return s.err
+	}
+	fs, err := w.BeginFrame(rec)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(fs, io.NewSectionReader(s.f, off, size)); err != nil {
+		return err
+	}
+	return fs.Close()
+}
+
+func (s *spool) close() { s.f.Close() }
