@@ -26,16 +26,13 @@ type item struct {
 	captured bool // data is whole frames kept from their receiver
 	eof      bool // the direction's stream ended
 	event    *sessions.EventRecord
-	pooled   bool
 }
-
-var chunkPool = sync.Pool{New: func() any { b := make([]byte, 0, readSize); return &b }}
 
 // recorder writes the session file and feeds live subscribers. It runs in
 // one goroutine (run); note may be called from any.
 type recorder struct {
-	items   chan item
-	closeMu sync.RWMutex
+	mu      sync.Mutex // held while an item is recorded; the file writer and tracker are not safe alone
+	stop    chan struct{}
 	closed  bool
 	started time.Duration    // the session clock at the header's Started
 	file    io.Writer        // the session file; nil when not recording
@@ -92,75 +89,63 @@ type published struct {
 	end    int64 // where it ends (offset, for a line not in the file)
 }
 
-// note hands the recorder an item; wire bytes are copied. It blocks when
-// the recorder is far behind (backpressure: the file must hold every
-// frame).
+// note records an item at once, in the caller's goroutine: a relay records
+// each chunk just before it forwards it, so the file's order is the order
+// bytes crossed the tap, and no copy or hand-off to another goroutine sits
+// between a frame and its receiver. Writes to the file are buffered and
+// flushed when the buffer fills or on the flush tick.
 func (r *recorder) note(it item) {
-	r.closeMu.RLock()
-	defer r.closeMu.RUnlock()
+	r.mu.Lock()
+	defer r.mu.Unlock()
 	if r.closed {
 		return // the session is over; a late host write is not recorded
 	}
-	if !it.eof && it.event == nil && len(it.data) > 0 {
-		var p *[]byte
-		if len(it.data) <= readSize {
-			p = chunkPool.Get().(*[]byte)
-			it.data = append((*p)[:0], it.data...)
-			*p = it.data
-			it.pooled = true
-		} else {
-			it.data = append([]byte(nil), it.data...)
-		}
-		_ = p
+	r.process(it)
+	if r.bw != nil && r.bw.Buffered() >= flushAt {
+		r.flush()
 	}
-	r.items <- it
 }
 
-// close ends the session: items noted later are dropped.
+// flushAt is how much the file buffer holds before a write.
+const flushAt = 64 << 10
+
+// flushEvery bounds how long a record waits in the buffer before it is in
+// the file and on its way to live views.
+const flushEvery = 20 * time.Millisecond
+
+// close ends the session: the last records are flushed, and items noted
+// later are dropped.
 func (r *recorder) close() {
-	r.closeMu.Lock()
+	r.mu.Lock()
 	r.closed = true
-	close(r.items)
-	r.closeMu.Unlock()
+	r.flush()
+	r.mu.Unlock()
+	close(r.stop)
 }
 
-// run records until items is closed.
-func (r *recorder) run(tick <-chan time.Time) {
+// run flushes on a tick and moves the tracker's clock, so timeouts show
+// while nothing crosses the tap, until close.
+func (r *recorder) run() {
+	t := time.NewTicker(flushEvery)
+	defer t.Stop()
+	last := now()
 	for {
 		select {
-		case it, ok := <-r.items:
-			if !ok {
-				r.flush()
-				return
-			}
-			r.process(it)
-		drain:
-			for n := 0; n < 4096; n++ {
-				select {
-				case it, ok := <-r.items:
-					if !ok {
-						r.flush()
-						return
-					}
-					r.process(it)
-				default:
-					break drain
-				}
+		case <-r.stop:
+			return
+		case <-t.C:
+			r.mu.Lock()
+			if n := now(); n-last >= 250*time.Millisecond {
+				last = n
+				r.timeouts(n)
 			}
 			r.flush()
-		case <-tick:
-			r.timeouts(now())
+			r.mu.Unlock()
 		}
 	}
 }
 
 func (r *recorder) process(it item) {
-	defer func() {
-		if it.pooled {
-			b := it.data[:0]
-			chunkPool.Put(&b)
-		}
-	}()
 	t := it.at - r.started
 	switch {
 	case it.event != nil:
@@ -169,7 +154,7 @@ func (r *recorder) process(it item) {
 	case it.whole:
 		if d := &r.dirs[it.dir]; d.size > 0 || len(d.pend) > 0 {
 			held := it
-			held.data, held.pooled = bytes.Clone(it.data), false
+			held.data = bytes.Clone(it.data)
 			d.held = append(d.held, held)
 			return
 		}

@@ -343,7 +343,7 @@ func (t *Tap) startRecorder(redact *redactor) error {
 	opts := t.opts
 	t.hub = newHub(opts.Framing)
 	tr := classify.NewTracker(classify.TrackerOptions{Profile: opts.Profile, LSPFraming: opts.Framing == classify.FramingLSP, Timeout: opts.Timeout})
-	t.rec = &recorder{items: make(chan item, 1024), started: now() - time.Since(t.started), limit: 16 << 20,
+	t.rec = &recorder{stop: make(chan struct{}), started: now() - time.Since(t.started), limit: 16 << 20,
 		tracker: tr, redact: redact, hub: t.hub, warn: opts.Warn}
 	var ferr error
 	if opts.Record {
@@ -383,10 +383,8 @@ func (t *Tap) startRecorder(redact *redactor) error {
 	t.rec.seq = 1
 	t.rec.flush()
 	t.recDone = make(chan struct{})
-	tick := time.NewTicker(250 * time.Millisecond)
 	go func() {
-		t.rec.run(tick.C)
-		tick.Stop()
+		t.rec.run()
 		if f, ok := t.rec.file.(*os.File); ok {
 			if err := f.Close(); err != nil {
 				t.opts.Warn(fmt.Sprintf("cannot finish the session file: %v", err))

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -160,7 +161,7 @@ func TestInjectWithCaptureKeepsTheAnswerFromTheHost(t *testing.T) {
 	deadline := time.Now().Add(20 * time.Second)
 	for {
 		out, _ := exec.Command(bin, "ls", "--json").Output()
-		if bytes.Contains(out, []byte(name)) && bytes.Contains(out, []byte(`"frames": 2`)) {
+		if framesOf(out, name) >= 2 {
 			break
 		}
 		if time.Now().After(deadline) {
@@ -169,6 +170,18 @@ func TestInjectWithCaptureKeepsTheAnswerFromTheHost(t *testing.T) {
 		time.Sleep(100 * time.Millisecond)
 	}
 	stdin.Write([]byte(`{"jsonrpc":"2.0","method":"notifications/initialized"}` + "\n"))
+	// The injected request must follow the host's initialized
+	// notification on the wire: wait until the tap has relayed it.
+	for {
+		out, _ := exec.Command(bin, "ls", "--json").Output()
+		if framesOf(out, name) >= 3 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the tap never relayed notifications/initialized:\n%s", out)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 	reply, err := exec.Command(bin, "inject", "--tap", name, "--capture", `{"jsonrpc":"2.0","id":"rpctap-1","method":"tools/list"}`).Output()
 	if err != nil || !bytes.Contains(reply, []byte(`"echo"`)) {
 		t.Fatalf("inject --capture: %v\n%s", err, reply)
@@ -191,4 +204,24 @@ func TestInjectWithCaptureKeepsTheAnswerFromTheHost(t *testing.T) {
 		}
 	}
 	checkSessionHasNoErrors(t, record)
+}
+
+// framesOf reads the frame count of the live tap named name from rpctap
+// ls --json output, or -1.
+func framesOf(lsJSON []byte, name string) int64 {
+	var doc struct {
+		Live []struct {
+			Name   string `json:"name"`
+			Frames int64  `json:"frames"`
+		} `json:"live"`
+	}
+	if json.Unmarshal(lsJSON, &doc) != nil {
+		return -1
+	}
+	for _, l := range doc.Live {
+		if l.Name == name {
+			return l.Frames
+		}
+	}
+	return -1
 }
