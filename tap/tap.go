@@ -342,7 +342,9 @@ func (t *Tap) redactor() (*redactor, error) {
 func (t *Tap) startRecorder(redact *redactor) error {
 	opts := t.opts
 	t.hub = newHub(opts.Framing)
-	tr := classify.NewTracker(classify.TrackerOptions{Profile: opts.Profile, LSPFraming: opts.Framing == classify.FramingLSP, Timeout: opts.Timeout})
+	// The tap follows at most 10,000 requests in flight: memory stays
+	// small when a peer sends requests that are never answered.
+	tr := classify.NewTracker(classify.TrackerOptions{Profile: opts.Profile, LSPFraming: opts.Framing == classify.FramingLSP, Timeout: opts.Timeout, MaxInFlight: 10_000, MaxRemembered: 4096})
 	t.rec = &recorder{stop: make(chan struct{}), started: now() - time.Since(t.started), limit: 16 << 20,
 		tracker: tr, redact: redact, hub: t.hub, warn: opts.Warn}
 	var ferr error
