@@ -28,6 +28,12 @@ type hub struct {
 	offset int64 // bytes of the session file flushed and published
 	closed bool
 	stats  Stats
+	// settle flushes the recorder and holds it still until the returned
+	// func is called (nil in tests of the hub alone).
+	settle func() (unlock func())
+	// serving counts subscribers being served, so the tap can let them
+	// finish the last records before it exits.
+	serving sync.WaitGroup
 }
 
 // Stats is what ls shows about a live tap.
@@ -110,8 +116,15 @@ func (h *hub) advance(end int64, stats Stats) {
 }
 
 // attach adds a subscriber and returns the file offset its backlog ends at.
+// The recorder's buffer is flushed first, under the recorder's lock, so
+// every record after the backlog is published to the new subscriber: no
+// gap opens at attach.
 func (h *hub) attach() (*subscriber, int64) {
 	s := &subscriber{q: make(chan []byte, subQueue), wake: make(chan struct{}, 1)}
+	if h.settle != nil {
+		unlock := h.settle()
+		defer unlock()
+	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.closed {
@@ -150,6 +163,8 @@ func (h *hub) close() {
 // then live records, catching up from the file after a gap. It returns when
 // the session ends (after the last record) or w fails.
 func (h *hub) serve(w io.Writer, stop <-chan struct{}) error {
+	h.serving.Add(1)
+	defer h.serving.Done()
 	s, backlog := h.attach()
 	stopping := false
 	defer h.detach(s)

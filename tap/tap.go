@@ -250,6 +250,13 @@ loop:
 	t.rec.close()
 	<-t.recDone
 	t.hub.close()
+	// Live views get the last records and the exit before the tap goes.
+	served := make(chan struct{})
+	go func() { t.hub.serving.Wait(); close(served) }()
+	select {
+	case <-served:
+	case <-time.After(5 * time.Second):
+	}
 	if stop != nil {
 		stop()
 	}
@@ -381,6 +388,11 @@ func (t *Tap) startRecorder(redact *redactor) error {
 		return err
 	}
 	t.rec.w = w
+	t.hub.settle = func() func() {
+		t.rec.mu.Lock()
+		t.rec.flush()
+		return t.rec.mu.Unlock
+	}
 	t.hub.header = append([]byte(nil), t.rec.last...)
 	t.rec.seq = 1
 	t.rec.flush()
