@@ -91,7 +91,7 @@ func (s *scanner) checkEnd() bool {
 		return true
 	}
 	s.skipSpace()
-	return true
+	return s.pos == len(s.data)
 }
 
 func (m *Message) notJSON() {
@@ -644,7 +644,12 @@ func (m *Message) readBatch(s *scanner) {
 		return
 	}
 	if s.short {
+		// Cut at the parse limit: a batch all the same, of untold length.
 		m.Kind = KindBatch
+		m.addBatch("")
+		if s.unsafe {
+			m.addUnsafe()
+		}
 		return
 	}
 	// Walk the elements again to classify each.
@@ -673,11 +678,7 @@ func (m *Message) readBatch(s *scanner) {
 		return
 	}
 	m.Kind = KindBatch
-	if m.Profile == MCP {
-		m.add(CodeBatch, Error, "The frame is a batch; MCP removed JSON-RPC batching in revision 2025-06-18.")
-	} else {
-		m.add(CodeBatch, Info, "The frame is a batch of "+plural(len(elems), "message")+".")
-	}
+	m.addBatch(" of " + plural(len(elems), "message"))
 	m.Members = make([]Message, len(elems))
 	var answers []Answer
 	for i, e := range elems {
@@ -691,6 +692,16 @@ func (m *Message) readBatch(s *scanner) {
 	}
 	if s.unsafe {
 		m.addUnsafe()
+	}
+}
+
+// addBatch raises finding batch: an error under MCP, which removed
+// batching, info otherwise. size says how many messages, when known.
+func (m *Message) addBatch(size string) {
+	if m.Profile == MCP {
+		m.add(CodeBatch, Error, "The frame is a batch; MCP removed JSON-RPC batching in revision 2025-06-18.")
+	} else {
+		m.add(CodeBatch, Info, "The frame is a batch"+size+".")
 	}
 }
 

@@ -182,12 +182,15 @@ func TestIDsCompareByExactValueAndType(t *testing.T) {
 		{`1`, `1.0`}, {`1`, `1e0`}, {`1`, `10e-1`}, {`100`, `1e2`}, {`0`, `-0`}, {`0`, `0.000`},
 		{`"1"`, `"\u0031"`}, {`"a/b"`, `"a\/b"`}, {`null`, `null`}, {`-12.5`, `-125e-1`},
 		{`"😀"`, `"\ud83d\ude00"`},
+		{`0.5`, `5e-1`},
 		// ten or more trailing zeros: the exponent has two digits
 		{`10000000000`, `1e10`}, {`1000000000000000000`, `1e18`}, {`1000000000000000000`, `10e17`},
 	}
 	differ := [][2]string{
 		{`1`, `"1"`}, {`9007199254740993`, `9007199254740992`}, {`1`, `-1`}, {`null`, `"null"`},
 		{`0`, `null`}, {`1.5`, `15`}, {`12345678901234567890123`, `12345678901234567890124`},
+		// a string whose text reads like a number is still a string
+		{`1`, `"1e0"`},
 	}
 	id := func(raw string) ID {
 		m := Classify([]byte(`{"jsonrpc":"2.0","id":`+raw+`,"result":1}`), S2H, JSONRPC)
@@ -234,8 +237,76 @@ func TestOversizeFrameIsJudgedFromItsPrefix(t *testing.T) {
 	if m.Kind != KindRequest || !m.Has(CodeOversize) || m.Method() != "tools/call" || string(m.ID().Raw) != "7" {
 		t.Errorf("got %s (method %q, id %s)", summary(&m), m.Method(), m.ID().Raw)
 	}
+	for _, f := range m.Findings {
+		if f.Code == CodeOversize && f.Severity != Warn {
+			t.Errorf("oversize is a warning, got %s", f.Severity)
+		}
+	}
 	bad := ClassifyPrefix([]byte(`{"jsonrpc" 1`), 300<<20, H2S, MCP)
 	if bad.Kind != KindNotJSON {
 		t.Errorf("a prefix with a syntax error is not-json, got %s", summary(&bad))
+	}
+	// A batch cut at the parse limit is still a batch, and its text is
+	// still looked at.
+	batch := []byte(`[{"jsonrpc":"2.0","id":1,"method":"ping","params":{"t":"\u001b[2J"}},{"jsonrpc":"2.0","id":2,"meth`)
+	for _, c := range []struct {
+		p    Profile
+		want string
+	}{{MCP, "batch batch:error oversize:warn unsafe-text:warn"}, {JSONRPC, "batch batch:info oversize:warn unsafe-text:warn"}} {
+		if m := ClassifyPrefix(batch, 300<<20, H2S, c.p); summary(&m) != c.want {
+			t.Errorf("%s: a batch cut short: got %s, want %s", c.p, summary(&m), c.want)
+		}
+	}
+	// A prefix that is the whole frame is no oversize.
+	whole := []byte(`{"jsonrpc":"2.0","id":7,"method":"tools/call"}`)
+	if m := ClassifyPrefix(whole, int64(len(whole)), H2S, MCP); m.Has(CodeOversize) || m.Kind != KindRequest {
+		t.Errorf("a whole frame given as its own prefix: %s", summary(&m))
+	}
+}
+
+// Classify itself judges a frame beyond the parse limit from its first
+// MaxParse bytes.
+func TestClassifyCutsAFrameLargerThanTheParseLimit(t *testing.T) {
+	if testing.Short() {
+		t.Skip("allocates 64 MiB")
+	}
+	head := `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"blob":"`
+	frame := make([]byte, MaxParse+16)
+	copy(frame, head)
+	for i := len(head); i < len(frame); i++ {
+		frame[i] = 'x'
+	}
+	copy(frame[len(frame)-4:], `"}}`)
+	m := Classify(frame[:len(frame)-1], H2S, MCP)
+	if m.Kind != KindRequest || !m.Has(CodeOversize) || m.Size != int64(len(frame)-1) || len(m.Frame) != MaxParse {
+		t.Errorf("got %s, size %d, judged %d bytes", summary(&m), m.Size, len(m.Frame))
+	}
+}
+
+// A frame whose LSP header block is malformed is not-json with finding
+// bad-header; a body cut short of its Content-Length is judged from what
+// arrived, as oversize.
+func TestClassifyFramedJudgesTheFraming(t *testing.T) {
+	m := ClassifyFramed(nil, FrameInfo{Framing: FramingLSP, Size: 20, HeaderLen: 20, Bad: frameBadNotHeader}, H2S, LSP)
+	if m.Kind != KindNotJSON || len(m.Findings) != 1 || m.Findings[0].Code != CodeBadHeader || m.Findings[0].Severity != Error {
+		t.Errorf("bad header: %s %+v", summary(&m), m.Findings)
+	}
+	body := []byte(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"x":"`)
+	m = ClassifyFramed(body, FrameInfo{Framing: FramingLSP, BodyLen: 1000}, H2S, LSP)
+	if m.Kind != KindRequest || !m.Has(CodeOversize) || m.Size != 1000 {
+		t.Errorf("a body given in part: %s, size %d", summary(&m), m.Size)
+	}
+}
+
+// IsNotificationName is the name rule behind notification-as-request.
+func TestIsNotificationNameAgreesWithTheFinding(t *testing.T) {
+	for _, name := range []string{"notifications/initialized", "notifications/x", "$/progress", "$/x", "initialized", "exit",
+		"textDocument/didOpen", "window/logMessage", "ping", "tools/call", "textDocument/hover", "x"} {
+		for _, p := range []Profile{JSONRPC, MCP, LSP} {
+			m := Classify([]byte(`{"jsonrpc":"2.0","id":1,"method":"`+name+`"}`), H2S, p)
+			if got, want := IsNotificationName(name, p), m.Has(CodeNotificationAsRequest); got != want {
+				t.Errorf("%s %s: IsNotificationName %v, finding %v", p, name, got, want)
+			}
+		}
 	}
 }

@@ -107,6 +107,11 @@ type Tracker struct {
 	free        []*flight
 	evictions   int64
 	lastAdvance time.Duration
+	// sent lists requests in the order they were sent (from sentHead on;
+	// entries of requests no longer in flight are stale), so that a full
+	// table drops the oldest request, whatever its timeout.
+	sent     []ringEntry
+	sentHead int
 }
 
 type flight struct {
@@ -388,9 +393,30 @@ func (t *Tracker) request(seq int64, at time.Duration, m *Message) {
 	if f.deadline > 0 {
 		t.pushDeadline(deadlineEntry{at: f.deadline, f: f, gen: f.gen})
 	}
+	t.pushSent(f)
 	for t.nFlights > t.opts.MaxInFlight {
 		t.evictOldest()
 	}
+}
+
+// pushSent appends a request to the sent list, first dropping stale
+// entries when they outnumber the requests in flight.
+func (t *Tracker) pushSent(f *flight) {
+	if n := len(t.sent) - t.sentHead; n > 1024 && n > 4*t.nFlights {
+		live := t.sent[:0]
+		for _, e := range t.sent[t.sentHead:] {
+			if e.f.gen == e.gen && e.f.state == flying {
+				live = append(live, e)
+			}
+		}
+		clear(t.sent[len(live):])
+		t.sent, t.sentHead = live, 0
+	} else if t.sentHead > 1024 && t.sentHead > len(t.sent)/2 {
+		n := copy(t.sent, t.sent[t.sentHead:])
+		clear(t.sent[n:])
+		t.sent, t.sentHead = t.sent[:n], 0
+	}
+	t.sent = append(t.sent, ringEntry{f: f, gen: f.gen})
 }
 
 // tokenKey builds direction + progress token key in t.key.
@@ -628,20 +654,14 @@ func (t *Tracker) remember(f *flight) {
 	t.ringNext = (t.ringNext + 1) % len(t.ring)
 }
 
+// evictOldest drops the request in flight that was sent first.
 func (t *Tracker) evictOldest() {
-	// The earliest deadline is the oldest request with a timeout; without
-	// timeouts, any head of the table will do.
-	for t.deadlines.Len() > 0 {
-		e := t.deadlines.pop()
-		if e.f == nil || !e.live() {
-			continue
-		}
-		t.dropUntracked(e.f)
-		return
-	}
-	for _, f := range t.flights {
-		if f.state == flying {
-			t.dropUntracked(f)
+	for t.sentHead < len(t.sent) {
+		e := t.sent[t.sentHead]
+		t.sent[t.sentHead] = ringEntry{}
+		t.sentHead++
+		if e.f.gen == e.gen && e.f.state == flying {
+			t.dropUntracked(e.f)
 			return
 		}
 	}

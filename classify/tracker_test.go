@@ -91,6 +91,14 @@ func TestTrackerSessionFindings(t *testing.T) {
 			{0, H2S, `{"jsonrpc":"2.0","id":7,"method":"tools/call"}`},
 			{999, H2S, `{"jsonrpc":"2.0","method":"x"}`},
 		}, 1000, "1:timeout"},
+		{"the default timeout is 30 s", TrackerOptions{}, []step{
+			{0, H2S, `{"jsonrpc":"2.0","id":1,"method":"tools/call"}`},
+			{1, H2S, `{"jsonrpc":"2.0","id":2,"method":"tools/call"}`},
+		}, 30000, "1:timeout"},
+		{"a negative timeout turns timeouts off", TrackerOptions{Timeout: -1}, []step{
+			{1000, H2S, `{"jsonrpc":"2.0","id":1,"method":"tools/call"}`},
+			{1000, H2S, `{"jsonrpc":"2.0","id":2,"method":7}`},
+		}, 3600000, "2:bad-method"},
 		{"per-method timeouts override the default", TrackerOptions{Timeout: time.Second, MethodTimeouts: map[string]time.Duration{"slow": 10 * time.Second}}, []step{
 			{0, H2S, `{"jsonrpc":"2.0","id":1,"method":"slow"}`},
 			{0, H2S, `{"jsonrpc":"2.0","id":2,"method":"fast"}`},
@@ -105,6 +113,10 @@ func TestTrackerSessionFindings(t *testing.T) {
 			{1600, S2H, `{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"p1","progress":2}}`},
 			{2500, S2H, `{"jsonrpc":"2.0","id":1,"result":{}}`},
 		}, 2500, "5:timeout"},
+		{"progress restarts the clock only under MCP", TrackerOptions{Profile: JSONRPC, Timeout: time.Second}, []step{
+			{0, H2S, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"_meta":{"progressToken":"p1"}}}`},
+			{800, S2H, `{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"p1","progress":1}}`},
+		}, 1500, "1:timeout"},
 		{"a reused id while in flight is flagged and both answers pair", TrackerOptions{}, []step{
 			{0, H2S, `{"jsonrpc":"2.0","id":3,"method":"a"}`},
 			{1, H2S, `{"jsonrpc":"2.0","id":3,"method":"b"}`},
@@ -122,6 +134,10 @@ func TestTrackerSessionFindings(t *testing.T) {
 			{10, H2S, `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":9,"reason":"user"}}`},
 			{20, S2H, `{"jsonrpc":"2.0","id":9,"result":{}}`},
 		}, 5000, "1:cancelled"},
+		{"a cancelled request never answered does not time out", TrackerOptions{Timeout: time.Second}, []step{
+			{0, H2S, `{"jsonrpc":"2.0","id":9,"method":"tools/call"}`},
+			{10, H2S, `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":9}}`},
+		}, 5000, "1:cancelled"},
 		{"LSP cancellation is noted", TrackerOptions{}, []step{
 			{0, H2S, `{"jsonrpc":"2.0","id":"x","method":"textDocument/hover","params":{}}`},
 			{10, H2S, `{"jsonrpc":"2.0","method":"$/cancelRequest","params":{"id":"x"}}`},
@@ -136,6 +152,27 @@ func TestTrackerSessionFindings(t *testing.T) {
 		{"an error with no id and nothing unreadable still says so", TrackerOptions{}, []step{
 			{2, S2H, `{"jsonrpc":"2.0","error":{"code":-32603,"message":"Something broke: disk full"}}`},
 		}, 10, "1:error-names-no-request 1:missing-id-error"},
+		{"an error with no id answers the unreadable frame: it is not unanswered", TrackerOptions{Timeout: time.Second}, []step{
+			{0, H2S, `not json at all`},
+			{2, S2H, `{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"Parse error: unexpected token"}}`},
+		}, 5000, "1:not-json 2:error-names-no-request"},
+		{"a result with no id names no request: result-without-id says it", TrackerOptions{}, []step{
+			{0, H2S, `not json at all`},
+			{2, S2H, `{"jsonrpc":"2.0","id":null,"result":{}}`},
+		}, 10, "1:not-json 2:result-without-id"},
+		{"an error with a null id answers a request with a null id", TrackerOptions{Timeout: time.Second}, []step{
+			{0, H2S, `{"jsonrpc":"2.0","id":null,"method":"ping"}`},
+			{2, S2H, `{"jsonrpc":"2.0","id":null,"error":{"code":-32601,"message":"Method not found: ping"}}`},
+		}, 5000, "1:null-id"},
+		{"frames on stderr are not JSON-RPC", TrackerOptions{}, []step{
+			{0, Err, `{"jsonrpc":"2.0","id":1,"result":{}}`},
+			{1, Err, `{"jsonrpc":"2.0","id":1,"method":"ping"}`},
+		}, 60000, ""},
+		{"batch members are requests and responses like any other", TrackerOptions{Timeout: time.Second}, []step{
+			{0, H2S, `[{"jsonrpc":"2.0","id":1,"method":"ping"},{"jsonrpc":"2.0","id":2,"method":"ping"}]`},
+			{5, S2H, `{"jsonrpc":"2.0","id":1,"result":{}}`},
+			{6, S2H, `[{"jsonrpc":"2.0","id":3,"result":{}}]`},
+		}, 5000, "1:batch 1:timeout 3:batch 3:unmatched-response"},
 		{"an invalid frame the receiver never refuses is unanswered", TrackerOptions{Timeout: time.Second}, []step{
 			{0, H2S, `{"jsonrpc":"2.0","id":5,"method":7}`},
 		}, 2000, "1:bad-method 1:unanswered-invalid"},
@@ -160,6 +197,40 @@ func TestTrackerSessionFindings(t *testing.T) {
 			{5, S2H, `{"jsonrpc":"2.0","id":1,"result":{"tools":[]}}`},
 			{6, S2H, `{"jsonrpc":"2.0","id":2,"result":{}}`},
 		}, 10, "2:before-initialize"},
+		{"MCP: the server may send requests once it has answered initialize", TrackerOptions{}, []step{
+			{0, H2S, initReq},
+			{1, S2H, initResp},
+			{2, S2H, `{"jsonrpc":"2.0","id":"s1","method":"roots/list"}`},
+			{3, H2S, `{"jsonrpc":"2.0","id":"s1","result":{"roots":[]}}`},
+			{4, H2S, inited},
+		}, 10, ""},
+		{"MCP: only the host's notifications/initialized ends the handshake", TrackerOptions{}, []step{
+			{0, H2S, initReq},
+			{1, S2H, initResp},
+			{2, S2H, inited},
+			{3, H2S, `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`},
+			{4, S2H, `{"jsonrpc":"2.0","id":1,"result":{"tools":[]}}`},
+		}, 10, "4:before-initialize"},
+		{"MCP: server/discover during the handshake is allowed but ends no handshake", TrackerOptions{}, []step{
+			{0, H2S, initReq},
+			{1, H2S, `{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{}}`},
+			{2, H2S, `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`},
+			{3, S2H, initResp},
+			{4, S2H, `{"jsonrpc":"2.0","id":1,"error":{"code":-32601,"message":"Method not found: server/discover"}}`},
+			{5, S2H, `{"jsonrpc":"2.0","id":2,"result":{"tools":[]}}`},
+		}, 10, "3:before-initialize"},
+		{"MCP: a session whose first request carries the protocol version in _meta has no handshake", TrackerOptions{}, []step{
+			{0, H2S, `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}`},
+			{1, S2H, `{"jsonrpc":"2.0","id":1,"result":{"tools":[]}}`},
+			{2, H2S, `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}`},
+			{3, S2H, `{"jsonrpc":"2.0","id":2,"result":{}}`},
+		}, 10, ""},
+		{"no handshake rules outside MCP: an initialize without a protocol version", TrackerOptions{}, []step{
+			{0, H2S, `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"capabilities":{}}}`},
+			{1, H2S, `{"jsonrpc":"2.0","id":1,"method":"textDocument/hover","params":{}}`},
+			{2, S2H, `{"jsonrpc":"2.0","id":0,"result":{"capabilities":{}}}`},
+			{3, S2H, `{"jsonrpc":"2.0","id":1,"result":null}`},
+		}, 10, ""},
 		{"MCP: a host request before notifications/initialized is flagged", TrackerOptions{}, []step{
 			{0, H2S, initReq},
 			{1, S2H, initResp},
@@ -188,6 +259,19 @@ func TestTrackerSessionFindings(t *testing.T) {
 			{0, H2S, initReq},
 			{1, S2H, `{"jsonrpc":"2.0","error":{"code":-32602,"message":"Unsupported protocol version: 1999-01-01"}}`},
 		}, 60000, ""},
+		{"MCP: an error with no id answers initialize only when it is the host's one request", TrackerOptions{}, []step{
+			{0, H2S, initReq},
+			{1, H2S, `{"jsonrpc":"2.0","id":1,"method":"ping"}`},
+			{2, S2H, `{"jsonrpc":"2.0","error":{"code":-32602,"message":"Unsupported protocol version: 1999-01-01"}}`},
+		}, 10, "3:error-names-no-request"},
+		{"MCP: an error with no id answers initialize only with \"jsonrpc\": \"2.0\"", TrackerOptions{}, []step{
+			{0, H2S, initReq},
+			{1, S2H, `{"id":null,"error":{"code":-32602,"message":"Unsupported protocol version: 1999-01-01"}}`},
+		}, 10, "2:bad-jsonrpc 2:error-names-no-request 2:null-id-error"},
+		{"MCP: an error with no id answers initialize only from the server", TrackerOptions{}, []step{
+			{0, H2S, initReq},
+			{1, H2S, `{"jsonrpc":"2.0","error":{"code":-32603,"message":"The host could not read something"}}`},
+		}, 10, "2:error-names-no-request"},
 		{"MCP: the server may notify before answering initialize", TrackerOptions{}, []step{
 			{0, H2S, initReq},
 			{1, S2H, `{"method":"notifications/tools/list_changed","jsonrpc":"2.0"}`},
@@ -236,12 +320,16 @@ func TestTrackerSessionFindings(t *testing.T) {
 
 func TestBatchSeverityFollowsTheNegotiatedMCPRevision(t *testing.T) {
 	for _, c := range []struct {
-		version string
-		want    Severity
-	}{{"2025-03-26", Info}, {"2025-06-18", Error}, {"2025-11-25", Error}} {
+		proposed, version string
+		want              Severity
+	}{
+		{"2025-03-26", "2025-03-26", Info}, {"2025-06-18", "2025-06-18", Error}, {"2025-11-25", "2025-11-25", Error},
+		// the server's answer names the revision the session speaks
+		{"2025-11-25", "2025-03-26", Info}, {"2025-03-26", "2025-06-18", Error},
+	} {
 		tr := NewTracker(TrackerOptions{})
 		steps := []string{
-			`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"` + c.version + `"}}`,
+			`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"` + c.proposed + `"}}`,
 			`{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":"` + c.version + `"}}`,
 			`[{"jsonrpc":"2.0","id":1,"method":"ping"}]`,
 		}
@@ -312,6 +400,26 @@ func TestTrackerResolvesAutoProfile(t *testing.T) {
 	if p := NewTracker(TrackerOptions{LSPFraming: true}).Profile(); p != LSP {
 		t.Fatalf("with LSP framing: %s", p)
 	}
+	for _, c := range []struct {
+		name  string
+		opts  TrackerOptions
+		frame string
+		want  Profile
+	}{
+		{"server/discover", TrackerOptions{}, `{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{}}`, MCP},
+		{"a request with the protocol version in _meta", TrackerOptions{}, `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}`, MCP},
+		{"an initialize without params.protocolVersion (LSP's)", TrackerOptions{}, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"capabilities":{}}}`, JSONRPC},
+		{"an initialize notification", TrackerOptions{}, `{"jsonrpc":"2.0","method":"initialize","params":{"protocolVersion":"2025-11-25"}}`, JSONRPC},
+		{"an explicit profile is kept", TrackerOptions{Profile: JSONRPC}, initReq, JSONRPC},
+		{"an explicit profile is kept against server/discover", TrackerOptions{Profile: LSP}, `{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{}}`, LSP},
+	} {
+		tr := NewTracker(c.opts)
+		m := Classify([]byte(c.frame), H2S, tr.Profile())
+		tr.Observe(1, 0, &m)
+		if tr.Profile() != c.want {
+			t.Errorf("%s: profile %s, want %s", c.name, tr.Profile(), c.want)
+		}
+	}
 }
 
 func TestTrackerMemoryStaysBounded(t *testing.T) {
@@ -324,11 +432,67 @@ func TestTrackerMemoryStaysBounded(t *testing.T) {
 			tr.Observe(int64(2*i+2), time.Duration(i)*time.Millisecond, &resp)
 		}
 	}
-	if tr.InFlight() > 1000 || len(tr.flights) > 2000 || len(tr.deadlines) > 8*1000+1024 {
-		t.Errorf("in flight %d, table %d, deadlines %d", tr.InFlight(), len(tr.flights), len(tr.deadlines))
+	if tr.InFlight() > 1000 || len(tr.flights) > 2000 || len(tr.deadlines) > 8*1000+1024 || len(tr.sent) > 8*1000+1024 {
+		t.Errorf("in flight %d, table %d, deadlines %d, sent %d", tr.InFlight(), len(tr.flights), len(tr.deadlines), len(tr.sent))
 	}
 	if tr.Evictions() == 0 {
 		t.Error("unanswered requests past the cap should have been evicted")
+	}
+	// Progress tokens are forgotten with their requests.
+	tr = NewTracker(TrackerOptions{Profile: MCP, MaxInFlight: 1000, MaxRemembered: 1000})
+	for i := range 10_000 {
+		req := Classify([]byte(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"_meta":{"progressToken":%d}}}`, i, i)), H2S, MCP)
+		tr.Observe(int64(2*i+1), time.Duration(i)*time.Millisecond, &req)
+		resp := Classify([]byte(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"result":{}}`, i)), S2H, MCP)
+		tr.Observe(int64(2*i+2), time.Duration(i)*time.Millisecond, &resp)
+	}
+	if len(tr.tokens) != 0 || len(tr.sent) > 2048 {
+		t.Errorf("%d progress tokens and %d sent requests remembered after every request was answered", len(tr.tokens), len(tr.sent))
+	}
+}
+
+// The same frames give the same findings: a full in-flight table always
+// drops the request sent first (an info finding), whatever the timeouts.
+func TestTrackerDropsTheOldestRequestDeterministically(t *testing.T) {
+	req := func(ms, id int, method string) step {
+		return step{ms, H2S, fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":%q}`, id, method)}
+	}
+	cases := []struct {
+		name  string
+		opts  TrackerOptions
+		steps []step
+		endMs int
+		want  string
+	}{
+		{"timeouts off", TrackerOptions{Timeout: -1, MaxInFlight: 3},
+			[]step{req(0, 1, "a"), req(0, 2, "a"), req(0, 3, "a"), req(0, 4, "a"), req(0, 5, "a"), req(0, 6, "a")}, 10,
+			"1:untracked 2:untracked 3:untracked"},
+		{"the oldest has timed out", TrackerOptions{Timeout: time.Second, MaxInFlight: 2},
+			[]step{req(0, 1, "a"), req(0, 2, "a"), req(2000, 3, "a")}, 2500,
+			"1:timeout 1:untracked 2:timeout"},
+		{"the oldest has the longer timeout", TrackerOptions{Timeout: time.Second, MethodTimeouts: map[string]time.Duration{"slow": 10 * time.Second}, MaxInFlight: 1},
+			[]step{req(0, 1, "slow"), req(1, 2, "fast")}, 5,
+			"1:untracked"},
+		{"after an id is answered and sent again", TrackerOptions{MaxInFlight: 2},
+			[]step{req(0, 1, "a"), {1, S2H, `{"jsonrpc":"2.0","id":1,"result":{}}`}, req(2, 1, "b"), req(3, 2, "c"), req(4, 3, "d")}, 10,
+			"3:untracked"},
+	}
+	for _, c := range cases {
+		for range 20 {
+			got, _ := run(t, c.opts, c.steps, c.endMs)
+			if g := strings.Join(got, " "); g != c.want {
+				t.Fatalf("%s: findings\n got  %s\n want %s", c.name, g, c.want)
+			}
+		}
+	}
+	tr := NewTracker(TrackerOptions{MaxInFlight: 1})
+	for i := range 2 {
+		m := Classify([]byte(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"a"}`, i)), H2S, JSONRPC)
+		for _, f := range tr.Observe(int64(i+1), 0, &m).Findings {
+			if f.Code == CodeUntracked && f.Severity != Info {
+				t.Errorf("untracked is %s, want info", f.Severity)
+			}
+		}
 	}
 }
 
