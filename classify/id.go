@@ -79,6 +79,9 @@ func appendNumberKey(dst, raw []byte) []byte {
 				n--
 			}
 			dst = append(dst, raw[:n]...)
+			if z := len(raw) - n; z < 10 {
+				return append(dst, 'e', byte('0'+z))
+			}
 			return strconv.AppendInt(append(dst, 'e'), int64(len(raw)-n), 10)
 		}
 	}

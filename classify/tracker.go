@@ -82,10 +82,10 @@ type Tracker struct {
 	// flight with that id (later ones chain through newer), or, when none
 	// is, to the last one answered or cancelled (a tombstone, for
 	// duplicate-response) until the ring forgets it.
-	flights   map[string]*flight
+	flights   *flightTable
 	nFlights  int
-	tokens    map[string]*flight // MCP progress tokens of requests in flight
-	ring      []ringEntry        // FIFO of tombstones, to forget the oldest
+	tokens    *flightTable // MCP progress tokens of requests in flight
+	ring      []ringEntry  // FIFO of tombstones, to forget the oldest
 	ringNext  int
 	owed      map[string]*owed // frames owed an error answer, by direction + id key
 	unreadble [2][]*owed       // most recent owed frames without an id, per direction
@@ -104,6 +104,7 @@ type Tracker struct {
 	findings    []SessionFinding
 	pairs       []Pair
 	key, key2   []byte
+	lastMethod  string
 	free        []*flight
 	evictions   int64
 	lastAdvance time.Duration
@@ -117,13 +118,16 @@ type Tracker struct {
 type flight struct {
 	seq      int64
 	dir      Direction
-	key      string
-	id       string
+	key      []byte // direction + id key (the buffer is reused with the flight)
+	hash     uint64 // of key, in the flight table
+	id       []byte // the id as on the wire
 	method   string
 	sent     time.Duration
 	deadline time.Duration
 	timedOut bool
-	token    string
+	token    []byte // direction + progress token key, or nil
+	tokBuf   []byte // token's reusable buffer
+	tokHash  uint64
 	newer    *flight // a later request that reused the id
 	state    flightState
 	// gen counts the flight's reuses, so that heap and ring entries made
@@ -168,8 +172,8 @@ func NewTracker(opts TrackerOptions) *Tracker {
 	t := &Tracker{
 		opts:    opts,
 		profile: opts.Profile,
-		flights: map[string]*flight{},
-		tokens:  map[string]*flight{},
+		flights: newFlightTable(func(f *flight) ([]byte, uint64) { return f.key, f.hash }),
+		tokens:  newFlightTable(func(f *flight) ([]byte, uint64) { return f.token, f.tokHash }),
 		owed:    map[string]*owed{},
 		ring:    make([]ringEntry, opts.MaxRemembered),
 	}
@@ -351,43 +355,38 @@ func (t *Tracker) request(seq int64, at time.Duration, m *Message) {
 	t.lifecycleRequest(seq, m)
 	id := m.ID()
 	k := t.flightKey(m.Dir, id)
-	method := m.Method()
+	method := t.method(m)
 	f := t.newFlight()
 	f.seq, f.dir, f.method, f.sent = seq, m.Dir, method, at
-	// One string holds the key, the wire id and the progress token's key.
-	var tok []byte
+	// The flight's buffers are reused with it: no allocation here.
+	f.id = append(f.id[:0], id.Raw...)
+	f.key = append(f.key[:0], k...)
+	f.hash = t.flights.hash(f.key)
 	if meta := m.Meta(); meta != nil && t.Profile() == MCP {
 		if raw := Member(meta, "progressToken"); raw != nil {
-			t.key2 = append(t.key2[:0], byte(m.Dir))
-			t.key2 = RawID(raw).AppendKey(t.key2)
-			tok = t.key2
+			f.tokBuf = append(f.tokBuf[:0], byte(m.Dir))
+			f.tokBuf = RawID(raw).AppendKey(f.tokBuf)
+			f.token = f.tokBuf
+			f.tokHash = t.tokens.hash(f.token)
+			t.tokens.put(f)
 		}
-	}
-	both := string(append(append(k, id.Raw...), tok...))
-	f.id = both[len(k) : len(k)+len(id.Raw)]
-	if tok != nil {
-		f.token = both[len(k)+len(id.Raw):]
-		t.tokens[f.token] = f
 	}
 	if d := t.timeoutFor(method); d > 0 {
 		f.deadline = at + d
 	}
-	switch old, ok := t.flights[string(k)]; {
+	switch old, ok := t.flights.getHashed(f.key, f.hash); {
 	case ok && old.state == flying:
 		t.emit(seq, CodeIDReused, Error, "The request reuses the id of an earlier request that is still unanswered; the answers cannot tell the two apart.", old.seq)
 		for old.newer != nil {
 			old = old.newer
 		}
 		old.newer = f
-		f.key = old.key
 	case ok:
 		// A new request with this id makes the old answer stale.
-		f.key = old.key
-		t.flights[f.key] = f
+		t.flights.put(f)
 		t.release(old)
 	default:
-		f.key = both[:len(k)]
-		t.flights[f.key] = f
+		t.flights.put(f)
 	}
 	t.nFlights++
 	if f.deadline > 0 {
@@ -417,6 +416,17 @@ func (t *Tracker) pushSent(f *flight) {
 		t.sent, t.sentHead = t.sent[:n], 0
 	}
 	t.sent = append(t.sent, ringEntry{f: f, gen: f.gen})
+}
+
+// method is the request's method name; the last one is kept, so a run of
+// requests with a method no table knows costs one allocation, not one each.
+func (t *Tracker) method(m *Message) string {
+	raw := m.methodName()
+	if string(raw) == t.lastMethod {
+		return t.lastMethod
+	}
+	t.lastMethod = m.Method()
+	return t.lastMethod
 }
 
 // tokenKey builds direction + progress token key in t.key.
@@ -462,7 +472,7 @@ func (t *Tracker) notification(seq int64, at time.Duration, m *Message) {
 			return
 		}
 		// Progress comes from the receiver of the request.
-		if f, ok := t.tokens[string(t.tokenKey(m.Dir.Opposite(), RawID(tok)))]; ok && f.state == flying && f.deadline > 0 {
+		if f, ok := t.tokens.get(t.tokenKey(m.Dir.Opposite(), RawID(tok))); ok && f.state == flying && f.deadline > 0 {
 			f.deadline = at + t.timeoutFor(f.method)
 			t.pushDeadline(deadlineEntry{at: f.deadline, f: f, gen: f.gen})
 		}
@@ -480,7 +490,7 @@ func (t *Tracker) cancel(seq int64, m *Message, rawID []byte) {
 		return
 	}
 	k := t.flightKey(m.Dir, RawID(rawID))
-	f, ok := t.flights[string(k)]
+	f, ok := t.flights.get(k)
 	if !ok || f.state != flying {
 		return
 	}
@@ -500,7 +510,7 @@ func (t *Tracker) response(seq int64, at time.Duration, m *Message) {
 	}
 	reqDir := m.Dir.Opposite()
 	k := t.flightKey(reqDir, id)
-	f, ok := t.flights[string(k)]
+	f, ok := t.flights.get(k)
 	switch {
 	case ok && f.state == flying:
 		if f.seq == t.initSeq {
@@ -539,7 +549,7 @@ func (t *Tracker) nullResponse(seq int64, at time.Duration, m *Message) {
 	// During the MCP handshake the host's only request is initialize, so
 	// an error that names no request answers it.
 	if m.Dir == S2H && t.initState == 1 && m.jsonrpcOK() {
-		if f, ok := t.flights[t.initKey]; ok && f.state == flying && t.nFlightsFrom(H2S) == 1 {
+		if f, ok := t.flights.get([]byte(t.initKey)); ok && f.state == flying && t.nFlightsFrom(H2S) == 1 {
 			t.pair(seq, at, f)
 			t.land(f, answeredS)
 			return
@@ -547,7 +557,7 @@ func (t *Tracker) nullResponse(seq int64, at time.Duration, m *Message) {
 	}
 	reqDir := m.Dir.Opposite()
 	if m.HasID() {
-		if f, ok := t.flights[string(t.flightKey(reqDir, m.ID()))]; ok && f.state == flying {
+		if f, ok := t.flights.get(t.flightKey(reqDir, m.ID())); ok && f.state == flying {
 			t.pair(seq, at, f)
 			t.land(f, answeredS)
 			return
@@ -568,13 +578,14 @@ func (t *Tracker) nullResponse(seq int64, at time.Duration, m *Message) {
 
 func (t *Tracker) nFlightsFrom(dir Direction) int {
 	n := 0
-	for _, f := range t.flights {
+	t.flights.each(func(f *flight) bool {
 		for ; f != nil && f.state == flying; f = f.newer {
 			if f.dir == dir {
 				n++
 			}
 		}
-	}
+		return true
+	})
 	return n
 }
 
@@ -596,7 +607,8 @@ func (t *Tracker) newFlight() *flight {
 	}
 	f := t.free[n-1]
 	t.free = t.free[:n-1]
-	*f = flight{gen: f.gen}
+	// Keep the key and id buffers: a reused flight allocates nothing.
+	*f = flight{gen: f.gen, key: f.key[:0], id: f.id[:0], tokBuf: f.tokBuf}
 	return f
 }
 
@@ -616,11 +628,10 @@ func (t *Tracker) release(f *flight) {
 // it is dropped. Its fields stay readable until the next request.
 func (t *Tracker) land(f *flight, state flightState) {
 	t.nFlights--
-	if f.token != "" {
-		delete(t.tokens, f.token)
+	if f.token != nil {
+		t.tokens.del(f)
 	}
-	head := t.flights[f.key]
-	if head != f {
+	if head, _ := t.flights.get(f.key); head != f {
 		for p := head; p != nil; p = p.newer {
 			if p.newer == f {
 				p.newer = f.newer
@@ -632,10 +643,10 @@ func (t *Tracker) land(f *flight, state flightState) {
 	}
 	switch {
 	case f.newer != nil:
-		t.flights[f.key] = f.newer
+		t.flights.put(f.newer)
 		t.release(f)
 	case state == released:
-		delete(t.flights, f.key)
+		t.flights.del(f)
 		t.release(f)
 	default:
 		f.state = state
@@ -647,7 +658,7 @@ func (t *Tracker) land(f *flight, state flightState) {
 func (t *Tracker) remember(f *flight) {
 	old := t.ring[t.ringNext]
 	if old.f != nil && old.f.gen == old.gen && old.f.state != flying && old.f.state != released {
-		delete(t.flights, old.f.key)
+		t.flights.del(old.f)
 		t.release(old.f)
 	}
 	t.ring[t.ringNext] = ringEntry{f: f, gen: f.gen}
@@ -750,13 +761,14 @@ func (t *Tracker) advance(now time.Duration) {
 // Pending calls fn for each request in flight, oldest first within an id,
 // until fn returns false.
 func (t *Tracker) Pending(fn func(PendingRequest) bool) {
-	for _, head := range t.flights {
+	t.flights.each(func(head *flight) bool {
 		for f := head; f != nil && f.state == flying; f = f.newer {
-			if !fn(PendingRequest{Seq: f.seq, Dir: f.dir, ID: f.id, Method: f.method, Sent: f.sent, Deadline: f.deadline, TimedOut: f.timedOut}) {
-				return
+			if !fn(PendingRequest{Seq: f.seq, Dir: f.dir, ID: string(f.id), Method: f.method, Sent: f.sent, Deadline: f.deadline, TimedOut: f.timedOut}) {
+				return false
 			}
 		}
-	}
+		return true
+	})
 }
 
 // InFlight counts requests waiting for an answer.

@@ -432,8 +432,8 @@ func TestTrackerMemoryStaysBounded(t *testing.T) {
 			tr.Observe(int64(2*i+2), time.Duration(i)*time.Millisecond, &resp)
 		}
 	}
-	if tr.InFlight() > 1000 || len(tr.flights) > 2000 || len(tr.deadlines) > 8*1000+1024 || len(tr.sent) > 8*1000+1024 {
-		t.Errorf("in flight %d, table %d, deadlines %d, sent %d", tr.InFlight(), len(tr.flights), len(tr.deadlines), len(tr.sent))
+	if tr.InFlight() > 1000 || tr.flights.len() > 2000 || len(tr.deadlines) > 8*1000+1024 || len(tr.sent) > 8*1000+1024 {
+		t.Errorf("in flight %d, table %d, deadlines %d, sent %d", tr.InFlight(), tr.flights.len(), len(tr.deadlines), len(tr.sent))
 	}
 	if tr.Evictions() == 0 {
 		t.Error("unanswered requests past the cap should have been evicted")
@@ -446,8 +446,8 @@ func TestTrackerMemoryStaysBounded(t *testing.T) {
 		resp := Classify([]byte(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"result":{}}`, i)), S2H, MCP)
 		tr.Observe(int64(2*i+2), time.Duration(i)*time.Millisecond, &resp)
 	}
-	if len(tr.tokens) != 0 || len(tr.sent) > 2048 {
-		t.Errorf("%d progress tokens and %d sent requests remembered after every request was answered", len(tr.tokens), len(tr.sent))
+	if tr.tokens.len() != 0 || len(tr.sent) > 2048 {
+		t.Errorf("%d progress tokens and %d sent requests remembered after every request was answered", tr.tokens.len(), len(tr.sent))
 	}
 }
 
