@@ -177,25 +177,7 @@ func (w *Writer) WriteEvent(e EventRecord) error {
 
 // writeLine sends b[1:] (a whole line), prefixed by the reserved "\n" in
 // b[0] when the last Write left a line unfinished.
-func (w *Writer) writeLine(b []byte) error {
-	w.buf = b
-	out := b[1:]
-	if w.torn {
-		b[0] = '\n'
-		out = b
-	}
-	n, err := w.w.Write(out)
-	if n > 0 {
-		w.torn = out[n-1] != '\n'
-	}
-	if err != nil {
-		return fmt.Errorf("writing the session file: %w", err)
-	}
-	if n < len(out) {
-		return fmt.Errorf("writing the session file: %w", io.ErrShortWrite)
-	}
-	return nil
-}
+func (w *Writer) writeLine(b []byte) error { return w.writePart(b, true) }
 
 // appendBytes appends `,"name":"…"` when data is valid UTF-8 and
 // `,"name_b64":"…"` otherwise.

@@ -57,6 +57,7 @@ type Model struct {
 	width    int
 	height   int
 	status   string // one line of feedback (errors, copies)
+	lastID   int    // of the last session view opened
 	now      func() time.Time
 }
 
@@ -75,7 +76,7 @@ func New(r *lipgloss.Renderer, sources []*Source, opts ...Option) *Model {
 		o(m)
 	}
 	for _, src := range sources {
-		m.views = append(m.views, newSessionView(c, src))
+		m.views = append(m.views, m.newView(src))
 	}
 	if len(m.views) == 0 {
 		m.picker = newPicker(c)
@@ -171,7 +172,7 @@ func (m *Model) key(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
 				m.status = err.Error()
 				return m, nil
 			}
-			v := newSessionView(m.c, src)
+			v := m.newView(src)
 			m.views = append(m.views, v)
 			m.active = len(m.views) - 1
 			m.mode = modeNormal
@@ -342,7 +343,7 @@ func (m *Model) runCommand(line string) tea.Cmd {
 			m.status = err.Error()
 			return nil
 		}
-		m.views = append(m.views, newSessionView(m.c, src))
+		m.views = append(m.views, m.newView(src))
 		m.active = len(m.views) - 1
 		m.layout()
 	case "goto", "g":
@@ -453,4 +454,11 @@ func (m *Model) filterLine(v *sessionView) string {
 
 func (m *Model) footer() string {
 	return m.c.styles.Footer.Render(truncate(m.help.ShortHelpView(m.c.keys.ShortHelp()), m.width))
+}
+
+// newView opens a view on a source, with an id that routes its async
+// results.
+func (m *Model) newView(src *Source) *sessionView {
+	m.lastID++
+	return newSessionView(m.lastID, m.c, src)
 }

@@ -11,8 +11,6 @@ import (
 	"github.com/rpctap/rpctap/tui/filter"
 )
 
-var nextViewID int
-
 // sessionView is one open session: its panes and what they show.
 type sessionView struct {
 	id         int
@@ -31,9 +29,8 @@ type sessionView struct {
 	lastSel    int
 }
 
-func newSessionView(c *common, src *Source) *sessionView {
-	nextViewID++
-	return &sessionView{id: nextViewID, c: c, src: src, traffic: newTrafficPane(c), detail: newDetailPane(c),
+func newSessionView(id int, c *common, src *Source) *sessionView {
+	return &sessionView{id: id, c: c, src: src, traffic: newTrafficPane(c), detail: newDetailPane(c),
 		pending: newPendingPane(c), stats: newStatsPane(c), lastSel: -1}
 }
 
