@@ -44,6 +44,10 @@ type Stats struct {
 }
 
 type subscriber struct {
+	// raw subscribers get the session file's bytes as they are flushed,
+	// with no per-record work in the recorder; the others get each record
+	// annotated with its classification through q.
+	raw  bool
 	q    chan []byte
 	wake chan struct{} // a gap opened, or the session ended
 	// gap is set when records were dropped; from is the file offset of
@@ -54,6 +58,14 @@ type subscriber struct {
 	// queued or to be read from the file.
 	pos  int64
 	done bool // the session ended
+}
+
+// poke wakes the subscriber's server.
+func (s *subscriber) poke() {
+	select {
+	case s.wake <- struct{}{}:
+	default:
+	}
 }
 
 // openGap stops queueing records for s: it reads them from the file,
@@ -78,6 +90,10 @@ func (h *hub) publish(lines []published, end int64, stats Stats) {
 	defer h.mu.Unlock()
 	h.stats = stats
 	for s := range h.subs {
+		if s.raw {
+			s.poke()
+			continue
+		}
 		for _, l := range lines {
 			if s.gap {
 				break
@@ -106,6 +122,10 @@ func (h *hub) publish(lines []published, end int64, stats Stats) {
 func (h *hub) advance(end int64, stats Stats) {
 	h.mu.Lock()
 	for s := range h.subs {
+		if s.raw {
+			s.poke()
+			continue
+		}
 		if !s.gap && s.pos != end {
 			s.openGap(s.pos)
 		}
@@ -119,8 +139,11 @@ func (h *hub) advance(end int64, stats Stats) {
 // The recorder's buffer is flushed first, under the recorder's lock, so
 // every record after the backlog is published to the new subscriber: no
 // gap opens at attach.
-func (h *hub) attach() (*subscriber, int64) {
-	s := &subscriber{q: make(chan []byte, subQueue), wake: make(chan struct{}, 1)}
+func (h *hub) attach(raw bool) (*subscriber, int64) {
+	s := &subscriber{raw: raw, wake: make(chan struct{}, 1)}
+	if !raw {
+		s.q = make(chan []byte, subQueue)
+	}
 	if h.settle != nil {
 		unlock := h.settle()
 		defer unlock()
@@ -131,7 +154,9 @@ func (h *hub) attach() (*subscriber, int64) {
 		s.done = true
 	}
 	h.subs[s] = struct{}{}
-	h.n.Add(1)
+	if !raw {
+		h.n.Add(1) // the recorder builds annotated records only for these
+	}
 	s.pos = h.offset
 	return s, h.offset
 }
@@ -140,7 +165,9 @@ func (h *hub) detach(s *subscriber) {
 	h.mu.Lock()
 	if _, ok := h.subs[s]; ok {
 		delete(h.subs, s)
-		h.n.Add(-1)
+		if !s.raw {
+			h.n.Add(-1)
+		}
 	}
 	h.mu.Unlock()
 }
@@ -165,7 +192,7 @@ func (h *hub) close() {
 func (h *hub) serve(w io.Writer, stop <-chan struct{}) error {
 	h.serving.Add(1)
 	defer h.serving.Done()
-	s, backlog := h.attach()
+	s, backlog := h.attach(false)
 	stopping := false
 	defer h.detach(s)
 	if _, err := w.Write(h.header); err != nil {
@@ -222,6 +249,43 @@ func (h *hub) serve(w io.Writer, stop <-chan struct{}) error {
 		}
 		if (done || stopping) && len(s.q) == 0 {
 			return nil
+		}
+	}
+}
+
+// serveRaw streams the session file to w as it grows: the header and
+// backlog, then every flushed byte, until the session ends. It costs the
+// recorder nothing per record; the reader classifies for itself.
+func (h *hub) serveRaw(w io.Writer, stop <-chan struct{}) error {
+	h.serving.Add(1)
+	defer h.serving.Done()
+	s, pos := h.attach(true)
+	defer h.detach(s)
+	if _, err := w.Write(h.header); err != nil {
+		return err
+	}
+	if err := h.copyFile(w, int64(len(h.header)), pos); err != nil {
+		return err
+	}
+	for {
+		if err := flush(w); err != nil {
+			return err
+		}
+		stopping := false
+		select {
+		case <-stop:
+			stop, stopping = nil, true
+		case <-s.wake:
+		}
+		h.mu.Lock()
+		to, done := h.offset, s.done
+		h.mu.Unlock()
+		if err := h.copyFile(w, pos, to); err != nil {
+			return err
+		}
+		pos = max(pos, to)
+		if done || stopping {
+			return flush(w)
 		}
 	}
 }

@@ -274,3 +274,35 @@ func TestSubscriberGetsEveryRecordUpToTheExitThenEOF(t *testing.T) {
 		}
 	}
 }
+
+func TestRawSubscriberGetsTheSessionFileByteForByteUpToTheExit(t *testing.T) {
+	s := startListening(t)
+	c, err := net.Dial("unix", liveSocket(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	io.WriteString(c, `{"op":"attach","raw":true}`+"\n")
+	got := make(chan []byte)
+	go func() {
+		c.SetReadDeadline(time.Now().Add(generous))
+		b, _ := io.ReadAll(c)
+		got <- b
+	}()
+	if err := sendNotes(s, 1, 20_000); err != nil {
+		t.Fatal(err)
+	}
+	s.in.Close()
+	s.wait(t, generous)
+	stream := <-got
+	file, err := os.ReadFile(s.tap.Path())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(stream, file) {
+		t.Fatalf("the raw stream (%d bytes) is not the session file (%d bytes)", len(stream), len(file))
+	}
+	if !bytes.Contains(stream, []byte(`"event":"exit"`)) {
+		t.Error("the raw stream ends before the exit record")
+	}
+}

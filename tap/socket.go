@@ -18,6 +18,8 @@ import (
 // The live socket speaks JSON lines. A client sends one request line:
 //
 //	{"op":"info"}    → one line of Info, then the tap closes the connection
+//	{"op":"attach","raw":true} → the session file's bytes as it grows (the
+//	                   records as written, no annotations), until it ends
 //	{"op":"attach"}  → the session header, every record so far, then live
 //	                   records (with "seq", "findings", "session_findings"
 //	                   and "pair" added) until the session ends
@@ -27,6 +29,7 @@ import (
 //	                   {"reply":null,"error":"…"}
 type request struct {
 	Op      string `json:"op"`
+	Raw     bool   `json:"raw"` // attach: the session file's bytes, with no annotations
 	Dir     string `json:"dir"`
 	Frame   string `json:"frame"`
 	Capture bool   `json:"capture"`
@@ -103,7 +106,11 @@ func (t *Tap) serveConn(c net.Conn, done <-chan struct{}) {
 	case "attach":
 		bw := bufio.NewWriterSize(c, 64<<10)
 		fw := flushWriter{bw}
-		t.hub.serve(fw, done)
+		if req.Raw {
+			t.hub.serveRaw(fw, done)
+		} else {
+			t.hub.serve(fw, done)
+		}
 		bw.Flush()
 	case "inject":
 		t.serveInject(c, req)

@@ -209,7 +209,9 @@ func OpenLive(info tap.Info, timeout time.Duration) (*Source, error) {
 	if err != nil {
 		return nil, fmt.Errorf("cannot attach to the tap %s: %w", info.Name, err)
 	}
-	if _, err := c.Write([]byte(`{"op":"attach"}` + "\n")); err != nil {
+	// The raw stream is the session file itself: the index classifies
+	// every frame anyway, and the tap does no work per record for it.
+	if _, err := c.Write([]byte(`{"op":"attach","raw":true}` + "\n")); err != nil {
 		c.Close()
 		return nil, err
 	}
