@@ -119,6 +119,14 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		}
 		cmds = append(cmds, tick())
 		return m, tea.Batch(cmds...)
+	case scanDoneMsg:
+		for _, v := range m.views {
+			if v.id == msg.session {
+				v.traffic.scanDone(v.src, msg)
+				return m, v.loadDetail()
+			}
+		}
+		return m, nil
 	case detailLoadedMsg:
 		for _, v := range m.views {
 			if v.id == msg.session {
@@ -293,7 +301,9 @@ func (m *Model) filterKey(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
 		m.input.Blur()
 		if v != nil {
 			if f, err := filter.Parse(m.input.Value()); err == nil {
-				v.applyFilter(m.input.Value(), f)
+				if cmd := v.applyFilter(m.input.Value(), f); cmd != nil {
+					return m, cmd
+				}
 				return m, v.loadDetail()
 			}
 			m.status = "the filter did not parse; it was not applied"
@@ -365,7 +375,9 @@ func (m *Model) runCommand(line string) tea.Cmd {
 			m.status = err.Error()
 			return nil
 		}
-		v.applyFilter(arg, f)
+		if cmd := v.applyFilter(arg, f); cmd != nil {
+			return cmd
+		}
 		return v.loadDetail()
 	case "stderr":
 		if v != nil {
@@ -447,7 +459,11 @@ func (m *Model) filterLine(v *sessionView) string {
 		return truncate(m.status, m.width)
 	}
 	if v.filterText != "" {
-		return truncate(s.Dim.Render("filter: ")+classify.EscapeString(v.filterText, 200)+s.Dim.Render(fmt.Sprintf("  (%d of %d frames)", len(v.traffic.rows), v.traffic.scanned)), m.width)
+		count := fmt.Sprintf("  (%d of %d frames)", len(v.traffic.rows), v.traffic.scanned)
+		if v.traffic.scanning != nil {
+			count = "  (reading frame payloads…)"
+		}
+		return truncate(s.Dim.Render("filter: ")+classify.EscapeString(v.filterText, 200)+s.Dim.Render(count), m.width)
 	}
 	return ""
 }

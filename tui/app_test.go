@@ -223,3 +223,16 @@ func TestPeerTextNeverReachesTheTerminalRaw(t *testing.T) {
 		t.Error("a huge string is drawn whole")
 	}
 }
+
+func TestTextFilterReadsPayloadsInTheBackground(t *testing.T) {
+	tm := startProgram(t, []*Source{openFile(t, demoSession)}, 140, 40)
+	waitFor(t, tm, "UNMATCHED")
+	tm.Send(press("/"))
+	typeText(tm, `"3 results"`)
+	tm.Send(press("enter"))
+	waitFor(t, tm, "(1 of ")
+	view := finalView(t, tm)
+	if !strings.Contains(view, "UNMATCHED") || strings.Contains(view, "initialize") {
+		t.Errorf("the text filter should leave only the frame whose payload holds the text:\n%s", view)
+	}
+}

@@ -68,9 +68,18 @@ func (v *sessionView) loadDetail() tea.Cmd {
 	return v.detail.load(v.id, v.src, pos)
 }
 
-func (v *sessionView) applyFilter(text string, f *filter.Filter) {
+// applyFilter filters the table; a filter that reads payloads scans in
+// the background (the command it returns), so the view stays interactive
+// over a million frames.
+func (v *sessionView) applyFilter(text string, f *filter.Filter) tea.Cmd {
 	v.filterText = text
+	if f.NeedsPayload() {
+		v.traffic.rows = v.traffic.rows[:0]
+		return v.traffic.scan(v.id, v.src, f)
+	}
+	v.traffic.scanning = nil
 	v.traffic.refilter(v.src, f)
+	return nil
 }
 
 func (v *sessionView) setFilter(text string) {

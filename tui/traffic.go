@@ -26,8 +26,11 @@ type trafficPane struct {
 	showErr bool
 	wall    bool
 	flt     *filter.Filter
-	width   int
-	height  int
+	// scanning is the filter a background scan is applying (a filter
+	// that reads payloads: reading them all is not done in Update).
+	scanning *filter.Filter
+	width    int
+	height   int
 }
 
 func newTrafficPane(c *common) *trafficPane {
@@ -53,6 +56,9 @@ func (p *trafficPane) visibleRows() int { return max(p.height-1, 1) }
 // sync picks up entries added to the index since the last call. New rows
 // never move the selection, unless the pane follows the traffic.
 func (p *trafficPane) sync(src *Source) {
+	if p.scanning != nil {
+		return // a background scan owns the rows until it reports
+	}
 	x := src.Index
 	n := x.Len()
 	for ; p.scanned < n; p.scanned++ {
@@ -395,4 +401,50 @@ func FilterCodes(e *sessions.Entry) uint64 {
 		c |= 1 << classify.CodeRedacted
 	}
 	return c
+}
+
+// scanDoneMsg carries the rows a background filter scan found.
+type scanDoneMsg struct {
+	session int
+	flt     *filter.Filter
+	rows    []int32
+	scanned int
+}
+
+// scan returns a command that filters the index's first entries in the
+// background, reading payloads from the file as the filter needs them.
+func (p *trafficPane) scan(session int, src *Source, f *filter.Filter) tea.Cmd {
+	p.scanning = f
+	p.flt = f
+	showErr := p.showErr
+	n := src.Index.Len()
+	return func() tea.Msg {
+		var rows []int32
+		x := src.Index
+		for i := 0; i < n; i++ {
+			e := x.At(i)
+			if e.Event != "" || (e.Dir == classify.Err && !showErr) {
+				continue
+			}
+			if f.Match(filterFrame(src, &e)) {
+				rows = append(rows, int32(i))
+			}
+		}
+		return scanDoneMsg{session: session, flt: f, rows: rows, scanned: n}
+	}
+}
+
+// scanned takes a background scan's rows, unless another filter has been
+// applied since.
+func (p *trafficPane) scanDone(src *Source, msg scanDoneMsg) {
+	if msg.flt != p.scanning {
+		return
+	}
+	p.scanning = nil
+	p.rows, p.scanned = msg.rows, msg.scanned
+	p.sel = 0
+	if p.follow {
+		p.sel = len(p.rows) - 1
+	}
+	p.sync(src)
 }
