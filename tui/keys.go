@@ -28,7 +28,7 @@ func DefaultKeyMap() KeyMap {
 		PrevPane:     key.NewBinding(key.WithKeys("shift+tab"), key.WithHelp("shift+tab", "previous pane")),
 		Filter:       key.NewBinding(key.WithKeys("/"), key.WithHelp("/", "filter")),
 		ClearFilter:  key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "clear filter, back")),
-		NextMatch:    key.NewBinding(key.WithKeys("n"), key.WithHelp("n/N", "next/previous match")),
+		NextMatch:    key.NewBinding(key.WithKeys("n"), key.WithHelp("n/N", "next/previous flagged frame")),
 		PrevMatch:    key.NewBinding(key.WithKeys("N")),
 		Open:         key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "open")),
 		Back:         key.NewBinding(key.WithKeys("esc")),
