@@ -210,8 +210,13 @@ func OpenLive(info tap.Info, timeout time.Duration) (*Source, error) {
 		return nil, fmt.Errorf("cannot attach to the tap %s: %w", info.Name, err)
 	}
 	// The raw stream is the session file itself: the index classifies
-	// every frame anyway, and the tap does no work per record for it.
-	if _, err := c.Write([]byte(`{"op":"attach","raw":true}` + "\n")); err != nil {
+	// every frame anyway, and the tap does no work per record for it. A
+	// tap that records no file can only send its records one by one.
+	req := `{"op":"attach","raw":true}`
+	if info.Session == "" {
+		req = `{"op":"attach"}`
+	}
+	if _, err := c.Write([]byte(req + "\n")); err != nil {
 		c.Close()
 		return nil, err
 	}
