@@ -165,17 +165,9 @@ type checker struct {
 	full     []byte
 }
 
-// classify judges one recorded frame. An LSP frame recorded with its
-// header block is split again, so a malformed block reads as it did live.
-func (c *checker) classify(ev *Event, framing classify.Framing) classify.Message {
-	p := c.tr.Profile()
-	if ev.Header != nil {
-		c.full = append(append(c.full[:0], ev.Header...), ev.Frame...)
-		if spans := classify.SplitAll(c.full, classify.FramingLSP); len(spans) > 0 && spans[0].Bad != "" {
-			return classify.ClassifyFramed(ev.Frame, spans[0].FrameInfo, ev.Dir, p)
-		}
-	}
-	return classify.Classify(ev.Frame, ev.Dir, p)
+// classify judges one recorded frame, as the index does.
+func (c *checker) classify(ev *Event, _ classify.Framing) classify.Message {
+	return classifyRecord(ev, c.tr.Profile(), &c.full)
 }
 
 func (c *checker) frameFindings(ev *Event, m *classify.Message) {

@@ -462,6 +462,17 @@ func (x *Index) noteProfile() {
 // An LSP frame recorded with its header block is split again (in *full),
 // so a malformed block reads as it did live.
 func classifyRecord(ev *Event, p classify.Profile, full *[]byte) classify.Message {
+	m := classifyBytes(ev, p, full)
+	if ev.Redacted {
+		m.Findings = append(m.Findings, classify.Finding{Code: classify.CodeRedacted, Severity: classify.Info,
+			Message: "rpctap masked a secret in this frame when it recorded it; the bytes shown differ from those that crossed the tap."})
+	}
+	return m
+}
+
+// classifyBytes judges a record's frame; an LSP frame recorded with its
+// header block is split again, so a malformed block reads as it did live.
+func classifyBytes(ev *Event, p classify.Profile, full *[]byte) classify.Message {
 	if ev.Header != nil {
 		*full = append(append((*full)[:0], ev.Header...), ev.Frame...)
 		spans := classify.SplitAll(*full, classify.FramingLSP)

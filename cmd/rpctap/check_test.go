@@ -81,7 +81,7 @@ func TestCheckConversationsReportEveryTrackerFinding(t *testing.T) {
 		return
 	}
 	for _, code := range []string{"unmatched-response", "duplicate-response", "late-response", "error-names-no-request",
-		"id-reused", "timeout", "cancelled", "before-initialize", "unanswered-invalid", "bad-header"} {
+		"id-reused", "timeout", "cancelled", "before-initialize", "unanswered-invalid", "bad-header", "redacted"} {
 		if !seen[code] {
 			t.Errorf("no conversation exercises %s", code)
 		}
