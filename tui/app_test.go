@@ -94,15 +94,17 @@ func golden(t *testing.T, got string) {
 
 func TestRecordedSessionShowsTheFourFlagsAtAGlance(t *testing.T) {
 	tm := startProgram(t, []*Source{openFile(t, demoSession)}, 140, 40)
-	waitFor(t, tm, "UNMATCHED", "INVALID", "TIMEOUT", "OPAQUE", "LEAKY")
+	// All four flags, and the selected frame's detail loaded.
+	waitFor(t, tm, "UNMATCHED", "INVALID", "TIMEOUT", "OPAQUE", "LEAKY", `"result": {}`)
 	view := finalView(t, tm)
 	golden(t, view)
 }
 
 func TestViewFitsAfterResize(t *testing.T) {
 	tm := startProgram(t, []*Source{openFile(t, demoSession)}, 140, 40)
-	waitFor(t, tm, "UNMATCHED")
+	waitFor(t, tm, "UNMATCHED", `"result": {}`)
 	tm.Send(tea.WindowSizeMsg{Width: 90, Height: 24})
+	waitFor(t, tm, "#19  server") // redrawn at the new size
 	view := finalView(t, tm)
 	for i, line := range strings.Split(view, "\n") {
 		if w := lipgloss.Width(line); w > 90 {
