@@ -124,7 +124,7 @@ func Check(r io.Reader, opts CheckOptions) (*Report, error) {
 			continue
 		}
 		rep.Frames++
-		m := c.classify(ev, framing)
+		m := classifyRecord(ev, tr.Profile(), &c.full)
 		obs := tr.Observe(int64(ev.Line), at, &m)
 		c.frameFindings(ev, &m)
 		c.keepPreview(ev, &m)
@@ -163,11 +163,6 @@ type checker struct {
 	tr       *classify.Tracker
 	previews map[int64]preview
 	full     []byte
-}
-
-// classify judges one recorded frame, as the index does.
-func (c *checker) classify(ev *Event, _ classify.Framing) classify.Message {
-	return classifyRecord(ev, c.tr.Profile(), &c.full)
 }
 
 func (c *checker) frameFindings(ev *Event, m *classify.Message) {

@@ -24,19 +24,7 @@ func (f Frame) Truncated() bool { return int64(len(f.Bytes)) < f.Info.Size }
 
 // Body is the frame without its framing: the line without '\n', or the LSP
 // body (possibly cut, see Truncated).
-func (f Frame) Body() []byte {
-	b := f.Bytes
-	if f.Info.HeaderLen > 0 {
-		if f.Info.HeaderLen >= len(b) {
-			return nil
-		}
-		b = b[f.Info.HeaderLen:]
-	}
-	if int64(len(b)) > f.Info.BodyLen {
-		b = b[:f.Info.BodyLen]
-	}
-	return b
-}
+func (f Frame) Body() []byte { return frameBody(f.Bytes, f.Info) }
 
 // Header is the LSP header block, or nil.
 func (f Frame) Header() []byte {

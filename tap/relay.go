@@ -191,10 +191,13 @@ func (r *relay) finish() {
 	r.dst.mu.Unlock()
 }
 
-// frameBody cuts a whole frame's bytes down to its body.
+// frameBody cuts a frame's bytes (or a prefix of them) down to its body.
 func frameBody(frame []byte, info classify.FrameInfo) []byte {
 	b := frame
-	if info.HeaderLen > 0 && info.HeaderLen <= len(b) {
+	if info.HeaderLen > 0 {
+		if info.HeaderLen >= len(b) {
+			return nil
+		}
 		b = b[info.HeaderLen:]
 	}
 	if int64(len(b)) > info.BodyLen {
