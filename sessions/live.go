@@ -1,7 +1,10 @@
 package sessions
 
 import (
+	"bytes"
+	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"sort"
@@ -88,4 +91,27 @@ func RecentSessions(n int) []SessionFile {
 		out = out[:n]
 	}
 	return out
+}
+
+// EndsWithExit reports whether the session file's last record is the exit
+// event: when it is not, a tap may still be writing the file.
+func EndsWithExit(path string) bool {
+	f, err := os.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return false
+	}
+	const tail = 4096
+	off := max(fi.Size()-tail, 0)
+	buf := make([]byte, fi.Size()-off)
+	if _, err := f.ReadAt(buf, off); err != nil && !errors.Is(err, io.EOF) {
+		return false
+	}
+	buf = bytes.TrimRight(buf, "\n")
+	ev, err := NewReader(bytes.NewReader(buf[bytes.LastIndexByte(buf, '\n')+1:])).Next()
+	return err == nil && ev.Kind == EventExit
 }

@@ -6,7 +6,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"net"
 	"os"
 	"path/filepath"
@@ -132,7 +131,7 @@ func OpenFile(path string, timeout time.Duration) (*Source, error) {
 	s.state.Store("loading")
 	ctx, cancel := context.WithCancel(context.Background())
 	s.cancel = cancel
-	follow := !endsWithExit(path)
+	follow := !sessions.EndsWithExit(path)
 	go func() {
 		progress := func(done, total int64) {
 			if h, ok := s.Index.Header(); ok {
@@ -178,28 +177,6 @@ func (s *Source) noteLast() {
 	if n := s.Index.Len(); n > 0 {
 		s.lastT.Store(s.Index.At(n - 1).T)
 	}
-}
-
-// endsWithExit reports whether the file's last record is the exit event.
-func endsWithExit(path string) bool {
-	f, err := os.Open(path)
-	if err != nil {
-		return false
-	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return false
-	}
-	const tail = 4096
-	off := max(fi.Size()-tail, 0)
-	buf := make([]byte, fi.Size()-off)
-	if _, err := f.ReadAt(buf, off); err != nil && !errors.Is(err, io.EOF) {
-		return false
-	}
-	buf = bytes.TrimRight(buf, "\n")
-	last := buf[bytes.LastIndexByte(buf, '\n')+1:]
-	return bytes.Contains(last, []byte(`"event":"exit"`))
 }
 
 // OpenLive attaches to a live tap: the backlog and then live records
