@@ -2,7 +2,8 @@
 // size to stdout: MCP tools/call requests (-kind request, what a host
 // sends) or tools/call results (-kind result, what a server answers). It
 // is the producer of the throughput benchmark's h2s leg and the server
-// (CMD) of its s2h leg. With -handshake it begins with the two frames of
+// (CMD) of its s2h leg and of the live-view benchmark, which paces it with
+// -rate and starts it with -start-file. With -handshake it begins with the two frames of
 // the MCP handshake a host sends, so a tap judges the rest as MCP. At the
 // end it says what it wrote on stderr:
 //
@@ -16,6 +17,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"time"
 )
 
 func main() {
@@ -26,6 +28,9 @@ func main() {
 	quiet := flag.Bool("q", false, "do not report on stderr")
 	content := flag.String("content", "code", "code (source text: an escaped quote or newline every 25 bytes or so) or prose (no escapes)")
 	handshake := flag.Bool("handshake", false, "begin with the MCP handshake a host sends (initialize, notifications/initialized)")
+	rate := flag.Float64("rate", 0, "frames a second (0: as fast as the reader takes them)")
+	startFile := flag.String("start-file", "", "wait for this file to exist before the first frame (so a live view can attach first)")
+	startWait := flag.Duration("start-wait", 30*time.Second, "how long to wait for -start-file")
 	flag.Parse()
 
 	var prefix, middle, suffix string
@@ -79,7 +84,41 @@ func main() {
 			frames++
 		}
 	}
+	if *startFile != "" {
+		deadline := time.Now().Add(*startWait)
+		for {
+			if _, err := os.Stat(*startFile); err == nil {
+				break
+			}
+			if time.Now().After(deadline) {
+				fmt.Fprintln(os.Stderr, "framegen: no", *startFile, "after", *startWait)
+				os.Exit(1)
+			}
+			time.Sleep(time.Millisecond)
+		}
+	}
+	var interval, behind time.Duration
+	if *rate > 0 {
+		interval = time.Duration(float64(time.Second) / *rate)
+	}
+	start := time.Now()
 	for i := 1; i <= *n; i++ {
+		if interval > 0 {
+			// Frame i is due at start + (i-1)*interval: write what is
+			// due, flush, and sleep until the next one is due.
+			due := start.Add(time.Duration(i-1) * interval)
+			if now := time.Now(); now.Before(due) {
+				if out != nil {
+					if err := out.Flush(); err != nil {
+						fmt.Fprintln(os.Stderr, "framegen:", err)
+						os.Exit(1)
+					}
+				}
+				time.Sleep(time.Until(due))
+			} else if late := now.Sub(due); late > behind {
+				behind = late
+			}
+		}
 		frame = append(frame[:0], prefix...)
 		frame = strconv.AppendInt(frame, int64(i), 10)
 		frame = append(frame, middle...)
@@ -117,7 +156,13 @@ func main() {
 			os.Exit(1)
 		}
 	}
-	if !*quiet {
+	switch {
+	case *quiet:
+	case interval > 0 || *startFile != "":
+		secs := time.Since(start).Seconds()
+		fmt.Fprintf(os.Stderr, "framegen: %d bytes %d frames %.4f s %.0f frames/s behind %.1f ms\n",
+			total, frames, secs, float64(*n)/secs, float64(behind)/1e6)
+	default:
 		fmt.Fprintf(os.Stderr, "framegen: %d bytes %d frames\n", total, frames)
 	}
 }
