@@ -83,11 +83,35 @@ func NewWriter(w io.Writer, h Header) (*Writer, error) {
 // a JSON string that decodes to exactly f.Frame, or in "frame_b64" when
 // they are not valid UTF-8; the same for f.Header.
 func (w *Writer) WriteFrame(f FrameRecord) error {
+	b, err := AppendFrameRecord(w.buf[:1], f)
+	if err != nil {
+		return err
+	}
+	return w.writeLine(b)
+}
+
+// WriteEncoded writes a record that AppendFrameRecord encoded into b[1:];
+// b[0] is spare room the writer may use (for the newline that ends a torn
+// line). Encoding records apart from writing them lets a recorder encode
+// in parallel and write in order.
+func (w *Writer) WriteEncoded(b []byte) error {
+	if len(b) < 2 || b[len(b)-1] != '\n' {
+		return errors.New("an encoded record must end with a newline and come after one byte of spare room")
+	}
+	buf := w.buf
+	err := w.writeLine(b)
+	w.buf = buf // b belongs to the caller
+	return err
+}
+
+// AppendFrameRecord appends f's record line (ending in a newline) to b, as
+// WriteFrame writes it.
+func AppendFrameRecord(b []byte, f FrameRecord) ([]byte, error) {
 	dir, ok := dirName(f.Dir)
 	if !ok {
-		return fmt.Errorf("frame record has direction %d: use classify.H2S, S2H or Err", f.Dir)
+		return b, fmt.Errorf("frame record has direction %d: use classify.H2S, S2H or Err", f.Dir)
 	}
-	b := append(w.buf[:1], `{"t":`...)
+	b = append(b, `{"t":`...)
 	b = strconv.AppendInt(b, f.T, 10)
 	b = append(b, `,"dir":"`...)
 	b = append(b, dir...)
@@ -99,7 +123,7 @@ func (w *Writer) WriteFrame(f FrameRecord) error {
 		b = append(b, f.Src...)
 		b = append(b, '"')
 	default:
-		return fmt.Errorf("frame record has source %q: use %q, %q or %q", f.Src, SrcWire, SrcInject, SrcEdit)
+		return b, fmt.Errorf("frame record has source %q: use %q, %q or %q", f.Src, SrcWire, SrcInject, SrcEdit)
 	}
 	if f.EOF {
 		b = append(b, `,"eof":true`...)
@@ -127,7 +151,7 @@ func (w *Writer) WriteFrame(f FrameRecord) error {
 	}
 	b = appendBytes(b, "frame", f.Frame)
 	b = append(b, "}\n"...)
-	return w.writeLine(b)
+	return b, nil
 }
 
 // WriteEvent writes one event record. Text and Signal that are not valid

@@ -48,3 +48,24 @@ func TestFrameIsRecordedBeforeItsReceiverCanAnswerIt(t *testing.T) {
 		t.Errorf("recorded in the order %q, want %q", order, want)
 	}
 }
+
+// Frames are judged ahead of the tracker, in batches; a frame that arrives
+// in the same read as the initialize request that makes the session MCP
+// must still be judged by MCP's rules: a null request id is an error
+// there, only a warning in plain JSON-RPC.
+func TestFrameAfterInitializeInTheSameReadIsJudgedAsMCP(t *testing.T) {
+	s := startSession(t, Options{Argv: []string{"/bin/sh", "-c", "cat >/dev/null"}, Framing: classify.FramingNDJSON, Record: true, NoRedact: true})
+	s.write(t, []byte(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`+"\n"+
+		`{"jsonrpc":"2.0","id":null,"method":"ping"}`+"\n"))
+	s.in.Close()
+	s.wait(t, generous)
+	r := s.tap.rec
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.tracker.Profile() != classify.MCP {
+		t.Fatalf("the session was judged as %s, want mcp", r.tracker.Profile())
+	}
+	if r.frames != 2 || r.errs != 1 {
+		t.Errorf("the tap counted %d frames, %d with errors; want 2, the null-id request an error under MCP", r.frames, r.errs)
+	}
+}

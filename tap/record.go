@@ -8,6 +8,7 @@ import (
 	"os"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/rpctap/rpctap/classify"
@@ -28,12 +29,11 @@ type item struct {
 	event    *sessions.EventRecord
 }
 
-// recorder writes the session file and feeds live subscribers. It runs in
-// one goroutine (run); note may be called from any.
+// recorder writes the session file and feeds live subscribers, through the
+// pipeline described in pipeline.go. note may be called from any
+// goroutine.
 type recorder struct {
-	mu      sync.Mutex // held while an item is recorded; the file writer and tracker are not safe alone
-	stop    chan struct{}
-	closed  bool
+	in      intake
 	started time.Duration    // the session clock at the header's Started
 	file    io.Writer        // the session file; nil when not recording
 	bw      *bufio.Writer    // buffers file; nil when not recording
@@ -44,18 +44,36 @@ type recorder struct {
 	redact   *redactor
 	hub      *hub
 	warn     func(string)
-	last     []byte // the record the writer wrote last
-	written  int64  // bytes the writer has written
-	lspNoted bool
 	spoolDir string // where frames too large to hold wait for their end
+	// profile is the tracker's profile as of the last committed frame:
+	// what encoders judge frames by (the committer judges again the
+	// rare frame whose profile changed on the way).
+	profile atomic.Uint32
 
-	seq     int64 // line number of the last record written (header: 1)
-	dirs    [4]dirState
+	free     chan *batch // batches to fill
+	work     chan *batch // batches to encode
+	commits  chan *batch // batches to commit, in order
+	pipeDone chan struct{}
+	stop     chan struct{}
+
+	// The dispatcher's:
+	dirs     [4]dirState
+	lspNoted bool
+	cur      *batch
+
+	// The committer's, under mu (held while a batch is committed, on the
+	// flush tick, and while a subscriber attaches):
+	mu      sync.Mutex
+	closed  bool
+	last    []byte      // the record the writer wrote last
+	written int64       // bytes the writer has written
+	seq     int64       // line number of the last record written (header: 1)
 	lines   []published // records of this batch, for the hub
 	missing [4]int64    // frames not written since the file failed, per direction
 	failing bool
-	batch   []batched // frames written since the last flush
+	ends    []batched // frames written since the last flush
 	out     []byte
+	scratch []byte
 
 	// stats, read by ls through the hub
 	frames, errs int64
@@ -68,6 +86,7 @@ type dirState struct {
 	size  int64
 	over  bool   // the open frame is larger than limit: asm holds its start
 	spool *spool // the bytes of a frame over the limit, when recording
+	err   error  // the spool could not be made
 	at    time.Duration
 	pend  []byte // bytes the splitter has not consumed yet, for its next call
 	// held are injected frames written after the open frame ended on the
@@ -89,21 +108,12 @@ type published struct {
 	end    int64 // where it ends (offset, for a line not in the file)
 }
 
-// note records an item at once, in the caller's goroutine: a relay records
-// each chunk just before it forwards it, so the file's order is the order
-// bytes crossed the tap, and no copy or hand-off to another goroutine sits
-// between a frame and its receiver. Writes to the file are buffered and
-// flushed when the buffer fills or on the flush tick.
+// note hands an item to the recorder: its bytes are copied, and it is
+// recorded in the order notes were made. A relay notes each chunk just
+// before it forwards it, so the file's order is the order bytes crossed
+// the tap. note waits only when recording is a whole intake behind.
 func (r *recorder) note(it item) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.closed {
-		return // the session is over; a late host write is not recorded
-	}
-	r.process(it)
-	if r.bw != nil && r.bw.Buffered() >= flushAt {
-		r.flush()
-	}
+	r.in.put(it) // after close, a late write is not recorded
 }
 
 // flushAt is how much the file buffer holds before a write.
@@ -113,9 +123,31 @@ const flushAt = 64 << 10
 // the file and on its way to live views.
 const flushEvery = 20 * time.Millisecond
 
-// close ends the session: the last records are flushed, and items noted
-// later are dropped.
+// start runs the pipeline's goroutines.
+func (r *recorder) start() {
+	r.in.init()
+	r.profile.Store(uint32(r.tracker.Profile()))
+	r.free = make(chan *batch, batchesInFlight)
+	r.work = make(chan *batch, batchesInFlight)
+	r.commits = make(chan *batch, batchesInFlight)
+	for range batchesInFlight {
+		r.free <- newBatch()
+	}
+	r.pipeDone = make(chan struct{})
+	enc := r.encoders(r.work)
+	go r.dispatch()
+	go func() {
+		r.commit()
+		enc.Wait()
+		close(r.pipeDone)
+	}()
+}
+
+// close ends the session once everything noted so far is recorded; items
+// noted later are dropped.
 func (r *recorder) close() {
+	r.in.close()
+	<-r.pipeDone
 	r.mu.Lock()
 	r.closed = true
 	r.flush()
@@ -145,16 +177,72 @@ func (r *recorder) run() {
 	}
 }
 
+// dispatch takes noted items in order, splits them into frames and hands
+// them on in batches.
+func (r *recorder) dispatch() {
+	var items []item
+	var spans []intakeSpans
+	var buf []byte
+	for {
+		got, gotSpans, gotBuf, done := r.in.take(items, spans, buf)
+		if done {
+			break
+		}
+		for _, it := range got {
+			r.process(it)
+		}
+		r.submit()
+		items, spans, buf = got, gotSpans, gotBuf
+	}
+	r.submit()
+	close(r.work)
+	close(r.commits)
+}
+
+// batch is the batch being filled.
+func (r *recorder) batch() *batch {
+	if r.cur == nil {
+		r.cur = <-r.free
+		r.cur.profile = classify.Profile(r.profile.Load())
+	}
+	return r.cur
+}
+
+// submit hands the batch being filled on.
+func (r *recorder) submit() {
+	if b := r.cur; b != nil && len(b.jobs) > 0 {
+		r.work <- b
+		r.commits <- b
+		r.cur = nil
+	}
+}
+
+// addJob puts j in the batch, with copies of body and header (nil: none).
+func (r *recorder) addJob(j job, body, header []byte) {
+	b := r.batch()
+	j.header = [2]int{0, -1}
+	if header != nil {
+		j.header = [2]int{len(b.data), len(b.data) + len(header)}
+		b.data = append(b.data, header...)
+	}
+	j.body = [2]int{len(b.data), len(b.data) + len(body)}
+	b.data = append(b.data, body...)
+	b.jobs = append(b.jobs, j)
+	if len(b.data) >= batchBytes {
+		r.submit()
+	}
+}
+
 func (r *recorder) process(it item) {
 	t := it.at - r.started
 	switch {
 	case it.event != nil:
-		it.event.T = int64(t / time.Microsecond)
-		r.writeEvent(*it.event)
+		r.addJob(job{kind: jobEvent, t: t, event: *it.event}, nil, nil)
 	case it.whole:
 		if d := &r.dirs[it.dir]; d.size > 0 || len(d.pend) > 0 {
 			held := it
 			held.data = bytes.Clone(it.data)
+			held.header = bytes.Clone(it.header)
 			d.held = append(d.held, held)
 			return
 		}
@@ -166,7 +254,8 @@ func (r *recorder) process(it item) {
 
 // whole records an injected frame.
 func (r *recorder) whole(it item) {
-	r.frame(it.at-r.started, it.dir, it.data, it.header, classify.FrameInfo{BodyLen: int64(len(it.data)), Size: int64(len(it.data))}, it.src, false, false)
+	n := int64(len(it.data))
+	r.addJob(job{kind: jobFrame, t: it.at - r.started, dir: it.dir, src: it.src, info: classify.FrameInfo{BodyLen: n, Size: n}}, it.data, it.header)
 }
 
 // wire splits a direction's bytes into frames and records each.
@@ -195,7 +284,7 @@ func (r *recorder) wire(t time.Duration, it item) {
 		} else if len(d.asm)+len(part) <= r.limit {
 			d.asm = append(d.asm, part...)
 		} else {
-			r.beginStream(d, t, it.dir, part)
+			r.beginStream(d, part)
 		}
 		if end {
 			r.endFrame(d, t, it.dir, it.captured)
@@ -231,52 +320,34 @@ func (r *recorder) endFrame(d *dirState, t time.Duration, dir classify.Direction
 		// The header said auto; say what the traffic showed, so readers
 		// of the file frame and judge it the same way.
 		r.lspNoted = true
-		r.tracker.UseLSPFraming()
-		r.writeEvent(sessions.EventRecord{T: int64(t / time.Microsecond), Kind: sessions.EventNote, Text: sessions.NoteFramingLSP})
+		r.addJob(job{kind: jobLSPNote, t: t}, nil, nil)
 	}
+	var header []byte
+	if info.HeaderLen > 0 && !info.PlainHeader {
+		header = d.asm[:min(info.HeaderLen, len(d.asm))]
+	}
+	j := job{kind: jobFrame, t: t, dir: dir, info: info, eof: info.EOF, captured: captured}
 	if d.over {
-		r.seq++
-		m := classify.ClassifyFramed(frameBody(d.asm, info), info, dir, r.tracker.Profile())
-		if d.spool != nil {
-			rec := sessions.FrameRecord{T: int64(d.at / time.Microsecond), Dir: dir, EOF: info.EOF, Captured: captured}
-			if info.HeaderLen > 0 && !info.PlainHeader {
-				rec.Header = d.asm[:min(info.HeaderLen, len(d.asm))]
-			}
-			if r.failing {
-				r.missing[dir]++
-				d.spool.close()
-			} else if err := d.spool.record(r.w, rec, int64(info.HeaderLen), info.BodyLen); err != nil {
-				r.fail(dir, err)
-			} else {
-				r.wrote(dir)
-			}
-			d.spool = nil
-		}
-		d.over = false
-		r.observe(t, &m, false)
-	} else {
-		var header []byte
-		if info.HeaderLen > 0 && !info.PlainHeader {
-			header = d.asm[:min(info.HeaderLen, len(d.asm))]
-		}
-		r.frame(t, dir, frameBody(d.asm, info), header, info, "", info.EOF, captured)
+		j.kind, j.t, j.spool, j.spoolErr = jobSpool, d.at, d.spool, d.err
+		d.spool, d.err, d.over = nil, nil, false
 	}
+	r.addJob(j, frameBody(d.asm, info), header)
 	d.asm = d.asm[:0]
 	d.size = 0
 }
 
 // beginStream starts recording a frame too large to hold: its first limit
 // bytes stay for classification, all of them go to a spool for the file.
-func (r *recorder) beginStream(d *dirState, t time.Duration, dir classify.Direction, part []byte) {
+func (r *recorder) beginStream(d *dirState, part []byte) {
 	keep := r.limit - len(d.asm)
 	d.asm = append(d.asm, part[:keep]...)
 	d.over = true
-	if r.bw == nil || r.failing {
+	if r.bw == nil {
 		return
 	}
 	sp, err := newSpool(r.spoolDir)
 	if err != nil {
-		r.fail(dir, err)
+		d.err = err
 		return
 	}
 	sp.write(d.asm)
@@ -284,43 +355,84 @@ func (r *recorder) beginStream(d *dirState, t time.Duration, dir classify.Direct
 	d.spool = sp
 }
 
-// frame records one whole frame.
-func (r *recorder) frame(t time.Duration, dir classify.Direction, body, header []byte, info classify.FrameInfo, src string, eof, captured bool) {
-	r.seq++
-	var m classify.Message
-	if dir != classify.Err {
-		m = classify.ClassifyFramed(body, info, dir, r.tracker.Profile())
-	}
-	rec := sessions.FrameRecord{T: int64(t / time.Microsecond), Dir: dir, Src: src, Frame: body, Header: header, EOF: eof, Captured: captured}
-	if r.redact != nil {
-		if masked, ok := r.redact.mask(body); ok {
-			rec.Frame = masked
-			rec.Redacted = true
+// commit records the batches in order, once encoded.
+func (r *recorder) commit() {
+	for b := range r.commits {
+		<-b.done
+		r.mu.Lock()
+		for i := range b.jobs {
+			r.commitJob(b, &b.jobs[i])
 		}
-	}
-	if dir != classify.Err {
-		rec.Kind = m.Kind.String()
-		if m.HasID() {
-			rec.ID = m.ID().Raw
+		if r.bw != nil && r.bw.Buffered() >= flushAt {
+			r.flush()
 		}
-		rec.Method = m.Method()
-	}
-	written := false
-	if r.failing {
-		r.missing[dir]++
-	} else if err := r.w.WriteFrame(rec); err != nil {
-		r.fail(dir, err)
-	} else {
-		written = true
-		r.wrote(dir)
-	}
-	if dir == classify.Err {
-		if written {
-			r.publishLast(nil, nil, nil)
+		r.mu.Unlock()
+		if !b.reset() {
+			b = newBatch()
 		}
-		return
+		r.free <- b
 	}
-	r.observe(t, &m, written)
+}
+
+func (r *recorder) commitJob(b *batch, j *job) {
+	switch j.kind {
+	case jobEvent:
+		j.event.T = int64(j.t / time.Microsecond)
+		r.writeEvent(j.event)
+	case jobLSPNote:
+		r.tracker.UseLSPFraming()
+		r.profile.Store(uint32(r.tracker.Profile()))
+		r.writeEvent(sessions.EventRecord{T: int64(j.t / time.Microsecond), Kind: sessions.EventNote, Text: sessions.NoteFramingLSP})
+	case jobSpool:
+		r.seq++
+		if p := r.tracker.Profile(); j.m.Profile != p {
+			j.m = classify.ClassifyFramed(b.bytes(j.body), j.info, j.dir, p)
+		}
+		if j.spoolErr != nil {
+			r.fail(j.dir, j.spoolErr)
+		} else if j.spool != nil {
+			rec := sessions.FrameRecord{T: int64(j.t / time.Microsecond), Dir: j.dir, EOF: j.eof, Captured: j.captured, Header: b.bytes(j.header)}
+			if r.failing {
+				r.missing[j.dir]++
+				j.spool.close()
+			} else if err := j.spool.record(r.w, rec, int64(j.info.HeaderLen), j.info.BodyLen); err != nil {
+				r.fail(j.dir, err)
+			} else {
+				r.wrote(j.dir)
+			}
+		}
+		r.observe(j.t, &j.m, false)
+	case jobFrame:
+		r.seq++
+		line := b.out[j.line[0]:j.line[1]]
+		if p := r.tracker.Profile(); j.dir != classify.Err && j.m.Profile != p {
+			// The profile changed while the frame was on its way (the
+			// handshake): judge it as the tracker does now.
+			body := b.bytes(j.body)
+			j.m = classify.ClassifyFramed(body, j.info, j.dir, p)
+			r.scratch, j.redacted, j.err = r.appendRecord(append(r.scratch[:0], 0), j, body, b.bytes(j.header))
+			line = r.scratch
+		}
+		written := false
+		if r.failing {
+			r.missing[j.dir]++
+		} else if j.err != nil {
+			r.fail(j.dir, j.err)
+		} else if err := r.w.WriteEncoded(line); err != nil {
+			r.fail(j.dir, err)
+		} else {
+			written = true
+			r.wrote(j.dir)
+		}
+		if j.dir == classify.Err {
+			if written {
+				r.publishLast(nil, nil, nil)
+			}
+			return
+		}
+		r.observe(j.t, &j.m, written)
+		r.profile.Store(uint32(r.tracker.Profile()))
+	}
 }
 
 // observe runs the tracker and publishes the frame just written with what
@@ -443,7 +555,7 @@ func (r *recorder) writeEvent(e sessions.EventRecord) {
 // flushed.
 func (r *recorder) wrote(dir classify.Direction) {
 	if r.bw != nil {
-		r.batch = append(r.batch, batched{end: r.written, dir: dir})
+		r.ends = append(r.ends, batched{end: r.written, dir: dir})
 	}
 }
 
@@ -470,12 +582,12 @@ func (r *recorder) lost(err error) {
 			pos, r.written = p, p
 		}
 	}
-	for _, b := range r.batch {
+	for _, b := range r.ends {
 		if pos < 0 || b.end > pos {
 			r.missing[b.dir]++
 		}
 	}
-	r.batch = r.batch[:0]
+	r.ends = r.ends[:0]
 }
 
 // flush pushes the batch to the file and the hub. After a failure it
@@ -484,7 +596,7 @@ func (r *recorder) flush() {
 	if r.bw != nil {
 		if err := r.bw.Flush(); err != nil {
 			r.lost(err)
-		} else if r.batch = r.batch[:0]; r.failing {
+		} else if r.ends = r.ends[:0]; r.failing {
 			// A failed write may have left a torn line: start anew.
 			r.bw.WriteString("\n")
 			r.written++

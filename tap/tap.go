@@ -144,6 +144,8 @@ func (t *Tap) Run(ctx context.Context, hostIn io.Reader, hostOut io.WriteCloser,
 		return Result{ExitCode: 127}, fmt.Errorf("cannot start %s: %w", opts.Argv[0], unwrapExec(err))
 	}
 	t.cmd = cmd
+	growPipe(stdinW)
+	growPipe(stdoutR)
 	stdinR.Close()
 	stdoutW.Close()
 	stderrW.Close()
@@ -397,6 +399,7 @@ func (t *Tap) startRecorder(redact *redactor) error {
 	t.rec.seq = 1
 	t.rec.flush()
 	t.recDone = make(chan struct{})
+	t.rec.start()
 	go func() {
 		t.rec.run()
 		if f, ok := t.rec.file.(*os.File); ok {

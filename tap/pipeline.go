@@ -1,0 +1,230 @@
+package tap
+
+import (
+	"sync"
+	"time"
+
+	"github.com/rpctap/rpctap/classify"
+	"github.com/rpctap/rpctap/sessions"
+)
+
+// The recorder is a pipeline, so that the relays only copy what they
+// forward, and the work of recording spreads over the machine's cores:
+//
+//	relays, stderr, injections ──note──▶ intake (ordered, bounded)
+//	  ──▶ dispatcher: splits frames, in order, into batches
+//	  ──▶ encoders (encodeWorkers at once): classify, redact and encode
+//	      each frame of a batch; batches are independent
+//	  ──▶ committer: in batch order, the tracker, the session file, live
+//	      subscribers
+//
+// Every stage keeps the order in which bytes crossed the tap, so the file
+// holds an answer after what it answers. The intake and the batches in
+// flight are bounded: when recording falls behind, note waits (the tap
+// slows down rather than lose a frame).
+
+// intakeLimit bounds the bytes noted and not yet taken by the dispatcher.
+const intakeLimit = 1 << 20
+
+// batchBytes is how much frame data the dispatcher puts in a batch before
+// it hands it on (a batch also goes as soon as the intake is empty).
+const batchBytes = 64 << 10
+
+// batchesInFlight bounds the batches between the dispatcher and the
+// committer.
+const batchesInFlight = 6
+
+// encodeWorkers is how many batches are encoded at once.
+const encodeWorkers = 2
+
+// An intake holds noted items in order, their bytes copied.
+type intake struct {
+	mu     sync.Mutex
+	cond   sync.Cond // signals items to take, room to note, or closing
+	items  []item    // data and header index buf (see spans)
+	spans  []intakeSpans
+	buf    []byte
+	closed bool
+}
+
+type intakeSpans struct{ data, header [2]int }
+
+func (in *intake) init() { in.cond.L = &in.mu }
+
+// put copies it into the intake, waiting while it is full. It reports
+// false when the intake is closed.
+func (in *intake) put(it item) bool {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	for len(in.buf) >= intakeLimit && !in.closed {
+		in.cond.Wait()
+	}
+	if in.closed {
+		return false
+	}
+	var sp intakeSpans
+	sp.data = [2]int{len(in.buf), len(in.buf) + len(it.data)}
+	in.buf = append(in.buf, it.data...)
+	sp.header = [2]int{len(in.buf), len(in.buf) + len(it.header)}
+	in.buf = append(in.buf, it.header...)
+	hadHeader := it.header != nil
+	it.data, it.header = nil, nil
+	if hadHeader {
+		it.header = []byte{} // marks that a header is there, maybe empty
+	}
+	in.items = append(in.items, it)
+	in.spans = append(in.spans, sp)
+	if len(in.items) == 1 {
+		in.cond.Broadcast()
+	}
+	return true
+}
+
+// take swaps the intake's items for the empty slices given, waiting for at
+// least one item or closing. The items' bytes stay valid until the next
+// take. It reports whether the intake is closed and empty.
+func (in *intake) take(items []item, spans []intakeSpans, buf []byte) ([]item, []intakeSpans, []byte, bool) {
+	in.mu.Lock()
+	for len(in.items) == 0 && !in.closed {
+		in.cond.Wait()
+	}
+	got, gotSpans, gotBuf := in.items, in.spans, in.buf
+	in.items, in.spans, in.buf = items[:0], spans[:0], buf[:0]
+	done := in.closed && len(got) == 0
+	in.cond.Broadcast() // room to note again
+	in.mu.Unlock()
+	for i := range got {
+		sp := gotSpans[i]
+		got[i].data = gotBuf[sp.data[0]:sp.data[1]:sp.data[1]]
+		if got[i].header != nil {
+			got[i].header = gotBuf[sp.header[0]:sp.header[1]:sp.header[1]]
+		}
+	}
+	return got, gotSpans, gotBuf, done
+}
+
+func (in *intake) close() {
+	in.mu.Lock()
+	in.closed = true
+	in.cond.Broadcast()
+	in.mu.Unlock()
+}
+
+// A batch carries frames and events from the dispatcher through an encoder
+// to the committer.
+type batch struct {
+	data    []byte // the frames' bodies and header blocks
+	jobs    []job
+	out     []byte // the encoded records, each after one spare byte
+	profile classify.Profile
+	done    chan struct{} // the encoder finished
+}
+
+type jobKind uint8
+
+const (
+	jobFrame jobKind = iota
+	jobEvent
+	jobSpool   // a frame too large to hold, recorded from its spool
+	jobLSPNote // the traffic showed Content-Length framing
+)
+
+// A job is one record to make.
+type job struct {
+	kind     jobKind
+	t        time.Duration
+	dir      classify.Direction
+	src      string
+	body     [2]int // in batch.data
+	header   [2]int // in batch.data; header[1] < 0: none
+	info     classify.FrameInfo
+	eof      bool
+	captured bool
+	event    sessions.EventRecord
+	spool    *spool
+	spoolErr error // the spool could not be made
+
+	// Set by the encoder:
+	m        classify.Message
+	line     [2]int // the record in batch.out, with its spare byte
+	redacted bool
+	err      error
+}
+
+func (b *batch) bytes(s [2]int) []byte {
+	if s[1] < 0 {
+		return nil
+	}
+	return b.data[s[0]:s[1]:s[1]]
+}
+
+// reset empties b for reuse; a batch that grew for a huge frame is let go.
+func (b *batch) reset() bool {
+	if cap(b.data) > 4*batchBytes || cap(b.out) > 8*batchBytes {
+		return false
+	}
+	b.data, b.jobs, b.out = b.data[:0], b.jobs[:0], b.out[:0]
+	return true
+}
+
+func newBatch() *batch {
+	return &batch{data: make([]byte, 0, batchBytes+readSize), out: make([]byte, 0, 2*batchBytes), done: make(chan struct{}, 1)}
+}
+
+// encode classifies, redacts and encodes every frame of b. It touches
+// nothing but b (and the redactor, which only reads).
+func (r *recorder) encode(b *batch) {
+	for i := range b.jobs {
+		j := &b.jobs[i]
+		switch j.kind {
+		case jobFrame:
+			body := b.bytes(j.body)
+			if j.dir != classify.Err {
+				j.m = classify.ClassifyFramed(body, j.info, j.dir, b.profile)
+			}
+			start := len(b.out)
+			b.out = append(b.out, 0) // spare
+			b.out, j.redacted, j.err = r.appendRecord(b.out, j, body, b.bytes(j.header))
+			j.line = [2]int{start, len(b.out)}
+		case jobSpool:
+			j.m = classify.ClassifyFramed(b.bytes(j.body), j.info, j.dir, b.profile)
+		}
+	}
+}
+
+// appendRecord encodes a frame's record with the fields derived from its
+// classification m.
+func (r *recorder) appendRecord(dst []byte, j *job, body, header []byte) ([]byte, bool, error) {
+	rec := sessions.FrameRecord{T: int64(j.t / time.Microsecond), Dir: j.dir, Src: j.src, Frame: body, Header: header, EOF: j.eof, Captured: j.captured}
+	if r.redact != nil {
+		if masked, ok := r.redact.mask(body); ok {
+			rec.Frame = masked
+			rec.Redacted = true
+		}
+	}
+	if j.dir != classify.Err {
+		rec.Kind = j.m.Kind.String()
+		if j.m.HasID() {
+			rec.ID = j.m.ID().Raw
+		}
+		rec.Method = j.m.Method()
+	}
+	out, err := sessions.AppendFrameRecord(dst, rec)
+	return out, rec.Redacted, err
+}
+
+// encoders runs encodeWorkers goroutines until work is closed.
+func (r *recorder) encoders(work <-chan *batch) *sync.WaitGroup {
+	var wg sync.WaitGroup
+	for range encodeWorkers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for b := range work {
+				r.encode(b)
+				b.done <- struct{}{}
+			}
+		}()
+	}
+	return &wg
+}
