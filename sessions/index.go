@@ -138,6 +138,10 @@ type IndexOptions struct {
 	Timeout time.Duration
 	// MethodTimeouts override Timeout per method.
 	MethodTimeouts map[string]time.Duration
+	// Worker, when not nil, is called first in each goroutine the index
+	// starts to read and classify a file or stream (to lower its
+	// priority, say). The goroutine ends when the reading does.
+	Worker func()
 }
 
 // An Index is the compact, in-memory index of one session: an entry a

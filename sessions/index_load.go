@@ -33,7 +33,26 @@ func IndexFile(path string, opts IndexOptions, progress func(done, total int64))
 // decodes the file, one classifies the frames, and the caller's runs the
 // tracker and adds the entries.
 func (x *Index) ReadFile(ctx context.Context, path string, progress func(done, total int64)) error {
-	return x.load(ctx, path, false, 0, progress)
+	return x.loadFile(ctx, path, false, 0, progress)
+}
+
+// ReadStream indexes a session file's bytes read from r into x, which must
+// be empty, until r ends (nil) or fails, or ctx is done. Offsets are r's:
+// r must give the file from its start. When r has a method OnWait(func()),
+// it is given a func to call before it waits for more bytes, so the
+// records read so far show meanwhile (as Follow does at the end of a
+// file).
+func (x *Index) ReadStream(ctx context.Context, r io.Reader, progress func(done, total int64)) error {
+	src := &eofNotifier{r: r}
+	waiter, ok := r.(interface{ OnWait(func()) })
+	if ok {
+		waiter.OnWait(func() {
+			if src.onEOF != nil {
+				src.onEOF()
+			}
+		})
+	}
+	return x.load(ctx, src, ok, 0, progress)
 }
 
 // Follow indexes the session file at path into x, which must be empty,
@@ -42,7 +61,7 @@ func (x *Index) ReadFile(ctx context.Context, path string, progress func(done, t
 // indexed when it is complete. progress is as for ReadFile. Follow does
 // not move the tracker's clock between records: call Advance for that.
 func (x *Index) Follow(ctx context.Context, path string, poll time.Duration, progress func(done, total int64)) error {
-	err := x.load(ctx, path, true, poll, progress)
+	err := x.loadFile(ctx, path, true, poll, progress)
 	if ctx.Err() != nil && (err == nil || errors.Is(err, ctx.Err())) {
 		return nil
 	}
@@ -106,6 +125,9 @@ func (b *batch) reset() {
 type eofNotifier struct {
 	r     io.Reader
 	onEOF func()
+	total int64         // the input's size when known
+	poll  time.Duration // a file that is followed: how often
+	live  bool          // the input grows: batches go on at its end
 }
 
 func (n *eofNotifier) Read(p []byte) (int, error) {
@@ -116,7 +138,36 @@ func (n *eofNotifier) Read(p []byte) (int, error) {
 	return k, err
 }
 
-func (x *Index) load(ctx context.Context, path string, follow bool, poll time.Duration, progress func(done, total int64)) error {
+func (x *Index) loadFile(ctx context.Context, path string, follow bool, poll time.Duration, progress func(done, total int64)) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return fmt.Errorf("opening the session file: %w", err)
+	}
+	defer f.Close()
+	src := &eofNotifier{r: f}
+	if st, err := f.Stat(); err == nil {
+		src.total = st.Size()
+	}
+	if follow {
+		src.poll = max(poll, 0)
+		if src.poll == 0 {
+			src.poll = DefaultPoll
+		}
+	}
+	return x.load(ctx, src, follow, src.poll, progress)
+}
+
+// worker runs the Worker hook, if any, in a goroutine the index started.
+func (x *Index) worker() {
+	if x.opts.Worker != nil {
+		x.opts.Worker()
+	}
+}
+
+// load indexes src. live: src is still being written, so records read
+// are passed on each time it reaches the end of what is there (poll > 0:
+// by a following Reader that polls the file).
+func (x *Index) load(ctx context.Context, src *eofNotifier, live bool, poll time.Duration, progress func(done, total int64)) error {
 	x.mu.Lock()
 	if x.loading || x.lastSeq > 0 {
 		x.mu.Unlock()
@@ -124,22 +175,13 @@ func (x *Index) load(ctx context.Context, path string, follow bool, poll time.Du
 	}
 	x.loading = true
 	x.mu.Unlock()
-
-	f, err := os.Open(path)
-	if err != nil {
-		return fmt.Errorf("opening the session file: %w", err)
-	}
-	defer f.Close()
-	var total int64
-	if st, err := f.Stat(); err == nil {
-		total = st.Size()
-	}
+	total := src.total
 	ctx, cancel := context.WithCancel(ctx)
-	src := &eofNotifier{r: f}
 	rd := NewReader(src)
-	if follow {
+	if poll > 0 {
 		rd.Follow(ctx, poll)
 	}
+	src.live = live
 	// The header comes first, so that the tracker starts with its profile.
 	h, ok := rd.Header()
 	x.mu.Lock()
@@ -155,8 +197,14 @@ func (x *Index) load(ctx context.Context, path string, follow bool, poll time.Du
 	for range loadBatches {
 		free <- &batch{}
 	}
-	go readBatches(ctx, rd, src, free, read)
-	go x.classifyBatches(ctx, read, full)
+	go func() {
+		x.worker()
+		readBatches(ctx, rd, src, free, read)
+	}()
+	go func() {
+		x.worker()
+		x.classifyBatches(ctx, read, full)
+	}()
 	defer func() {
 		cancel()
 		for range full { // wait for the reader and the classifier to stop
@@ -252,7 +300,7 @@ func readBatches(ctx context.Context, rd *Reader, src *eofNotifier, free <-chan 
 		b = nil
 	}
 	take()
-	if rd.ctx != nil {
+	if src.live {
 		src.onEOF = func() {
 			if b != nil && len(b.recs) > 0 {
 				send()

@@ -44,12 +44,13 @@ type Stats struct {
 }
 
 type subscriber struct {
-	// raw subscribers get the session file's bytes as they are flushed,
-	// with no per-record work in the recorder; the others get each record
-	// annotated with its classification through q.
-	raw  bool
-	q    chan []byte
-	wake chan struct{} // a gap opened, or the session ended
+	// follow subscribers are told how far the session file is flushed
+	// and read it themselves, with no per-record work in the recorder;
+	// the others get each record annotated with its classification
+	// through q.
+	follow bool
+	q      chan []byte
+	wake   chan struct{} // a gap opened, or the session ended
 	// gap is set when records were dropped; from is the file offset of
 	// the first one.
 	gap  bool
@@ -90,7 +91,7 @@ func (h *hub) publish(lines []published, end int64, stats Stats) {
 	defer h.mu.Unlock()
 	h.stats = stats
 	for s := range h.subs {
-		if s.raw {
+		if s.follow {
 			s.poke()
 			continue
 		}
@@ -122,7 +123,7 @@ func (h *hub) publish(lines []published, end int64, stats Stats) {
 func (h *hub) advance(end int64, stats Stats) {
 	h.mu.Lock()
 	for s := range h.subs {
-		if s.raw {
+		if s.follow {
 			s.poke()
 			continue
 		}
@@ -139,9 +140,9 @@ func (h *hub) advance(end int64, stats Stats) {
 // The recorder's buffer is flushed first, under the recorder's lock, so
 // every record after the backlog is published to the new subscriber: no
 // gap opens at attach.
-func (h *hub) attach(raw bool) (*subscriber, int64) {
-	s := &subscriber{raw: raw, wake: make(chan struct{}, 1)}
-	if !raw {
+func (h *hub) attach(follow bool) (*subscriber, int64) {
+	s := &subscriber{follow: follow, wake: make(chan struct{}, 1)}
+	if !follow {
 		s.q = make(chan []byte, subQueue)
 	}
 	if h.settle != nil {
@@ -154,7 +155,7 @@ func (h *hub) attach(raw bool) (*subscriber, int64) {
 		s.done = true
 	}
 	h.subs[s] = struct{}{}
-	if !raw {
+	if !follow {
 		h.n.Add(1) // the recorder builds annotated records only for these
 	}
 	s.pos = h.offset
@@ -165,7 +166,7 @@ func (h *hub) detach(s *subscriber) {
 	h.mu.Lock()
 	if _, ok := h.subs[s]; ok {
 		delete(h.subs, s)
-		if !s.raw {
+		if !s.follow {
 			h.n.Add(-1)
 		}
 	}
@@ -253,24 +254,33 @@ func (h *hub) serve(w io.Writer, stop <-chan struct{}) error {
 	}
 }
 
-// serveRaw streams the session file to w as it grows: the header and
-// backlog, then every flushed byte, until the session ends. It costs the
-// recorder nothing per record; the reader classifies for itself.
-func (h *hub) serveRaw(w io.Writer, stop <-chan struct{}) error {
+// serveFollow tells w how far the session file is written, as it grows:
+// a line {"size":N} each time more of it is flushed (coalesced while w is
+// slow), and {"size":N,"end":true} when the session is over. The
+// subscriber reads the file itself, so it costs the tap one short line
+// per flush, however many records that flush holds.
+func (h *hub) serveFollow(w io.Writer, stop <-chan struct{}) error {
 	h.serving.Add(1)
 	defer h.serving.Done()
 	s, pos := h.attach(true)
 	defer h.detach(s)
-	if _, err := w.Write(h.header); err != nil {
-		return err
+	var line []byte
+	size := func(n int64, end bool) error {
+		line = append(line[:0], `{"size":`...)
+		line = strconv.AppendInt(line, n, 10)
+		if end {
+			line = append(line, `,"end":true`...)
+		}
+		line = append(line, "}\n"...)
+		if _, err := w.Write(line); err != nil {
+			return err
+		}
+		return flush(w)
 	}
-	if err := h.copyFile(w, int64(len(h.header)), pos); err != nil {
+	if err := size(pos, false); err != nil {
 		return err
 	}
 	for {
-		if err := flush(w); err != nil {
-			return err
-		}
 		stopping := false
 		select {
 		case <-stop:
@@ -280,12 +290,14 @@ func (h *hub) serveRaw(w io.Writer, stop <-chan struct{}) error {
 		h.mu.Lock()
 		to, done := h.offset, s.done
 		h.mu.Unlock()
-		if err := h.copyFile(w, pos, to); err != nil {
-			return err
-		}
-		pos = max(pos, to)
 		if done || stopping {
-			return flush(w)
+			return size(max(pos, to), true)
+		}
+		if to > pos {
+			pos = to
+			if err := size(pos, false); err != nil {
+				return err
+			}
 		}
 	}
 }

@@ -275,18 +275,22 @@ func TestSubscriberGetsEveryRecordUpToTheExitThenEOF(t *testing.T) {
 	}
 }
 
-func TestRawSubscriberGetsTheSessionFileByteForByteUpToTheExit(t *testing.T) {
+// A follower reads the session file itself as the tap says it grows: it
+// gets the file byte for byte, up to the exit record, and then EOF.
+func TestFollowerReadsTheSessionFileByteForByteUpToTheExit(t *testing.T) {
 	s := startListening(t)
-	c, err := net.Dial("unix", liveSocket(t))
+	info, err := QueryInfo(liveSocket(t))
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer c.Close()
-	io.WriteString(c, `{"op":"attach","raw":true}`+"\n")
+	r, err := Follow(info)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
 	got := make(chan []byte)
 	go func() {
-		c.SetReadDeadline(time.Now().Add(generous))
-		b, _ := io.ReadAll(c)
+		b, _ := io.ReadAll(r)
 		got <- b
 	}()
 	if err := sendNotes(s, 1, 20_000); err != nil {
@@ -294,15 +298,20 @@ func TestRawSubscriberGetsTheSessionFileByteForByteUpToTheExit(t *testing.T) {
 	}
 	s.in.Close()
 	s.wait(t, generous)
-	stream := <-got
+	var stream []byte
+	select {
+	case stream = <-got:
+	case <-time.After(generous):
+		t.Fatal("the follower did not end with the session")
+	}
 	file, err := os.ReadFile(s.tap.Path())
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !bytes.Equal(stream, file) {
-		t.Fatalf("the raw stream (%d bytes) is not the session file (%d bytes)", len(stream), len(file))
+		t.Fatalf("the follower read %d bytes; the session file has %d", len(stream), len(file))
 	}
 	if !bytes.Contains(stream, []byte(`"event":"exit"`)) {
-		t.Error("the raw stream ends before the exit record")
+		t.Error("the follower stopped before the exit record")
 	}
 }

@@ -18,8 +18,9 @@ import (
 // The live socket speaks JSON lines. A client sends one request line:
 //
 //	{"op":"info"}    → one line of Info, then the tap closes the connection
-//	{"op":"attach","raw":true} → the session file's bytes as it grows (the
-//	                   records as written, no annotations), until it ends
+//	{"op":"attach","follow":true} → the session file's size as it grows:
+//	                   {"size":N} lines, the last {"size":N,"end":true};
+//	                   the subscriber reads the file (Info.Session) itself
 //	{"op":"attach"}  → the session header, every record so far, then live
 //	                   records (with "seq", "findings", "session_findings"
 //	                   and "pair" added) until the session ends
@@ -29,7 +30,7 @@ import (
 //	                   {"reply":null,"error":"…"}
 type request struct {
 	Op      string `json:"op"`
-	Raw     bool   `json:"raw"` // attach: the session file's bytes, with no annotations
+	Follow  bool   `json:"follow"` // attach: the file's size as it grows, not records
 	Dir     string `json:"dir"`
 	Frame   string `json:"frame"`
 	Capture bool   `json:"capture"`
@@ -106,8 +107,8 @@ func (t *Tap) serveConn(c net.Conn, done <-chan struct{}) {
 	case "attach":
 		bw := bufio.NewWriterSize(c, 64<<10)
 		fw := flushWriter{bw}
-		if req.Raw {
-			t.hub.serveRaw(fw, done)
+		if req.Follow && t.hub.path != "" {
+			t.hub.serveFollow(fw, done)
 		} else {
 			t.hub.serve(fw, done)
 		}

@@ -179,31 +179,40 @@ func (s *Source) noteLast() {
 	}
 }
 
-// OpenLive attaches to a live tap: the backlog and then live records
-// arrive on its socket; frames are read back from its session file.
+// OpenLive attaches to a live tap. When it records, the view follows its
+// session file (the tap only says how far it is written, so a view costs
+// it nothing per record) and indexes it at the lowest CPU priority, so
+// that the tap never waits for the view: the view catches up when the
+// traffic lets it. A tap that records no file sends its records one by
+// one.
 func OpenLive(info tap.Info, timeout time.Duration) (*Source, error) {
-	c, err := net.DialTimeout("unix", info.Socket, time.Second)
-	if err != nil {
-		return nil, fmt.Errorf("cannot attach to the tap %s: %w", info.Name, err)
-	}
-	// The raw stream is the session file itself: the index classifies
-	// every frame anyway, and the tap does no work per record for it. A
-	// tap that records no file can only send its records one by one.
-	req := `{"op":"attach","raw":true}`
-	if info.Session == "" {
-		req = `{"op":"attach"}`
-	}
-	if _, err := c.Write([]byte(req + "\n")); err != nil {
-		c.Close()
-		return nil, err
-	}
 	s := &Source{Name: info.Name, Path: info.Session, timeout: timeout,
-		Index: sessions.NewIndex(sessions.IndexOptions{Timeout: timeout})}
+		Index: sessions.NewIndex(sessions.IndexOptions{Timeout: timeout, Worker: background})}
 	s.started.Store(info.Started)
 	s.state.Store("live")
 	ctx, cancel := context.WithCancel(context.Background())
-	s.cancel = func() { cancel(); c.Close() }
-	go s.readLive(ctx, c)
+	if info.Session != "" {
+		fw, err := tap.Follow(info)
+		if err != nil {
+			cancel()
+			return nil, err
+		}
+		s.cancel = func() { cancel(); fw.Close() }
+		go s.follow(ctx, fw)
+	} else {
+		c, err := net.DialTimeout("unix", info.Socket, time.Second)
+		if err != nil {
+			cancel()
+			return nil, fmt.Errorf("cannot attach to the tap %s: %w", info.Name, err)
+		}
+		if _, err := c.Write([]byte(`{"op":"attach"}` + "\n")); err != nil {
+			cancel()
+			c.Close()
+			return nil, err
+		}
+		s.cancel = func() { cancel(); c.Close() }
+		go s.readLive(ctx, c)
+	}
 	go func() {
 		// The tracker's clock moves with the wall clock, so timeouts show
 		// while nothing crosses the tap.
@@ -224,10 +233,38 @@ func OpenLive(info tap.Info, timeout time.Duration) (*Source, error) {
 	return s, nil
 }
 
-// readLive indexes the attach stream. Records there are the session file's
-// lines: the backlog is the file's bytes, so its offsets are the file's;
-// live records say their file offset; after a catch-up note, the file's
-// bytes follow from the offset the note gives.
+// catchingUp is how far behind the tap's file a view says it is catching
+// up.
+const catchingUp = 1 << 20
+
+// follow indexes a live tap's session file as the tap writes it.
+func (s *Source) follow(ctx context.Context, fw *tap.Follower) {
+	background()
+	progress := func(done, _ int64) {
+		if h, ok := s.Index.Header(); ok {
+			s.setHeader(h)
+		}
+		s.noteLast()
+		if b := fw.Behind(); b >= catchingUp {
+			s.state.Store(fmt.Sprintf("live, catching up from the file (%d MB behind)", (b+500_000)/1_000_000))
+		} else {
+			s.state.Store("live")
+		}
+	}
+	err := s.Index.ReadStream(ctx, fw, progress)
+	s.noteLast()
+	s.ended.Store(true)
+	switch {
+	case ctx.Err() != nil:
+	case err != nil:
+		s.state.Store("error: " + err.Error())
+	default:
+		s.state.Store("ended")
+	}
+}
+
+// readLive indexes the annotated attach stream of a tap that records no
+// file: the header, then each record as it comes.
 func (s *Source) readLive(ctx context.Context, c net.Conn) {
 	defer c.Close()
 	r := sessions.NewReader(bufio.NewReaderSize(c, 256<<10))

@@ -43,7 +43,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"net"
 	"os"
 	"regexp"
 	"runtime/pprof"
@@ -322,7 +321,7 @@ func runLive() error {
 		if time.Now().After(deadline) {
 			return fmt.Errorf("the session did not end within %s (index has %d entries)", *timeout, src.Index.Len())
 		}
-		if !fellBehind && strings.Contains(src.State(), "caught up") {
+		if !fellBehind && strings.Contains(src.State(), "catching up") {
 			fellBehind, behindAt, behindN = true, time.Since(t0), src.Index.Counts().S2H
 		}
 		if now := time.Now(); now.Sub(lastSample) >= 10*time.Millisecond {
@@ -344,7 +343,7 @@ func runLive() error {
 		}
 		time.Sleep(2 * time.Millisecond)
 	}
-	if !fellBehind && strings.Contains(src.State(), "caught up") {
+	if !fellBehind && strings.Contains(src.State(), "catching up") {
 		fellBehind, behindAt, behindN = true, time.Since(t0), src.Index.Counts().S2H
 	}
 	close(stopKeys)
@@ -447,32 +446,28 @@ func countFile(path string) (fileCount, error) {
 	return fc, nil
 }
 
-// runRaw attaches to the tap and reads the stream to its end, counting
-// lines, with no index and no view: what a subscriber costs the tap alone.
+// runRaw follows the tap's session file to its end, counting lines, with
+// no index and no view: what a subscriber costs the tap alone.
 func runRaw() error {
 	info, err := findTap(*name, 20*time.Second)
 	if err != nil {
 		return err
 	}
-	c, err := net.DialTimeout("unix", info.Socket, time.Second)
+	fw, err := tap.Follow(info)
 	if err != nil {
 		return err
 	}
-	defer c.Close()
-	if _, err := c.Write([]byte(`{"op":"attach"}` + "\n")); err != nil {
-		return err
-	}
+	defer fw.Close()
 	if *startFile != "" {
 		if err := os.WriteFile(*startFile, nil, 0o644); err != nil {
 			return err
 		}
 	}
 	buf := make([]byte, 256<<10)
-	var lines, gaps int64
+	var lines int64
 	for {
-		n, err := c.Read(buf)
+		n, err := fw.Read(buf)
 		lines += int64(bytes.Count(buf[:n], []byte{'\n'}))
-		gaps += int64(bytes.Count(buf[:n], []byte(`"gap":true`)))
 		if err == io.EOF {
 			break
 		}
@@ -480,7 +475,7 @@ func runRaw() error {
 			return err
 		}
 	}
-	fmt.Printf("live raw_lines=%d gap_notes=%d\n", lines, gaps)
+	fmt.Printf("live raw_lines=%d gap_notes=0\n", lines)
 	return nil
 }
 

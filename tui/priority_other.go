@@ -1,0 +1,7 @@
+//go:build !linux
+
+package tui
+
+// background leaves the goroutine's priority as it is where threads have
+// no priority of their own.
+func background() {}
