@@ -46,19 +46,21 @@ const (
 // Model is the root of the program: global keys, window size, routing to
 // the focused pane of the active session.
 type Model struct {
-	c        *common
-	views    []*sessionView
-	active   int
-	picker   *picker
-	mode     mode
-	input    textinput.Model
-	help     help.Model
-	showHelp bool
-	width    int
-	height   int
-	status   string // one line of feedback (errors, copies)
-	lastID   int    // of the last session view opened
-	now      func() time.Time
+	c      *common
+	views  []*sessionView
+	active int
+	picker *picker
+	mode   mode
+	// searching: the filter input marks matches instead of hiding the rest.
+	searching bool
+	input     textinput.Model
+	help      help.Model
+	showHelp  bool
+	width     int
+	height    int
+	status    string // one line of feedback (errors, copies)
+	lastID    int    // of the last session view opened
+	now       func() time.Time
 }
 
 // Option configures a Model.
@@ -119,6 +121,13 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		}
 		cmds = append(cmds, tick())
 		return m, tea.Batch(cmds...)
+	case searchDoneMsg:
+		for _, v := range m.views {
+			if v.id == msg.session {
+				v.searchDone(msg)
+			}
+		}
+		return m, nil
 	case scanDoneMsg:
 		for _, v := range m.views {
 			if v.id == msg.session {
@@ -201,7 +210,7 @@ func (m *Model) key(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
 		return m, nil
 	case key.Matches(msg, k.Filter):
 		m.mode = modeFilter
-		m.input.Prompt = "/"
+		m.setSearching(false)
 		if v := m.view(); v != nil {
 			m.input.SetValue(v.filterText)
 		}
@@ -241,6 +250,9 @@ func (m *Model) key(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
 		return m, nil
 	case key.Matches(msg, k.Pending):
 		v.focus = panePending
+		return m, nil
+	case key.Matches(msg, k.ClearFilter) && v.focus == paneTraffic && v.search != nil:
+		v.search = nil
 		return m, nil
 	case key.Matches(msg, k.ClearFilter) && v.focus == paneTraffic && v.filterText != "":
 		v.setFilter("")
@@ -284,7 +296,7 @@ func (m *Model) do(v *sessionView, in intent) tea.Cmd {
 			v.focus = paneTraffic
 		}
 	case intentNextMatch:
-		v.nextMatch(in.step)
+		m.status = v.nextMatch(in.step)
 	case intentRefilter:
 		v.refilter()
 	case intentCopy:
@@ -293,20 +305,46 @@ func (m *Model) do(v *sessionView, in intent) tea.Cmd {
 	return v.loadDetail()
 }
 
+// setSearching switches the filter input between filtering (frames that do
+// not match are hidden) and searching (they stay; matches are marked).
+func (m *Model) setSearching(on bool) {
+	m.searching = on
+	m.input.Prompt = "filter /"
+	if on {
+		m.input.Prompt = "search /"
+	}
+}
+
 func (m *Model) filterKey(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
 	v := m.view()
 	switch msg.Type {
+	case tea.KeyTab:
+		m.setSearching(!m.searching)
+		return m, nil
 	case tea.KeyEnter:
 		m.mode = modeNormal
 		m.input.Blur()
 		if v != nil {
-			if f, err := filter.Parse(m.input.Value()); err == nil {
-				if cmd := v.applyFilter(m.input.Value(), f); cmd != nil {
+			text := m.input.Value()
+			f, err := filter.Parse(text)
+			switch {
+			case err != nil && m.searching:
+				m.status = "the search did not parse; it was not applied"
+			case err != nil:
+				m.status = "the filter did not parse; it was not applied"
+			case m.searching:
+				cmd := v.setSearch(text, f)
+				if cmd == nil && text != "" {
+					m.status = v.nextMatch(1)
+					return m, v.loadDetail()
+				}
+				return m, cmd
+			default:
+				if cmd := v.applyFilter(text, f); cmd != nil {
 					return m, cmd
 				}
 				return m, v.loadDetail()
 			}
-			m.status = "the filter did not parse; it was not applied"
 		}
 		return m, nil
 	case tea.KeyEsc:
@@ -379,6 +417,16 @@ func (m *Model) runCommand(line string) tea.Cmd {
 			return cmd
 		}
 		return v.loadDetail()
+	case "search":
+		if v == nil {
+			return nil
+		}
+		f, err := filter.Parse(arg)
+		if err != nil {
+			m.status = err.Error()
+			return nil
+		}
+		return v.setSearch(arg, f)
 	case "stderr":
 		if v != nil {
 			v.traffic.showErr = !v.traffic.showErr
@@ -386,7 +434,7 @@ func (m *Model) runCommand(line string) tea.Cmd {
 		}
 	case "":
 	default:
-		m.status = fmt.Sprintf("unknown command %q: try open, goto, filter, stderr, quit", name)
+		m.status = fmt.Sprintf("unknown command %q: try open, goto, filter, search, stderr, quit", name)
 	}
 	return nil
 }
@@ -458,14 +506,18 @@ func (m *Model) filterLine(v *sessionView) string {
 	if m.status != "" {
 		return truncate(m.status, m.width)
 	}
+	var parts []string
 	if v.filterText != "" {
 		count := fmt.Sprintf("  (%d of %d frames)", len(v.traffic.rows), v.traffic.scanned)
 		if v.traffic.scanning != nil {
 			count = "  (reading frame payloads…)"
 		}
-		return truncate(s.Dim.Render("filter: ")+classify.EscapeString(v.filterText, 200)+s.Dim.Render(count), m.width)
+		parts = append(parts, s.Dim.Render("filter: ")+classify.EscapeString(v.filterText, 200)+s.Dim.Render(count))
 	}
-	return ""
+	if v.search != nil {
+		parts = append(parts, s.Dim.Render("search: ")+classify.EscapeString(v.search.text, 200)+s.Dim.Render("  "+v.search.status()))
+	}
+	return truncate(strings.Join(parts, "    "), m.width)
 }
 
 func (m *Model) footer() string {

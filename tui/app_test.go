@@ -238,3 +238,77 @@ func TestTextFilterReadsPayloadsInTheBackground(t *testing.T) {
 		t.Errorf("the text filter should leave only the frame whose payload holds the text:\n%s", view)
 	}
 }
+
+// A search marks the frames that match and hides none; n and N step
+// through the marks, wrapping at the ends; esc ends the search.
+func TestSearchMarksMatchesWithoutHidingOthersAndNStepsThroughThem(t *testing.T) {
+	tm := startProgram(t, []*Source{openFile(t, demoSession)}, 160, 50)
+	waitFor(t, tm, "UNMATCHED")
+	tm.Send(press("/"))
+	typeText(tm, "method:tools/list")
+	tm.Send(press("tab"))
+	waitFor(t, tm, "search /method:tools/list")
+	tm.Send(press("enter"))
+	// The selection followed the traffic to the last frame: the first
+	// match is past the end.
+	waitFor(t, tm, "search went past the last match to the first", "#7  host → server  request")
+	tm.Send(press("n"))
+	waitFor(t, tm, "answers #7", "search: method:tools/list  (2 matches")
+	tm.Send(press("N"))
+	waitFor(t, tm, "#7  host → server  request")
+	tm.Send(press("N"))
+	waitFor(t, tm, "search went past the first match to the last", "answers #7")
+	tm.Send(press("esc"))
+	view := finalView(t, tm)
+	if !strings.Contains(view, "initialize") || !strings.Contains(view, "tools/call") {
+		t.Errorf("a search hid frames that do not match:\n%s", view)
+	}
+	if strings.Contains(view, "search:") || strings.Contains(view, "7*") {
+		t.Errorf("esc did not end the search:\n%s", view)
+	}
+}
+
+// With a search on, the table marks exactly the matching rows.
+func TestSearchMarksExactlyTheMatchingRows(t *testing.T) {
+	tm := startProgram(t, []*Source{openFile(t, demoSession)}, 160, 50)
+	waitFor(t, tm, "UNMATCHED")
+	tm.Send(press(":"))
+	typeText(tm, "search kind:notification")
+	tm.Send(press("enter"))
+	waitFor(t, tm, "search: kind:notification")
+	view := finalView(t, tm)
+	marked, notes := 0, 0
+	for _, line := range strings.Split(view, "\n") {
+		row := strings.Fields(strings.Trim(line, "│ "))
+		isNote := strings.Contains(line, " notification ")
+		if isNote {
+			notes++
+		}
+		if len(row) > 0 && strings.HasSuffix(strings.TrimRight(row[0], "0123456789."), "*") {
+			marked++
+			if !isNote {
+				t.Errorf("a row that is not a notification is marked: %q", line)
+			}
+		}
+	}
+	if marked == 0 || marked != notes {
+		t.Errorf("%d rows are marked; %d rows are notifications:\n%s", marked, notes, view)
+	}
+}
+
+// A search for text reads frame payloads in the background, as a text
+// filter does, and then marks the one frame that holds it.
+func TestTextSearchReadsPayloadsInTheBackground(t *testing.T) {
+	tm := startProgram(t, []*Source{openFile(t, demoSession)}, 160, 50)
+	waitFor(t, tm, "UNMATCHED")
+	tm.Send(press(":"))
+	typeText(tm, `search "3 results"`)
+	tm.Send(press("enter"))
+	waitFor(t, tm, "(1 match; n/N go to it)")
+	tm.Send(press("n"))
+	waitFor(t, tm, "3 results")
+	view := finalView(t, tm)
+	if !strings.Contains(view, "initialize") {
+		t.Errorf("a search hid frames that do not match:\n%s", view)
+	}
+}

@@ -23,6 +23,7 @@ type sessionView struct {
 	focus      paneID
 	showStats  bool
 	filterText string
+	search     *search // frames marked, not hidden; nil: none
 	width      int
 	height     int
 	lastLen    int
@@ -56,6 +57,9 @@ func (v *sessionView) sync(now time.Time) tea.Cmd {
 	if n != v.lastLen {
 		v.lastLen = n
 		v.traffic.sync(v.src)
+		if v.search != nil {
+			v.search.extend(v.src)
+		}
 		v.stats.sync(x)
 	}
 	v.pending.sync(x)
@@ -101,17 +105,23 @@ func (v *sessionView) jumpSeq(seq int64) bool {
 	return v.traffic.selectPos(pos)
 }
 
-// nextMatch steps to the next (or previous) frame with a finding.
-func (v *sessionView) nextMatch(step int) {
+// nextMatch steps to the next (or previous) frame the search marks, or
+// with no search, to the next frame with a finding. It says what happened
+// when that is not plain.
+func (v *sessionView) nextMatch(step int) string {
+	if v.search != nil {
+		return v.stepSearch(step)
+	}
 	x := v.src.Index
 	for i := v.traffic.sel + step; i >= 0 && i < len(v.traffic.rows); i += step {
 		if x.At(int(v.traffic.rows[i])).Worst > 0 {
 			v.traffic.sel = i
 			v.traffic.follow = false
 			v.traffic.clamp()
-			return
+			return ""
 		}
 	}
+	return "no further frame has a finding"
 }
 
 // header is the session's title line with counts and the frame rate.
@@ -152,7 +162,7 @@ func (v *sessionView) View(now time.Time) string {
 		return s.Pane
 	}
 	top := pane(v.focus == paneTraffic).Width(v.traffic.width).Height(v.traffic.height).
-		Render(v.traffic.View(v.src.Index, v.src.Started()))
+		Render(v.traffic.View(v.src.Index, v.src.Started(), v.search))
 	det := pane(v.focus == paneDetail).Width(v.detail.width).Height(v.detail.height).Render(v.detail.View())
 	sessNow := v.src.Clock(now)
 	pend := pane(v.focus == panePending).Width(v.pending.width).Height(v.pending.height).

@@ -241,7 +241,9 @@ const (
 	colSize = 6
 )
 
-func (p *trafficPane) View(x *sessions.Index, started time.Time) string {
+// View draws the rows on screen; rows the search marks have a * after
+// their number (a mark that needs no colour).
+func (p *trafficPane) View(x *sessions.Index, started time.Time, marked *search) string {
 	s := p.c.styles
 	var b strings.Builder
 	methodW := max(p.width-(colSeq+colTime+colDir+colKind+colID+colLat+colSize+8)-24, 8)
@@ -255,7 +257,7 @@ func (p *trafficPane) View(x *sessions.Index, started time.Time) string {
 	for i := p.top; i < p.top+h && i < len(p.rows); i++ {
 		e := x.At(int(p.rows[i]))
 		b.WriteByte('\n')
-		line := p.row(&e, methodW, tw, started, i == p.sel)
+		line := p.row(&e, methodW, tw, started, i == p.sel, marked.has(p.rows[i]))
 		switch {
 		case i == p.sel:
 			line = s.Selected.Render(padRight(line, p.width))
@@ -272,7 +274,7 @@ func (p *trafficPane) View(x *sessions.Index, started time.Time) string {
 
 // row draws one entry; a selected row is drawn plain so that its
 // highlight runs the whole width.
-func (p *trafficPane) row(e *sessions.Entry, methodW, tw int, started time.Time, plain bool) string {
+func (p *trafficPane) row(e *sessions.Entry, methodW, tw int, started time.Time, plain, match bool) string {
 	t := fmtRel(e.T)
 	if p.wall {
 		t = started.Add(time.Duration(e.T) * time.Microsecond).Local().Format("15:04:05.000")
@@ -295,8 +297,12 @@ func (p *trafficPane) row(e *sessions.Entry, methodW, tw int, started time.Time,
 	if e.Kind == classify.KindResponse {
 		lat = fmtLatency(e.Latency)
 	}
-	line := fmt.Sprintf("%*d %-*s %s %-*s %-*s %-*s %*s %*s ",
-		colSeq, e.Seq, tw, t, dir, colKind, truncate(kind, colKind),
+	mark := " "
+	if match {
+		mark = "*"
+	}
+	line := fmt.Sprintf("%*d%s%-*s %s %-*s %-*s %-*s %*s %*s ",
+		colSeq, e.Seq, mark, tw, t, dir, colKind, truncate(kind, colKind),
 		colID, truncate(classify.EscapeString(e.ID, colID*4), colID),
 		methodW, truncate(classify.EscapeString(e.Method, methodW*4), methodW),
 		colLat, lat, colSize, fmtSize(e.Size))
