@@ -765,6 +765,11 @@ func ClassifyFramed(body []byte, info FrameInfo, dir Direction, p Profile) Messa
 		}
 		m := Message{Kind: KindNotJSON, Dir: dir, Profile: p, Frame: body, Size: info.Size}
 		m.add(CodeBadHeader, Error, info.Bad)
+		if dir == H2S {
+			// A frame of kind not-json: a strict server owes -32700,
+			// as for any unreadable input.
+			m.answer(ParseError, "Parse error")
+		}
 		return m
 	}
 	if int64(len(body)) < info.BodyLen {

@@ -873,3 +873,24 @@ func BenchmarkSplitNDJSON1KiB(b *testing.B) {
 	benchmarkSplit(b, FramingNDJSON, splitterNDJSONFrame(1024))
 }
 func BenchmarkSplitLSP1KiB(b *testing.B) { benchmarkSplit(b, FramingLSP, splitterLSPFrame(1024)) }
+
+// A malformed Content-Length header block is a frame of kind not-json: a
+// strict server owes it -32700, as any unreadable input; a host owes
+// nothing to unreadable server output.
+func TestBadHeaderIsOwedAParseErrorOnlyByAServer(t *testing.T) {
+	spans := SplitAll([]byte("Content-Length: lots\r\n\r\n{}"), FramingLSP)
+	if len(spans) == 0 || spans[0].Bad == "" {
+		t.Fatalf("the header block was not found bad: %+v", spans)
+	}
+	info := spans[0].FrameInfo
+	m := ClassifyFramed(nil, info, H2S, LSP)
+	if m.Kind != KindNotJSON || !m.Has(CodeBadHeader) {
+		t.Fatalf("kind %s, findings %v; want not-json with bad-header", m.Kind, m.Findings)
+	}
+	if m.Answer == nil || m.Answer.Code != ParseError {
+		t.Errorf("a server owes %+v; want the -32700 parse error", m.Answer)
+	}
+	if m := ClassifyFramed(nil, info, S2H, LSP); m.Answer != nil {
+		t.Errorf("a host owes %+v for a bad header from the server; want nothing", m.Answer)
+	}
+}

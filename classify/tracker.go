@@ -156,6 +156,7 @@ type owed struct {
 	deadline   time.Duration
 	done       bool
 	superseded bool // a later owed frame took its key; counted in owedOld
+	result     bool // a result came back for it: an answer, not the error owed
 }
 
 // NewTracker starts a session.
@@ -533,8 +534,15 @@ func (t *Tracker) response(seq int64, at time.Duration, m *Message) {
 	}
 	if len(t.owed) > 0 {
 		if o, ok := t.owed[string(k)]; ok {
-			o.done = true
-			delete(t.owed, string(k))
+			// It answers the invalid frame, so it is not unmatched; only
+			// an error is the answer owed, so a result leaves the frame
+			// to be reported unanswered at its deadline.
+			if m.HasError() {
+				o.done = true
+				delete(t.owed, string(k))
+			} else {
+				o.result = true
+			}
 			return
 		}
 	}
@@ -753,7 +761,11 @@ func (t *Tracker) advance(now time.Duration) {
 			if o.key != "" && t.owed[o.key] == o {
 				delete(t.owed, o.key)
 			}
-			t.emit(o.seq, CodeUnansweredInvalid, Info, "The receiver did not answer this frame with an error, as a strict JSON-RPC peer must; it ignored it.", 0)
+			msg := "The receiver did not answer this frame with an error, as a strict JSON-RPC peer must; it ignored it."
+			if o.result {
+				msg = "The receiver answered this frame with a result, as if it were valid; a strict JSON-RPC peer refuses it with an error."
+			}
+			t.emit(o.seq, CodeUnansweredInvalid, Info, msg, 0)
 		}
 	}
 }

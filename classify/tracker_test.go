@@ -180,6 +180,10 @@ func TestTrackerSessionFindings(t *testing.T) {
 			{0, H2S, `{"jsonrpc":"2.0","id":5,"method":7}`},
 			{1, S2H, `{"jsonrpc":"2.0","id":5,"error":{"code":-32600,"message":"Invalid Request: method must be a string"}}`},
 		}, 2000, "1:bad-method"},
+		{"a result to an invalid frame answers it but is not the error owed", TrackerOptions{Timeout: time.Second}, []step{
+			{0, H2S, `{"jsonrpc":"2.0","id":5,"method":7}`},
+			{1, S2H, `{"jsonrpc":"2.0","id":5,"result":{}}`},
+		}, 2000, "1:bad-method 1:unanswered-invalid"},
 		{"an answer to a reused invalid id settles the newer frame", TrackerOptions{Timeout: 30 * time.Second}, []step{
 			{0, H2S, `{"jsonrpc":"2.0","id":5,"method":7}`},
 			{10000, H2S, `{"jsonrpc":"2.0","id":5,"method":7}`},
