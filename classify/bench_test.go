@@ -26,5 +26,15 @@ func benchmarkClassify(b *testing.B, frame []byte, dir Direction) {
 	}
 }
 
+// codeFrame1KiB is a tools/call request whose argument is source code: as
+// dense in escapes (\n, \t, \") as MCP traffic that edits files.
+func codeFrame1KiB() []byte {
+	line := `func (s *Server) Handle(ctx context.Context, req *Request) error {\n\tif req.ID == nil { return errors.New(\"no id\") }\n`
+	text := strings.Repeat(line, 8)[:880]
+	text = strings.TrimRight(text, "\\")
+	return []byte(`{"jsonrpc":"2.0","id":42,"method":"tools/call","params":{"name":"edit_file","arguments":{"path":"/src/server.go","newText":"` + text + `"}}}`)
+}
+
+func BenchmarkClassifyCode1KiB(b *testing.B)     { benchmarkClassify(b, codeFrame1KiB(), H2S) }
 func BenchmarkClassifyRequest1KiB(b *testing.B)  { benchmarkClassify(b, frame1KiB(false), H2S) }
 func BenchmarkClassifyResponse1KiB(b *testing.B) { benchmarkClassify(b, frame1KiB(true), S2H) }

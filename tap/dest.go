@@ -22,8 +22,11 @@ type dest struct {
 	mu  sync.Mutex // held while a frame is partly written
 	dir classify.Direction
 	w   io.Writer
-	// note records bytes written under mu (wire chunks, injected frames).
+	// note records bytes written under mu (wire chunks, injected frames)
+	// just before they are written; kick, when set, is called once they
+	// are, to have them recorded.
 	note func(item)
+	kick func()
 
 	qmu    sync.Mutex
 	queue  []*injection
@@ -94,7 +97,16 @@ func (d *dest) drainLocked() {
 		if !d.failed() { // recorded first, as the relay's frames are
 			d.note(item{at: now(), dir: d.dir, data: inj.body, header: inj.header, src: inj.src, whole: true})
 		}
-		inj.done <- d.writeLocked(inj.frame)
+		err := d.writeLocked(inj.frame)
+		d.kicked()
+		inj.done <- err
+	}
+}
+
+// kicked has what was just written recorded.
+func (d *dest) kicked() {
+	if d.kick != nil {
+		d.kick()
 	}
 }
 

@@ -51,9 +51,10 @@ type intakeSpans struct{ data, header [2]int }
 
 func (in *intake) init() { in.cond.L = &in.mu }
 
-// put copies it into the intake, waiting while it is full. It reports
+// put copies it into the intake, waiting while it is full; with wake it
+// wakes the dispatcher (without, the caller calls kick soon). It reports
 // false when the intake is closed.
-func (in *intake) put(it item) bool {
+func (in *intake) put(it item, wake bool) bool {
 	in.mu.Lock()
 	defer in.mu.Unlock()
 	for len(in.buf) >= intakeLimit && !in.closed {
@@ -74,10 +75,19 @@ func (in *intake) put(it item) bool {
 	}
 	in.items = append(in.items, it)
 	in.spans = append(in.spans, sp)
-	if len(in.items) == 1 {
+	if wake && len(in.items) == 1 {
 		in.cond.Broadcast()
 	}
 	return true
+}
+
+// kick wakes the dispatcher when items wait for it.
+func (in *intake) kick() {
+	in.mu.Lock()
+	if len(in.items) > 0 {
+		in.cond.Broadcast()
+	}
+	in.mu.Unlock()
 }
 
 // take swaps the intake's items for the empty slices given, waiting for at

@@ -113,8 +113,16 @@ type published struct {
 // before it forwards it, so the file's order is the order bytes crossed
 // the tap. note waits only when recording is a whole intake behind.
 func (r *recorder) note(it item) {
-	r.in.put(it) // after close, a late write is not recorded
+	r.in.put(it, true) // after close, a late write is not recorded
 }
+
+// noteQuietly notes an item without waking the recorder: a relay wakes it
+// (kick) after it has forwarded the bytes, so that waking another thread
+// does not delay them.
+func (r *recorder) noteQuietly(it item) { r.in.put(it, false) }
+
+// kick wakes the recorder for items noted quietly.
+func (r *recorder) kick() { r.in.kick() }
 
 // flushAt is how much the file buffer holds before a write.
 const flushAt = 64 << 10
@@ -166,6 +174,7 @@ func (r *recorder) run() {
 		case <-r.stop:
 			return
 		case <-t.C:
+			r.kick() // a noter that forgot to would only delay its records
 			r.mu.Lock()
 			if n := now(); n-last >= 250*time.Millisecond {
 				last = n
@@ -210,12 +219,27 @@ func (r *recorder) batch() *batch {
 
 // submit hands the batch being filled on.
 func (r *recorder) submit() {
-	if b := r.cur; b != nil && len(b.jobs) > 0 {
-		r.work <- b
-		r.commits <- b
-		r.cur = nil
+	b := r.cur
+	if b == nil || len(b.jobs) == 0 {
+		return
 	}
+	r.cur = nil
+	if len(b.jobs) <= inlineJobs && len(r.free) == batchesInFlight-1 {
+		// A few frames and nothing else in flight: record them here.
+		// Handing them on would wake two more threads for a little
+		// work, which costs a small machine more than the work, and
+		// takes the CPU the peers need to answer.
+		r.encode(b)
+		r.commitBatch(b)
+		return
+	}
+	r.work <- b
+	r.commits <- b
 }
+
+// inlineJobs is how many records the dispatcher makes itself when nothing
+// else is in flight.
+const inlineJobs = 16
 
 // addJob puts j in the batch, with copies of body and header (nil: none).
 func (r *recorder) addJob(j job, body, header []byte) {
@@ -359,19 +383,24 @@ func (r *recorder) beginStream(d *dirState, part []byte) {
 func (r *recorder) commit() {
 	for b := range r.commits {
 		<-b.done
-		r.mu.Lock()
-		for i := range b.jobs {
-			r.commitJob(b, &b.jobs[i])
-		}
-		if r.bw != nil && r.bw.Buffered() >= flushAt {
-			r.flush()
-		}
-		r.mu.Unlock()
-		if !b.reset() {
-			b = newBatch()
-		}
-		r.free <- b
+		r.commitBatch(b)
 	}
+}
+
+// commitBatch records an encoded batch and frees it.
+func (r *recorder) commitBatch(b *batch) {
+	r.mu.Lock()
+	for i := range b.jobs {
+		r.commitJob(b, &b.jobs[i])
+	}
+	if r.bw != nil && r.bw.Buffered() >= flushAt {
+		r.flush()
+	}
+	r.mu.Unlock()
+	if !b.reset() {
+		b = newBatch()
+	}
+	r.free <- b
 }
 
 func (r *recorder) commitJob(b *batch, j *job) {

@@ -119,6 +119,7 @@ func (r *relay) forward(at time.Duration, atEOF bool) {
 				// is recorded, not forwarded.
 				r.flush(r.buf[:done], at)
 				r.dst.note(item{at: at, dir: r.dir, data: r.buf[done:r.scanned], captured: true})
+				r.dst.kicked()
 				r.shift(r.scanned)
 				done = 0
 				continue
@@ -156,6 +157,7 @@ func (r *relay) write(b []byte, at time.Duration) {
 		r.dst.note(item{at: at, dir: r.dir, data: b})
 	}
 	r.dst.writeLocked(b)
+	r.dst.kicked()
 }
 
 // shift drops the first k bytes of the buffer.
@@ -188,6 +190,7 @@ func (r *relay) finish() {
 	r.stream = false
 	r.dst.close()
 	r.dst.note(item{at: now(), dir: r.dir, eof: true})
+	r.dst.kicked()
 	r.dst.mu.Unlock()
 }
 

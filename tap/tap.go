@@ -160,8 +160,8 @@ func (t *Tap) Run(ctx context.Context, hostIn io.Reader, hostOut io.WriteCloser,
 		opts.Warn(err.Error())
 	}
 	t.mu.Lock() // Inject reads these from other goroutines
-	t.dests[classify.H2S] = &dest{dir: classify.H2S, w: stdinW, note: t.rec.note}
-	t.dests[classify.S2H] = &dest{dir: classify.S2H, w: hostOut, note: t.rec.note}
+	t.dests[classify.H2S] = &dest{dir: classify.H2S, w: stdinW, note: t.rec.noteQuietly, kick: t.rec.kick}
+	t.dests[classify.S2H] = &dest{dir: classify.S2H, w: hostOut, note: t.rec.noteQuietly, kick: t.rec.kick}
 	t.capture[classify.S2H] = newCaptureSet()
 	t.capture[classify.H2S] = newCaptureSet()
 	h2s := &relay{dir: classify.H2S, src: hostIn, dst: t.dests[classify.H2S], framing: opts.Framing, captures: t.capture[classify.H2S]}
