@@ -152,7 +152,8 @@ type job struct {
 	captured bool
 	event    sessions.EventRecord
 	spool    *spool
-	spoolErr error // the spool could not be made
+	spoolErr error  // the spool could not be made
+	held     []byte // a spooled frame's first bytes, owned by the job
 
 	// Set by the encoder:
 	m        classify.Message
@@ -173,6 +174,7 @@ func (b *batch) reset() bool {
 	if cap(b.data) > 4*batchBytes || cap(b.out) > 8*batchBytes {
 		return false
 	}
+	clear(b.jobs) // let go of what the jobs held (a huge frame's first bytes)
 	b.data, b.jobs, b.out = b.data[:0], b.jobs[:0], b.out[:0]
 	return true
 }
@@ -197,7 +199,7 @@ func (r *recorder) encode(b *batch) {
 			b.out, j.redacted, j.err = r.appendRecord(b.out, j, body, b.bytes(j.header))
 			j.line = [2]int{start, len(b.out)}
 		case jobSpool:
-			j.m = classify.ClassifyFramed(b.bytes(j.body), j.info, j.dir, b.profile)
+			j.m = classify.ClassifyFramed(j.held, j.info, j.dir, b.profile)
 		}
 	}
 }

@@ -352,8 +352,17 @@ func (r *recorder) endFrame(d *dirState, t time.Duration, dir classify.Direction
 	}
 	j := job{kind: jobFrame, t: t, dir: dir, info: info, eof: info.EOF, captured: captured}
 	if d.over {
+		// The frame's first limit bytes go with the job as they are (no
+		// copy), and the direction starts a small buffer again.
 		j.kind, j.t, j.spool, j.spoolErr = jobSpool, d.at, d.spool, d.err
-		d.spool, d.err, d.over = nil, nil, false
+		j.held = frameBody(d.asm, info)
+		if header != nil {
+			header = bytes.Clone(header)
+		}
+		d.spool, d.err, d.over, d.asm = nil, nil, false, nil
+		r.addJob(j, nil, header)
+		d.size = 0
+		return
 	}
 	r.addJob(j, frameBody(d.asm, info), header)
 	d.asm = d.asm[:0]
@@ -415,7 +424,7 @@ func (r *recorder) commitJob(b *batch, j *job) {
 	case jobSpool:
 		r.seq++
 		if p := r.tracker.Profile(); j.m.Profile != p {
-			j.m = classify.ClassifyFramed(b.bytes(j.body), j.info, j.dir, p)
+			j.m = classify.ClassifyFramed(j.held, j.info, j.dir, p)
 		}
 		if j.spoolErr != nil {
 			r.fail(j.dir, j.spoolErr)
