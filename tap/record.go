@@ -301,17 +301,26 @@ func (r *recorder) wire(t time.Duration, it item) {
 			d.at = t
 		}
 		d.size += int64(n)
-		if d.over {
+		whole := end && len(d.asm) == 0 && !d.over && n <= r.limit
+		switch {
+		case whole:
+			// The frame is all in this item: it goes to the batch
+			// from here, with no assembling.
+		case d.over:
 			if d.spool != nil {
 				d.spool.write(part)
 			}
-		} else if len(d.asm)+len(part) <= r.limit {
+		case len(d.asm)+len(part) <= r.limit:
 			d.asm = append(d.asm, part...)
-		} else {
+		default:
 			r.beginStream(d, part)
 		}
 		if end {
-			r.endFrame(d, t, it.dir, it.captured)
+			frame := d.asm
+			if whole {
+				frame = part
+			}
+			r.endFrame(d, frame, t, it.dir, it.captured)
 			for _, h := range d.held {
 				r.whole(h)
 			}
@@ -338,7 +347,9 @@ func (r *recorder) framingFor(dir classify.Direction) classify.Framing {
 	return r.hub.framing
 }
 
-func (r *recorder) endFrame(d *dirState, t time.Duration, dir classify.Direction, captured bool) {
+// endFrame records the frame that just ended: frame holds its bytes (up to
+// limit of them, for a frame that was spooled).
+func (r *recorder) endFrame(d *dirState, frame []byte, t time.Duration, dir classify.Direction, captured bool) {
 	info := d.sp.Frame()
 	if info.Framing == classify.FramingLSP && !r.lspNoted && r.hub.framing == classify.FramingAuto && dir != classify.Err {
 		// The header said auto; say what the traffic showed, so readers
@@ -348,14 +359,14 @@ func (r *recorder) endFrame(d *dirState, t time.Duration, dir classify.Direction
 	}
 	var header []byte
 	if info.HeaderLen > 0 && !info.PlainHeader {
-		header = d.asm[:min(info.HeaderLen, len(d.asm))]
+		header = frame[:min(info.HeaderLen, len(frame))]
 	}
 	j := job{kind: jobFrame, t: t, dir: dir, info: info, eof: info.EOF, captured: captured}
 	if d.over {
 		// The frame's first limit bytes go with the job as they are (no
 		// copy), and the direction starts a small buffer again.
 		j.kind, j.t, j.spool, j.spoolErr = jobSpool, d.at, d.spool, d.err
-		j.held = frameBody(d.asm, info)
+		j.held = frameBody(frame, info)
 		if header != nil {
 			header = bytes.Clone(header)
 		}
@@ -364,7 +375,7 @@ func (r *recorder) endFrame(d *dirState, t time.Duration, dir classify.Direction
 		d.size = 0
 		return
 	}
-	r.addJob(j, frameBody(d.asm, info), header)
+	r.addJob(j, frameBody(frame, info), header)
 	d.asm = d.asm[:0]
 	d.size = 0
 }
