@@ -9,6 +9,8 @@ import (
 	"net"
 	"os"
 	"sync/atomic"
+
+	"github.com/rpctap/rpctap/sessions"
 	"time"
 )
 
@@ -24,6 +26,10 @@ func Follow(info Info) (*Follower, error) {
 	f, err := os.Open(info.Session)
 	if err != nil {
 		return nil, fmt.Errorf("cannot read the session file of the tap %s: %w", info.Name, err)
+	}
+	if h, _ := sessions.NewReader(io.NewSectionReader(f, 0, 1<<20)).Header(); info.ID != "" && h.ID != info.ID {
+		f.Close()
+		return nil, fmt.Errorf("%s is not the session file of the tap %s (its header names session %q, the tap's is %q)", info.Session, info.Name, h.ID, info.ID)
 	}
 	c, err := net.DialTimeout("unix", info.Socket, time.Second)
 	if err != nil {

@@ -315,3 +315,33 @@ func TestFollowerReadsTheSessionFileByteForByteUpToTheExit(t *testing.T) {
 		t.Error("the follower stopped before the exit record")
 	}
 }
+
+// A tap started with a relative --record path announces the file by its
+// absolute path, so a view in another directory follows the right file.
+func TestRelativeRecordPathIsAnnouncedAbsolute(t *testing.T) {
+	dir := t.TempDir()
+	t.Chdir(dir)
+	s := startSession(t, Options{Argv: []string{"/bin/cat"}, Framing: classify.FramingNDJSON, Record: true, Path: "rel.jsonl", Listen: true, NoRedact: true})
+	s.write(t, append(note(0), '\n'))
+	s.out.waitFor(t, "\n")
+	info, err := QueryInfo(liveSocket(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := filepath.Join(dir, "rel.jsonl"); info.Session != want {
+		t.Fatalf("the tap announces its file as %q, want %q", info.Session, want)
+	}
+	// Elsewhere, a file of the same name is not taken for the tap's.
+	other := t.TempDir()
+	t.Chdir(other)
+	os.WriteFile("rel.jsonl", []byte(`{"rpctap":"session","version":1,"id":"other","started":"2026-01-01T00:00:00.000000Z"}`+"\n"), 0o600)
+	r, err := Follow(info)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Close()
+	info.Session = filepath.Join(other, "rel.jsonl")
+	if _, err := Follow(info); err == nil || !strings.Contains(err.Error(), "is not the session file") {
+		t.Errorf("following a file with another session's header: %v; want it refused", err)
+	}
+}

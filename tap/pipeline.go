@@ -58,6 +58,9 @@ func (in *intake) put(it item, wake bool) bool {
 	in.mu.Lock()
 	defer in.mu.Unlock()
 	for len(in.buf) >= intakeLimit && !in.closed {
+		// Full: whoever noted quietly may not have kicked yet (its
+		// write may be what waits), so wake the dispatcher here.
+		in.cond.Broadcast()
 		in.cond.Wait()
 	}
 	if in.closed {

@@ -235,11 +235,42 @@ func (r *recorder) submit() {
 	}
 	r.work <- b
 	r.commits <- b
+	if heavy(b) {
+		// A large frame: let it through before the next batch, so that
+		// at most one such copy is in flight.
+		r.drain()
+	}
 }
 
 // inlineJobs is how many records the dispatcher makes itself when nothing
 // else is in flight.
 const inlineJobs = 16
+
+// heavyBatch is the frame data past which a batch travels alone.
+const heavyBatch = 1 << 20
+
+func heavy(b *batch) bool {
+	if len(b.data) > heavyBatch {
+		return true
+	}
+	for i := range b.jobs {
+		if len(b.jobs[i].held) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// drain waits until every batch handed on is recorded.
+func (r *recorder) drain() {
+	var back [batchesInFlight]*batch
+	for i := range back {
+		back[i] = <-r.free
+	}
+	for _, b := range back {
+		r.free <- b
+	}
+}
 
 // addJob puts j in the batch, with copies of body and header (nil: none).
 func (r *recorder) addJob(j job, body, header []byte) {

@@ -39,6 +39,7 @@ type request struct {
 
 // Info describes a live tap.
 type Info struct {
+	ID      string    `json:"id"` // the session's id, as in its file's header
 	PID     int       `json:"pid"`
 	Name    string    `json:"name"`
 	Argv    []string  `json:"argv"`
@@ -84,7 +85,7 @@ func (t *Tap) info() Info {
 	t.hub.mu.Lock()
 	st := t.hub.stats
 	t.hub.mu.Unlock()
-	return Info{PID: os.Getpid(), Name: t.opts.Name, Argv: t.opts.Argv, Started: t.started, Session: t.path,
+	return Info{ID: t.id, PID: os.Getpid(), Name: t.opts.Name, Argv: t.opts.Argv, Started: t.started, Session: t.path,
 		Framing: t.opts.Framing.String(), Socket: t.socket, Stats: st}
 }
 

@@ -358,7 +358,14 @@ func (t *Tap) startRecorder(redact *redactor) error {
 		tracker: tr, redact: redact, hub: t.hub, warn: opts.Warn}
 	var ferr error
 	if opts.Record {
+		// Views elsewhere read the file by the path the tap announces:
+		// it must not depend on the tap's working directory.
 		path := opts.Path
+		if path != "" {
+			if abs, err := filepath.Abs(path); err == nil {
+				path = abs
+			}
+		}
 		if path == "" {
 			dir, err := sessions.StateDir()
 			if err != nil {

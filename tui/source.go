@@ -181,13 +181,19 @@ func (s *Source) noteLast() {
 
 // OpenLive attaches to a live tap. When it records, the view follows its
 // session file (the tap only says how far it is written, so a view costs
-// it nothing per record) and indexes it at the lowest CPU priority, so
-// that the tap never waits for the view: the view catches up when the
+// it nothing per record) and indexes it at a lower CPU priority, so that
+// on a busy machine the view yields to the tap and catches up when the
 // traffic lets it. A tap that records no file sends its records one by
 // one.
 func OpenLive(info tap.Info, timeout time.Duration) (*Source, error) {
+	// A tap in this very process (rpctap watch) shares the view's
+	// threads and pauses: lowering them would slow the tap, not spare it.
+	lower := background
+	if info.PID == os.Getpid() {
+		lower = func() {}
+	}
 	s := &Source{Name: info.Name, Path: info.Session, timeout: timeout,
-		Index: sessions.NewIndex(sessions.IndexOptions{Timeout: timeout, Worker: background})}
+		Index: sessions.NewIndex(sessions.IndexOptions{Timeout: timeout, Worker: lower})}
 	s.started.Store(info.Started)
 	s.state.Store("live")
 	ctx, cancel := context.WithCancel(context.Background())
@@ -198,7 +204,7 @@ func OpenLive(info tap.Info, timeout time.Duration) (*Source, error) {
 			return nil, err
 		}
 		s.cancel = func() { cancel(); fw.Close() }
-		go s.follow(ctx, fw)
+		go s.follow(ctx, fw, lower)
 	} else {
 		c, err := net.DialTimeout("unix", info.Socket, time.Second)
 		if err != nil {
@@ -238,8 +244,9 @@ func OpenLive(info tap.Info, timeout time.Duration) (*Source, error) {
 const catchingUp = 1 << 20
 
 // follow indexes a live tap's session file as the tap writes it.
-func (s *Source) follow(ctx context.Context, fw *tap.Follower) {
-	background()
+func (s *Source) follow(ctx context.Context, fw *tap.Follower, lower func()) {
+	lower()
+	defer fw.Close()
 	progress := func(done, _ int64) {
 		if h, ok := s.Index.Header(); ok {
 			s.setHeader(h)

@@ -65,10 +65,10 @@ func runTap(cmd *cobra.Command, argv []string, o runOptions) error {
 		return usageError(err)
 	}
 	if os.Getenv("GOMEMLIMIT") == "" {
-		// The tap's memory does not grow with the traffic, but a frame
-		// of hundreds of MiB passes through buffers of up to 16 MiB a
-		// direction: collect garbage sooner than usual near this size,
-		// so that the tap's footprint stays small beside the host.
+		// The tap's memory does not grow with the traffic, but a large
+		// frame passes through buffers of up to 16 MiB a direction (and
+		// its record, one at a time): collect garbage sooner than usual
+		// past this size, so that the tap stays small beside the host.
 		debug.SetMemoryLimit(runMemoryLimit)
 	}
 	stderr := cmd.ErrOrStderr()

@@ -1,0 +1,53 @@
+package tap
+
+import (
+	"testing"
+	"time"
+
+	"github.com/rpctap/rpctap/classify"
+)
+
+// A relay notes quietly and wakes the recorder only after its write, which
+// may wait on a slow receiver. If its note filled the intake, another
+// noter (the other direction) must still get through: the intake wakes
+// the recorder itself when it is full.
+func TestFullIntakeWakesTheRecorderForAQuietNoter(t *testing.T) {
+	var in intake
+	in.init()
+	go func() { // the dispatcher
+		var items []item
+		var spans []intakeSpans
+		var buf []byte
+		for {
+			got, gs, gb, done := in.take(items, spans, buf)
+			if done {
+				return
+			}
+			items, spans, buf = got, gs, gb
+		}
+	}()
+	defer in.close()
+	// Let the dispatcher take a first item and go back to waiting.
+	in.put(item{dir: classify.H2S, data: []byte("first\n")}, true)
+	for {
+		in.mu.Lock()
+		n := len(in.items)
+		in.mu.Unlock()
+		if n == 0 {
+			break
+		}
+		time.Sleep(time.Millisecond)
+	}
+	time.Sleep(20 * time.Millisecond)
+	in.put(item{dir: classify.H2S, data: make([]byte, intakeLimit)}, false) // no kick follows
+	done := make(chan struct{})
+	go func() {
+		in.put(item{dir: classify.S2H, data: []byte("answer\n")}, false)
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("a note waited for room while the recorder slept with a full intake")
+	}
+}
