@@ -233,9 +233,10 @@ func (r *recorder) submit() {
 		r.commitBatch(b)
 		return
 	}
+	alone := heavy(b) // b is not ours once handed on
 	r.work <- b
 	r.commits <- b
-	if heavy(b) {
+	if alone {
 		// A large frame: let it through before the next batch, so that
 		// at most one such copy is in flight.
 		r.drain()
