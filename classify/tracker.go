@@ -537,10 +537,13 @@ func (t *Tracker) response(seq int64, at time.Duration, m *Message) {
 			// It answers the invalid frame, so it is not unmatched; only
 			// an error is the answer owed, so a result leaves the frame
 			// to be reported unanswered at its deadline.
-			if m.HasError() {
+			switch {
+			case m.HasError():
 				o.done = true
 				delete(t.owed, string(k))
-			} else {
+			case o.result:
+				t.emit(seq, CodeDuplicateResponse, Error, "The frame this answers was already answered; a receiver drops or misroutes the second answer.", o.seq)
+			default:
 				o.result = true
 			}
 			return

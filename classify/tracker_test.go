@@ -184,6 +184,11 @@ func TestTrackerSessionFindings(t *testing.T) {
 			{0, H2S, `{"jsonrpc":"2.0","id":5,"method":7}`},
 			{1, S2H, `{"jsonrpc":"2.0","id":5,"result":{}}`},
 		}, 2000, "1:bad-method 1:unanswered-invalid"},
+		{"a second result to an invalid frame is a duplicate", TrackerOptions{Timeout: time.Second}, []step{
+			{0, H2S, `{"jsonrpc":"2.0","id":5,"method":7}`},
+			{1, S2H, `{"jsonrpc":"2.0","id":5,"result":{}}`},
+			{2, S2H, `{"jsonrpc":"2.0","id":5,"result":{}}`},
+		}, 2000, "1:bad-method 1:unanswered-invalid 3:duplicate-response"},
 		{"an answer to a reused invalid id settles the newer frame", TrackerOptions{Timeout: 30 * time.Second}, []step{
 			{0, H2S, `{"jsonrpc":"2.0","id":5,"method":7}`},
 			{10000, H2S, `{"jsonrpc":"2.0","id":5,"method":7}`},

@@ -37,7 +37,8 @@ func (x *Index) ReadFile(ctx context.Context, path string, progress func(done, t
 }
 
 // ReadStream indexes a session file's bytes read from r into x, which must
-// be empty, until r ends (nil) or fails, or ctx is done. Offsets are r's:
+// be empty, until r ends (nil) or fails, or ctx is done (a Read that waits
+// on r is not interrupted by ctx: close r to end it). Offsets are r's:
 // r must give the file from its start. When r has a method OnWait(func()),
 // it is given a func to call before it waits for more bytes, so the
 // records read so far show meanwhile (as Follow does at the end of a

@@ -84,6 +84,13 @@ func (in *intake) put(it item, wake bool) bool {
 	return true
 }
 
+// pending is how many items wait for the dispatcher.
+func (in *intake) pending() int {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	return len(in.items)
+}
+
 // kick wakes the dispatcher when items wait for it.
 func (in *intake) kick() {
 	in.mu.Lock()

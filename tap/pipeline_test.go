@@ -51,3 +51,28 @@ func TestFullIntakeWakesTheRecorderForAQuietNoter(t *testing.T) {
 		t.Fatal("a note waited for room while the recorder slept with a full intake")
 	}
 }
+
+// The tracker's clock moves to now only when nothing noted waits to be
+// recorded; otherwise an answer still in the pipeline would be taken for
+// missing (a timeout, then a late response).
+func TestTrackerClockWaitsForFramesStillBeingRecorded(t *testing.T) {
+	r := &recorder{lastAt: 5 * time.Second, free: make(chan *batch, batchesInFlight)}
+	r.in.init()
+	for range batchesInFlight {
+		r.free <- newBatch()
+	}
+	if got := r.settledClock(10 * time.Second); got != 10*time.Second {
+		t.Errorf("with nothing in the pipeline the clock goes to %s, want now (10s)", got)
+	}
+	r.in.put(item{dir: classify.S2H, data: []byte("answer\n")}, false)
+	if got := r.settledClock(10 * time.Second); got != 5*time.Second {
+		t.Errorf("with a frame noted and not recorded the clock goes to %s, want the last recorded frame's time (5s)", got)
+	}
+	var items []item
+	var spans []intakeSpans
+	r.in.take(items, spans, nil)
+	<-r.free // a batch on its way
+	if got := r.settledClock(10 * time.Second); got != 5*time.Second {
+		t.Errorf("with a batch in flight the clock goes to %s, want 5s", got)
+	}
+}

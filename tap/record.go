@@ -71,7 +71,8 @@ type recorder struct {
 	lines   []published // records of this batch, for the hub
 	missing [4]int64    // frames not written since the file failed, per direction
 	failing bool
-	ends    []batched // frames written since the last flush
+	ends    []batched     // frames written since the last flush
+	lastAt  time.Duration // when the last frame recorded crossed (the clock of now())
 	out     []byte
 	scratch []byte
 
@@ -178,12 +179,23 @@ func (r *recorder) run() {
 			r.mu.Lock()
 			if n := now(); n-last >= 250*time.Millisecond {
 				last = n
-				r.timeouts(n)
+				r.timeouts(r.settledClock(n))
 			}
 			r.flush()
 			r.mu.Unlock()
 		}
 	}
+}
+
+// settledClock is how far the tracker's clock may move at now (under mu):
+// to now when nothing noted waits to be recorded, else only to the last
+// recorded frame's time, so that an answer still on its way through the
+// pipeline is not taken for missing.
+func (r *recorder) settledClock(now time.Duration) time.Duration {
+	if r.in.pending() == 0 && len(r.free) == batchesInFlight {
+		return now
+	}
+	return max(r.lastAt, r.started)
 }
 
 // dispatch takes noted items in order, splits them into frames and hands
@@ -484,6 +496,7 @@ func (r *recorder) commitJob(b *batch, j *job) {
 		}
 		r.observe(j.t, &j.m, false)
 	case jobFrame:
+		r.lastAt = r.started + j.t
 		r.seq++
 		line := b.out[j.line[0]:j.line[1]]
 		if p := r.tracker.Profile(); j.dir != classify.Err && j.m.Profile != p {

@@ -394,7 +394,10 @@ func (t *Tap) startRecorder(redact *redactor) error {
 	w, err := sessions.NewWriter(tee{t.rec}, sessions.Header{ID: t.id, Started: t.started.UTC(), Argv: opts.Argv, Name: opts.Name,
 		Framing: opts.Framing.String(), Profile: opts.Profile.String()})
 	if err != nil {
-		return err
+		// The header is built here with its start time and id set, in
+		// this package's format version, and written to a buffer: it
+		// cannot be refused. Going on would leave the recorder unstarted.
+		panic("rpctap: the session header was refused: " + err.Error())
 	}
 	t.rec.w = w
 	t.hub.settle = func() func() {

@@ -317,10 +317,11 @@ func (m *Model) setSearching(on bool) {
 
 func (m *Model) filterKey(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
 	v := m.view()
-	switch msg.Type {
-	case tea.KeyTab:
+	if key.Matches(msg, m.c.keys.SearchMode) {
 		m.setSearching(!m.searching)
 		return m, nil
+	}
+	switch msg.Type {
 	case tea.KeyEnter:
 		m.mode = modeNormal
 		m.input.Blur()

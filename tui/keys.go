@@ -5,14 +5,14 @@ import "github.com/charmbracelet/bubbles/key"
 // KeyMap is every key the program answers to. Keys are data: panes match
 // them with key.Matches, and help is generated from them.
 type KeyMap struct {
-	Up, Down, PageUp, PageDown, Top, Bottom   key.Binding
-	NextPane, PrevPane                        key.Binding
-	Filter, ClearFilter, NextMatch, PrevMatch key.Binding
-	Open, Back, Pair                          key.Binding
-	ToggleRaw, ToggleStderr, ToggleTime       key.Binding
-	Stats, Pending                            key.Binding
-	Copy, Command, Help, Quit                 key.Binding
-	NextSession, PrevSession                  key.Binding
+	Up, Down, PageUp, PageDown, Top, Bottom               key.Binding
+	NextPane, PrevPane                                    key.Binding
+	Filter, SearchMode, ClearFilter, NextMatch, PrevMatch key.Binding
+	Open, Back, Pair                                      key.Binding
+	ToggleRaw, ToggleStderr, ToggleTime                   key.Binding
+	Stats, Pending                                        key.Binding
+	Copy, Command, Help, Quit                             key.Binding
+	NextSession, PrevSession                              key.Binding
 }
 
 // DefaultKeyMap is the key map rpctap starts with.
@@ -27,9 +27,10 @@ func DefaultKeyMap() KeyMap {
 		NextPane:     key.NewBinding(key.WithKeys("tab"), key.WithHelp("tab", "next pane")),
 		PrevPane:     key.NewBinding(key.WithKeys("shift+tab"), key.WithHelp("shift+tab", "previous pane")),
 		Filter:       key.NewBinding(key.WithKeys("/"), key.WithHelp("/", "filter")),
-		ClearFilter:  key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "clear filter, back")),
-		NextMatch:    key.NewBinding(key.WithKeys("n"), key.WithHelp("n/N", "next/previous flagged frame")),
+		ClearFilter:  key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "clear search, filter; back")),
+		NextMatch:    key.NewBinding(key.WithKeys("n"), key.WithHelp("n/N", "next/previous match (no search: flagged frame)")),
 		PrevMatch:    key.NewBinding(key.WithKeys("N")),
+		SearchMode:   key.NewBinding(key.WithKeys("tab"), key.WithHelp("tab", "(in the filter) search instead: mark, hide nothing")),
 		Open:         key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "open")),
 		Back:         key.NewBinding(key.WithKeys("esc")),
 		Pair:         key.NewBinding(key.WithKeys("p"), key.WithHelp("p", "jump to pair")),
@@ -57,7 +58,7 @@ func (k KeyMap) FullHelp() [][]key.Binding {
 	return [][]key.Binding{
 		{k.Up, k.Down, k.PageUp, k.PageDown, k.Top, k.Bottom},
 		{k.NextPane, k.PrevPane, k.Open, k.Pair, k.NextSession},
-		{k.Filter, k.ClearFilter, k.NextMatch, k.ToggleStderr, k.ToggleTime, k.ToggleRaw},
+		{k.Filter, k.SearchMode, k.ClearFilter, k.NextMatch, k.ToggleStderr, k.ToggleTime, k.ToggleRaw},
 		{k.Stats, k.Pending, k.Copy, k.Command, k.Help, k.Quit},
 	}
 }

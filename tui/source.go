@@ -279,7 +279,6 @@ func (s *Source) readLive(ctx context.Context, c net.Conn) {
 		s.setHeader(h)
 		s.Index.SetHeader(h)
 	}
-	var base, at int64 // file offset = base + (stream offset - at) for raw lines
 	for {
 		ev, err := r.Next()
 		if err != nil {
@@ -290,13 +289,11 @@ func (s *Source) readLive(ctx context.Context, c net.Conn) {
 			}
 			return
 		}
-		off := base + (r.Offset() - at)
-		if ev.FileOffset > 0 {
-			off = ev.FileOffset
-		}
+		off := int64(-1) // there is no file to read the record back from
 		if ev.Kind == sessions.EventNote && ev.Gap {
-			base, at = ev.FileOffset, r.End()
-			s.state.Store("live (caught up from the file)")
+			// The tap could not queue every record for this view, and
+			// keeps no file to read the missed ones from.
+			s.state.Store("live (some records were missed: the tap keeps no file)")
 			continue
 		}
 		if ev.Kind == "findings" {

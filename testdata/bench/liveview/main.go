@@ -24,10 +24,11 @@
 //	views    n= p50_ms= ...  (every View)
 //	details  n= p50_ms= ...  (a key to the detail pane showing its frame)
 //
-// With -raw it attaches and reads the stream to its end without an index
-// or a view, for reference (what a subscriber costs the tap alone):
+// With -raw it follows the tap's session file to its end (as the tap
+// announces it) without an index or a view, for reference (what a
+// subscriber costs the tap alone):
 //
-//	live     raw_lines= gap_notes=
+//	live     raw_lines=
 //
 // With -open FILE it opens a recorded session instead, as "rpctap ui FILE"
 // does, and prints when the program's first screen of rows was drawn and
@@ -73,7 +74,7 @@ var (
 	cpuprofile = flag.String("cpuprofile", "", "write a CPU profile of the run to this file")
 	open       = flag.String("open", "", "open this recorded session instead of a live tap")
 	first      = flag.Int("first", 20, "with -open: rows that make the first screen")
-	raw        = flag.Bool("raw", false, "attach and read the stream without a view (reference)")
+	raw        = flag.Bool("raw", false, "follow the session file without a view (reference)")
 	trace      = flag.Bool("trace", false, "print the index's lag every 10 ms on stderr, and the goroutines once when the index stalls 400 ms")
 )
 
@@ -475,7 +476,7 @@ func runRaw() error {
 			return err
 		}
 	}
-	fmt.Printf("live raw_lines=%d gap_notes=0\n", lines)
+	fmt.Printf("live raw_lines=%d\n", lines)
 	return nil
 }
 
