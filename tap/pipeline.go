@@ -22,6 +22,12 @@ import (
 // holds an answer after what it answers. The intake and the batches in
 // flight are bounded: when recording falls behind, note waits (the tap
 // slows down rather than lose a frame).
+//
+// At low rates the pipeline keeps out of the peers' way: a relay notes a
+// frame and forwards it before it wakes the recorder, a trickle of frames
+// gathers for a millisecond before the dispatcher takes it, and a small
+// batch with nothing else in flight is encoded and committed by the
+// dispatcher itself, waking no other thread.
 
 // intakeLimit bounds the bytes noted and not yet taken by the dispatcher.
 const intakeLimit = 1 << 20
@@ -45,6 +51,8 @@ type intake struct {
 	spans  []intakeSpans
 	buf    []byte
 	closed bool
+	timer  *time.Timer // wakes the dispatcher recordDelay after a kick
+	armed  bool
 }
 
 type intakeSpans struct{ data, header [2]int }
@@ -91,14 +99,42 @@ func (in *intake) pending() int {
 	return len(in.items)
 }
 
-// kick wakes the dispatcher when items wait for it.
+// kick has the dispatcher take what waits: at once when it is a lot,
+// otherwise recordDelay later, so that frames that come in a trickle (a
+// request, then its answer) are recorded a few at a time, rather than each
+// waking threads while the peers are busy answering.
 func (in *intake) kick() {
 	in.mu.Lock()
+	defer in.mu.Unlock()
+	switch {
+	case len(in.items) == 0:
+	case len(in.buf) >= kickBytes:
+		in.cond.Broadcast()
+	case !in.armed:
+		in.armed = true
+		if in.timer == nil {
+			in.timer = time.AfterFunc(recordDelay, in.fire)
+		} else {
+			in.timer.Reset(recordDelay)
+		}
+	}
+}
+
+// fire wakes the dispatcher recordDelay after a kick.
+func (in *intake) fire() {
+	in.mu.Lock()
+	in.armed = false
 	if len(in.items) > 0 {
 		in.cond.Broadcast()
 	}
 	in.mu.Unlock()
 }
+
+// recordDelay is how long a kick lets a trickle of frames gather.
+const recordDelay = time.Millisecond
+
+// kickBytes is how much waits before a kick wakes the dispatcher at once.
+const kickBytes = 64 << 10
 
 // take swaps the intake's items for the empty slices given, waiting for at
 // least one item or closing. The items' bytes stay valid until the next
@@ -125,6 +161,9 @@ func (in *intake) take(items []item, spans []intakeSpans, buf []byte) ([]item, [
 
 func (in *intake) close() {
 	in.mu.Lock()
+	if in.timer != nil {
+		in.timer.Stop()
+	}
 	in.closed = true
 	in.cond.Broadcast()
 	in.mu.Unlock()
