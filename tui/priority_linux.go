@@ -6,11 +6,14 @@ import (
 )
 
 // backgroundNice is the nice value of a live view's indexing threads: on a
-// busy machine they get about a tenth of the CPU share of the tap's, so the
-// view yields to the traffic it shows, yet is never starved for long. (The
-// lowest priorities would be: a starved thread that holds a P stalls every
-// stop-the-world pause of the Go runtime, and with it the view's drawing.)
-const backgroundNice = 10
+// busy machine they get a small share of the CPU beside the tap's threads,
+// so the view yields to the traffic it shows. Not SCHED_IDLE: a thread
+// starved outright while it holds a P stalls every stop-the-world pause of
+// the Go runtime, and the view's drawing with it. Measured with both cores
+// saturated by other processes, a goroutine's 10 ms sleep overran by p99
+// 10 ms (max 0.3 s) beside a nice-19 worker, p99 62 ms (max 1.2 s) beside
+// a SCHED_IDLE one, p99 11 ms beside one at normal priority.
+const backgroundNice = 19
 
 // background puts the calling goroutine on a thread of its own at a lower
 // CPU priority, for work that should yield to the tap whose traffic it
