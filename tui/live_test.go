@@ -59,3 +59,45 @@ func TestLiveTapTrafficShowsAndAPendingRequestTimesOut(t *testing.T) {
 	waitFor(t, tm, "UNMATCHED")
 	finalView(t, tm)
 }
+
+// A tap run with --no-record has no file to read frames back from: the
+// view keeps the frames it saw, so the detail pane still shows them.
+func TestLiveViewOfATapWithNoFileShowsTheFramesItSaw(t *testing.T) {
+	hostR, hostW := io.Pipe()
+	outR, outW := io.Pipe()
+	go io.Copy(io.Discard, outR)
+	name := "norec-" + filepath.Base(t.TempDir())
+	tp, err := tap.New(tap.Options{Argv: []string{"cat"}, Name: name, Framing: classify.FramingNDJSON, Listen: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { tp.Run(ctx, hostR, outW, io.Discard); close(done) }()
+	t.Cleanup(func() { hostW.Close(); cancel(); <-done })
+	var info tap.Info
+	for deadline := time.Now().Add(5 * time.Second); info.Name != name; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the tap never listed itself")
+		}
+		taps, _ := tap.LiveTaps()
+		for _, i := range taps {
+			if i.Name == name {
+				info = i
+			}
+		}
+	}
+	if info.Session != "" {
+		t.Fatalf("the tap records %s; want no file", info.Session)
+	}
+	src, err := OpenLive(info, time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(src.Close)
+	tm := startProgram(t, []*Source{src}, 140, 36)
+	waitFor(t, tm, "live")
+	io.WriteString(hostW, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"only-in-memory"}}`+"\n")
+	waitFor(t, tm, `"only-in-memory"`)
+	finalView(t, tm)
+}

@@ -35,6 +35,8 @@ type Source struct {
 
 	fmu  sync.Mutex
 	file *os.File
+	// held keeps frames of a live session with no file (nil otherwise).
+	held *heldFrames
 
 	cancel context.CancelFunc
 }
@@ -79,6 +81,16 @@ func (s *Source) Close() {
 
 // Record reads the record at index position pos back from the file.
 func (s *Source) Record(pos int) (*sessions.Event, error) {
+	if s.held != nil {
+		ev, ok := s.held.get(s.Index.At(pos).Seq)
+		if !ok {
+			return nil, fmt.Errorf("the tap records no file (--no-record), and this view keeps only the frames it saw, the last %d MiB of them", heldBytes>>20)
+		}
+		cp := *ev
+		cp.Frame = bytes.Clone(ev.Frame)
+		cp.Header = bytes.Clone(ev.Header)
+		return &cp, nil
+	}
 	s.fmu.Lock()
 	defer s.fmu.Unlock()
 	if s.file == nil {
@@ -217,6 +229,7 @@ func OpenLive(info tap.Info, timeout time.Duration) (*Source, error) {
 			return nil, err
 		}
 		s.cancel = func() { cancel(); c.Close() }
+		s.held = newHeldFrames()
 		go s.readLive(ctx, c)
 	}
 	go func() {
@@ -271,7 +284,8 @@ func (s *Source) follow(ctx context.Context, fw *tap.Follower, lower func()) {
 }
 
 // readLive indexes the annotated attach stream of a tap that records no
-// file: the header, then each record as it comes.
+// file: the header, then each record as it comes, whose frame the view
+// keeps (held) to show it.
 func (s *Source) readLive(ctx context.Context, c net.Conn) {
 	defer c.Close()
 	r := sessions.NewReader(bufio.NewReaderSize(c, 256<<10))
@@ -299,6 +313,7 @@ func (s *Source) readLive(ctx context.Context, c net.Conn) {
 		if ev.Kind == "findings" {
 			continue // the index finds timeouts itself
 		}
+		s.held.add(ev)
 		s.Index.Add(ev, off)
 		s.lastT.Store(ev.T)
 	}

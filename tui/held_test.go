@@ -1,0 +1,32 @@
+package tui
+
+import (
+	"testing"
+
+	"github.com/rpctap/rpctap/classify"
+	"github.com/rpctap/rpctap/sessions"
+)
+
+// A view of a session with no file keeps the latest frames it saw, and no
+// more than heldBytes of them.
+func TestHeldFramesKeepTheLatestWithinTheirBound(t *testing.T) {
+	h := newHeldFrames()
+	frame := make([]byte, 1<<20)
+	n := heldBytes>>20 + 8
+	for i := 1; i <= n; i++ {
+		h.add(&sessions.Event{Line: i, Dir: classify.H2S, Frame: frame})
+	}
+	if h.bytes > heldBytes {
+		t.Errorf("%d bytes held, over the bound of %d", h.bytes, heldBytes)
+	}
+	if _, ok := h.get(1); ok {
+		t.Error("the oldest frame is still held past the bound")
+	}
+	if ev, ok := h.get(int64(n)); !ok || len(ev.Frame) != len(frame) {
+		t.Error("the latest frame is not held")
+	}
+	h.add(&sessions.Event{Line: n + 1, Kind: sessions.EventExit})
+	if _, ok := h.get(int64(n + 1)); ok {
+		t.Error("an event record was held as a frame")
+	}
+}
