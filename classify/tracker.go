@@ -94,6 +94,11 @@ type Tracker struct {
 	// owedOld counts owed frames whose id a later owed frame reused: no
 	// answer can reach them any more, but their deadline still stands.
 	owedOld int
+	// answered remembers the latest owed frames that got their error, by
+	// key, so that another answer to one is a duplicate (answeredKeys
+	// holds the keys, oldest first, bounded by MaxRemembered).
+	answered     map[string]int64
+	answeredKeys []string
 
 	// MCP lifecycle.
 	discover    bool // the session began with server/discover: no handshake
@@ -171,12 +176,13 @@ func NewTracker(opts TrackerOptions) *Tracker {
 		opts.MaxRemembered = 10_000
 	}
 	t := &Tracker{
-		opts:    opts,
-		profile: opts.Profile,
-		flights: newFlightTable(func(f *flight) ([]byte, uint64) { return f.key, f.hash }),
-		tokens:  newFlightTable(func(f *flight) ([]byte, uint64) { return f.token, f.tokHash }),
-		owed:    map[string]*owed{},
-		ring:    make([]ringEntry, opts.MaxRemembered),
+		opts:     opts,
+		profile:  opts.Profile,
+		flights:  newFlightTable(func(f *flight) ([]byte, uint64) { return f.key, f.hash }),
+		tokens:   newFlightTable(func(f *flight) ([]byte, uint64) { return f.token, f.tokHash }),
+		owed:     map[string]*owed{},
+		answered: map[string]int64{},
+		ring:     make([]ringEntry, opts.MaxRemembered),
 	}
 	if t.profile == Auto && opts.LSPFraming {
 		t.profile = LSP
@@ -529,25 +535,31 @@ func (t *Tracker) response(seq int64, at time.Duration, m *Message) {
 		t.pairs = append(t.pairs, Pair{Request: f.seq, Response: seq, Method: f.method, Latency: at - f.sent})
 		return
 	case ok:
-		t.emit(seq, CodeDuplicateResponse, Error, "The request this answers was already answered; a receiver drops or misroutes the second answer.", f.seq)
+		t.emit(seq, CodeDuplicateResponse, Error, duplicateAnswer, f.seq)
 		return
 	}
 	if len(t.owed) > 0 {
 		if o, ok := t.owed[string(k)]; ok {
 			// It answers the invalid frame, so it is not unmatched; only
 			// an error is the answer owed, so a result leaves the frame
-			// to be reported unanswered at its deadline.
-			switch {
-			case m.HasError():
+			// to be reported unanswered at its deadline. Any answer after
+			// the first is a duplicate.
+			if o.result {
+				t.emit(seq, CodeDuplicateResponse, Error, duplicateAnswer, o.seq)
+			}
+			if m.HasError() {
 				o.done = true
 				delete(t.owed, string(k))
-			case o.result:
-				t.emit(seq, CodeDuplicateResponse, Error, "The frame this answers was already answered; a receiver drops or misroutes the second answer.", o.seq)
-			default:
+				t.rememberAnswered(k, o.seq)
+			} else {
 				o.result = true
 			}
 			return
 		}
+	}
+	if first, ok := t.answered[string(k)]; ok {
+		t.emit(seq, CodeDuplicateResponse, Error, duplicateAnswer, first)
+		return
 	}
 	t.emit(seq, CodeUnmatchedResponse, Error, "No request with this id is waiting for an answer from this side; the receiver cannot route it.", 0)
 }
@@ -726,6 +738,22 @@ func (t *Tracker) owe(seq int64, at time.Duration, m *Message) {
 	}
 	if o.deadline > 0 {
 		t.pushDeadline(deadlineEntry{at: o.deadline, o: o})
+	}
+}
+
+// duplicateAnswer is the message of duplicate-response.
+const duplicateAnswer = "The frame this answers was already answered; a receiver drops or misroutes the second answer."
+
+// rememberAnswered keeps the key of an owed frame that got its error.
+func (t *Tracker) rememberAnswered(k []byte, seq int64) {
+	key := string(k)
+	if _, ok := t.answered[key]; !ok {
+		t.answeredKeys = append(t.answeredKeys, key)
+	}
+	t.answered[key] = seq
+	if max := max(t.opts.MaxRemembered, 1); len(t.answeredKeys) > max {
+		delete(t.answered, t.answeredKeys[0])
+		t.answeredKeys = t.answeredKeys[1:]
 	}
 }
 

@@ -189,6 +189,17 @@ func TestTrackerSessionFindings(t *testing.T) {
 			{1, S2H, `{"jsonrpc":"2.0","id":5,"result":{}}`},
 			{2, S2H, `{"jsonrpc":"2.0","id":5,"result":{}}`},
 		}, 2000, "1:bad-method 1:unanswered-invalid 3:duplicate-response"},
+		{"an error after a result to an invalid frame settles it, as a duplicate", TrackerOptions{Timeout: time.Second}, []step{
+			{0, H2S, `{"jsonrpc":"2.0","id":5,"method":7}`},
+			{1, S2H, `{"jsonrpc":"2.0","id":5,"result":{}}`},
+			{2, S2H, `{"jsonrpc":"2.0","id":5,"error":{"code":-32600,"message":"Invalid Request: method must be a string"}}`},
+		}, 2000, "1:bad-method 3:duplicate-response"},
+		{"any answer after the error an invalid frame got is a duplicate", TrackerOptions{Timeout: time.Second}, []step{
+			{0, H2S, `{"jsonrpc":"2.0","id":5,"method":7}`},
+			{1, S2H, `{"jsonrpc":"2.0","id":5,"error":{"code":-32600,"message":"Invalid Request: method must be a string"}}`},
+			{2, S2H, `{"jsonrpc":"2.0","id":5,"result":{}}`},
+			{3, S2H, `{"jsonrpc":"2.0","id":5,"error":{"code":-32600,"message":"Invalid Request: method must be a string"}}`},
+		}, 2000, "1:bad-method 3:duplicate-response 4:duplicate-response"},
 		{"an answer to a reused invalid id settles the newer frame", TrackerOptions{Timeout: 30 * time.Second}, []step{
 			{0, H2S, `{"jsonrpc":"2.0","id":5,"method":7}`},
 			{10000, H2S, `{"jsonrpc":"2.0","id":5,"method":7}`},

@@ -9,9 +9,9 @@ import (
 	"net"
 	"os"
 	"sync/atomic"
+	"time"
 
 	"github.com/rpctap/rpctap/sessions"
-	"time"
 )
 
 // Follow attaches to a live tap that records and returns its session file
@@ -27,7 +27,8 @@ func Follow(info Info) (*Follower, error) {
 	if err != nil {
 		return nil, fmt.Errorf("cannot read the session file of the tap %s: %w", info.Name, err)
 	}
-	if h, _ := sessions.NewReader(io.NewSectionReader(f, 0, 1<<20)).Header(); info.ID != "" && h.ID != info.ID {
+	// A file with no header (its tap could not write one) is taken on trust.
+	if h, ok := sessions.NewReader(io.NewSectionReader(f, 0, 1<<20)).Header(); ok && info.ID != "" && h.ID != info.ID {
 		f.Close()
 		return nil, fmt.Errorf("%s is not the session file of the tap %s (its header names session %q, the tap's is %q)", info.Session, info.Name, h.ID, info.ID)
 	}

@@ -24,10 +24,11 @@ import (
 // slows down rather than lose a frame).
 //
 // At low rates the pipeline keeps out of the peers' way: a relay notes a
-// frame and forwards it before it wakes the recorder, a trickle of frames
-// gathers for a millisecond before the dispatcher takes it, and a small
-// batch with nothing else in flight is encoded and committed by the
-// dispatcher itself, waking no other thread.
+// frame and forwards it before it wakes the recorder, a trickle of relayed
+// frames gathers for a millisecond before the dispatcher takes it (stderr
+// lines and events wake it at once), and a small batch with nothing else
+// in flight is encoded and committed by the dispatcher itself, waking no
+// other thread.
 
 // intakeLimit bounds the bytes noted and not yet taken by the dispatcher.
 const intakeLimit = 1 << 20
@@ -46,18 +47,22 @@ const encodeWorkers = 2
 // An intake holds noted items in order, their bytes copied.
 type intake struct {
 	mu     sync.Mutex
-	cond   sync.Cond // signals items to take, room to note, or closing
+	ready  sync.Cond // the dispatcher waits here for items (or closing)
+	room   sync.Cond // noters wait here for room (or closing)
 	items  []item    // data and header index buf (see spans)
 	spans  []intakeSpans
 	buf    []byte
 	closed bool
 	timer  *time.Timer // wakes the dispatcher recordDelay after a kick
 	armed  bool
+	// inHand: the dispatcher took items and has not handed them all on
+	// yet (they are in neither the intake nor a batch).
+	inHand bool
 }
 
 type intakeSpans struct{ data, header [2]int }
 
-func (in *intake) init() { in.cond.L = &in.mu }
+func (in *intake) init() { in.ready.L, in.room.L = &in.mu, &in.mu }
 
 // put copies it into the intake, waiting while it is full; with wake it
 // wakes the dispatcher (without, the caller calls kick soon). It reports
@@ -65,11 +70,13 @@ func (in *intake) init() { in.cond.L = &in.mu }
 func (in *intake) put(it item, wake bool) bool {
 	in.mu.Lock()
 	defer in.mu.Unlock()
-	for len(in.buf) >= intakeLimit && !in.closed {
+	if len(in.buf) >= intakeLimit {
 		// Full: whoever noted quietly may not have kicked yet (its
 		// write may be what waits), so wake the dispatcher here.
-		in.cond.Broadcast()
-		in.cond.Wait()
+		in.ready.Signal()
+	}
+	for len(in.buf) >= intakeLimit && !in.closed {
+		in.room.Wait()
 	}
 	if in.closed {
 		return false
@@ -87,16 +94,17 @@ func (in *intake) put(it item, wake bool) bool {
 	in.items = append(in.items, it)
 	in.spans = append(in.spans, sp)
 	if wake && len(in.items) == 1 {
-		in.cond.Broadcast()
+		in.ready.Signal()
 	}
 	return true
 }
 
-// pending is how many items wait for the dispatcher.
-func (in *intake) pending() int {
+// settled reports whether nothing noted waits for the dispatcher or is in
+// its hands (batches on their way are the recorder's to count).
+func (in *intake) settled() bool {
 	in.mu.Lock()
 	defer in.mu.Unlock()
-	return len(in.items)
+	return len(in.items) == 0 && !in.inHand
 }
 
 // kick has the dispatcher take what waits: at once when it is a lot,
@@ -109,7 +117,7 @@ func (in *intake) kick() {
 	switch {
 	case len(in.items) == 0:
 	case len(in.buf) >= kickBytes:
-		in.cond.Broadcast()
+		in.ready.Signal()
 	case !in.armed:
 		in.armed = true
 		if in.timer == nil {
@@ -125,7 +133,7 @@ func (in *intake) fire() {
 	in.mu.Lock()
 	in.armed = false
 	if len(in.items) > 0 {
-		in.cond.Broadcast()
+		in.ready.Signal()
 	}
 	in.mu.Unlock()
 }
@@ -141,13 +149,15 @@ const kickBytes = 64 << 10
 // take. It reports whether the intake is closed and empty.
 func (in *intake) take(items []item, spans []intakeSpans, buf []byte) ([]item, []intakeSpans, []byte, bool) {
 	in.mu.Lock()
+	in.inHand = false // the last take's items are all handed on
 	for len(in.items) == 0 && !in.closed {
-		in.cond.Wait()
+		in.ready.Wait()
 	}
 	got, gotSpans, gotBuf := in.items, in.spans, in.buf
 	in.items, in.spans, in.buf = items[:0], spans[:0], buf[:0]
 	done := in.closed && len(got) == 0
-	in.cond.Broadcast() // room to note again
+	in.inHand = len(got) > 0
+	in.room.Broadcast() // room to note again
 	in.mu.Unlock()
 	for i := range got {
 		sp := gotSpans[i]
@@ -165,7 +175,8 @@ func (in *intake) close() {
 		in.timer.Stop()
 	}
 	in.closed = true
-	in.cond.Broadcast()
+	in.ready.Broadcast()
+	in.room.Broadcast()
 	in.mu.Unlock()
 }
 

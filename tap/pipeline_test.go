@@ -1,6 +1,7 @@
 package tap
 
 import (
+	"syscall"
 	"testing"
 	"time"
 
@@ -71,8 +72,32 @@ func TestTrackerClockWaitsForFramesStillBeingRecorded(t *testing.T) {
 	var items []item
 	var spans []intakeSpans
 	r.in.take(items, spans, nil)
+	if got := r.settledClock(10 * time.Second); got != 5*time.Second {
+		t.Errorf("with a frame taken by the dispatcher and not yet in a batch the clock goes to %s, want 5s", got)
+	}
 	<-r.free // a batch on its way
 	if got := r.settledClock(10 * time.Second); got != 5*time.Second {
 		t.Errorf("with a batch in flight the clock goes to %s, want 5s", got)
+	}
+}
+
+// Noters that wait for room in a full intake wait quietly: they do not
+// wake each other (a loop that burnt a core while recording was behind).
+func TestNotersWaitingForRoomDoNotSpin(t *testing.T) {
+	var in intake
+	in.init()
+	in.put(item{dir: classify.H2S, data: make([]byte, intakeLimit)}, false)
+	for range 2 {
+		go in.put(item{dir: classify.S2H, data: []byte("x\n")}, false)
+	}
+	time.Sleep(50 * time.Millisecond) // both wait for room
+	var ru0, ru1 syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_SELF, &ru0)
+	time.Sleep(300 * time.Millisecond)
+	syscall.Getrusage(syscall.RUSAGE_SELF, &ru1)
+	in.close()
+	cpu := time.Duration(ru1.Utime.Nano()+ru1.Stime.Nano()-ru0.Utime.Nano()-ru0.Stime.Nano()) * time.Nanosecond
+	if cpu > 100*time.Millisecond {
+		t.Errorf("two noters waiting for room used %s of CPU in 300 ms", cpu)
 	}
 }

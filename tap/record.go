@@ -122,7 +122,8 @@ func (r *recorder) note(it item) {
 // does not delay them.
 func (r *recorder) noteQuietly(it item) { r.in.put(it, false) }
 
-// kick wakes the recorder for items noted quietly.
+// kick has the recorder take items noted quietly (see intake.kick: soon,
+// or at once when many wait).
 func (r *recorder) kick() { r.in.kick() }
 
 // flushAt is how much the file buffer holds before a write.
@@ -192,7 +193,7 @@ func (r *recorder) run() {
 // recorded frame's time, so that an answer still on its way through the
 // pipeline is not taken for missing.
 func (r *recorder) settledClock(now time.Duration) time.Duration {
-	if r.in.pending() == 0 && len(r.free) == batchesInFlight {
+	if r.in.settled() && len(r.free) == batchesInFlight {
 		return now
 	}
 	return max(r.lastAt, r.started)
@@ -477,6 +478,7 @@ func (r *recorder) commitJob(b *batch, j *job) {
 		r.profile.Store(uint32(r.tracker.Profile()))
 		r.writeEvent(sessions.EventRecord{T: int64(j.t / time.Microsecond), Kind: sessions.EventNote, Text: sessions.NoteFramingLSP})
 	case jobSpool:
+		r.lastAt = r.started + j.t
 		r.seq++
 		if p := r.tracker.Profile(); j.m.Profile != p {
 			j.m = classify.ClassifyFramed(j.held, j.info, j.dir, p)

@@ -356,6 +356,17 @@ func (t *Tap) startRecorder(redact *redactor) error {
 	tr := classify.NewTracker(classify.TrackerOptions{Profile: opts.Profile, LSPFraming: opts.Framing == classify.FramingLSP, Timeout: opts.Timeout, MaxInFlight: 10_000, MaxRemembered: 4096})
 	t.rec = &recorder{stop: make(chan struct{}), started: now() - time.Since(t.started), limit: 16 << 20,
 		tracker: tr, redact: redact, hub: t.hub, warn: opts.Warn}
+	// The header is encoded first, with no file yet (tee keeps it): a
+	// header built here, with its id and start time, in this package's
+	// format version, is never refused, and the file's own failures are
+	// handled below like any other write's.
+	w, err := sessions.NewWriter(tee{t.rec}, sessions.Header{ID: t.id, Started: t.started.UTC(), Argv: opts.Argv, Name: opts.Name,
+		Framing: opts.Framing.String(), Profile: opts.Profile.String()})
+	if err != nil {
+		panic("rpctap: the session header was refused: " + err.Error())
+	}
+	t.rec.w = w
+	t.hub.header = append([]byte(nil), t.rec.last...)
 	var ferr error
 	if opts.Record {
 		// Views elsewhere read the file by the path the tap announces:
@@ -388,24 +399,17 @@ func (t *Tap) startRecorder(redact *redactor) error {
 				t.rec.file = f
 				t.rec.spoolDir = filepath.Dir(path)
 				t.rec.bw = bufio.NewWriterSize(f, 256<<10)
+				if _, err := t.rec.bw.Write(t.hub.header); err != nil {
+					t.rec.lost(err) // traffic goes on; the file says what is missing
+				}
 			}
 		}
 	}
-	w, err := sessions.NewWriter(tee{t.rec}, sessions.Header{ID: t.id, Started: t.started.UTC(), Argv: opts.Argv, Name: opts.Name,
-		Framing: opts.Framing.String(), Profile: opts.Profile.String()})
-	if err != nil {
-		// The header is built here with its start time and id set, in
-		// this package's format version, and written to a buffer: it
-		// cannot be refused. Going on would leave the recorder unstarted.
-		panic("rpctap: the session header was refused: " + err.Error())
-	}
-	t.rec.w = w
 	t.hub.settle = func() func() {
 		t.rec.mu.Lock()
 		t.rec.flush()
 		return t.rec.mu.Unlock
 	}
-	t.hub.header = append([]byte(nil), t.rec.last...)
 	t.rec.seq = 1
 	t.rec.flush()
 	t.recDone = make(chan struct{})

@@ -7,8 +7,13 @@ import (
 	"github.com/rpctap/rpctap/sessions"
 )
 
-// heldBytes bounds the frames a view keeps of a session that has no file.
+// heldBytes bounds the frames a view keeps of a session that has no file,
+// counting heldCost for each besides its bytes.
 const heldBytes = 64 << 20
+
+// heldCost is what keeping a frame costs besides its bytes (the record,
+// the map entry).
+const heldCost = 256
 
 // heldFrames keeps the latest frames of a live session whose tap records
 // no file, so that the detail pane, copy and text filters can still read
@@ -35,12 +40,12 @@ func (h *heldFrames) add(ev *sessions.Event) {
 	defer h.mu.Unlock()
 	h.bySeq[int64(ev.Line)] = &cp
 	h.order = append(h.order, int64(ev.Line))
-	h.bytes += len(cp.Frame) + len(cp.Header)
+	h.bytes += heldCost + len(cp.Frame) + len(cp.Header)
 	for h.bytes > heldBytes && h.head < len(h.order) {
 		seq := h.order[h.head]
 		h.head++
 		if old := h.bySeq[seq]; old != nil {
-			h.bytes -= len(old.Frame) + len(old.Header)
+			h.bytes -= heldCost + len(old.Frame) + len(old.Header)
 			delete(h.bySeq, seq)
 		}
 	}

@@ -25,6 +25,14 @@ func TestHeldFramesKeepTheLatestWithinTheirBound(t *testing.T) {
 	if ev, ok := h.get(int64(n)); !ok || len(ev.Frame) != len(frame) {
 		t.Error("the latest frame is not held")
 	}
+	// Empty frames cost memory too: a flood of them stays bounded.
+	e := newHeldFrames()
+	for i := 1; i <= 2*heldBytes/heldCost; i++ {
+		e.add(&sessions.Event{Line: i, Dir: classify.Err})
+	}
+	if len(e.bySeq) > heldBytes/heldCost {
+		t.Errorf("%d empty frames held; the bound allows %d", len(e.bySeq), heldBytes/heldCost)
+	}
 	h.add(&sessions.Event{Line: n + 1, Kind: sessions.EventExit})
 	if _, ok := h.get(int64(n + 1)); ok {
 		t.Error("an event record was held as a frame")

@@ -129,7 +129,7 @@ func (v *sessionView) header(now time.Time, i, n int) string {
 	s := v.c.styles
 	x := v.src.Index
 	cnt := x.Counts()
-	name := classify.EscapeString(v.src.Name, 40)
+	name := classify.EscapeString(v.src.Title(), 40)
 	state := v.src.State()
 	parts := []string{
 		s.Header.Render(name),

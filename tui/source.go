@@ -28,6 +28,7 @@ type Source struct {
 	Path  string // the session file, for reading frames back
 
 	started atomic.Value // time.Time
+	title   atomic.Value // string: the session's name from its header
 	timeout time.Duration
 	state   atomic.Value // string: "loading 40%", "live", "ended", an error
 	ended   atomic.Bool
@@ -39,6 +40,14 @@ type Source struct {
 	held *heldFrames
 
 	cancel context.CancelFunc
+}
+
+// Title is the session's name: from its header once read, else Name.
+func (s *Source) Title() string {
+	if t, ok := s.title.Load().(string); ok {
+		return t
+	}
+	return s.Name
 }
 
 // Started is when the session began (from its header).
@@ -178,7 +187,7 @@ func OpenFile(path string, timeout time.Duration) (*Source, error) {
 
 func (s *Source) setHeader(h sessions.Header) {
 	if h.Name != "" {
-		s.Name = h.Name
+		s.title.Store(h.Name)
 	}
 	if !h.Started.IsZero() {
 		s.started.Store(h.Started)
@@ -209,6 +218,7 @@ func OpenLive(info tap.Info, timeout time.Duration) (*Source, error) {
 	s.started.Store(info.Started)
 	s.state.Store("live")
 	ctx, cancel := context.WithCancel(context.Background())
+	caughtUp := func() bool { return true }
 	if info.Session != "" {
 		fw, err := tap.Follow(info)
 		if err != nil {
@@ -216,6 +226,7 @@ func OpenLive(info tap.Info, timeout time.Duration) (*Source, error) {
 			return nil, err
 		}
 		s.cancel = func() { cancel(); fw.Close() }
+		caughtUp = func() bool { return fw.Behind() == 0 }
 		go s.follow(ctx, fw, lower)
 	} else {
 		c, err := net.DialTimeout("unix", info.Socket, time.Second)
@@ -234,7 +245,9 @@ func OpenLive(info tap.Info, timeout time.Duration) (*Source, error) {
 	}
 	go func() {
 		// The tracker's clock moves with the wall clock, so timeouts show
-		// while nothing crosses the tap.
+		// while nothing crosses the tap; it waits while the view catches
+		// up, and stays liveSlack behind, so that an answer the tap has
+		// not yet written out is not taken for missing.
 		t := time.NewTicker(250 * time.Millisecond)
 		defer t.Stop()
 		for {
@@ -245,12 +258,18 @@ func OpenLive(info tap.Info, timeout time.Duration) (*Source, error) {
 				if s.ended.Load() {
 					return
 				}
-				s.Index.Advance(now.Sub(s.Started()))
+				if caughtUp() {
+					s.Index.Advance(now.Sub(s.Started()) - liveSlack)
+				}
 			}
 		}
 	}()
 	return s, nil
 }
+
+// liveSlack is how far a live view's clock stays behind the wall clock:
+// more than the tap takes to have a frame in its file (a flush tick).
+const liveSlack = 100 * time.Millisecond
 
 // catchingUp is how far behind the tap's file a view says it is catching
 // up.

@@ -90,3 +90,23 @@ func TestSessionFileCountsTheFramesItCouldNotHold(t *testing.T) {
 		t.Error("no gap record")
 	}
 }
+
+// A header the file cannot take (here: over the file size limit, from a
+// long command line) is a failing write like any other: the traffic goes
+// on, rpctap says so, nothing crashes.
+func TestSessionHeaderTheFileCannotTakeLeavesTrafficAlone(t *testing.T) {
+	long := strings.Repeat("a", 100<<10) // the header quotes the command line
+	r := startRunWrapped(t, []string{"/bin/sh", "-c", `ulimit -S -f 16 && exec "$0" "$@"`}, nil, []string{"/bin/sh", "-c", "exec cat", long, long, long})
+	const frame = `{"jsonrpc":"2.0","method":"n"}` + "\n"
+	go io.WriteString(r.stdin, frame)
+	if l := r.line(t, 30*time.Second); l != frame {
+		t.Fatalf("the frame came back as %q", l)
+	}
+	r.stdin.Close()
+	if code := r.wait(t, 30*time.Second); code != 0 {
+		t.Fatalf("exit status %d; stderr: %s", code, r.stderr)
+	}
+	if !strings.Contains(r.stderr.String(), "cannot write the session file") || strings.Contains(r.stderr.String(), "panic") {
+		t.Errorf("rpctap said %q; want that it cannot write the session file, and no panic", r.stderr)
+	}
+}
