@@ -22,7 +22,30 @@ const frameTick = 80 * time.Millisecond
 
 type tickMsg time.Time
 
-func tick() tea.Cmd { return tea.Tick(frameTick, func(t time.Time) tea.Msg { return tickMsg(t) }) }
+// catchUpTick is how often the program redraws while a view catches up
+// with its tap: the table moves too fast to read then, and the CPU is
+// better left to the tap and to catching up.
+const catchUpTick = 250 * time.Millisecond
+
+func tickAfter(d time.Duration) tea.Cmd {
+	return tea.Tick(d, func(t time.Time) tea.Msg { return tickMsg(t) })
+}
+
+func tick() tea.Cmd { return tickAfter(frameTick) }
+
+// nextTick is the tick after this one.
+func (m *Model) nextTick() tea.Cmd { return tickAfter(m.tickEvery()) }
+
+// tickEvery is how often to pick up traffic: less often while a view
+// catches up.
+func (m *Model) tickEvery() time.Duration {
+	for _, v := range m.views {
+		if v.src.CatchingUp() {
+			return catchUpTick
+		}
+	}
+	return frameTick
+}
 
 type paneID int
 
@@ -119,7 +142,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		if m.picker != nil && m.mode == modePicker {
 			cmds = append(cmds, m.picker.maybeRefresh(m.now()))
 		}
-		cmds = append(cmds, tick())
+		cmds = append(cmds, m.nextTick())
 		return m, tea.Batch(cmds...)
 	case searchDoneMsg:
 		for _, v := range m.views {

@@ -81,3 +81,17 @@ func TestBadgesNameTheFourFlags(t *testing.T) {
 		t.Errorf("an invalid request: %v", b)
 	}
 }
+
+// While a view catches up with its tap the program redraws less often:
+// the CPU goes to the tap and to catching up.
+func TestRedrawsSlowDownWhileAViewCatchesUp(t *testing.T) {
+	src := &Source{Name: "s"}
+	m := &Model{views: []*sessionView{{src: src}}}
+	if got := m.tickEvery(); got != frameTick {
+		t.Errorf("a view that keeps up redraws every %s, want %s", got, frameTick)
+	}
+	src.behind.Store(true)
+	if got := m.tickEvery(); got != catchUpTick {
+		t.Errorf("a view that catches up redraws every %s, want %s", got, catchUpTick)
+	}
+}

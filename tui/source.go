@@ -31,6 +31,7 @@ type Source struct {
 	title   atomic.Value // string: the session's name from its header
 	timeout time.Duration
 	state   atomic.Value // string: "loading 40%", "live", "ended", an error
+	behind  atomic.Bool  // a live view is catching up from the file
 	ended   atomic.Bool
 	lastT   atomic.Int64 // the last record's time, µs
 
@@ -284,13 +285,16 @@ func (s *Source) follow(ctx context.Context, fw *tap.Follower, lower func()) {
 			s.setHeader(h)
 		}
 		s.noteLast()
-		if b := fw.Behind(); b >= catchingUp {
+		b := fw.Behind()
+		s.behind.Store(b >= catchingUp)
+		if b >= catchingUp {
 			s.state.Store(fmt.Sprintf("live, catching up from the file (%d MB behind)", (b+500_000)/1_000_000))
 		} else {
 			s.state.Store("live")
 		}
 	}
 	err := s.Index.ReadStream(ctx, fw, progress)
+	s.behind.Store(false)
 	s.noteLast()
 	s.ended.Store(true)
 	switch {
@@ -337,6 +341,9 @@ func (s *Source) readLive(ctx context.Context, c net.Conn) {
 		s.lastT.Store(ev.T)
 	}
 }
+
+// CatchingUp reports whether a live view is well behind its tap's file.
+func (s *Source) CatchingUp() bool { return s.behind.Load() }
 
 // Ended reports whether the source has nothing more to add.
 func (s *Source) Ended() bool { return s.ended.Load() }
