@@ -428,7 +428,7 @@ func (m *Model) runCommand(line string) tea.Cmd {
 			m.status = fmt.Sprintf("no frame #%d shows", seq)
 		}
 		return v.loadDetail()
-	case "filter":
+	case "filter", "search":
 		if v == nil {
 			return nil
 		}
@@ -436,21 +436,14 @@ func (m *Model) runCommand(line string) tea.Cmd {
 		if err != nil {
 			m.status = err.Error()
 			return nil
+		}
+		if name == "search" {
+			return v.setSearch(arg, f)
 		}
 		if cmd := v.applyFilter(arg, f); cmd != nil {
 			return cmd
 		}
 		return v.loadDetail()
-	case "search":
-		if v == nil {
-			return nil
-		}
-		f, err := filter.Parse(arg)
-		if err != nil {
-			m.status = err.Error()
-			return nil
-		}
-		return v.setSearch(arg, f)
 	case "stderr":
 		if v != nil {
 			v.traffic.showErr = !v.traffic.showErr

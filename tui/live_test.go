@@ -12,14 +12,21 @@ import (
 )
 
 // A live tap in this process, with cat as the server: what the test writes
-// as the host comes back as the server's output.
+// as the host comes back as the server's output. It records a file.
 func startLiveTap(t *testing.T) (tap.Info, io.WriteCloser) {
+	t.Helper()
+	return startLiveTapWith(t, tap.Options{Record: true, Path: filepath.Join(t.TempDir(), "live.jsonl"), Timeout: 300 * time.Millisecond})
+}
+
+// startLiveTapWith runs cat behind a listening tap with opts (argv, name
+// and framing are set here) and waits until the tap lists itself.
+func startLiveTapWith(t *testing.T, opts tap.Options) (tap.Info, io.WriteCloser) {
 	t.Helper()
 	hostR, hostW := io.Pipe()
 	outR, outW := io.Pipe()
 	go io.Copy(io.Discard, outR)
-	tp, err := tap.New(tap.Options{Argv: []string{"cat"}, Name: "live-" + filepath.Base(t.TempDir()), Framing: classify.FramingNDJSON,
-		Record: true, Path: filepath.Join(t.TempDir(), "live.jsonl"), Listen: true, Timeout: 300 * time.Millisecond})
+	opts.Argv, opts.Name, opts.Framing, opts.Listen = []string{"cat"}, "live-"+filepath.Base(t.TempDir()), classify.FramingNDJSON, true
+	tp, err := tap.New(opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -27,15 +34,13 @@ func startLiveTap(t *testing.T) (tap.Info, io.WriteCloser) {
 	done := make(chan struct{})
 	go func() { tp.Run(ctx, hostR, outW, io.Discard); close(done) }()
 	t.Cleanup(func() { hostW.Close(); cancel(); <-done })
-	deadline := time.Now().Add(5 * time.Second)
-	for time.Now().Before(deadline) {
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
 		taps, _ := tap.LiveTaps()
 		for _, info := range taps {
-			if info.Session == tp.Path() && info.Session != "" {
+			if info.Name == opts.Name {
 				return info, hostW
 			}
 		}
-		time.Sleep(20 * time.Millisecond)
 	}
 	t.Fatal("the tap never listed itself")
 	return tap.Info{}, nil
@@ -63,30 +68,7 @@ func TestLiveTapTrafficShowsAndAPendingRequestTimesOut(t *testing.T) {
 // A tap run with --no-record has no file to read frames back from: the
 // view keeps the frames it saw, so the detail pane still shows them.
 func TestLiveViewOfATapWithNoFileShowsTheFramesItSaw(t *testing.T) {
-	hostR, hostW := io.Pipe()
-	outR, outW := io.Pipe()
-	go io.Copy(io.Discard, outR)
-	name := "norec-" + filepath.Base(t.TempDir())
-	tp, err := tap.New(tap.Options{Argv: []string{"cat"}, Name: name, Framing: classify.FramingNDJSON, Listen: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { tp.Run(ctx, hostR, outW, io.Discard); close(done) }()
-	t.Cleanup(func() { hostW.Close(); cancel(); <-done })
-	var info tap.Info
-	for deadline := time.Now().Add(5 * time.Second); info.Name != name; time.Sleep(20 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatal("the tap never listed itself")
-		}
-		taps, _ := tap.LiveTaps()
-		for _, i := range taps {
-			if i.Name == name {
-				info = i
-			}
-		}
-	}
+	info, hostW := startLiveTapWith(t, tap.Options{})
 	if info.Session != "" {
 		t.Fatalf("the tap records %s; want no file", info.Session)
 	}
