@@ -4,7 +4,6 @@ import (
 	"encoding/base64"
 	"fmt"
 	"io"
-	"strconv"
 )
 
 // A FrameStream writes one frame record whose bytes arrive in pieces, for
@@ -19,31 +18,9 @@ type FrameStream struct {
 
 // BeginFrame starts a frame record with f's fields; f.Frame is ignored.
 func (w *Writer) BeginFrame(f FrameRecord) (*FrameStream, error) {
-	dir, ok := dirName(f.Dir)
-	if !ok {
-		return nil, fmt.Errorf("frame record has direction %d: use classify.H2S, S2H or Err", f.Dir)
-	}
-	b := append(w.buf[:1], `{"t":`...)
-	b = strconv.AppendInt(b, f.T, 10)
-	b = append(b, `,"dir":"`...)
-	b = append(b, dir...)
-	b = append(b, '"')
-	if f.Src == SrcInject || f.Src == SrcEdit {
-		b = append(b, `,"src":"`...)
-		b = append(b, f.Src...)
-		b = append(b, '"')
-	}
-	if f.EOF {
-		b = append(b, `,"eof":true`...)
-	}
-	if f.Redacted {
-		b = append(b, `,"redacted":true`...)
-	}
-	if f.Captured {
-		b = append(b, `,"captured":true`...)
-	}
-	if f.Header != nil {
-		b = appendBytes(b, "header", f.Header)
+	b, err := appendFrameFields(w.buf[:1], f)
+	if err != nil {
+		return nil, err
 	}
 	b = append(b, `,"frame_b64":"`...)
 	if err := w.writePart(b, true); err != nil {

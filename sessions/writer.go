@@ -107,6 +107,17 @@ func (w *Writer) WriteEncoded(b []byte) error {
 // AppendFrameRecord appends f's record line (ending in a newline) to b, as
 // WriteFrame writes it.
 func AppendFrameRecord(b []byte, f FrameRecord) ([]byte, error) {
+	b, err := appendFrameFields(b, f)
+	if err != nil {
+		return b, err
+	}
+	b = appendBytes(b, "frame", f.Frame)
+	return append(b, "}\n"...), nil
+}
+
+// appendFrameFields appends a frame record's opening and every field but
+// the frame's bytes (FrameStream streams those).
+func appendFrameFields(b []byte, f FrameRecord) ([]byte, error) {
 	dir, ok := dirName(f.Dir)
 	if !ok {
 		return b, fmt.Errorf("frame record has direction %d: use classify.H2S, S2H or Err", f.Dir)
@@ -149,8 +160,6 @@ func AppendFrameRecord(b []byte, f FrameRecord) ([]byte, error) {
 	if f.Header != nil {
 		b = appendBytes(b, "header", f.Header)
 	}
-	b = appendBytes(b, "frame", f.Frame)
-	b = append(b, "}\n"...)
 	return b, nil
 }
 
