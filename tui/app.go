@@ -346,34 +346,16 @@ func (m *Model) filterKey(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
 	}
 	switch msg.Type {
 	case tea.KeyEnter:
-		m.mode = modeNormal
-		m.input.Blur()
-		if v != nil {
-			text := m.input.Value()
-			f, err := filter.Parse(text)
-			switch {
-			case err != nil && m.searching:
-				m.status = "the search did not parse; it was not applied"
-			case err != nil:
-				m.status = "the filter did not parse; it was not applied"
-			case m.searching:
-				cmd := v.setSearch(text, f)
-				if cmd == nil && text != "" {
-					m.status = v.nextMatch(1)
-					return m, v.loadDetail()
-				}
-				return m, cmd
-			default:
-				if cmd := v.applyFilter(text, f); cmd != nil {
-					return m, cmd
-				}
-				return m, v.loadDetail()
-			}
+		m.leaveInput()
+		cmd := m.applyExpr(v, m.searching, m.input.Value())
+		if m.searching && cmd == nil && v != nil && v.search != nil {
+			// A search ready at once: go to its first match.
+			m.status = v.nextMatch(1)
+			return m, v.loadDetail()
 		}
-		return m, nil
+		return m, cmd
 	case tea.KeyEsc:
-		m.mode = modeNormal
-		m.input.Blur()
+		m.leaveInput()
 		return m, nil
 	}
 	var cmd tea.Cmd
@@ -381,15 +363,42 @@ func (m *Model) filterKey(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
 	return m, cmd
 }
 
+// leaveInput ends typing in the filter or command line.
+func (m *Model) leaveInput() {
+	m.mode = modeNormal
+	m.input.Blur()
+}
+
+// applyExpr applies a filter expression to v: as a filter, or as a search.
+func (m *Model) applyExpr(v *sessionView, search bool, text string) tea.Cmd {
+	if v == nil {
+		return nil
+	}
+	what := "filter"
+	if search {
+		what = "search"
+	}
+	f, err := filter.Parse(text)
+	if err != nil {
+		m.status = fmt.Sprintf("the %s did not parse (%v); it was not applied", what, err)
+		return nil
+	}
+	if search {
+		return v.setSearch(text, f)
+	}
+	if cmd := v.applyFilter(text, f); cmd != nil {
+		return cmd
+	}
+	return v.loadDetail()
+}
+
 func (m *Model) commandKey(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
 	switch msg.Type {
 	case tea.KeyEnter:
-		m.mode = modeNormal
-		m.input.Blur()
+		m.leaveInput()
 		return m, m.runCommand(strings.TrimSpace(m.input.Value()))
 	case tea.KeyEsc:
-		m.mode = modeNormal
-		m.input.Blur()
+		m.leaveInput()
 		return m, nil
 	}
 	var cmd tea.Cmd
@@ -429,21 +438,7 @@ func (m *Model) runCommand(line string) tea.Cmd {
 		}
 		return v.loadDetail()
 	case "filter", "search":
-		if v == nil {
-			return nil
-		}
-		f, err := filter.Parse(arg)
-		if err != nil {
-			m.status = err.Error()
-			return nil
-		}
-		if name == "search" {
-			return v.setSearch(arg, f)
-		}
-		if cmd := v.applyFilter(arg, f); cmd != nil {
-			return cmd
-		}
-		return v.loadDetail()
+		return m.applyExpr(v, name == "search", arg)
 	case "stderr":
 		if v != nil {
 			v.traffic.showErr = !v.traffic.showErr
