@@ -147,15 +147,14 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case searchDoneMsg:
 		for _, v := range m.views {
 			if v.id == msg.session {
-				v.searchDone(msg)
+				return m, v.searchDone(msg)
 			}
 		}
 		return m, nil
 	case scanDoneMsg:
 		for _, v := range m.views {
 			if v.id == msg.session {
-				v.traffic.scanDone(v.src, msg)
-				return m, v.loadDetail()
+				return m, tea.Batch(v.traffic.scanDone(v.src, msg), v.loadDetail())
 			}
 		}
 		return m, nil
@@ -321,7 +320,7 @@ func (m *Model) do(v *sessionView, in intent) tea.Cmd {
 	case intentNextMatch:
 		m.status = v.nextMatch(in.step)
 	case intentRefilter:
-		v.refilter()
+		return tea.Batch(v.refilter(), v.loadDetail())
 	case intentCopy:
 		return m.copySelected(v)
 	}
@@ -442,7 +441,7 @@ func (m *Model) runCommand(line string) tea.Cmd {
 	case "stderr":
 		if v != nil {
 			v.traffic.showErr = !v.traffic.showErr
-			v.refilter()
+			return v.refilter()
 		}
 	case "":
 	default:

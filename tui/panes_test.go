@@ -95,3 +95,50 @@ func TestRedrawsSlowDownWhileAViewCatchesUp(t *testing.T) {
 		t.Errorf("a view that catches up redraws every %s, want %s", got, catchUpTick)
 	}
 }
+
+// loadedView is a session view of the demo session, read whole.
+func loadedView(t *testing.T) *sessionView {
+	t.Helper()
+	src := openFile(t, demoSession)
+	for deadline := time.Now().Add(10 * time.Second); !src.Ended(); time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the demo session did not load")
+		}
+	}
+	return newSessionView(1, newCommon(asciiRenderer()), src)
+}
+
+// A filter or search that reads payloads never reads the file in Update:
+// new entries, too, are matched by a command that runs in the background.
+func TestPayloadExpressionsMatchNewEntriesInTheBackground(t *testing.T) {
+	v := loadedView(t)
+	f := mustParse(`"3 results"`)
+	cmd := v.applyFilter(`"3 results"`, f)
+	if cmd == nil || len(v.traffic.rows) != 0 {
+		t.Fatalf("a text filter matched %d rows in Update; want a background scan", len(v.traffic.rows))
+	}
+	v.traffic.scanDone(v.src, cmd().(scanDoneMsg))
+	if len(v.traffic.rows) != 1 {
+		t.Fatalf("the scan found %d rows, want 1", len(v.traffic.rows))
+	}
+	// Entries the table has not seen yet (as when a live session grows).
+	v.traffic.rows, v.traffic.scanned = v.traffic.rows[:0], 0
+	if cmd := v.traffic.sync(v.id, v.src); cmd == nil || len(v.traffic.rows) != 0 {
+		t.Errorf("sync matched %d new rows in Update; want a background scan", len(v.traffic.rows))
+	} else if v.traffic.scanDone(v.src, cmd().(scanDoneMsg)); len(v.traffic.rows) != 1 {
+		t.Errorf("the scan of new entries found %d rows, want 1", len(v.traffic.rows))
+	}
+
+	cmd = v.setSearch(`"3 results"`, f)
+	if cmd == nil || len(v.search.matches) != 0 {
+		t.Fatalf("a text search matched %d frames in Update; want a background scan", len(v.search.matches))
+	}
+	v.searchDone(cmd().(searchDoneMsg))
+	if len(v.search.matches) != 1 {
+		t.Fatalf("the search found %d frames, want 1", len(v.search.matches))
+	}
+	v.search.matches, v.search.scanned = nil, 0
+	if cmd := v.extendSearch(); cmd == nil || len(v.search.matches) != 0 {
+		t.Errorf("the search matched %d new frames in Update; want a background scan", len(v.search.matches))
+	}
+}

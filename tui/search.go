@@ -16,65 +16,70 @@ type search struct {
 	matches []int32 // index positions that match, ascending
 	scanned int     // index entries looked at so far
 	// scanning: a background scan (an expression that reads payloads)
-	// owns matches until it reports.
+	// is matching the entries from scanned on.
 	scanning bool
 }
 
-// searchDoneMsg carries what a background search found.
+// searchDoneMsg carries what a background search found among the entries
+// [from, scanned).
 type searchDoneMsg struct {
 	session int
-	f       *filter.Filter
+	s       *search
+	from    int
 	matches []int32
 	scanned int
 }
 
-// setSearch marks the frames f matches ("" ends the search). An
-// expression that reads payloads is matched in the background (the
-// command it returns).
+// setSearch marks the frames f matches ("" ends the search).
 func (v *sessionView) setSearch(text string, f *filter.Filter) tea.Cmd {
 	if text == "" {
 		v.search = nil
 		return nil
 	}
-	s := &search{text: text, f: f}
-	v.search = s
-	if !f.NeedsPayload() {
-		s.extend(v.src)
+	v.search = &search{text: text, f: f}
+	return v.extendSearch()
+}
+
+// extendSearch matches the entries added since the last call. An
+// expression that reads payloads is matched in the background: the
+// command it returns (file reads stay out of Update).
+func (v *sessionView) extendSearch() tea.Cmd {
+	s := v.search
+	if s == nil || s.scanning || s.scanned >= v.src.Index.Len() {
+		return nil
+	}
+	if !s.f.NeedsPayload() {
+		x := v.src.Index
+		for n := x.Len(); s.scanned < n; s.scanned++ {
+			if e := x.At(s.scanned); e.Event == "" && s.f.Match(filterFrame(v.src, &e)) {
+				s.matches = append(s.matches, int32(s.scanned))
+			}
+		}
 		return nil
 	}
 	s.scanning = true
-	src, id, n := v.src, v.id, v.src.Index.Len()
+	src, id, from, n, f := v.src, v.id, s.scanned, v.src.Index.Len(), s.f
 	return func() tea.Msg {
 		var m []int32
-		for i := range n {
+		for i := from; i < n; i++ {
 			if e := src.Index.At(i); e.Event == "" && f.Match(filterFrame(src, &e)) {
 				m = append(m, int32(i))
 			}
 		}
-		return searchDoneMsg{session: id, f: f, matches: m, scanned: n}
+		return searchDoneMsg{session: id, s: s, from: from, matches: m, scanned: n}
 	}
 }
 
 // searchDone takes a background search's matches, unless the search
-// changed since.
-func (v *sessionView) searchDone(msg searchDoneMsg) {
-	if s := v.search; s != nil && s.f == msg.f {
-		s.matches, s.scanned, s.scanning = msg.matches, msg.scanned, false
-		s.extend(v.src)
+// changed since, and goes on with the entries added meanwhile.
+func (v *sessionView) searchDone(msg searchDoneMsg) tea.Cmd {
+	s := v.search
+	if s == nil || s != msg.s || msg.from != s.scanned {
+		return nil
 	}
-}
-
-// extend matches the entries added to the index since the last call.
-func (s *search) extend(src *Source) {
-	if s.scanning {
-		return
-	}
-	x := src.Index
-	for n := x.Len(); s.scanned < n; s.scanned++ {
-		if e := x.At(s.scanned); e.Event == "" && s.f.Match(filterFrame(src, &e)) {
-			s.matches = append(s.matches, int32(s.scanned))
-		}
-	}
+	s.matches = append(s.matches, msg.matches...)
+	s.scanned, s.scanning = msg.scanned, false
+	return v.extendSearch()
 }
 
 // has reports whether the entry at index position pos matches.
@@ -90,7 +95,7 @@ func (s *search) has(pos int32) bool {
 // matches, wrapping at the ends, and says what happened.
 func (v *sessionView) stepSearch(step int) string {
 	s, p := v.search, v.traffic
-	if s.scanning {
+	if s.scanning && s.scanned == 0 {
 		return "still reading frame payloads for the search"
 	}
 	if len(p.rows) == 0 || len(s.matches) == 0 {
@@ -131,7 +136,7 @@ func (v *sessionView) stepSearch(step int) string {
 
 // searchStatus is the search's part of the line under the table.
 func (s *search) status() string {
-	if s.scanning {
+	if s.scanning && s.scanned == 0 {
 		return "(reading frame payloads…)"
 	}
 	if len(s.matches) == 1 {

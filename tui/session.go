@@ -56,14 +56,12 @@ func (v *sessionView) sync(now time.Time) tea.Cmd {
 	n := x.Len()
 	if n != v.lastLen {
 		v.lastLen = n
-		v.traffic.sync(v.src)
-		if v.search != nil {
-			v.search.extend(v.src)
-		}
 		v.stats.sync(x)
 	}
+	scan := v.traffic.sync(v.id, v.src)
+	search := v.extendSearch()
 	v.pending.sync(x)
-	return v.loadDetail()
+	return tea.Batch(scan, search, v.loadDetail())
 }
 
 // loadDetail (re)loads the detail pane when the selection changed.
@@ -79,7 +77,7 @@ func (v *sessionView) applyFilter(text string, f *filter.Filter) tea.Cmd {
 	v.filterText = text
 	if f.NeedsPayload() {
 		v.traffic.rows = v.traffic.rows[:0]
-		return v.traffic.scan(v.id, v.src, f)
+		return v.traffic.scanFrom(v.id, v.src, f, 0)
 	}
 	v.traffic.scanning = nil
 	v.traffic.refilter(v.src, f)
@@ -94,7 +92,8 @@ func (v *sessionView) setFilter(text string) {
 	v.applyFilter(text, f)
 }
 
-func (v *sessionView) refilter() { v.traffic.refilter(v.src, v.traffic.flt) }
+// refilter filters the table again (stderr shown or hidden).
+func (v *sessionView) refilter() tea.Cmd { return v.applyFilter(v.filterText, v.traffic.flt) }
 
 // jumpSeq selects the frame with seq, when it shows.
 func (v *sessionView) jumpSeq(seq int64) bool {

@@ -27,8 +27,10 @@ type trafficPane struct {
 	wall    bool
 	flt     *filter.Filter
 	// scanning is the filter a background scan is applying (a filter
-	// that reads payloads: reading them all is not done in Update).
+	// that reads payloads: reading them is not done in Update); scanGen
+	// tells the latest scan's report from older ones.
 	scanning *filter.Filter
+	scanGen  int
 	width    int
 	height   int
 }
@@ -54,11 +56,22 @@ func (p *trafficPane) SetSize(w, h int) {
 func (p *trafficPane) visibleRows() int { return max(p.height-1, 1) }
 
 // sync picks up entries added to the index since the last call. New rows
-// never move the selection, unless the pane follows the traffic.
-func (p *trafficPane) sync(src *Source) {
+// never move the selection, unless the pane follows the traffic. A filter
+// that reads payloads matches new entries in the background: sync returns
+// that scan's command (file reads stay out of Update).
+func (p *trafficPane) sync(session int, src *Source) tea.Cmd {
 	if p.scanning != nil {
-		return // a background scan owns the rows until it reports
+		return nil // a background scan owns the rows until it reports
 	}
+	if p.scanned < src.Index.Len() && p.flt.NeedsPayload() {
+		return p.scanFrom(session, src, p.flt, p.scanned)
+	}
+	p.take(src)
+	return nil
+}
+
+// take matches the new entries here, by a filter that reads no payloads.
+func (p *trafficPane) take(src *Source) {
 	x := src.Index
 	n := x.Len()
 	for ; p.scanned < n; p.scanned++ {
@@ -67,14 +80,19 @@ func (p *trafficPane) sync(src *Source) {
 			p.rows = append(p.rows, int32(p.scanned))
 		}
 	}
+	p.settle()
+}
+
+// settle keeps the selection on the last row when following, and on screen.
+func (p *trafficPane) settle() {
 	if p.follow && len(p.rows) > 0 {
 		p.sel = len(p.rows) - 1
 	}
 	p.clamp()
 }
 
-// refilter applies a new filter, keeping the selected frame selected when
-// it still shows.
+// refilter applies a new filter that reads no payloads, keeping the
+// selected frame selected when it still shows.
 func (p *trafficPane) refilter(src *Source, f *filter.Filter) {
 	keep := int32(-1)
 	if p.sel < len(p.rows) {
@@ -85,7 +103,7 @@ func (p *trafficPane) refilter(src *Source, f *filter.Filter) {
 	p.scanned = 0
 	follow := p.follow
 	p.follow = false
-	p.sync(src)
+	p.take(src)
 	p.follow = follow
 	p.sel = 0
 	for i, r := range p.rows {
@@ -95,20 +113,19 @@ func (p *trafficPane) refilter(src *Source, f *filter.Filter) {
 		}
 		p.sel = i
 	}
-	if p.follow && len(p.rows) > 0 {
-		p.sel = len(p.rows) - 1
-	}
-	p.clamp()
+	p.settle()
 }
 
 func (p *trafficPane) passes(src *Source, e *sessions.Entry) bool {
-	if e.Event != "" {
+	return shows(src, p.flt, p.showErr, e)
+}
+
+// shows reports whether the table shows an entry under filter f.
+func shows(src *Source, f *filter.Filter, showErr bool, e *sessions.Entry) bool {
+	if e.Event != "" || (e.Dir == classify.Err && !showErr) {
 		return false
 	}
-	if e.Dir == classify.Err && !p.showErr {
-		return false
-	}
-	return p.flt.Match(filterFrame(src, e))
+	return f.Match(filterFrame(src, e))
 }
 
 // filterFrame is what a filter sees of an entry; the payload is read back
@@ -409,48 +426,48 @@ func FilterCodes(e *sessions.Entry) uint64 {
 	return c
 }
 
-// scanDoneMsg carries the rows a background filter scan found.
+// scanDoneMsg carries the rows a background filter scan found among the
+// entries [from, scanned).
 type scanDoneMsg struct {
 	session int
-	flt     *filter.Filter
+	gen     int
+	from    int
 	rows    []int32
 	scanned int
 }
 
-// scan returns a command that filters the index's first entries in the
-// background, reading payloads from the file as the filter needs them.
-func (p *trafficPane) scan(session int, src *Source, f *filter.Filter) tea.Cmd {
+// scanFrom returns a command that filters the entries from on in the
+// background, reading payloads from the file as the filter needs them;
+// from 0, its rows replace the table's.
+func (p *trafficPane) scanFrom(session int, src *Source, f *filter.Filter, from int) tea.Cmd {
+	p.scanGen++
 	p.scanning = f
 	p.flt = f
-	showErr := p.showErr
-	n := src.Index.Len()
+	gen, showErr, n := p.scanGen, p.showErr, src.Index.Len()
 	return func() tea.Msg {
 		var rows []int32
-		x := src.Index
-		for i := 0; i < n; i++ {
-			e := x.At(i)
-			if e.Event != "" || (e.Dir == classify.Err && !showErr) {
-				continue
-			}
-			if f.Match(filterFrame(src, &e)) {
+		for i := from; i < n; i++ {
+			if e := src.Index.At(i); shows(src, f, showErr, &e) {
 				rows = append(rows, int32(i))
 			}
 		}
-		return scanDoneMsg{session: session, flt: f, rows: rows, scanned: n}
+		return scanDoneMsg{session: session, gen: gen, from: from, rows: rows, scanned: n}
 	}
 }
 
-// scanned takes a background scan's rows, unless another filter has been
-// applied since.
-func (p *trafficPane) scanDone(src *Source, msg scanDoneMsg) {
-	if msg.flt != p.scanning {
-		return
+// scanDone takes a background scan's rows, unless another scan has begun
+// since, and goes on with the entries added meanwhile.
+func (p *trafficPane) scanDone(src *Source, msg scanDoneMsg) tea.Cmd {
+	if p.scanning == nil || msg.gen != p.scanGen {
+		return nil
 	}
 	p.scanning = nil
-	p.rows, p.scanned = msg.rows, msg.scanned
-	p.sel = 0
-	if p.follow {
-		p.sel = len(p.rows) - 1
+	if msg.from == 0 {
+		p.rows, p.sel = msg.rows, 0
+	} else {
+		p.rows = append(p.rows, msg.rows...)
 	}
-	p.sync(src)
+	p.scanned = msg.scanned
+	p.settle()
+	return p.sync(msg.session, src)
 }
