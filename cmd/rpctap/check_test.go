@@ -16,17 +16,19 @@ import (
 var update = flag.Bool("update", false, "rewrite .want files from what check reports now")
 
 type checkDoc struct {
-	Frames   int `json:"frames"`
-	Skipped  int `json:"skipped_lines"`
-	Findings []struct {
-		Code     string          `json:"code"`
-		Severity string          `json:"severity"`
-		Line     int             `json:"line"`
-		Message  string          `json:"message"`
-		ID       json.RawMessage `json:"id"`
-		Related  int             `json:"related"`
-	} `json:"findings"`
-	Counts map[string]any `json:"counts"`
+	Frames   int            `json:"frames"`
+	Skipped  int            `json:"skipped_lines"`
+	Findings []checkFinding `json:"findings"`
+	Counts   map[string]any `json:"counts"`
+}
+
+type checkFinding struct {
+	Code     string          `json:"code"`
+	Severity string          `json:"severity"`
+	Line     int             `json:"line"`
+	Message  string          `json:"message"`
+	ID       json.RawMessage `json:"id"`
+	Related  int             `json:"related"`
 }
 
 func checkJSONOf(t *testing.T, path string, o checkOptions) (checkDoc, error) {

@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 )
@@ -65,14 +66,22 @@ func timed(t *testing.T, dir string, name string, args ...string) ([]byte, time.
 
 func checkSessionHasNoErrors(t *testing.T, path string) checkDoc {
 	t.Helper()
+	return checkSessionErrors(t, path, func(checkFinding) bool { return false })
+}
+
+// checkSessionErrors is checkSessionHasNoErrors, with the error findings
+// that allowed says a real peer makes.
+func checkSessionErrors(t *testing.T, path string, allowed func(checkFinding) bool) checkDoc {
+	t.Helper()
 	doc, err := checkJSONOf(t, path, checkOptions{failOn: 3, timeout: 30e9})
-	if err != nil {
-		t.Errorf("rpctap check %s: %v", path, err)
-	}
 	for _, f := range doc.Findings {
-		if f.Severity == "error" {
+		if f.Severity == "error" && !allowed(f) {
 			t.Errorf("%s line %d: %s %s", filepath.Base(path), f.Line, f.Code, f.Message)
 		}
+	}
+	// Exit status 1 says findings reached --fail-on: allowed ones may.
+	if e, ok := err.(exitError); err != nil && (!ok || e.code != 1) {
+		t.Errorf("rpctap check %s: %v", path, err)
 	}
 	return doc
 }
@@ -132,7 +141,18 @@ func TestGoplsThroughTapWithAutoFraming(t *testing.T) {
 	if !bytes.Contains(out, []byte("Greet")) {
 		t.Errorf("the LSP client did not get its hover through the tap:\n%s", out)
 	}
-	doc := checkSessionHasNoErrors(t, record)
+	// gopls answers the exit notification by exiting, and now and then
+	// does so between a message's header and its body (seen with tee, no
+	// tap): the stream then ends inside that last frame, which is an
+	// error the tap rightly records.
+	file, err := os.ReadFile(record)
+	if err != nil {
+		t.Fatal(err)
+	}
+	last := bytes.Count(file, []byte("\n")) - 1 // the line before the exit record
+	doc := checkSessionErrors(t, record, func(f checkFinding) bool {
+		return f.Code == "bad-header" && f.Line == last && strings.Contains(f.Message, "The stream ended inside a body")
+	})
 	if doc.Frames < 10 {
 		t.Errorf("the session holds %d frames", doc.Frames)
 	}
