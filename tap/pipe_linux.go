@@ -5,7 +5,8 @@ import (
 	"syscall"
 )
 
-// pipeSize is the capacity asked for the pipes to and from the server:
+// pipeSize is the capacity asked for the pipes to and from the server (and
+// the host's, when they are pipes):
 // larger than the default, so that bursts cost fewer wake-ups on each
 // side.
 const pipeSize = 1 << 20

@@ -146,6 +146,13 @@ func (t *Tap) Run(ctx context.Context, hostIn io.Reader, hostOut io.WriteCloser,
 	t.cmd = cmd
 	growPipe(stdinW)
 	growPipe(stdoutR)
+	// The host's pipes too, when they are pipes (a burst then costs the
+	// host and the tap fewer wake-ups); anything else refuses, harmlessly.
+	for _, end := range []any{hostIn, hostOut} {
+		if f, ok := end.(*os.File); ok {
+			growPipe(f)
+		}
+	}
 	stdinR.Close()
 	stdoutW.Close()
 	stderrW.Close()
