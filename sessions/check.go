@@ -124,7 +124,7 @@ func Check(r io.Reader, opts CheckOptions) (*Report, error) {
 			continue
 		}
 		rep.Frames++
-		m := classifyRecord(ev, tr.Profile(), &c.full)
+		m := classifyRecord(&hdr, ev, tr.Profile(), &c.full)
 		obs := tr.Observe(int64(ev.Line), at, &m)
 		c.frameFindings(ev, &m)
 		c.keepPreview(ev, &m)

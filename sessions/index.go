@@ -399,7 +399,7 @@ func (x *Index) add(ev *Event, offset int64, pre *classify.Message) {
 	if p := x.tr.Profile(); pre != nil && pre.Kind != 0 && pre.Profile == p {
 		m = *pre
 	} else {
-		m = classifyRecord(ev, p, &x.full)
+		m = classifyRecord(&x.header, ev, p, &x.full)
 	}
 	e.kind = m.Kind
 	i := x.entries.push(e)
@@ -465,8 +465,8 @@ func (x *Index) noteProfile() {
 // classifyRecord judges one recorded frame by profile p, as Check does.
 // An LSP frame recorded with its header block is split again (in *full),
 // so a malformed block reads as it did live.
-func classifyRecord(ev *Event, p classify.Profile, full *[]byte) classify.Message {
-	m := classifyBytes(ev, p, full)
+func classifyRecord(h *Header, ev *Event, p classify.Profile, full *[]byte) classify.Message {
+	m := classifyBytes(h, ev, p, full)
 	if ev.Redacted {
 		m.Findings = append(m.Findings, classify.Finding{Code: classify.CodeRedacted, Severity: classify.Info,
 			Message: "rpctap masked a secret in this frame when it recorded it; the bytes shown differ from those that crossed the tap."})
@@ -476,7 +476,7 @@ func classifyRecord(ev *Event, p classify.Profile, full *[]byte) classify.Messag
 
 // classifyBytes judges a record's frame; an LSP frame recorded with its
 // header block is split again, so a malformed block reads as it did live.
-func classifyBytes(ev *Event, p classify.Profile, full *[]byte) classify.Message {
+func classifyBytes(h *Header, ev *Event, p classify.Profile, full *[]byte) classify.Message {
 	if ev.Header != nil {
 		*full = append(append((*full)[:0], ev.Header...), ev.Frame...)
 		spans := classify.SplitAll(*full, classify.FramingLSP)
@@ -487,7 +487,7 @@ func classifyBytes(ev *Event, p classify.Profile, full *[]byte) classify.Message
 			return classify.ClassifyFramed(ev.Frame, spans[0].FrameInfo, ev.Dir, p)
 		}
 	}
-	return classify.Classify(ev.Frame, ev.Dir, p)
+	return h.Classify(ev.Frame, ev.Dir, p)
 }
 
 func srcIndex(src string) uint8 {

@@ -204,7 +204,7 @@ func (x *Index) load(ctx context.Context, src *eofNotifier, live bool, poll time
 	}()
 	go func() {
 		x.worker()
-		x.classifyBatches(ctx, read, full)
+		x.classifyBatches(ctx, h, read, full)
 	}()
 	defer func() {
 		cancel()
@@ -238,8 +238,9 @@ const lockedRecs = 32
 // classifyBatches classifies the frames of the batches from read, by the
 // profile the index has reached, and passes the batches on to full: the
 // indexing goroutine classifies again only the frames that a profile
-// decided meanwhile judges otherwise.
-func (x *Index) classifyBatches(ctx context.Context, read <-chan *batch, full chan<- *batch) {
+// decided meanwhile judges otherwise. h is the session's header (its parse
+// limit).
+func (x *Index) classifyBatches(ctx context.Context, h Header, read <-chan *batch, full chan<- *batch) {
 	defer close(full)
 	var buf []byte
 	for b := range read {
@@ -252,7 +253,7 @@ func (x *Index) classifyBatches(ctx context.Context, read <-chan *batch, full ch
 			}
 			var m classify.Message
 			if r.ev.IsFrame() && r.ev.Dir != classify.Err && ctx.Err() == nil {
-				m = classifyRecord(&r.ev, p, &buf)
+				m = classifyRecord(&h, &r.ev, p, &buf)
 			}
 			b.msgs = append(b.msgs, m)
 		}

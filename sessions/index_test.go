@@ -784,3 +784,41 @@ func TestCodeSetHoldsEveryFindingCode(t *testing.T) {
 		t.Errorf("Codes() = %v", got)
 	}
 }
+
+// A session's header may say that its writer judged frames by a parse
+// limit below classify.MaxParse (a tap does, to keep its memory small):
+// Check and the Index then judge a larger frame from its first bytes, as
+// the writer did, and the header reads back with its limit.
+func TestFramesOverTheHeadersParseLimitAreJudgedAsTheWriterDid(t *testing.T) {
+	big := []byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"text":"` + strings.Repeat("x", 100) + `"}}`)
+	limited := testHeader()
+	limited.ParseLimit = 64
+	for _, c := range []struct {
+		name     string
+		h        sessions.Header
+		oversize bool
+	}{
+		{"limit in the header", limited, true},
+		{"no limit", testHeader(), false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			path, _ := writeSession(t, c.h, sessions.FrameRecord{T: 1, Dir: classify.H2S, Frame: big})
+			data, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if h, _ := sessions.NewReader(bytes.NewReader(data)).Header(); h.ParseLimit != c.h.ParseLimit {
+				t.Errorf("the header reads back with parse limit %d, want %d", h.ParseLimit, c.h.ParseLimit)
+			}
+			rep, err := sessions.Check(bytes.NewReader(data), sessions.CheckOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := slices.ContainsFunc(rep.Findings, func(f sessions.CheckFinding) bool { return f.Code == classify.CodeOversize })
+			if got != c.oversize {
+				t.Errorf("Check found oversize: %v, want %v (findings %+v)", got, c.oversize, rep.Findings)
+			}
+			sameFindingsAsCheck(t, path)
+		})
+	}
+}

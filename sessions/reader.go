@@ -454,6 +454,7 @@ type headerLine struct {
 	Name    string   `json:"name"`
 	Framing string   `json:"framing"`
 	Profile string   `json:"profile"`
+	Limit   int      `json:"parse_limit"`
 }
 
 // parseHeader reads line as a header, which it is when it is a JSON
@@ -474,6 +475,9 @@ func parseHeader(line []byte) (Header, bool) {
 		Name:    hl.Name,
 		Framing: hl.Framing,
 		Profile: hl.Profile,
+	}
+	if hl.Limit > 0 {
+		h.ParseLimit = hl.Limit
 	}
 	if t, err := time.Parse(time.RFC3339Nano, hl.Started); err == nil {
 		h.Started = t.UTC()

@@ -11,10 +11,14 @@
 //
 // Frames are exact: a frame's bytes go in "frame" as a JSON string whose
 // decoding is exactly those bytes, or, when they are not valid UTF-8, in
-// "frame_b64" as standard base64. A Writer appends records without
-// reflection and without allocating; a Reader decodes them with a
-// hand-written scanner, skips and counts the lines it cannot read, and can
-// follow a file that is still being written.
+// "frame_b64" as standard base64. A header may add "parse_limit": how many
+// bytes of a frame its writer judged by, when fewer than classify.MaxParse
+// (a tap's recorder holds less); readers then judge larger frames from as
+// many bytes, so that the file says what the live view said.
+//
+// A Writer appends records without reflection and without allocating; a
+// Reader decodes them with a hand-written scanner, skips and counts the
+// lines it cannot read, and can follow a file that is still being written.
 package sessions
 
 import (
@@ -60,6 +64,21 @@ type Header struct {
 	Name    string    // a short name for the server, for people
 	Framing string    // "ndjson" or "lsp"; empty means DefaultFraming
 	Profile string    // "auto", "jsonrpc", "mcp" or "lsp"; empty means DefaultProfile
+	// ParseLimit is the parse limit the writer judged frames by, when it
+	// was not classify.MaxParse (a tap holds less of a frame than that);
+	// readers judge by it too, so that a file says what the live view
+	// said. 0 means classify.MaxParse.
+	ParseLimit int
+}
+
+// Classify judges a frame of this session as its writer did: a frame
+// larger than the session's parse limit is judged from its first bytes
+// and carries finding oversize.
+func (h Header) Classify(frame []byte, dir classify.Direction, p classify.Profile) classify.Message {
+	if l := h.ParseLimit; l > 0 && len(frame) > l {
+		return classify.ClassifyPrefix(frame[:l], int64(len(frame)), dir, p)
+	}
+	return classify.Classify(frame, dir, p)
 }
 
 // FramingOrDefault is h.Framing, or DefaultFraming when it is empty.

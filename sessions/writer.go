@@ -72,6 +72,10 @@ func NewWriter(w io.Writer, h Header) (*Writer, error) {
 	b = appendString(b, h.FramingOrDefault())
 	b = append(b, `,"profile":`...)
 	b = appendString(b, h.ProfileOrDefault())
+	if h.ParseLimit > 0 {
+		b = append(b, `,"parse_limit":`...)
+		b = strconv.AppendInt(b, int64(h.ParseLimit), 10)
+	}
 	b = append(b, "}\n"...)
 	if err := sw.writeLine(b); err != nil {
 		return nil, err

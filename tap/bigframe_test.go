@@ -3,12 +3,15 @@ package tap
 import (
 	"bytes"
 	"fmt"
+	"os"
+	"slices"
 	"testing"
 
 	"github.com/rpctap/rpctap/classify"
+	"github.com/rpctap/rpctap/sessions"
 )
 
-// Invariant 3 for frames too large for the recorder to hold (16 MiB): they
+// Invariant 3 for frames too large for the recorder to hold (parseLimit): they
 // are streamed into the session file, and the record is still the frame's
 // exact bytes, with its header block and its eof mark, so that replaying
 // the file gives back what each side read.
@@ -61,5 +64,40 @@ func TestSessionFileHoldsFramesLargerThanTheRecorderHoldsExactly(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// A frame over the recorder's parse limit is judged live from its first
+// bytes (oversize); the session header names the limit, so that a reader
+// of the file judges it the same way and not by classify.MaxParse.
+func TestSessionFileJudgesFramesOverTheParseLimitAsTheTapDid(t *testing.T) {
+	if testing.Short() || raceEnabled {
+		t.Skip("moves tens of MiB")
+	}
+	body := bytes.Repeat([]byte("x"), parseLimit+1024)
+	big := append(append([]byte(`{"jsonrpc":"2.0","method":"notifications/message","params":{"data":"`), body...), `"}}`...)
+	s := startSession(t, Options{Argv: []string{"/bin/cat"}, Framing: classify.FramingNDJSON, Record: true, NoRedact: true})
+	go func() {
+		s.in.Write(append(big, '\n'))
+		s.in.Close()
+	}()
+	if res := s.wait(t, generous); res.ExitCode != 0 {
+		t.Fatalf("Result %+v", res)
+	}
+	h, _, _ := readSession(t, s.tap.Path())
+	if h.ParseLimit != parseLimit {
+		t.Errorf("the session header says parse limit %d, want the tap's %d", h.ParseLimit, parseLimit)
+	}
+	f, err := os.Open(s.tap.Path())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	rep, err := sessions.Check(f, sessions.CheckOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.ContainsFunc(rep.Findings, func(f sessions.CheckFinding) bool { return f.Code == classify.CodeOversize }) {
+		t.Errorf("Check of the file found %+v, want oversize for the %d-byte frame", rep.Findings, len(big))
 	}
 }

@@ -126,6 +126,14 @@ func (r *recorder) noteQuietly(it item) { r.in.put(it, false) }
 // or at once when many wait).
 func (r *recorder) kick() { r.in.kick() }
 
+// parseLimit is how much of a frame the recorder holds to classify it: a
+// larger frame is judged from its first parseLimit bytes (finding
+// oversize) while the rest goes to the session file as it comes. Less than
+// classify.MaxParse, so that the tap's memory stays small whatever the
+// frames; the session header says so, and readers of the file judge the
+// same way.
+const parseLimit = 16 << 20
+
 // flushAt is how much the file buffer holds before a write.
 const flushAt = 64 << 10
 

@@ -361,14 +361,14 @@ func (t *Tap) startRecorder(redact *redactor) error {
 	// The tap follows at most 10,000 requests in flight: memory stays
 	// small when a peer sends requests that are never answered.
 	tr := classify.NewTracker(classify.TrackerOptions{Profile: opts.Profile, LSPFraming: opts.Framing == classify.FramingLSP, Timeout: opts.Timeout, MaxInFlight: 10_000, MaxRemembered: 4096})
-	t.rec = &recorder{stop: make(chan struct{}), started: now() - time.Since(t.started), limit: 16 << 20,
+	t.rec = &recorder{stop: make(chan struct{}), started: now() - time.Since(t.started), limit: parseLimit,
 		tracker: tr, redact: redact, hub: t.hub, warn: opts.Warn}
 	// The header is encoded first, with no file yet (tee keeps it): a
 	// header built here, with its id and start time, in this package's
 	// format version, is never refused, and the file's own failures are
 	// handled below like any other write's.
 	w, err := sessions.NewWriter(tee{t.rec}, sessions.Header{ID: t.id, Started: t.started.UTC(), Argv: opts.Argv, Name: opts.Name,
-		Framing: opts.Framing.String(), Profile: opts.Profile.String()})
+		Framing: opts.Framing.String(), Profile: opts.Profile.String(), ParseLimit: parseLimit})
 	if err != nil {
 		panic("rpctap: the session header was refused: " + err.Error())
 	}

@@ -164,7 +164,8 @@ func renderDetail(c *common, src *Source, pos int, raw bool, width int) string {
 	frame := ev.Frame
 	var m classify.Message
 	if e.Dir != classify.Err {
-		m = classify.Classify(frame, e.Dir, x.Profile())
+		h, _ := x.Header()
+		m = h.Classify(frame, e.Dir, x.Profile())
 	}
 	// Findings: the frame's own, its batch members', the session's.
 	var lines []string
