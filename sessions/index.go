@@ -2,6 +2,7 @@ package sessions
 
 import (
 	"cmp"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -142,6 +143,11 @@ type IndexOptions struct {
 	// starts to read and classify a file or stream (to lower its
 	// priority, say). The goroutine ends when the reading does.
 	Worker func()
+	// Pace, when not nil, is called before each batch of records (a MiB
+	// or so) is read from a file or stream; it may wait, to hold the
+	// indexing back (a live view waits while the machine has no CPU to
+	// spare). It should return soon once ctx is done.
+	Pace func(ctx context.Context)
 }
 
 // An Index is the compact, in-memory index of one session: an entry a

@@ -200,7 +200,7 @@ func (x *Index) load(ctx context.Context, src *eofNotifier, live bool, poll time
 	}
 	go func() {
 		x.worker()
-		readBatches(ctx, rd, src, free, read)
+		readBatches(ctx, rd, src, free, read, x.opts.Pace)
 	}()
 	go func() {
 		x.worker()
@@ -281,8 +281,9 @@ func (x *Index) addBatch(b *batch) {
 // readBatches reads records into batches taken from free and sends them on
 // out, until the Reader fails (io.EOF at the end) or ctx is done. A
 // following Reader's records are sent each time it reaches the end of
-// what is written, so they show while it waits for more.
-func readBatches(ctx context.Context, rd *Reader, src *eofNotifier, free <-chan *batch, out chan<- *batch) {
+// what is written, so they show while it waits for more. pace, when not
+// nil, may hold the reading back after each full batch.
+func readBatches(ctx context.Context, rd *Reader, src *eofNotifier, free <-chan *batch, out chan<- *batch, pace func(context.Context)) {
 	defer close(out)
 	var b *batch
 	take := func() {
@@ -323,6 +324,9 @@ func readBatches(ctx context.Context, rd *Reader, src *eofNotifier, free <-chan 
 		b.add(ev, rd.Offset())
 		if b.full() {
 			send()
+			if pace != nil {
+				pace(ctx)
+			}
 			take()
 		}
 	}

@@ -822,3 +822,45 @@ func TestFramesOverTheHeadersParseLimitAreJudgedAsTheWriterDid(t *testing.T) {
 		})
 	}
 }
+
+// IndexOptions.Pace is asked between batches while a stream is indexed,
+// and while it waits the index grows no further; once it lets go, the
+// rest is indexed.
+func TestPaceHoldsIndexingBackBetweenBatches(t *testing.T) {
+	var recs []any
+	for i := range 5000 {
+		recs = append(recs, sessions.FrameRecord{T: int64(i), Dir: classify.H2S,
+			Frame: fmt.Appendf(nil, `{"jsonrpc":"2.0","method":"n","params":{"i":%d}}`, i)})
+	}
+	path, _ := writeSession(t, testHeader(), recs...)
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	held, release := make(chan struct{}, 1), make(chan struct{})
+	var once sync.Once
+	x := sessions.NewIndex(sessions.IndexOptions{Pace: func(ctx context.Context) {
+		once.Do(func() {
+			held <- struct{}{}
+			<-release
+		})
+	}})
+	done := make(chan error, 1)
+	go func() { done <- x.ReadStream(context.Background(), bytes.NewReader(data), nil) }()
+	select {
+	case <-held:
+	case err := <-done:
+		t.Fatalf("the stream was indexed (%v) and Pace never asked", err)
+	}
+	time.Sleep(50 * time.Millisecond)
+	if n := x.Len(); n == 0 || n >= len(recs) {
+		t.Errorf("while Pace waited the index had %d of %d records, want one batch's worth", n, len(recs))
+	}
+	close(release)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if n := x.Len(); n != len(recs) {
+		t.Errorf("after Pace let go the index had %d of %d records", n, len(recs))
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"io"
 	"net"
 	"os"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -42,81 +43,155 @@ func Follow(info Info) (*Follower, error) {
 		c.Close()
 		return nil, fmt.Errorf("cannot attach to the tap %s: %w", info.Name, err)
 	}
-	return &Follower{f: f, c: c, notes: bufio.NewReader(c)}, nil
+	return newFollower(f, c), nil
+}
+
+// newFollower reads f as far as the notes on c say it is written.
+func newFollower(f *os.File, c net.Conn) *Follower {
+	r := &Follower{f: f, c: c, more: make(chan struct{}, 1), quit: make(chan struct{})}
+	go r.readNotes(bufio.NewReader(c))
+	return r
 }
 
 // A Follower reads a session file up to the size its tap last announced.
+// The tap's notes are read as they come by a goroutine of its own, so that
+// Busy is up to date while the reader is far behind.
 type Follower struct {
-	f     *os.File
-	c     net.Conn
-	notes *bufio.Reader
-	pos   int64 // next byte to read
-	size  int64 // bytes the tap has written
+	f    *os.File
+	c    net.Conn
+	pos  int64 // next byte to read
+	wait func()
+
+	// Set by readNotes; more gets a token each time they change.
+	size   atomic.Int64 // bytes the tap has written
+	ended  atomic.Bool  // no more notes: size is final
+	err    atomic.Pointer[error]
+	busyAt atomic.Int64 // when the tap last said it was busy (UnixNano)
+	more   chan struct{}
+	quit   chan struct{}
+	closer sync.Once
 	// behind is size-pos as of the last read, for other goroutines.
 	behind atomic.Int64
-	ended  bool
-	wait   func()
 }
+
+// busyFor is how long a note saying the tap is busy counts: a busy tap
+// says so again with each flush, many times in that span.
+const busyFor = 100 * time.Millisecond
 
 // OnWait sets a func called each time the follower has given every byte
 // written so far and is about to wait for more.
 func (r *Follower) OnWait(f func()) { r.wait = f }
 
 func (r *Follower) Read(p []byte) (int, error) {
-	for r.pos >= r.size {
-		if r.ended {
-			return 0, io.EOF
+	for r.pos >= r.size.Load() {
+		// ended is set after the last size: once it is seen, size is final.
+		if r.ended.Load() {
+			if r.pos >= r.size.Load() {
+				if e := r.err.Load(); e != nil {
+					return 0, *e
+				}
+				return 0, io.EOF
+			}
+			break
 		}
-		if r.wait != nil && r.notes.Buffered() == 0 {
+		select {
+		case <-r.more:
+			continue
+		default:
+		}
+		if r.wait != nil {
 			r.wait()
 		}
-		if err := r.next(); err != nil {
-			return 0, err
+		select {
+		case <-r.more:
+		case <-r.quit:
+			return 0, net.ErrClosed
 		}
 	}
-	n, err := r.f.ReadAt(p[:min(int64(len(p)), r.size-r.pos)], r.pos)
+	n, err := r.f.ReadAt(p[:min(int64(len(p)), r.size.Load()-r.pos)], r.pos)
 	r.pos += int64(n)
-	r.behind.Store(r.size - r.pos)
+	r.behind.Store(r.size.Load() - r.pos)
 	if errors.Is(err, io.EOF) && n > 0 {
 		err = nil
 	}
 	return n, err
 }
 
-// next waits for the tap's next size line.
-func (r *Follower) next() error {
-	line, err := r.notes.ReadBytes('\n')
-	if err != nil {
-		if errors.Is(err, io.EOF) || errors.Is(err, net.ErrClosed) {
-			// The tap went away without saying the session ended: the
-			// file holds what it wrote; read to the end of that.
-			st, serr := r.f.Stat()
-			if serr == nil && st.Size() > r.pos {
-				r.size = st.Size()
+// readNotes reads the tap's notes until the session ends, the tap goes
+// away or the follower is closed.
+func (r *Follower) readNotes(notes *bufio.Reader) {
+	defer func() {
+		r.ended.Store(true)
+		r.poke()
+	}()
+	for {
+		line, err := notes.ReadBytes('\n')
+		if err != nil {
+			select {
+			case <-r.quit:
+				return
+			default:
 			}
-			r.ended = true
-			return nil
+			if errors.Is(err, io.EOF) || errors.Is(err, net.ErrClosed) {
+				// The tap went away without saying the session ended: the
+				// file holds what it wrote; read to the end of that.
+				if st, serr := r.f.Stat(); serr == nil && st.Size() > r.size.Load() {
+					r.size.Store(st.Size())
+				}
+				return
+			}
+			r.err.Store(&err)
+			return
 		}
-		return err
+		var note struct {
+			Size *int64 `json:"size"`
+			End  bool   `json:"end"`
+			Busy bool   `json:"busy"`
+		}
+		if err := json.Unmarshal(line, &note); err != nil || note.Size == nil {
+			err := fmt.Errorf("the tap sent %q where it should say how far its session file is written", line)
+			r.err.Store(&err)
+			return
+		}
+		if note.Busy {
+			r.busyAt.Store(time.Now().UnixNano())
+		}
+		if *note.Size > r.size.Load() {
+			r.size.Store(*note.Size)
+		}
+		if note.End {
+			return
+		}
+		r.poke()
 	}
-	var note struct {
-		Size *int64 `json:"size"`
-		End  bool   `json:"end"`
+}
+
+func (r *Follower) poke() {
+	select {
+	case r.more <- struct{}{}:
+	default:
 	}
-	if err := json.Unmarshal(line, &note); err != nil || note.Size == nil {
-		return fmt.Errorf("the tap sent %q where it should say how far its session file is written", line)
-	}
-	r.size = max(r.size, *note.Size)
-	r.ended = note.End
-	return nil
 }
 
 // Behind is how many bytes the tap has written that the reader has not
 // read yet: how far a view is catching up.
 func (r *Follower) Behind() int64 { return r.behind.Load() }
 
+// Busy reports whether the tap said lately that its traffic waits for its
+// recorder: it is short of CPU, and a view on the same machine that can
+// wait (catching up later from the file) should.
+func (r *Follower) Busy() bool {
+	at := r.busyAt.Load()
+	return at != 0 && time.Since(time.Unix(0, at)) < busyFor
+}
+
 // Close detaches from the tap and closes the file.
 func (r *Follower) Close() error {
-	r.c.Close()
-	return r.f.Close()
+	var err error
+	r.closer.Do(func() {
+		close(r.quit)
+		r.c.Close()
+		err = r.f.Close()
+	})
+	return err
 }

@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/rpctap/rpctap/classify"
 )
@@ -31,6 +32,9 @@ type hub struct {
 	// settle flushes the recorder and holds it still until the returned
 	// func is called (nil in tests of the hub alone).
 	settle func() (unlock func())
+	// waited, when not nil, is how long in all the tap's traffic has
+	// waited for the recorder (see intake.waited).
+	waited func() time.Duration
 	// serving counts subscribers being served, so the tap can let them
 	// finish the last records before it exits.
 	serving sync.WaitGroup
@@ -254,22 +258,53 @@ func (h *hub) serve(w io.Writer, stop <-chan struct{}) error {
 	}
 }
 
+// followEvery is the shortest time between two notes to a view that
+// follows the session file.
+const followEvery = 5 * time.Millisecond
+
+// busyShare is how much of the time the tap's traffic may wait for its
+// recorder, over a busyWindow, before the tap tells its views that it is
+// busy (a start-up hiccup of a few ms is not).
+const (
+	busyShare  = 0.25
+	busyWindow = 50 * time.Millisecond
+)
+
 // serveFollow tells w how far the session file is written, as it grows:
-// a line {"size":N} each time more of it is flushed (coalesced while w is
-// slow), and {"size":N,"end":true} when the session is over. The
+// a line {"size":N} each time more of it is flushed (at most one every
+// followEvery, and coalesced while w is slow), and {"size":N,"end":true} when the session is over. The
 // subscriber reads the file itself, so it costs the tap one short line
-// per flush, however many records that flush holds.
+// per flush, however many records that flush holds. A line says
+// "busy":true when the traffic spent more than busyShare of the last
+// busyWindow waiting for the recorder: the tap is short of CPU, and a view
+// on the same machine does well to wait rather than take more of it.
 func (h *hub) serveFollow(w io.Writer, stop <-chan struct{}) error {
 	h.serving.Add(1)
 	defer h.serving.Done()
 	s, pos := h.attach(true)
 	defer h.detach(s)
 	var line []byte
+	var waited time.Duration // h.waited() at since
+	since := time.Now()
+	if h.waited != nil {
+		waited = h.waited()
+	}
+	busy := false // the verdict on the last whole busyWindow
 	size := func(n int64, end bool) error {
 		line = append(line[:0], `{"size":`...)
 		line = strconv.AppendInt(line, n, 10)
 		if end {
 			line = append(line, `,"end":true`...)
+		}
+		if h.waited != nil {
+			if now := time.Now(); now.Sub(since) >= busyWindow {
+				w := h.waited()
+				busy = float64(w-waited) > busyShare*float64(now.Sub(since))
+				waited, since = w, now
+			}
+			if busy {
+				line = append(line, `,"busy":true`...)
+			}
 		}
 		line = append(line, "}\n"...)
 		if _, err := w.Write(line); err != nil {
@@ -280,12 +315,26 @@ func (h *hub) serveFollow(w io.Writer, stop <-chan struct{}) error {
 	if err := size(pos, false); err != nil {
 		return err
 	}
+	var last time.Time // when the last note went out
+	pause := time.NewTimer(0)
+	defer pause.Stop()
 	for {
 		stopping := false
 		select {
 		case <-stop:
 			stop, stopping = nil, true
 		case <-s.wake:
+			// Notes go out at most every followEvery: flushes come by
+			// the thousand a second when the tap runs flat out, and each
+			// note wakes the view's threads and the tap's.
+			if d := followEvery - time.Since(last); d > 0 {
+				pause.Reset(d)
+				select {
+				case <-stop:
+					stop, stopping = nil, true
+				case <-pause.C:
+				}
+			}
 		}
 		h.mu.Lock()
 		to, done := h.offset, s.done
@@ -298,6 +347,7 @@ func (h *hub) serveFollow(w io.Writer, stop <-chan struct{}) error {
 			if err := size(pos, false); err != nil {
 				return err
 			}
+			last = time.Now()
 		}
 	}
 }

@@ -2,6 +2,7 @@ package tap
 
 import (
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/rpctap/rpctap/classify"
@@ -58,6 +59,9 @@ type intake struct {
 	// inHand: the dispatcher took items and has not handed them all on
 	// yet (they are in neither the intake nor a batch).
 	inHand bool
+	// waited sums how long notes waited for room (ns): the tap's
+	// traffic waiting for its recorder, which is short of CPU.
+	waited atomic.Int64
 }
 
 type intakeSpans struct{ data, header [2]int }
@@ -74,9 +78,11 @@ func (in *intake) put(it item, wake bool) bool {
 		// Full: whoever noted quietly may not have kicked yet (its
 		// write may be what waits), so wake the dispatcher here.
 		in.ready.Signal()
-	}
-	for len(in.buf) >= intakeLimit && !in.closed {
-		in.room.Wait()
+		start := time.Now()
+		for len(in.buf) >= intakeLimit && !in.closed {
+			in.room.Wait()
+		}
+		in.waited.Add(int64(time.Since(start)))
 	}
 	if in.closed {
 		return false

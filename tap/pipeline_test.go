@@ -101,3 +101,28 @@ func TestNotersWaitingForRoomDoNotSpin(t *testing.T) {
 		t.Errorf("two noters waiting for room used %s of CPU in 300 ms", cpu)
 	}
 }
+
+// The intake sums how long notes waited for room (the traffic waiting for
+// its recorder), which the tap tells its views; a note that finds room
+// adds nothing.
+func TestIntakeSumsTheTimeNotesWaitForRoom(t *testing.T) {
+	var in intake
+	in.init()
+	in.put(item{dir: classify.H2S, data: []byte("x\n")}, false)
+	if w := in.waited.Load(); w != 0 {
+		t.Fatalf("a note that found room counted %v of waiting", time.Duration(w))
+	}
+	in.put(item{dir: classify.H2S, data: make([]byte, intakeLimit)}, false)
+	done := make(chan struct{})
+	go func() {
+		in.put(item{dir: classify.S2H, data: []byte("y\n")}, false)
+		close(done)
+	}()
+	time.Sleep(50 * time.Millisecond)
+	in.take(nil, nil, nil) // the recorder takes what waits: room
+	<-done
+	if w := time.Duration(in.waited.Load()); w < 40*time.Millisecond {
+		t.Errorf("a note that waited about 50 ms for room counted %v", w)
+	}
+	in.close()
+}

@@ -417,6 +417,7 @@ func (t *Tap) startRecorder(redact *redactor) error {
 		t.rec.flush()
 		return t.rec.mu.Unlock
 	}
+	t.hub.waited = func() time.Duration { return time.Duration(t.rec.in.waited.Load()) }
 	t.rec.seq = 1
 	t.rec.flush()
 	t.recDone = make(chan struct{})

@@ -203,10 +203,10 @@ func (s *Source) noteLast() {
 
 // OpenLive attaches to a live tap. When it records, the view follows its
 // session file (the tap only says how far it is written, so a view costs
-// it nothing per record) and indexes it at a lower CPU priority, so that
-// on a busy machine the view yields to the tap and catches up when the
-// traffic lets it. A tap that records no file sends its records one by
-// one.
+// it nothing per record) and indexes it at a lower CPU priority, and not
+// at all while the tap says it is short of CPU (see pacer), so that on a
+// busy machine the view yields to the tap and catches up when the traffic
+// lets it. A tap that records no file sends its records one by one.
 func OpenLive(info tap.Info, timeout time.Duration) (*Source, error) {
 	// A tap in this very process (rpctap watch) shares the view's
 	// threads and pauses: lowering them would slow the tap, not spare it.
@@ -214,18 +214,21 @@ func OpenLive(info tap.Info, timeout time.Duration) (*Source, error) {
 	if info.PID == os.Getpid() {
 		lower = func() {}
 	}
-	s := &Source{Name: info.Name, Path: info.Session, timeout: timeout,
-		Index: sessions.NewIndex(sessions.IndexOptions{Timeout: timeout, Worker: lower})}
+	opts := sessions.IndexOptions{Timeout: timeout, Worker: lower}
+	var fw *tap.Follower
+	if info.Session != "" {
+		var err error
+		if fw, err = tap.Follow(info); err != nil {
+			return nil, err
+		}
+		opts.Pace = pacer(fw.Busy)
+	}
+	s := &Source{Name: info.Name, Path: info.Session, timeout: timeout, Index: sessions.NewIndex(opts)}
 	s.started.Store(info.Started)
 	s.state.Store("live")
 	ctx, cancel := context.WithCancel(context.Background())
 	caughtUp := func() bool { return true }
-	if info.Session != "" {
-		fw, err := tap.Follow(info)
-		if err != nil {
-			cancel()
-			return nil, err
-		}
+	if fw != nil {
 		s.cancel = func() { cancel(); fw.Close() }
 		caughtUp = func() bool { return fw.Behind() == 0 }
 		go s.follow(ctx, fw, lower)
@@ -273,8 +276,9 @@ func OpenLive(info tap.Info, timeout time.Duration) (*Source, error) {
 const liveSlack = 100 * time.Millisecond
 
 // catchingUp is how far behind the tap's file a view says it is catching
-// up.
-const catchingUp = 1 << 20
+// up: more than the tap writes between two of its notes (tap.followEvery)
+// at 100,000 frames a second, so that a view keeping up does not say it.
+const catchingUp = 4 << 20
 
 // follow indexes a live tap's session file as the tap writes it.
 func (s *Source) follow(ctx context.Context, fw *tap.Follower, lower func()) {

@@ -1,0 +1,183 @@
+package tap
+
+import (
+	"bufio"
+	"encoding/json"
+	"io"
+	"net"
+	"os"
+	"path/filepath"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/rpctap/rpctap/classify"
+)
+
+// followNote is one line a follower reads from the tap.
+type followNote struct {
+	Size int64 `json:"size"`
+	End  bool  `json:"end"`
+	Busy bool  `json:"busy"`
+}
+
+// serveFollowing runs serveFollow on h and returns its notes as they come.
+func serveFollowing(t *testing.T, h *hub) <-chan followNote {
+	t.Helper()
+	pr, pw := io.Pipe()
+	stop := make(chan struct{})
+	go func() {
+		h.serveFollow(pw, stop)
+		pw.Close()
+	}()
+	notes := make(chan followNote, 1<<16)
+	go func() {
+		defer close(notes)
+		sc := bufio.NewScanner(pr)
+		for sc.Scan() {
+			var n followNote
+			if err := json.Unmarshal(sc.Bytes(), &n); err != nil {
+				t.Errorf("the tap sent %q: %v", sc.Bytes(), err)
+				return
+			}
+			notes <- n
+		}
+	}()
+	t.Cleanup(func() {
+		close(stop)
+		pr.Close()
+	})
+	return notes
+}
+
+// The file grows by the thousand flushes a second when a tap runs flat
+// out: a follower is told at most once every followEvery, and always of
+// the latest size.
+func TestFollowNotesComeAtMostEveryFollowEveryWithTheLatestSize(t *testing.T) {
+	h := newHub(classify.FramingNDJSON)
+	notes := serveFollowing(t, h)
+	if n := <-notes; n.Size != 0 {
+		t.Fatalf("first note %+v, want size 0", n)
+	}
+	start := time.Now()
+	var end int64
+	for time.Since(start) < 100*time.Millisecond {
+		end += 1000
+		h.advance(end, Stats{})
+		time.Sleep(50 * time.Microsecond)
+	}
+	took := time.Since(start)
+	h.close()
+	count, last := 0, followNote{}
+	for n := range notes {
+		count++
+		last = n
+	}
+	if !last.End || last.Size != end {
+		t.Errorf("last note %+v, want the end at size %d", last, end)
+	}
+	if limit := int(took/followEvery) + 2; count > limit {
+		t.Errorf("%d notes in %v, want at most %d (one every %v)", count, took.Round(time.Millisecond), limit, followEvery)
+	}
+}
+
+// Notes say busy while the tap's traffic spends more than busyShare of
+// the time waiting for its recorder, and stop saying so when it no longer
+// waits.
+func TestFollowNotesSayBusyWhileTrafficWaitsForTheRecorder(t *testing.T) {
+	h := newHub(classify.FramingNDJSON)
+	var waited atomic.Int64
+	h.waited = func() time.Duration { return time.Duration(waited.Load()) }
+	notes := serveFollowing(t, h)
+	<-notes
+	var end int64
+	// run advances the file every ms for d, the traffic waiting share of
+	// the time, and returns the notes that came meanwhile.
+	run := func(d time.Duration, share float64) []followNote {
+		var got []followNote
+		for start := time.Now(); time.Since(start) < d; {
+			before := time.Now()
+			time.Sleep(time.Millisecond)
+			waited.Add(int64(share * float64(time.Since(before))))
+			end += 1000
+			h.advance(end, Stats{})
+			for len(notes) > 0 {
+				got = append(got, <-notes)
+			}
+		}
+		return got
+	}
+	busyIn := func(ns []followNote) (busy, all int) {
+		for _, n := range ns {
+			if n.Busy {
+				busy++
+			}
+		}
+		return busy, len(ns)
+	}
+	if b, n := busyIn(run(300*time.Millisecond, 0)); b != 0 {
+		t.Errorf("with no waiting, %d of %d notes said busy", b, n)
+	}
+	got := run(300*time.Millisecond, 0.6)
+	if b, n := busyIn(got[len(got)/2:]); b == 0 {
+		t.Errorf("with the traffic waiting 60%% of the time, none of the last %d notes said busy", n)
+	}
+	got = run(300*time.Millisecond, 0)
+	if b, n := busyIn(got[len(got)/2:]); b != 0 {
+		t.Errorf("after the waiting stopped, %d of the last %d notes still said busy", b, n)
+	}
+}
+
+// A follower reads the file as far as the notes say, keeps up with the
+// notes while its reader is busy elsewhere (so Busy is current), says busy
+// for busyFor after a busy note, and ends at the end note.
+func TestFollowerTracksTheTapsNotesWhileItsReaderIsAway(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "s.jsonl")
+	if err := os.WriteFile(path, []byte("0123456789abcdef"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tapEnd, viewEnd := net.Pipe()
+	r := newFollower(f, viewEnd)
+	defer r.Close()
+	say := func(s string) {
+		t.Helper()
+		if _, err := io.WriteString(tapEnd, s+"\n"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	say(`{"size":4}`)
+	buf := make([]byte, 64)
+	if n, err := r.Read(buf); err != nil || string(buf[:n]) != "0123" {
+		t.Fatalf("Read = %q, %v; want the 4 bytes announced", buf[:n], err)
+	}
+	// The reader is away: notes still arrive.
+	say(`{"size":10,"busy":true}`)
+	if !waitUntil(time.Second, r.Busy) {
+		t.Fatal("Busy stayed false after a busy note")
+	}
+	if n, err := r.Read(buf); err != nil || string(buf[:n]) != "456789" {
+		t.Fatalf("Read = %q, %v; want the next 6 bytes", buf[:n], err)
+	}
+	if !waitUntil(busyFor+time.Second, func() bool { return !r.Busy() }) {
+		t.Fatalf("Busy still true %v after the last busy note", busyFor)
+	}
+	say(`{"size":16,"end":true}`)
+	got, err := io.ReadAll(r)
+	if err != nil || string(got) != "abcdef" {
+		t.Fatalf("ReadAll = %q, %v; want the rest, then EOF", got, err)
+	}
+}
+
+// waitUntil polls cond until it holds or d passes.
+func waitUntil(d time.Duration, cond func() bool) bool {
+	for end := time.Now().Add(d); time.Now().Before(end); time.Sleep(time.Millisecond) {
+		if cond() {
+			return true
+		}
+	}
+	return cond()
+}
