@@ -155,6 +155,17 @@ func (s *Splitter) Framing() Framing { return s.framing }
 // Split. It is the zero FrameInfo when the last Split ended no frame.
 func (s *Splitter) Frame() FrameInfo { return s.last }
 
+// HeaderRead is how many bytes of the open frame's header block the
+// splitter has consumed (all of it once the body has begun); 0 for a
+// newline-framed stream. With Frame().HeaderLen for a frame just ended, it
+// lets a caller that holds a frame's first bytes count its body's.
+func (s *Splitter) HeaderRead() int {
+	if s.framing == FramingLSP {
+		return s.hdr
+	}
+	return 0
+}
+
 // Split looks at data: the stream's bytes the splitter has not consumed
 // yet. It returns n, how many leading bytes of data belong to the current
 // frame (they are consumed: the next call starts with data[n:] plus

@@ -354,7 +354,13 @@ func (r *recorder) wire(t time.Duration, it item) {
 			d.at = t
 		}
 		d.size += int64(n)
-		whole := end && len(d.asm) == 0 && !d.over && n <= r.limit
+		// The limit counts body bytes, as readers of the file count
+		// them: an LSP header block is held on top of it.
+		limit := r.limit + d.sp.HeaderRead()
+		if end {
+			limit = r.limit + d.sp.Frame().HeaderLen
+		}
+		whole := end && len(d.asm) == 0 && !d.over && n <= limit
 		switch {
 		case whole:
 			// The frame is all in this item: it goes to the batch
@@ -363,10 +369,10 @@ func (r *recorder) wire(t time.Duration, it item) {
 			if d.spool != nil {
 				d.spool.write(part)
 			}
-		case len(d.asm)+len(part) <= r.limit:
+		case len(d.asm)+len(part) <= limit:
 			d.asm = append(d.asm, part...)
 		default:
-			r.beginStream(d, part)
+			r.beginStream(d, part, limit)
 		}
 		if end {
 			frame := d.asm
@@ -435,8 +441,8 @@ func (r *recorder) endFrame(d *dirState, frame []byte, t time.Duration, dir clas
 
 // beginStream starts recording a frame too large to hold: its first limit
 // bytes stay for classification, all of them go to a spool for the file.
-func (r *recorder) beginStream(d *dirState, part []byte) {
-	keep := r.limit - len(d.asm)
+func (r *recorder) beginStream(d *dirState, part []byte, limit int) {
+	keep := limit - len(d.asm)
 	d.asm = append(d.asm, part[:keep]...)
 	d.over = true
 	if r.bw == nil {
