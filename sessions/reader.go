@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"strconv"
 	"time"
 
 	"github.com/rpctap/rpctap/classify"
@@ -454,7 +455,9 @@ type headerLine struct {
 	Name    string   `json:"name"`
 	Framing string   `json:"framing"`
 	Profile string   `json:"profile"`
-	Limit   int      `json:"parse_limit"`
+	// Limit is read as it is written and used only when it is a
+	// positive integer: a value of another shape loses nothing else.
+	Limit json.RawMessage `json:"parse_limit"`
 }
 
 // parseHeader reads line as a header, which it is when it is a JSON
@@ -476,8 +479,8 @@ func parseHeader(line []byte) (Header, bool) {
 		Framing: hl.Framing,
 		Profile: hl.Profile,
 	}
-	if hl.Limit > 0 {
-		h.ParseLimit = hl.Limit
+	if n, err := strconv.Atoi(string(hl.Limit)); err == nil && n > 0 {
+		h.ParseLimit = n
 	}
 	if t, err := time.Parse(time.RFC3339Nano, hl.Started); err == nil {
 		h.Started = t.UTC()

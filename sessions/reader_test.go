@@ -128,6 +128,18 @@ func TestHeaderDefaultsFillWhatItLeavesOut(t *testing.T) {
 	}
 }
 
+// A parse_limit other than a positive integer is ignored, and the rest of
+// the header is read as usual.
+func TestOddParseLimitLosesNothingElseOfTheHeader(t *testing.T) {
+	for limit, want := range map[string]int{`16777216`: 16777216, `1.6e7`: 0, `"16777216"`: 0, `1e40`: 0, `-5`: 0, `0`: 0, `null`: 0, `{}`: 0} {
+		line := `{"rpctap":"session","version":1,"id":"s-9","framing":"lsp","profile":"mcp","parse_limit":` + limit + "}\n"
+		h, ok := sessions.NewReader(strings.NewReader(line)).Header()
+		if !ok || h.ID != "s-9" || h.Framing != "lsp" || h.Profile != "mcp" || h.ParseLimit != want {
+			t.Errorf("parse_limit %s: Header() = %+v, %v; want the header with parse limit %d", limit, h, ok, want)
+		}
+	}
+}
+
 func TestLineNumbersCountEveryLineWithTheHeaderAsLineOne(t *testing.T) {
 	file := strings.Join([]string{
 		`{"rpctap":"session","version":1}`,
