@@ -48,7 +48,7 @@ func Follow(info Info) (*Follower, error) {
 
 // newFollower reads f as far as the notes on c say it is written.
 func newFollower(f *os.File, c net.Conn) *Follower {
-	r := &Follower{f: f, c: c, more: make(chan struct{}, 1), quit: make(chan struct{})}
+	r := &Follower{f: f, c: c, born: time.Now(), more: make(chan struct{}, 1), quit: make(chan struct{})}
 	go r.readNotes(bufio.NewReader(c))
 	return r
 }
@@ -66,7 +66,8 @@ type Follower struct {
 	size   atomic.Int64 // bytes the tap has written
 	ended  atomic.Bool  // no more notes: size is final
 	err    atomic.Pointer[error]
-	busyAt atomic.Int64 // when the tap last said it was busy (UnixNano)
+	born   time.Time    // when the follower started: busyAt counts from it (a monotonic clock)
+	busyAt atomic.Int64 // when the tap last said it was busy, in ns since born
 	more   chan struct{}
 	quit   chan struct{}
 	closer sync.Once
@@ -84,6 +85,12 @@ func (r *Follower) OnWait(f func()) { r.wait = f }
 
 func (r *Follower) Read(p []byte) (int, error) {
 	for r.pos >= r.size.Load() {
+		// Closing ends the notes too: say closed, not a session's end.
+		select {
+		case <-r.quit:
+			return 0, net.ErrClosed
+		default:
+		}
 		// ended is set after the last size: once it is seen, size is final.
 		if r.ended.Load() {
 			if r.pos >= r.size.Load() {
@@ -154,7 +161,7 @@ func (r *Follower) readNotes(notes *bufio.Reader) {
 			return
 		}
 		if note.Busy {
-			r.busyAt.Store(time.Now().UnixNano())
+			r.busyAt.Store(int64(time.Since(r.born)))
 		}
 		if *note.Size > r.size.Load() {
 			r.size.Store(*note.Size)
@@ -182,7 +189,7 @@ func (r *Follower) Behind() int64 { return r.behind.Load() }
 // wait (catching up later from the file) should.
 func (r *Follower) Busy() bool {
 	at := r.busyAt.Load()
-	return at != 0 && time.Since(time.Unix(0, at)) < busyFor
+	return at != 0 && time.Since(r.born)-time.Duration(at) < busyFor
 }
 
 // Close detaches from the tap and closes the file.

@@ -3,6 +3,7 @@ package tap
 import (
 	"bufio"
 	"encoding/json"
+	"errors"
 	"io"
 	"net"
 	"os"
@@ -180,4 +181,45 @@ func waitUntil(d time.Duration, cond func() bool) bool {
 		}
 	}
 	return cond()
+}
+
+// Reading a closed follower, or a Read waiting when it closes, ends with
+// net.ErrClosed, never with the io.EOF of a session that ended.
+func TestClosedFollowerReadsAsClosedNotEnded(t *testing.T) {
+	open := func() (*Follower, net.Conn) {
+		path := filepath.Join(t.TempDir(), "s.jsonl")
+		if err := os.WriteFile(path, []byte("0123"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		f, err := os.Open(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tapEnd, viewEnd := net.Pipe()
+		t.Cleanup(func() { tapEnd.Close() })
+		r := newFollower(f, viewEnd)
+		go io.WriteString(tapEnd, `{"size":4}`+"\n")
+		buf := make([]byte, 8)
+		if n, err := r.Read(buf); n != 4 || err != nil {
+			t.Fatalf("Read = %d, %v", n, err)
+		}
+		return r, tapEnd
+	}
+	r, _ := open()
+	r.Close()
+	time.Sleep(10 * time.Millisecond) // the notes reader sees the end
+	if _, err := r.Read(make([]byte, 8)); !errors.Is(err, net.ErrClosed) {
+		t.Errorf("a Read after Close returned %v, want net.ErrClosed", err)
+	}
+	r, _ = open()
+	got := make(chan error, 1)
+	go func() {
+		_, err := r.Read(make([]byte, 8))
+		got <- err
+	}()
+	time.Sleep(10 * time.Millisecond)
+	r.Close()
+	if err := <-got; !errors.Is(err, net.ErrClosed) {
+		t.Errorf("a Read waiting when the follower closed returned %v, want net.ErrClosed", err)
+	}
 }
