@@ -8,9 +8,6 @@ import (
 	"testing"
 )
 
-// fGetPipeSize is F_GETPIPE_SZ (fcntl(2)).
-const fGetPipeSize = 1032
-
 func pipeCapacity(t *testing.T, f *os.File) int {
 	t.Helper()
 	n, _, errno := syscall.Syscall(syscall.SYS_FCNTL, f.Fd(), fGetPipeSize, 0)
@@ -67,5 +64,25 @@ func TestHostPipesAreGrownLikeTheServers(t *testing.T) {
 	inW.Close()
 	if err := <-done; err != nil {
 		t.Fatal(err)
+	}
+}
+
+// A host pipe already larger than the size the tap asks for keeps its
+// size (the tap's own size is the most an unprivileged user may ask, so
+// the test asks for less).
+func TestGrowPipeNeverShrinksAPipe(t *testing.T) {
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	defer w.Close()
+	growPipeTo(w, pipeSize)
+	if got := pipeCapacity(t, w); got != pipeSize {
+		t.Skipf("this user may not have pipes of %d bytes (got %d)", pipeSize, got)
+	}
+	growPipeTo(w, pipeSize/4)
+	if got := pipeCapacity(t, w); got != pipeSize {
+		t.Errorf("a pipe of %d bytes holds %d after asking for %d", pipeSize, got, pipeSize/4)
 	}
 }
