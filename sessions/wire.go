@@ -68,6 +68,11 @@ func zeroBytes(y uint64) uint64 { return ^((y&lo7 + lo7) | y | lo7) }
 // characters (below 0x20) or not ASCII.
 func otherBytes(x uint64) uint64 { return (^(x&lo7 + lo8*0x60) | x) & hi8 }
 
+// quoteStretch is how many bytes appendQuoted quotes a word at a time
+// before it makes room again: room for twice a whole frame would cost a
+// large frame twice its size.
+const quoteStretch = 512
+
 // appendQuoted appends s as a JSON string whose decoding is exactly s:
 // `"` and `\` are escaped, control characters become \n, \r, \t or \u00XX,
 // and U+2028 and U+2029 become \u2028 and \u2029 (so no reader takes them
@@ -82,18 +87,20 @@ func appendQuoted[S ~string | ~[]byte](b []byte, s S, strict bool) (_ []byte, ok
 	// front of each quote or backslash in it by storing the rest of the
 	// word again one byte further on: frames are dense in quotes, and a
 	// branch per quote costs more than the stores. Other bytes take the
-	// path a byte at a time. Room is made for the most the next stretch
-	// can take: two bytes for each byte, and the last store's overhang.
+	// path a byte at a time. Words come in stretches of quoteStretch
+	// bytes, before each of which room is made for the most it can take:
+	// two bytes for each byte, and the last store's overhang.
 	n := len(b)
-	b = room(b, n, 2*len(s)+24)
+	b = room(b, n, len(s)+64)
 	b[n] = '"'
 	n++
 	i := 0
 	for i < len(s) {
-		if n+2*(len(s)-i)+24 > len(b) {
-			b = room(b, n, 2*(len(s)-i)+24)
+		end := min(i+quoteStretch, len(s))
+		if n+2*(end-i)+24 > len(b) {
+			b = room(b, n, 2*(end-i)+24+len(s)-end)
 		}
-		for i+8 <= len(s) {
+		for i+8 <= end {
 			x := load64(s, i)
 			if otherBytes(x) != 0 {
 				break
@@ -107,6 +114,9 @@ func appendQuoted[S ~string | ~[]byte](b []byte, s S, strict bool) (_ []byte, ok
 			}
 			i += 8
 			n += 8
+		}
+		if i+8 > end && i+8 <= len(s) {
+			continue // the stretch is done, and more words follow
 		}
 		// Up to eight bytes one at a time: at most six bytes written for
 		// each, and a sequence begun among them ends at most three bytes on.
