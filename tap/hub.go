@@ -263,8 +263,8 @@ func (h *hub) serve(w io.Writer, stop <-chan struct{}) error {
 const followEvery = 5 * time.Millisecond
 
 // busyShare is how much of the time the tap's traffic may wait for its
-// recorder, over a busyWindow, before the tap tells its views that it is
-// busy (a start-up hiccup of a few ms is not).
+// recorder (the relays' waits summed), over a busyWindow, before the tap
+// tells its views that it is busy (a start-up hiccup of a few ms is not).
 const (
 	busyShare  = 0.25
 	busyWindow = 50 * time.Millisecond

@@ -60,7 +60,9 @@ type intake struct {
 	// yet (they are in neither the intake nor a batch).
 	inHand bool
 	// waited sums how long notes waited for room (ns): the tap's
-	// traffic waiting for its recorder, which is short of CPU.
+	// traffic waiting for its recorder, which is short of CPU. Relays
+	// that wait at once each add their wait, so the sum may grow faster
+	// than the clock.
 	waited atomic.Int64
 }
 
