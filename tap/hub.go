@@ -259,7 +259,7 @@ func (h *hub) serve(w io.Writer, stop <-chan struct{}) error {
 }
 
 // followEvery is the shortest time between two notes to a view that
-// follows the session file.
+// follows the session file, while the tap is busy.
 const followEvery = 5 * time.Millisecond
 
 // busyShare is how much of the time the tap's traffic may wait for its
@@ -271,8 +271,8 @@ const (
 )
 
 // serveFollow tells w how far the session file is written, as it grows:
-// a line {"size":N} each time more of it is flushed (at most one every
-// followEvery, and coalesced while w is slow), and {"size":N,"end":true} when the session is over. The
+// a line {"size":N} each time more of it is flushed (coalesced while w is
+// slow, and to one every followEvery while the tap is busy), and {"size":N,"end":true} when the session is over. The
 // subscriber reads the file itself, so it costs the tap one short line
 // per flush, however many records that flush holds. A line says
 // "busy":true when the traffic spent more than busyShare of the last
@@ -324,10 +324,12 @@ func (h *hub) serveFollow(w io.Writer, stop <-chan struct{}) error {
 		case <-stop:
 			stop, stopping = nil, true
 		case <-s.wake:
-			// Notes go out at most every followEvery: flushes come by
-			// the thousand a second when the tap runs flat out, and each
-			// note wakes the view's threads and the tap's.
-			if d := followEvery - time.Since(last); d > 0 {
+			// While the tap is busy, notes go out at most every
+			// followEvery: flushes come by the thousand a second when it
+			// runs flat out, and each note wakes the view's threads and
+			// the tap's. Otherwise each flush is told at once, so that a
+			// view keeps up closely.
+			if d := followEvery - time.Since(last); busy && d > 0 {
 				pause.Reset(d)
 				select {
 				case <-stop:

@@ -52,33 +52,51 @@ func serveFollowing(t *testing.T, h *hub) <-chan followNote {
 }
 
 // The file grows by the thousand flushes a second when a tap runs flat
-// out: a follower is told at most once every followEvery, and always of
+// out: while it is busy a follower is told at most once every
+// followEvery; otherwise of each flush at once; and always, at the end, of
 // the latest size.
-func TestFollowNotesComeAtMostEveryFollowEveryWithTheLatestSize(t *testing.T) {
+func TestFollowNotesAreSpacedOnlyWhileTheTapIsBusy(t *testing.T) {
 	h := newHub(classify.FramingNDJSON)
+	var waited atomic.Int64
+	h.waited = func() time.Duration { return time.Duration(waited.Load()) }
 	notes := serveFollowing(t, h)
 	if n := <-notes; n.Size != 0 {
 		t.Fatalf("first note %+v, want size 0", n)
 	}
-	start := time.Now()
 	var end int64
-	for time.Since(start) < 100*time.Millisecond {
-		end += 1000
-		h.advance(end, Stats{})
-		time.Sleep(50 * time.Microsecond)
+	// run advances the file every 200 µs for d, the traffic waiting share
+	// of the time, and counts the notes that came meanwhile.
+	run := func(d time.Duration, share float64) (count, flushes int) {
+		for start := time.Now(); time.Since(start) < d; {
+			before := time.Now()
+			time.Sleep(200 * time.Microsecond)
+			waited.Add(int64(share * float64(time.Since(before))))
+			end += 1000
+			h.advance(end, Stats{})
+			flushes++
+			for len(notes) > 0 {
+				<-notes
+				count++
+			}
+		}
+		return count, flushes
 	}
-	took := time.Since(start)
+	const span = 200 * time.Millisecond
+	spaced := int(span/followEvery) + 2 // the most notes a busy tap sends in span
+	if n, f := run(span, 0); n <= spaced && f > 2*spaced {
+		t.Errorf("an idle tap sent %d notes in %v for %d flushes, want each flush told", n, span, f)
+	}
+	run(2*busyWindow, 0.6) // the tap is found busy
+	if n, f := run(span, 0.6); n > spaced {
+		t.Errorf("a busy tap sent %d notes in %v for %d flushes, want at most one every %v", n, span, f, followEvery)
+	}
 	h.close()
-	count, last := 0, followNote{}
+	last := followNote{}
 	for n := range notes {
-		count++
 		last = n
 	}
 	if !last.End || last.Size != end {
 		t.Errorf("last note %+v, want the end at size %d", last, end)
-	}
-	if limit := int(took/followEvery) + 2; count > limit {
-		t.Errorf("%d notes in %v, want at most %d (one every %v)", count, took.Round(time.Millisecond), limit, followEvery)
 	}
 }
 

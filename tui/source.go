@@ -276,8 +276,8 @@ func OpenLive(info tap.Info, timeout time.Duration) (*Source, error) {
 const liveSlack = 100 * time.Millisecond
 
 // catchingUp is how far behind the tap's file a view says it is catching
-// up: more than the tap writes between two of its notes (tap.followEvery)
-// at 100,000 frames a second, so that a view keeping up does not say it.
+// up: some 40 ms of traffic at 100,000 frames a second, so that a view
+// keeping up there does not flicker into saying it.
 const catchingUp = 4 << 20
 
 // follow indexes a live tap's session file as the tap writes it.
