@@ -231,6 +231,31 @@ func TestMethodDecodesEscapes(t *testing.T) {
 	}
 }
 
+// Every letter after a backslash in a string, in a method, an id or deep
+// in params, is judged as encoding/json judges it: the eight escapes JSON
+// has are fine, every other letter makes the frame not JSON.
+func TestEscapeLettersAreJudgedAsJSONDoes(t *testing.T) {
+	for c := range 256 {
+		esc := `\` + string(rune(c))
+		if c >= 0x80 {
+			esc = `\` + string([]byte{byte(c)})
+		}
+		if c == 'u' {
+			esc = `\u0041`
+		}
+		for _, frame := range []string{
+			`{"jsonrpc":"2.0","id":1,"method":"a` + esc + `"}`,
+			`{"jsonrpc":"2.0","id":"a` + esc + `","method":"m"}`,
+			`{"jsonrpc":"2.0","id":1,"method":"m","params":{"text":"abcdefghijklmnop` + esc + `qrstuvwxyz"}}`,
+		} {
+			m := Classify([]byte(frame), H2S, JSONRPC)
+			if valid := json.Valid([]byte(frame)); (m.Kind == KindNotJSON) == valid {
+				t.Errorf("%q: kind %s, while encoding/json says valid = %v", frame, m.Kind, valid)
+			}
+		}
+	}
+}
+
 func TestOversizeFrameIsJudgedFromItsPrefix(t *testing.T) {
 	head := []byte(`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"blob":"` + strings.Repeat("x", 1000))
 	m := ClassifyPrefix(head, 300<<20, H2S, MCP)

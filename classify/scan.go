@@ -158,6 +158,10 @@ func (s *scanner) scanString() {
 			return
 		case c == '\\':
 			s.escaped = true
+			if i+1 < len(d) && plainEscape[d[i+1]] {
+				i += 2 // the common escapes, without a call
+				continue
+			}
 			n := s.scanEscape(i)
 			if n == 0 {
 				return
@@ -181,6 +185,10 @@ func (s *scanner) scanString() {
 		}
 	}
 }
+
+// plainEscape marks the letters of the two-byte escapes that need no more
+// thought: the ones scanEscape takes as they are.
+var plainEscape = [256]bool{'"': true, '\\': true, '/': true, 'n': true, 't': true}
 
 // scanEscape checks the escape at d[i] == '\\' and returns its length, or 0
 // after a syntax error.
