@@ -231,26 +231,32 @@ func TestMethodDecodesEscapes(t *testing.T) {
 	}
 }
 
-// Every letter after a backslash in a string, in a method, an id or deep
-// in params, is judged as encoding/json judges it: the eight escapes JSON
-// has are fine, every other letter makes the frame not JSON.
-func TestEscapeLettersAreJudgedAsJSONDoes(t *testing.T) {
+// Every escape in a string, in a method, an id or deep in params, is
+// judged as encoding/json judges it (the nine letters JSON has after a
+// backslash, \u with four hex digits, every other letter makes the frame
+// not JSON), and the escapes of invisible characters (\b, \f, \r,
+// \u001b) make the frame's text unsafe while the others do not.
+func TestEscapesAreJudgedAsJSONDoes(t *testing.T) {
+	escapes := []string{`\u0041`, `\uZZZZ`, `\u12`, `\u001b`, `\u202e`}
 	for c := range 256 {
-		esc := `\` + string(rune(c))
-		if c >= 0x80 {
-			esc = `\` + string([]byte{byte(c)})
+		if c != 'u' {
+			escapes = append(escapes, `\`+string([]byte{byte(c)}))
 		}
-		if c == 'u' {
-			esc = `\u0041`
-		}
+	}
+	unsafe := map[string]bool{`\b`: true, `\f`: true, `\r`: true, `\u001b`: true, `\u202e`: true}
+	for _, esc := range escapes {
 		for _, frame := range []string{
 			`{"jsonrpc":"2.0","id":1,"method":"a` + esc + `"}`,
 			`{"jsonrpc":"2.0","id":"a` + esc + `","method":"m"}`,
 			`{"jsonrpc":"2.0","id":1,"method":"m","params":{"text":"abcdefghijklmnop` + esc + `qrstuvwxyz"}}`,
 		} {
 			m := Classify([]byte(frame), H2S, JSONRPC)
-			if valid := json.Valid([]byte(frame)); (m.Kind == KindNotJSON) == valid {
+			valid := json.Valid([]byte(frame))
+			if (m.Kind == KindNotJSON) == valid {
 				t.Errorf("%q: kind %s, while encoding/json says valid = %v", frame, m.Kind, valid)
+			}
+			if valid && m.Has(CodeUnsafeText) != unsafe[esc] {
+				t.Errorf("%q: unsafe-text %v, want %v", frame, m.Has(CodeUnsafeText), unsafe[esc])
 			}
 		}
 	}
