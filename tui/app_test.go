@@ -72,6 +72,21 @@ func press(s string) tea.KeyMsg {
 	return tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune(s)}
 }
 
+// openDemo runs the program on the demo session and waits for its flags.
+func openDemo(t *testing.T, w, h int) *teatest.TestModel {
+	t.Helper()
+	tm := startProgram(t, []*Source{openFile(t, demoSession)}, w, h)
+	waitFor(t, tm, "UNMATCHED")
+	return tm
+}
+
+// enter opens an input with key (/ or :), types text and presses enter.
+func enter(tm *teatest.TestModel, key, text string) {
+	tm.Send(press(key))
+	typeText(tm, text)
+	tm.Send(press("enter"))
+}
+
 func typeText(tm *teatest.TestModel, s string) {
 	for _, r := range s {
 		tm.Send(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune{r}})
@@ -118,8 +133,7 @@ func TestViewFitsAfterResize(t *testing.T) {
 }
 
 func TestFilterShowsOnlyMatchingFramesAndSaysWhenItDoesNotParse(t *testing.T) {
-	tm := startProgram(t, []*Source{openFile(t, demoSession)}, 140, 40)
-	waitFor(t, tm, "UNMATCHED")
+	tm := openDemo(t, 140, 40)
 	tm.Send(press("/"))
 	typeText(tm, "method:tools/li")
 	waitFor(t, tm, "✓")
@@ -140,17 +154,12 @@ func TestFilterShowsOnlyMatchingFramesAndSaysWhenItDoesNotParse(t *testing.T) {
 }
 
 func TestDetailShowsFindingsAndTheStrictAnswerAndPairJumps(t *testing.T) {
-	tm := startProgram(t, []*Source{openFile(t, demoSession)}, 160, 50)
-	waitFor(t, tm, "UNMATCHED")
+	tm := openDemo(t, 160, 50)
 	// Go to the invalid request (#14) with :goto, then read its detail.
-	tm.Send(press(":"))
-	typeText(tm, "goto 14")
-	tm.Send(press("enter"))
+	enter(tm, ":", "goto 14")
 	waitFor(t, tm, "A strict receiver must answer", "bad-id", "-32600")
 	// #8 answers #7: jump from the response to its request.
-	tm.Send(press(":"))
-	typeText(tm, "goto 8")
-	tm.Send(press("enter"))
+	enter(tm, ":", "goto 8")
 	waitFor(t, tm, "answers #7")
 	tm.Send(press("p"))
 	waitFor(t, tm, "#7  host → server  request", "answered by #8")
@@ -210,9 +219,7 @@ func TestPeerTextNeverReachesTheTerminalRaw(t *testing.T) {
 	tm := startProgram(t, []*Source{openFile(t, path)}, 200, 60)
 	waitFor(t, tm, "big")
 	for _, seq := range []string{"goto 2", "goto 3", "goto 4", "goto 5", "goto 6"} {
-		tm.Send(press(":"))
-		typeText(tm, seq)
-		tm.Send(press("enter"))
+		enter(tm, ":", seq)
 		tm.Send(press("r")) // raw view too
 	}
 	view := finalView(t, tm)
@@ -227,11 +234,8 @@ func TestPeerTextNeverReachesTheTerminalRaw(t *testing.T) {
 }
 
 func TestTextFilterReadsPayloadsInTheBackground(t *testing.T) {
-	tm := startProgram(t, []*Source{openFile(t, demoSession)}, 140, 40)
-	waitFor(t, tm, "UNMATCHED")
-	tm.Send(press("/"))
-	typeText(tm, `"3 results"`)
-	tm.Send(press("enter"))
+	tm := openDemo(t, 140, 40)
+	enter(tm, "/", `"3 results"`)
 	waitFor(t, tm, "(1 of ")
 	view := finalView(t, tm)
 	if !strings.Contains(view, "UNMATCHED") || strings.Contains(view, "initialize") {
@@ -242,8 +246,7 @@ func TestTextFilterReadsPayloadsInTheBackground(t *testing.T) {
 // A search marks the frames that match and hides none; n and N step
 // through the marks, wrapping at the ends; esc ends the search.
 func TestSearchMarksMatchesWithoutHidingOthersAndNStepsThroughThem(t *testing.T) {
-	tm := startProgram(t, []*Source{openFile(t, demoSession)}, 160, 50)
-	waitFor(t, tm, "UNMATCHED")
+	tm := openDemo(t, 160, 50)
 	tm.Send(press("/"))
 	typeText(tm, "method:tools/list")
 	tm.Send(press("tab"))
@@ -270,11 +273,8 @@ func TestSearchMarksMatchesWithoutHidingOthersAndNStepsThroughThem(t *testing.T)
 
 // With a search on, the table marks exactly the matching rows.
 func TestSearchMarksExactlyTheMatchingRows(t *testing.T) {
-	tm := startProgram(t, []*Source{openFile(t, demoSession)}, 160, 50)
-	waitFor(t, tm, "UNMATCHED")
-	tm.Send(press(":"))
-	typeText(tm, "search kind:notification")
-	tm.Send(press("enter"))
+	tm := openDemo(t, 160, 50)
+	enter(tm, ":", "search kind:notification")
 	waitFor(t, tm, "search: kind:notification")
 	view := finalView(t, tm)
 	marked, notes := 0, 0
@@ -299,11 +299,8 @@ func TestSearchMarksExactlyTheMatchingRows(t *testing.T) {
 // A search for text reads frame payloads in the background, as a text
 // filter does, and then marks the one frame that holds it.
 func TestTextSearchReadsPayloadsInTheBackground(t *testing.T) {
-	tm := startProgram(t, []*Source{openFile(t, demoSession)}, 160, 50)
-	waitFor(t, tm, "UNMATCHED")
-	tm.Send(press(":"))
-	typeText(tm, `search "3 results"`)
-	tm.Send(press("enter"))
+	tm := openDemo(t, 160, 50)
+	enter(tm, ":", `search "3 results"`)
 	waitFor(t, tm, "(1 match; n/N go to it)")
 	tm.Send(press("n"))
 	waitFor(t, tm, "3 results")
