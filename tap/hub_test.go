@@ -151,23 +151,7 @@ func TestFollowNotesSayBusyWhileTrafficWaitsForTheRecorder(t *testing.T) {
 // notes while its reader is busy elsewhere (so Busy is current), says busy
 // for busyFor after a busy note, and ends at the end note.
 func TestFollowerTracksTheTapsNotesWhileItsReaderIsAway(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "s.jsonl")
-	if err := os.WriteFile(path, []byte("0123456789abcdef"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tapEnd, viewEnd := net.Pipe()
-	r := newFollower(f, viewEnd)
-	defer r.Close()
-	say := func(s string) {
-		t.Helper()
-		if _, err := io.WriteString(tapEnd, s+"\n"); err != nil {
-			t.Fatal(err)
-		}
-	}
+	r, say := pipedFollower(t, "0123456789abcdef")
 	say(`{"size":4}`)
 	buf := make([]byte, 64)
 	if n, err := r.Read(buf); err != nil || string(buf[:n]) != "0123" {
@@ -191,6 +175,32 @@ func TestFollowerTracksTheTapsNotesWhileItsReaderIsAway(t *testing.T) {
 	}
 }
 
+// pipedFollower follows a file holding content, with notes from the tap
+// given by say (on the test's goroutine).
+func pipedFollower(t *testing.T, content string) (r *Follower, say func(note string)) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "s.jsonl")
+	if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tapEnd, viewEnd := net.Pipe()
+	r = newFollower(f, viewEnd)
+	t.Cleanup(func() {
+		tapEnd.Close()
+		r.Close()
+	})
+	return r, func(note string) {
+		t.Helper()
+		if _, err := io.WriteString(tapEnd, note+"\n"); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
 // waitUntil polls cond until it holds or d passes.
 func waitUntil(d time.Duration, cond func() bool) bool {
 	for end := time.Now().Add(d); time.Now().Before(end); time.Sleep(time.Millisecond) {
@@ -204,32 +214,22 @@ func waitUntil(d time.Duration, cond func() bool) bool {
 // Reading a closed follower, or a Read waiting when it closes, ends with
 // net.ErrClosed, never with the io.EOF of a session that ended.
 func TestClosedFollowerReadsAsClosedNotEnded(t *testing.T) {
-	open := func() (*Follower, net.Conn) {
-		path := filepath.Join(t.TempDir(), "s.jsonl")
-		if err := os.WriteFile(path, []byte("0123"), 0o600); err != nil {
-			t.Fatal(err)
-		}
-		f, err := os.Open(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		tapEnd, viewEnd := net.Pipe()
-		t.Cleanup(func() { tapEnd.Close() })
-		r := newFollower(f, viewEnd)
-		go io.WriteString(tapEnd, `{"size":4}`+"\n")
+	open := func() *Follower {
+		r, say := pipedFollower(t, "0123")
+		say(`{"size":4}`)
 		buf := make([]byte, 8)
 		if n, err := r.Read(buf); n != 4 || err != nil {
 			t.Fatalf("Read = %d, %v", n, err)
 		}
-		return r, tapEnd
+		return r
 	}
-	r, _ := open()
+	r := open()
 	r.Close()
 	time.Sleep(10 * time.Millisecond) // the notes reader sees the end
 	if _, err := r.Read(make([]byte, 8)); !errors.Is(err, net.ErrClosed) {
 		t.Errorf("a Read after Close returned %v, want net.ErrClosed", err)
 	}
-	r, _ = open()
+	r = open()
 	got := make(chan error, 1)
 	go func() {
 		_, err := r.Read(make([]byte, 8))
