@@ -11,8 +11,20 @@ const MaxParse = 64 << 20
 // (Auto judges as JSONRPC; a Tracker resolves Auto from the traffic).
 // It never fails: any bytes give a Message.
 func Classify(frame []byte, dir Direction, p Profile) Message {
-	if len(frame) > MaxParse {
-		return ClassifyPrefix(frame[:MaxParse], int64(len(frame)), dir, p)
+	return ClassifyWithin(frame, MaxParse, dir, p)
+}
+
+// ClassifyWithin is Classify with a parse limit of limit bytes (MaxParse
+// when limit <= 0, and never more than MaxParse): a larger frame is judged
+// from its first limit bytes and carries finding oversize. A tap that
+// holds less of a frame than MaxParse judges by its own limit, and so do
+// readers of what it recorded.
+func ClassifyWithin(frame []byte, limit int, dir Direction, p Profile) Message {
+	if limit <= 0 || limit > MaxParse {
+		limit = MaxParse
+	}
+	if len(frame) > limit {
+		return ClassifyPrefix(frame[:limit], int64(len(frame)), dir, p)
 	}
 	return classify(frame, int64(len(frame)), dir, p, false)
 }

@@ -312,6 +312,24 @@ func TestClassifyCutsAFrameLargerThanTheParseLimit(t *testing.T) {
 	if m.Kind != KindRequest || !m.Has(CodeOversize) || m.Size != int64(len(frame)-1) || len(m.Frame) != MaxParse {
 		t.Errorf("got %s, size %d, judged %d bytes", summary(&m), m.Size, len(m.Frame))
 	}
+	// A limit above MaxParse is MaxParse.
+	if m := ClassifyWithin(frame[:len(frame)-1], 2*MaxParse, H2S, MCP); !m.Has(CodeOversize) || len(m.Frame) != MaxParse {
+		t.Errorf("with a limit of 2×MaxParse: got %s, judged %d bytes", summary(&m), len(m.Frame))
+	}
+}
+
+// ClassifyWithin judges a frame larger than its limit from that many
+// bytes, and a frame within it whole.
+func TestClassifyWithinCutsAtItsLimit(t *testing.T) {
+	frame := []byte(`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"blob":"xxxxxxxxxxxxxxxx"}}`)
+	if m := ClassifyWithin(frame, 70, H2S, MCP); m.Kind != KindRequest || !m.Has(CodeOversize) || len(m.Frame) != 70 {
+		t.Errorf("limit 70: got %s, judged %d bytes", summary(&m), len(m.Frame))
+	}
+	for _, limit := range []int{0, len(frame)} {
+		if m := ClassifyWithin(frame, limit, H2S, MCP); m.Has(CodeOversize) || len(m.Frame) != len(frame) {
+			t.Errorf("limit %d: got %s, judged %d bytes", limit, summary(&m), len(m.Frame))
+		}
+	}
 }
 
 // A frame whose LSP header block is malformed is not-json with finding

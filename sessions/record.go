@@ -75,10 +75,7 @@ type Header struct {
 // larger than the session's parse limit is judged from its first bytes
 // and carries finding oversize.
 func (h Header) Classify(frame []byte, dir classify.Direction, p classify.Profile) classify.Message {
-	if l := h.ParseLimit; l > 0 && len(frame) > l {
-		return classify.ClassifyPrefix(frame[:l], int64(len(frame)), dir, p)
-	}
-	return classify.Classify(frame, dir, p)
+	return classify.ClassifyWithin(frame, h.ParseLimit, dir, p)
 }
 
 // FramingOrDefault is h.Framing, or DefaultFraming when it is empty.
