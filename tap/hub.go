@@ -270,41 +270,61 @@ const (
 	busyWindow = 50 * time.Millisecond
 )
 
+// busyMeter judges, a busyWindow at a time, whether the tap's traffic
+// waits for its recorder more than busyShare of the time.
+type busyMeter struct {
+	waited func() time.Duration // nil: never busy
+	since  time.Time            // when the window began
+	start  time.Duration        // waited() then
+	busy   bool                 // the verdict on the last whole window
+}
+
+func newBusyMeter(waited func() time.Duration) *busyMeter {
+	m := &busyMeter{waited: waited, since: time.Now()}
+	if waited != nil {
+		m.start = waited()
+	}
+	return m
+}
+
+// check returns the verdict on the last whole window, closing the window
+// when it is over.
+func (m *busyMeter) check() bool {
+	if m.waited == nil {
+		return false
+	}
+	if now := time.Now(); now.Sub(m.since) >= busyWindow {
+		w := m.waited()
+		m.busy = float64(w-m.start) > busyShare*float64(now.Sub(m.since))
+		m.since, m.start = now, w
+	}
+	return m.busy
+}
+
 // serveFollow tells w how far the session file is written, as it grows:
 // a line {"size":N} each time more of it is flushed (coalesced while w is
-// slow, and to one every followEvery while the tap is busy), and {"size":N,"end":true} when the session is over. The
-// subscriber reads the file itself, so it costs the tap one short line
-// per flush, however many records that flush holds. A line says
-// "busy":true when the traffic spent more than busyShare of the last
-// busyWindow waiting for the recorder: the tap is short of CPU, and a view
-// on the same machine does well to wait rather than take more of it.
+// slow, and to one every followEvery while the tap is busy), and
+// {"size":N,"end":true} when the session is over. The subscriber reads
+// the file itself, so it costs the tap one short line per flush, however
+// many records that flush holds. A line says "busy":true while the tap is
+// short of CPU (see busyMeter): a view on the same machine does well to
+// wait rather than take more of it.
 func (h *hub) serveFollow(w io.Writer, stop <-chan struct{}) error {
 	h.serving.Add(1)
 	defer h.serving.Done()
 	s, pos := h.attach(true)
 	defer h.detach(s)
 	var line []byte
-	var waited time.Duration // h.waited() at since
-	since := time.Now()
-	if h.waited != nil {
-		waited = h.waited()
-	}
-	busy := false // the verdict on the last whole busyWindow
+	meter := newBusyMeter(h.waited)
+	busy := false // what the last line said
 	size := func(n int64, end bool) error {
 		line = append(line[:0], `{"size":`...)
 		line = strconv.AppendInt(line, n, 10)
 		if end {
 			line = append(line, `,"end":true`...)
 		}
-		if h.waited != nil {
-			if now := time.Now(); now.Sub(since) >= busyWindow {
-				w := h.waited()
-				busy = float64(w-waited) > busyShare*float64(now.Sub(since))
-				waited, since = w, now
-			}
-			if busy {
-				line = append(line, `,"busy":true`...)
-			}
+		if busy = meter.check(); busy {
+			line = append(line, `,"busy":true`...)
 		}
 		line = append(line, "}\n"...)
 		if _, err := w.Write(line); err != nil {
@@ -316,8 +336,6 @@ func (h *hub) serveFollow(w io.Writer, stop <-chan struct{}) error {
 		return err
 	}
 	var last time.Time // when the last note went out
-	pause := time.NewTimer(0)
-	defer pause.Stop()
 	for {
 		stopping := false
 		select {
@@ -330,11 +348,10 @@ func (h *hub) serveFollow(w io.Writer, stop <-chan struct{}) error {
 			// the tap's. Otherwise each flush is told at once, so that a
 			// view keeps up closely.
 			if d := followEvery - time.Since(last); busy && d > 0 {
-				pause.Reset(d)
 				select {
 				case <-stop:
 					stop, stopping = nil, true
-				case <-pause.C:
+				case <-time.After(d):
 				}
 			}
 		}
