@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 var update = flag.Bool("update", false, "rewrite the expectations in testdata from what the code does now")
@@ -260,6 +261,60 @@ func TestEscapesAreJudgedAsJSONDoes(t *testing.T) {
 			}
 		}
 	}
+}
+
+// Long strings are scanned sixteen bytes at a time where there is
+// assembly for it, short ones a word or a byte at a time: a special byte or
+// escape is judged the same wherever it sits, in plain text and among
+// escapes, and as encoding/json judges it.
+func TestStringVerdictDoesNotDependOnWhereTheSpecialSits(t *testing.T) {
+	var specials []string
+	for c := range 256 {
+		if c != '\\' { // a backslash is judged with the letter after it, below
+			specials = append(specials, string([]byte{byte(c)}))
+		}
+	}
+	for c := range 256 {
+		if c != 'u' { // \u is judged with the four digits after it, below
+			specials = append(specials, `\`+string([]byte{byte(c)}))
+		}
+	}
+	specials = append(specials, `\u0041`, `\u202e`, `\ud83d\ude00`, "é", "\u202e", "\u2028", "\U0001F600")
+	verdict := func(method string) (string, Message) {
+		frame := `{"jsonrpc":"2.0","id":1,"method":"` + method + `"}`
+		m := Classify([]byte(frame), H2S, JSONRPC)
+		if (m.Kind == KindNotJSON) == json.Valid([]byte(frame)) {
+			t.Fatalf("%q: kind %s, while encoding/json says valid = %v", frame, m.Kind, !(m.Kind == KindNotJSON))
+		}
+		if m.Kind != KindNotJSON {
+			var want struct{ Method string }
+			json.Unmarshal([]byte(frame), &want)
+			if got := m.Method(); got != want.Method && utf8.ValidString(frame) {
+				t.Fatalf("%q: method %q, encoding/json reads %q", frame, got, want.Method)
+			}
+		}
+		return frame, m
+	}
+	for _, fill := range []string{"abcd", `a\n\"`} {
+		for _, sp := range specials {
+			_, short := verdict("a" + sp + "b")
+			for at := 0; at <= 48; at++ {
+				frame, m := verdict(repeatTo(fill, at) + sp + repeatTo(fill, 48-at))
+				if (m.Kind == KindNotJSON) != (short.Kind == KindNotJSON) || m.Has(CodeUnsafeText) != short.Has(CodeUnsafeText) {
+					t.Fatalf("%q: %s, but %s in a short string", frame, summary(&m), summary(&short))
+				}
+			}
+		}
+	}
+}
+
+// repeatTo repeats s to n bytes, an escape cut in two made a plain byte.
+func repeatTo(s string, n int) string {
+	r := strings.Repeat(s, n/len(s)+1)[:n]
+	if strings.HasSuffix(r, `\`) {
+		r = r[:n-1] + "x"
+	}
+	return r
 }
 
 func TestOversizeFrameIsJudgedFromItsPrefix(t *testing.T) {

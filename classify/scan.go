@@ -138,6 +138,12 @@ func (s *scanner) scanString() {
 	d := s.data
 	i := s.pos + 1
 	for {
+		if len(d)-i >= 16 {
+			// Sixteen bytes at a time, where there is assembly for it.
+			n, esc := plainRun(d[i:])
+			i += n
+			s.escaped = s.escaped || esc
+		}
 		for i+8 <= len(d) {
 			m := stringStop(binary.LittleEndian.Uint64(d[i:]))
 			if m != 0 {
