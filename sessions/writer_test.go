@@ -120,10 +120,15 @@ func TestQuotingFollowsTheRulesAtEveryOffset(t *testing.T) {
 		specials = append(specials, string(rune(c)))
 	}
 	specials = append(specials, "é", "€", "😀", "\u2028", "\u2029", "\uFFFD", "\u0085")
+	// Plain and quote-dense surroundings, in frames short enough to be
+	// quoted a byte or a word at a time and long enough to be quoted
+	// sixteen bytes at a time, the special byte at every offset.
+	around := []string{"ab", `a"\`}
 	for _, sp := range specials {
-		for _, size := range []int{1, 7, 8, 9, 16, 23} {
+		for _, size := range []int{1, 7, 8, 9, 16, 23, 31, 32, 33, 47, 48, 49, 64, 80} {
 			for at := 0; at <= size; at++ {
-				frame := strings.Repeat("a", at) + sp + strings.Repeat("b", size-at)
+				fill := around[(at+size)%2]
+				frame := fillTo(fill, at) + sp + fillTo(fill, size-at)
 				w, buf := newTestWriter(t)
 				if err := w.WriteFrame(sessions.FrameRecord{Dir: classify.H2S, Frame: []byte(frame)}); err != nil {
 					t.Fatal(err)
@@ -137,12 +142,19 @@ func TestQuotingFollowsTheRulesAtEveryOffset(t *testing.T) {
 	}
 }
 
+// fillTo repeats s to n bytes.
+func fillTo(s string, n int) string { return strings.Repeat(s, n/len(s)+1)[:n] }
+
 func TestQuotingFollowsTheRulesOnRandomText(t *testing.T) {
 	pieces := []string{"a", "abcdefghijk", "\x00", "\x01", "\x1f", "\n", "\"", "\\", "\x7f", "é", "\u2028", "😀"}
 	rng := rand.New(rand.NewPCG(3, 4))
 	for range 3000 {
 		var b strings.Builder
-		for range rng.IntN(80) {
+		n := rng.IntN(80)
+		if rng.IntN(4) == 0 {
+			n *= 20 // across the stretches appendQuoted makes room for
+		}
+		for range n {
 			b.WriteString(pieces[rng.IntN(len(pieces))])
 		}
 		frame := b.String() + "."
