@@ -232,6 +232,43 @@ func TestMethodDecodesEscapes(t *testing.T) {
 	}
 }
 
+// DecodeEscape reads exactly one escape, a surrogate pair as one, and
+// decodes it as encoding/json does; anything else is not an escape.
+func TestDecodeEscapeReadsOneEscape(t *testing.T) {
+	for _, c := range []struct {
+		in   string
+		r    rune
+		n    int
+		fail bool
+	}{
+		{in: `\n rest`, r: '\n', n: 2},
+		{in: `\/`, r: '/', n: 2},
+		{in: `\"`, r: '"', n: 2},
+		{in: `\u00e9x`, r: 'é', n: 6},
+		{in: `\u202E`, r: '\u202e', n: 6},
+		{in: `\ud83d\ude00!`, r: '😀', n: 12},
+		{in: `\ud83d\u0041`, r: utf8.RuneError, n: 6},
+		{in: `\ud83d`, r: utf8.RuneError, n: 6},
+		{in: `\ude00\ud83d`, r: utf8.RuneError, n: 6},
+		{in: `\u12`, fail: true},
+		{in: `\u12G4`, fail: true},
+		{in: `\x`, fail: true},
+		{in: `\`, fail: true},
+		{in: `n`, fail: true},
+	} {
+		r, n, ok := DecodeEscape(c.in)
+		if ok == c.fail || (ok && (r != c.r || n != c.n)) {
+			t.Errorf("%q: got %q, %d, %v; want %q, %d, ok %v", c.in, r, n, ok, c.r, c.n, !c.fail)
+		}
+		if !c.fail {
+			var want string
+			if err := json.Unmarshal([]byte(`"`+c.in[:c.n]+`"`), &want); err != nil || want != string(c.r) {
+				t.Errorf("%q: encoding/json reads %q (%v), DecodeEscape %q", c.in[:c.n], want, err, r)
+			}
+		}
+	}
+}
+
 // Every escape in a string, in a method, an id or deep in params, is
 // judged as encoding/json judges it (the nine letters JSON has after a
 // backslash, \u with four hex digits, every other letter makes the frame

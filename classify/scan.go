@@ -256,13 +256,14 @@ func (s *scanner) hex4(i int) (rune, bool) {
 	return r, ok
 }
 
-func hex4(b []byte) (rune, bool) {
+// hex4 reads the four hex digits at the start of b.
+func hex4[S ~string | ~[]byte](b S) (rune, bool) {
 	if len(b) < 4 {
 		return 0, false
 	}
 	var r rune
-	for _, c := range b[:4] {
-		v := unhex(c)
+	for i := range 4 {
+		v := unhex(b[i])
 		if v < 0 {
 			return 0, false
 		}
@@ -640,8 +641,7 @@ func keyIs(key []byte, escaped bool, name string) bool {
 // the quotes) to dst. Lone surrogates become U+FFFD, as encoding/json does.
 func unescape(dst, raw []byte) ([]byte, bool) {
 	for i := 0; i < len(raw); {
-		c := raw[i]
-		if c != '\\' {
+		if raw[i] != '\\' {
 			j := i + 1
 			for j < len(raw) && raw[j] != '\\' {
 				j++
@@ -650,50 +650,58 @@ func unescape(dst, raw []byte) ([]byte, bool) {
 			i = j
 			continue
 		}
-		if i+1 >= len(raw) {
+		r, n, ok := DecodeEscape(raw[i:])
+		if !ok {
 			return dst, false
 		}
-		switch raw[i+1] {
-		case '"', '\\', '/':
-			dst = append(dst, raw[i+1])
-		case 'b':
-			dst = append(dst, '\b')
-		case 'f':
-			dst = append(dst, '\f')
-		case 'n':
-			dst = append(dst, '\n')
-		case 'r':
-			dst = append(dst, '\r')
-		case 't':
-			dst = append(dst, '\t')
-		case 'u':
-			r, ok := hex4(raw[i+2:])
-			if !ok {
-				return dst, false
-			}
-			i += 6
-			if r >= 0xd800 && r < 0xdc00 {
-				if i+6 <= len(raw) && raw[i] == '\\' && raw[i+1] == 'u' {
-					if lo, ok := hex4(raw[i+2:]); ok && lo >= 0xdc00 && lo < 0xe000 {
-						r = 0x10000 + (r-0xd800)<<10 + (lo - 0xdc00)
-						i += 6
-					} else {
-						r = utf8.RuneError
-					}
-				} else {
-					r = utf8.RuneError
-				}
-			} else if r >= 0xdc00 && r < 0xe000 {
-				r = utf8.RuneError
-			}
-			dst = utf8.AppendRune(dst, r)
-			continue
-		default:
-			return dst, false
-		}
-		i += 2
+		dst = utf8.AppendRune(dst, r)
+		i += n
 	}
 	return dst, true
+}
+
+// DecodeEscape decodes the escape that s starts with, inside a JSON string
+// (s[0] is the backslash): the character it stands for and its length. A
+// \u escape of a high surrogate followed by one of a low surrogate is one
+// character, twelve bytes long; a lone surrogate is U+FFFD, as
+// encoding/json decodes it. ok is false for a bad or cut escape.
+func DecodeEscape[S ~string | ~[]byte](s S) (r rune, n int, ok bool) {
+	if len(s) < 2 || s[0] != '\\' {
+		return 0, 0, false
+	}
+	switch c := s[1]; c {
+	case '"', '\\', '/':
+		return rune(c), 2, true
+	case 'b':
+		return '\b', 2, true
+	case 'f':
+		return '\f', 2, true
+	case 'n':
+		return '\n', 2, true
+	case 'r':
+		return '\r', 2, true
+	case 't':
+		return '\t', 2, true
+	case 'u':
+	default:
+		return 0, 0, false
+	}
+	r, ok = hex4(s[2:])
+	if !ok {
+		return 0, 0, false
+	}
+	switch {
+	case r >= 0xd800 && r < 0xdc00:
+		if len(s) >= 12 && s[6] == '\\' && s[7] == 'u' {
+			if lo, ok := hex4(s[8:]); ok && lo >= 0xdc00 && lo < 0xe000 {
+				return 0x10000 + (r-0xd800)<<10 + (lo - 0xdc00), 12, true
+			}
+		}
+		return utf8.RuneError, 6, true
+	case r >= 0xdc00 && r < 0xe000:
+		return utf8.RuneError, 6, true
+	}
+	return r, 6, true
 }
 
 // Valid reports whether data is exactly one JSON value, with optional

@@ -5,9 +5,10 @@ import (
 	"math"
 	"math/bits"
 	"slices"
-	"unicode/utf16"
 	"unicode/utf8"
 	"unsafe"
+
+	"github.com/rpctap/rpctap/classify"
 )
 
 // This file holds the JSON details of a record line: quoting strings for
@@ -266,50 +267,13 @@ func unquote(s []byte, i int) (v []byte, next int, ok bool) {
 			i += 2
 			continue
 		}
-		if s[i+1] != 'u' {
-			return nil, 0, false
-		}
-		r, ok := hex4(s, i+2)
+		r, n, ok := classify.DecodeEscape(s[i:])
 		if !ok {
 			return nil, 0, false
 		}
-		i += 6
-		if utf16.IsSurrogate(r) {
-			r2, ok2 := rune(-1), false
-			if i+1 < len(s) && s[i] == '\\' && s[i+1] == 'u' {
-				r2, ok2 = hex4(s, i+2)
-			}
-			if dec := utf16.DecodeRune(r, r2); ok2 && dec != utf8.RuneError {
-				r = dec
-				i += 6
-			} else {
-				r = utf8.RuneError
-			}
-		}
+		i += n
 		w += utf8.EncodeRune(s[w:], r)
 	}
-}
-
-// hex4 reads the four hex digits at s[i:i+4].
-func hex4(s []byte, i int) (rune, bool) {
-	if i+4 > len(s) {
-		return 0, false
-	}
-	var r rune
-	for _, c := range s[i : i+4] {
-		switch {
-		case '0' <= c && c <= '9':
-			c -= '0'
-		case 'a' <= c && c <= 'f':
-			c -= 'a' - 10
-		case 'A' <= c && c <= 'F':
-			c -= 'A' - 10
-		default:
-			return 0, false
-		}
-		r = r<<4 | rune(c)
-	}
-	return r, true
 }
 
 func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\r' || c == '\n' }
@@ -457,17 +421,11 @@ func skipString(s []byte, i int) (next int, ok bool) {
 		if i+1 >= len(s) {
 			return 0, false
 		}
-		switch s[i+1] {
-		case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
-			i += 2
-		case 'u':
-			if _, ok := hex4(s, i+2); !ok {
-				return 0, false
-			}
-			i += 6
-		default:
+		_, n, ok := classify.DecodeEscape(s[i:])
+		if !ok {
 			return 0, false
 		}
+		i += n
 	}
 }
 

@@ -2,7 +2,6 @@ package filter
 
 import (
 	"strings"
-	"unicode/utf16"
 	"unicode/utf8"
 
 	"github.com/rpctap/rpctap/classify"
@@ -159,76 +158,19 @@ func stringIDIs(wire, want string) bool {
 			j++
 			continue
 		}
-		if i+1 >= len(body) {
+		r, n, ok := classify.DecodeEscape(body[i:])
+		if !ok {
 			return false
 		}
-		var r rune
-		switch body[i+1] {
-		case '"', '\\', '/':
-			r = rune(body[i+1])
-		case 'b':
-			r = '\b'
-		case 'f':
-			r = '\f'
-		case 'n':
-			r = '\n'
-		case 'r':
-			r = '\r'
-		case 't':
-			r = '\t'
-		case 'u':
-			r = hex4(body[i+2:])
-			if r < 0 {
-				return false
-			}
-			if utf16.IsSurrogate(r) {
-				r2 := rune(-1)
-				if len(body) >= i+12 && body[i+6] == '\\' && body[i+7] == 'u' {
-					r2 = hex4(body[i+8:])
-				}
-				if dec := utf16.DecodeRune(r, r2); dec != utf8.RuneError {
-					r = dec
-					i += 6
-				} else {
-					r = utf8.RuneError
-				}
-			}
-			i += 4
-		default:
-			return false
-		}
-		i += 2
+		i += n
 		var buf [utf8.UTFMax]byte
-		n := utf8.EncodeRune(buf[:], r)
-		if len(want)-j < n || want[j:j+n] != string(buf[:n]) {
+		size := utf8.EncodeRune(buf[:], r)
+		if len(want)-j < size || want[j:j+size] != string(buf[:size]) {
 			return false
 		}
-		j += n
+		j += size
 	}
 	return j == len(want)
-}
-
-// hex4 reads four hex digits at the start of s, or gives -1.
-func hex4(s string) rune {
-	if len(s) < 4 {
-		return -1
-	}
-	var r rune
-	for i := range 4 {
-		c := s[i]
-		switch {
-		case '0' <= c && c <= '9':
-			c -= '0'
-		case 'a' <= c && c <= 'f':
-			c -= 'a' - 10
-		case 'A' <= c && c <= 'F':
-			c -= 'A' - 10
-		default:
-			return -1
-		}
-		r = r<<4 | rune(c)
-	}
-	return r
 }
 
 // isJSONNumber reports whether s is a number as JSON writes it.
