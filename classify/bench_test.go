@@ -38,3 +38,11 @@ func codeFrame1KiB() []byte {
 func BenchmarkClassifyCode1KiB(b *testing.B)     { benchmarkClassify(b, codeFrame1KiB(), H2S) }
 func BenchmarkClassifyRequest1KiB(b *testing.B)  { benchmarkClassify(b, frame1KiB(false), H2S) }
 func BenchmarkClassifyResponse1KiB(b *testing.B) { benchmarkClassify(b, frame1KiB(true), S2H) }
+func BenchmarkClassifyCJK1KiB(b *testing.B)      { benchmarkClassify(b, cjkFrame1KiB(), H2S) }
+
+// cjkFrame1KiB is a tools/call request whose argument is text in a script
+// that is not ASCII: the scanner takes it a character at a time.
+func cjkFrame1KiB() []byte {
+	text := strings.Repeat("敏捷的棕色狐狸跳过了懒狗。", 24)[:864]
+	return []byte(`{"jsonrpc":"2.0","id":42,"method":"tools/call","params":{"name":"echo","arguments":{"message":"` + text + `"}}}`)
+}

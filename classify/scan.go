@@ -138,8 +138,9 @@ func (s *scanner) scanString() {
 	d := s.data
 	i := s.pos + 1
 	for {
-		if len(d)-i >= 16 {
-			// Sixteen bytes at a time, where there is assembly for it.
+		if len(d)-i >= 16 && stringStop(binary.LittleEndian.Uint64(d[i:])) == 0 {
+			// Sixteen bytes at a time, where there is assembly for it
+			// (not byte by byte through text that is not ASCII).
 			n, esc := plainRun(d[i:])
 			i += n
 			s.escaped = s.escaped || esc
