@@ -47,8 +47,8 @@ func load64[S ~string | ~[]byte](s S, i int) uint64 {
 		uint64(w[4])<<32 | uint64(w[5])<<40 | uint64(w[6])<<48 | uint64(w[7])<<56
 }
 
-// bytesOf returns the bytes of s without a copy, to be read only. (A
-// string's header is the start of a slice's.)
+// bytesOf returns the bytes of s without a copy, to be read only. It reads
+// s's header as a string's, which a slice's header starts with.
 func bytesOf[S ~string | ~[]byte](s S) []byte {
 	return unsafe.Slice(unsafe.StringData(*(*string)(unsafe.Pointer(&s))), len(s))
 }
@@ -110,7 +110,7 @@ func appendQuoted[S ~string | ~[]byte](b []byte, s S, strict bool) (_ []byte, ok
 		if n+2*(end-i)+24 > len(b) {
 			b = room(b, n, 2*(end-i)+24+len(s)-end)
 		}
-		if end-i >= 32 && otherBytes(load64(s, i)) == 0 {
+		if end-i >= 32 && otherBytes(load64(s, i))|otherBytes(load64(s, i+8)) == 0 {
 			nd, ns := quoteRun(b[n:], bytesOf(s)[i:min(end+16, len(s))])
 			n += nd
 			i += ns
