@@ -123,21 +123,42 @@ func TestQuotingFollowsTheRulesAtEveryOffset(t *testing.T) {
 	// Plain and quote-dense surroundings, in frames short enough to be
 	// quoted a byte or a word at a time and long enough to be quoted
 	// sixteen bytes at a time, the special byte at every offset.
-	around := []string{"ab", `a"\`}
 	for _, sp := range specials {
 		for _, size := range []int{1, 7, 8, 9, 16, 23, 31, 32, 33, 47, 48, 49, 64, 80} {
 			for at := 0; at <= size; at++ {
-				fill := around[(at+size)%2]
-				frame := fillTo(fill, at) + sp + fillTo(fill, size-at)
-				w, buf := newTestWriter(t)
-				if err := w.WriteFrame(sessions.FrameRecord{Dir: classify.H2S, Frame: []byte(frame)}); err != nil {
-					t.Fatal(err)
-				}
-				want := `{"t":0,"dir":"h2s","frame":` + quoteByRules(frame) + `}`
-				if got := lines(t, buf.Bytes())[1]; got != want {
-					t.Fatalf("frame %q:\n got %s\nwant %s", frame, got, want)
+				for _, fill := range []string{"ab", `a"\`} {
+					frame := fillTo(fill, at) + sp + fillTo(fill, size-at)
+					w, buf := newTestWriter(t)
+					if err := w.WriteFrame(sessions.FrameRecord{Dir: classify.H2S, Frame: []byte(frame)}); err != nil {
+						t.Fatal(err)
+					}
+					want := `{"t":0,"dir":"h2s","frame":` + quoteByRules(frame) + `}`
+					if got := lines(t, buf.Bytes())[1]; got != want {
+						t.Fatalf("frame %q:\n got %s\nwant %s", frame, got, want)
+					}
 				}
 			}
+		}
+	}
+}
+
+// Frames of nothing but quotes and backslashes, the most quoting ever
+// writes, come out right at every length across the stretches the
+// quoting makes room for.
+func TestQuotingQuoteDenseFramesOfEveryLength(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 10))
+	for size := 1; size <= 1100; size++ {
+		frame := make([]byte, size)
+		for i := range frame {
+			frame[i] = `"\`[rng.IntN(2)]
+		}
+		w, buf := newTestWriter(t)
+		if err := w.WriteFrame(sessions.FrameRecord{Dir: classify.H2S, Frame: frame}); err != nil {
+			t.Fatal(err)
+		}
+		want := `{"t":0,"dir":"h2s","frame":` + quoteByRules(string(frame)) + `}`
+		if got := lines(t, buf.Bytes())[1]; got != want {
+			t.Fatalf("frame %q:\n got %s\nwant %s", frame, got, want)
 		}
 	}
 }
@@ -146,7 +167,9 @@ func TestQuotingFollowsTheRulesAtEveryOffset(t *testing.T) {
 func fillTo(s string, n int) string { return strings.Repeat(s, n/len(s)+1)[:n] }
 
 func TestQuotingFollowsTheRulesOnRandomText(t *testing.T) {
-	pieces := []string{"a", "abcdefghijk", "\x00", "\x01", "\x1f", "\n", "\"", "\\", "\x7f", "é", "\u2028", "😀"}
+	pieces := []string{"a", "abcdefghijk", "\x00", "\x01", "\x1f", "\n", "\"", "\\", "\x7f", "é", "\u2028", "😀",
+		// mostly printable ASCII, as most frames are
+		"the quick brown fox ", `"quoted"`, `C:\dir\`, `{"a":[1,2]}`, "0123456789abcdef", `\"`, "--"}
 	rng := rand.New(rand.NewPCG(3, 4))
 	for range 3000 {
 		var b strings.Builder
