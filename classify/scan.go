@@ -213,17 +213,10 @@ func (s *scanner) scanEscape(i int) int {
 		s.unsafe = true
 		return 2
 	case 'u':
-		r, ok := s.hex4(i + 2)
-		if !ok {
-			return 0
+		if _, ok := s.hex4(i + 2); !ok {
+			return 0 // s.hex4 says where the escape went wrong
 		}
-		n := 6
-		if r >= 0xd800 && r < 0xdc00 && i+12 <= len(d) && d[i+6] == '\\' && d[i+7] == 'u' {
-			if lo, ok := hex4(d[i+8:]); ok && lo >= 0xdc00 && lo < 0xe000 {
-				r = 0x10000 + (r-0xd800)<<10 + (lo - 0xdc00)
-				n = 12
-			}
-		}
+		r, n, _ := DecodeEscape(d[i:])
 		if unsafeRune(r) {
 			s.unsafe = true
 		}

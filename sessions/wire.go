@@ -418,9 +418,6 @@ func skipString(s []byte, i int) (next int, ok bool) {
 		default:
 			return 0, false
 		}
-		if i+1 >= len(s) {
-			return 0, false
-		}
 		_, n, ok := classify.DecodeEscape(s[i:])
 		if !ok {
 			return 0, false
