@@ -6,47 +6,86 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/user"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
 	"time"
 )
 
-// LiveDir is where live taps put their sockets: /tmp/rpctap-UID/live. It
-// depends on no environment variable, because a host often starts a tap
-// with an empty environment while the user's terminal has a full one, and
-// the two must still find each other. It is created private (0700).
-func LiveDir() (string, error) {
+// runtimeDir returns /tmp/rpctap-UID/NAME, made private (0700) with its
+// parent. It depends on no environment variable, because a host often
+// starts a tap with an empty or stripped environment while the user's
+// terminal has a full one, and the two must still find each other.
+func runtimeDir(name, what string) (string, error) {
 	base := filepath.Join("/tmp", "rpctap-"+strconv.Itoa(os.Getuid()))
-	if err := os.Mkdir(base, 0o700); err != nil && !os.IsExist(err) {
-		return "", fmt.Errorf("making the live-tap directory: %w", err)
-	}
-	if err := checkPrivateDir(base); err != nil {
-		return "", err
-	}
-	dir := filepath.Join(base, "live")
-	if err := os.Mkdir(dir, 0o700); err != nil && !os.IsExist(err) {
-		return "", fmt.Errorf("making the live-tap directory: %w", err)
-	}
-	if err := checkPrivateDir(dir); err != nil {
-		return "", err
+	dir := filepath.Join(base, name)
+	for _, d := range []string{base, dir} {
+		if err := os.Mkdir(d, 0o700); err != nil && !os.IsExist(err) {
+			return "", fmt.Errorf("making the %s directory: %w", what, err)
+		}
+		if err := checkPrivateDir(d); err != nil {
+			return "", err
+		}
 	}
 	return dir, nil
 }
 
+// LiveDir is where live taps put their sockets: /tmp/rpctap-UID/live.
+func LiveDir() (string, error) { return runtimeDir("live", "live-tap") }
+
+// knownDir holds a symbolic link to every session file a tap of this user
+// recorded, wherever its environment put the file: /tmp/rpctap-UID/known.
+func knownDir() (string, error) { return runtimeDir("known", "session list") }
+
+// Register makes the session file at path known to every listing of this
+// user's sessions (RecentSessions), whatever environment the tap and the
+// listing each have: a host that strips the environment makes its taps
+// record elsewhere than the user's shell would look.
+func Register(path string) error {
+	dir, err := knownDir()
+	if err != nil {
+		return err
+	}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return err
+	}
+	name := filepath.Base(abs)
+	for i := 1; ; i++ {
+		err := os.Symlink(abs, filepath.Join(dir, name))
+		if !errors.Is(err, os.ErrExist) || i == 100 {
+			return err
+		}
+		name = filepath.Base(abs) + "." + strconv.Itoa(i)
+	}
+}
+
 // SessionDirs lists the directories session files may be in: this
-// environment's state directory and the one a tap started with an empty
+// environment's state directory, the default one under the user's home
+// (from HOME and from the user database, since a host may start a tap
+// without XDG_STATE_HOME or HOME), and the one a tap started with an empty
 // environment uses.
 func SessionDirs() []string {
 	var dirs []string
 	if d, err := StateDir(); err == nil {
 		dirs = append(dirs, d)
 	}
-	fallback := filepath.Join(os.TempDir(), "rpctap-"+strconv.Itoa(os.Getuid()), "sessions")
-	fixed := filepath.Join("/tmp", "rpctap-"+strconv.Itoa(os.Getuid()), "sessions")
-	for _, d := range []string{fallback, fixed} {
-		if len(dirs) == 0 || dirs[0] != d {
+	uid := strconv.Itoa(os.Getuid())
+	candidates := []string{
+		filepath.Join(os.TempDir(), "rpctap-"+uid, "sessions"),
+		filepath.Join("/tmp", "rpctap-"+uid, "sessions"),
+	}
+	if home := os.Getenv("HOME"); home != "" {
+		candidates = append(candidates, filepath.Join(home, ".local", "state", "rpctap", "sessions"))
+	}
+	if u, err := user.Current(); err == nil && u.HomeDir != "" {
+		candidates = append(candidates, filepath.Join(u.HomeDir, ".local", "state", "rpctap", "sessions"))
+	}
+	for _, d := range candidates {
+		if !slices.Contains(dirs, d) {
 			if fi, err := os.Stat(d); err == nil && fi.IsDir() {
 				dirs = append(dirs, d)
 			}
@@ -63,10 +102,19 @@ type SessionFile struct {
 }
 
 // RecentSessions lists session files, newest first, at most n (all when
-// n <= 0).
+// n <= 0): those in SessionDirs and those registered by taps (Register).
+// A registered file that is gone is forgotten.
 func RecentSessions(n int) []SessionFile {
 	var out []SessionFile
 	seen := map[string]bool{}
+	add := func(p string, fi os.FileInfo) {
+		real, err := filepath.EvalSymlinks(p)
+		if err != nil || seen[real] || !fi.Mode().IsRegular() {
+			return
+		}
+		seen[real] = true
+		out = append(out, SessionFile{Path: p, Modified: fi.ModTime(), Size: fi.Size()})
+	}
 	for _, d := range SessionDirs() {
 		entries, err := os.ReadDir(d)
 		if err != nil {
@@ -76,13 +124,26 @@ func RecentSessions(n int) []SessionFile {
 			if e.IsDir() || !strings.HasSuffix(e.Name(), ".jsonl") {
 				continue
 			}
-			p := filepath.Join(d, e.Name())
-			if seen[p] {
+			if fi, err := e.Info(); err == nil {
+				add(filepath.Join(d, e.Name()), fi)
+			}
+		}
+	}
+	if dir, err := knownDir(); err == nil {
+		entries, _ := os.ReadDir(dir)
+		for _, e := range entries {
+			link := filepath.Join(dir, e.Name())
+			target, err := os.Readlink(link)
+			if err != nil {
 				continue
 			}
-			seen[p] = true
-			if fi, err := e.Info(); err == nil {
-				out = append(out, SessionFile{Path: p, Modified: fi.ModTime(), Size: fi.Size()})
+			fi, err := os.Stat(target)
+			if errors.Is(err, os.ErrNotExist) {
+				os.Remove(link)
+				continue
+			}
+			if err == nil {
+				add(target, fi)
 			}
 		}
 	}

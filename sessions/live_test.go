@@ -24,3 +24,73 @@ func TestEndsWithExitTellsAFinishedSessionFromOneStillWritten(t *testing.T) {
 		}
 	}
 }
+
+func listed(files []SessionFile, path string) bool {
+	for _, f := range files {
+		if f.Path == path {
+			return true
+		}
+	}
+	return false
+}
+
+// Issue 10 point 16: a session a tap registered is listed from any
+// environment, wherever the tap's own environment put the file; one that
+// was removed is forgotten, link and all.
+func TestRegisteredSessionsAreListedFromAnyEnvironmentUntilRemoved(t *testing.T) {
+	t.Setenv("XDG_STATE_HOME", t.TempDir())
+	t.Setenv("HOME", t.TempDir())
+	path := filepath.Join(t.TempDir(), "20261201T000000.000Z-registered.jsonl")
+	if err := os.WriteFile(path, []byte(`{"rpctap":"session","version":1}`+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if listed(RecentSessions(0), path) {
+		t.Fatalf("%s is listed before it is registered", path)
+	}
+	if err := Register(path); err != nil {
+		t.Fatal(err)
+	}
+	// Twice (a second file of the same name elsewhere) is not an error.
+	other := filepath.Join(t.TempDir(), filepath.Base(path))
+	os.WriteFile(other, nil, 0o600)
+	if err := Register(other); err != nil {
+		t.Fatal(err)
+	}
+	files := RecentSessions(0)
+	if !listed(files, path) || !listed(files, other) {
+		t.Fatalf("registered %s and %s; RecentSessions lists %v", path, other, files)
+	}
+	os.Remove(path)
+	os.Remove(other)
+	if files := RecentSessions(0); listed(files, path) || listed(files, other) {
+		t.Errorf("removed files are still listed: %v", files)
+	}
+	dir, _ := knownDir()
+	entries, _ := os.ReadDir(dir)
+	for _, e := range entries {
+		if target, _ := os.Readlink(filepath.Join(dir, e.Name())); target == path || target == other {
+			t.Errorf("the link %s to a removed session is kept", e.Name())
+		}
+	}
+}
+
+// Issue 10 point 16: a tap started with HOME but no XDG_STATE_HOME records
+// under HOME; a shell with XDG_STATE_HOME set still looks there.
+func TestSessionDirsIncludeTheHomeDefaultWhenXDGStateHomeIsSet(t *testing.T) {
+	home := t.TempDir()
+	t.Setenv("HOME", home)
+	t.Setenv("XDG_STATE_HOME", "")
+	tapDir, err := StateDir()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("XDG_STATE_HOME", t.TempDir())
+	dirs := SessionDirs()
+	found := false
+	for _, d := range dirs {
+		found = found || d == tapDir
+	}
+	if !found {
+		t.Errorf("SessionDirs() = %q, without the tap's %s", dirs, tapDir)
+	}
+}

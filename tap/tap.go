@@ -403,6 +403,9 @@ func (t *Tap) startRecorder(redact *redactor) error {
 			} else {
 				t.path = path
 				t.hub.path = path
+				if err := sessions.Register(path); err != nil {
+					opts.Warn(fmt.Sprintf("rpctap ls may not list this session from another environment: %v", err))
+				}
 				t.rec.file = f
 				t.rec.spoolDir = filepath.Dir(path)
 				t.rec.bw = bufio.NewWriterSize(f, 256<<10)

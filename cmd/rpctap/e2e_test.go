@@ -3,9 +3,11 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -244,4 +246,68 @@ func framesOf(lsJSON []byte, name string) int64 {
 		}
 	}
 	return -1
+}
+
+// lsSessionPaths runs rpctap ls --json --recent 0 with env and returns the
+// session paths it lists.
+func lsSessionPaths(t *testing.T, env []string) []string {
+	t.Helper()
+	cmd := exec.Command(rpctapBinary(t), "ls", "--json", "--recent", "0")
+	cmd.Env = env
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("rpctap ls --json: %v", err)
+	}
+	var doc struct {
+		Sessions []struct{ Path string } `json:"sessions"`
+	}
+	if err := json.Unmarshal(out, &doc); err != nil {
+		t.Fatalf("rpctap ls --json printed %q: %v", out, err)
+	}
+	var paths []string
+	for _, s := range doc.Sessions {
+		paths = append(paths, s.Path)
+	}
+	return paths
+}
+
+// Issue 10 point 16: the inspector starts the server with a stripped
+// environment (no XDG_STATE_HOME), so the tap records under another
+// directory than the user's shell, with XDG_STATE_HOME set, looks in. The
+// user's rpctap ls still lists the session, and with a HOME of its own
+// too.
+func TestSessionsRecordedBehindARealHostAreListedWhateverTheEnvironment(t *testing.T) {
+	inspector := needPeer(t, "node_modules/.bin/inspector")
+	server := needPeer(t, "node_modules/.bin/mcp-server-everything")
+	bin := rpctapBinary(t)
+	dir := t.TempDir()
+	tapHome, userHome, userState := filepath.Join(dir, "tap-home"), filepath.Join(dir, "user-home"), filepath.Join(dir, "user-state")
+	for _, d := range []string{tapHome, userHome, userState} {
+		os.Mkdir(d, 0o700)
+	}
+	name := fmt.Sprintf("envtest-%d", time.Now().UnixNano())
+	host := exec.Command(inspector, "--cli", "--method", "tools/list", "--", bin, "run", "--name", name, "--", server, "stdio")
+	host.Env = append(os.Environ(), "HOME="+tapHome, "XDG_STATE_HOME="+userState)
+	if out, err := host.CombinedOutput(); err != nil {
+		t.Fatalf("inspector through the tap: %v\n%s", err, out)
+	}
+	recorded, _ := filepath.Glob(filepath.Join(tapHome, ".local", "state", "rpctap", "sessions", "*-"+name+".jsonl"))
+	if len(recorded) != 1 {
+		t.Fatalf("the tap behind the inspector recorded %q under its HOME; the inspector now passes XDG_STATE_HOME on, so this test no longer shows the stripped environment", recorded)
+	}
+	for what, env := range map[string][]string{
+		"the user's shell":        append(os.Environ(), "XDG_STATE_HOME="+userState, "HOME="+userHome),
+		"an empty environment":    {},
+		"another XDG_STATE_HOME":  {"XDG_STATE_HOME=" + t.TempDir()},
+		"the tap's own HOME only": {"HOME=" + tapHome},
+	} {
+		if paths := lsSessionPaths(t, env); !slices.Contains(paths, recorded[0]) {
+			t.Errorf("rpctap ls from %s does not list %s; it lists %q", what, recorded[0], paths)
+		}
+	}
+	// A session file that is gone is no longer listed.
+	os.Remove(recorded[0])
+	if paths := lsSessionPaths(t, nil); slices.Contains(paths, recorded[0]) {
+		t.Errorf("rpctap ls still lists %s after it was removed", recorded[0])
+	}
 }
