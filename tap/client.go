@@ -13,6 +13,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/rpctap/rpctap/classify"
 	"github.com/rpctap/rpctap/sessions"
 )
 
@@ -85,7 +86,31 @@ func FindTap(target string) (Info, error) {
 	case len(match) == 0:
 		return Info{}, fmt.Errorf("no live tap is named %q; rpctap ls lists them", target)
 	}
-	return Info{}, fmt.Errorf("%d live taps match %q; name one by its pid (rpctap ls lists them)", len(match), target)
+	return Info{}, &AmbiguousError{Target: target, Taps: match}
+}
+
+// AmbiguousError says that more than one live tap answers to a target.
+type AmbiguousError struct {
+	Target string
+	Taps   []Info
+}
+
+func (e *AmbiguousError) Error() string {
+	var b strings.Builder
+	if e.Target == "" {
+		fmt.Fprintf(&b, "%d live taps are running", len(e.Taps))
+	} else {
+		fmt.Fprintf(&b, "%d live taps are named %s", len(e.Taps), classify.EscapeString(e.Target, 40))
+	}
+	b.WriteString(" (")
+	for i, t := range e.Taps {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		fmt.Fprintf(&b, "%s with pid %d", classify.EscapeString(t.Name, 40), t.PID)
+	}
+	fmt.Fprintf(&b, "); name one by its pid, as in: rpctap tail %d (for inject: --tap %d)", e.Taps[0].PID, e.Taps[0].PID)
+	return b.String()
 }
 
 // InjectReply is what a tap answered to an injection.

@@ -232,7 +232,7 @@ func (t *Tap) Inject(dir classify.Direction, body []byte, capture bool) (InjectR
 	}
 	if capture {
 		if m.Kind != classify.KindRequest {
-			return InjectResult{}, errors.New("only a request with an id can have its answer captured; this frame is " + m.Kind.String())
+			return InjectResult{}, fmt.Errorf("--capture keeps the answer to a request, and this frame is %s, which gets no answer; send it without --capture, or make it a request with an id, as in: {\"jsonrpc\":\"2.0\",\"id\":\"rpctap-1\",\"method\":\"ping\"}", kindPhrase(m.Kind))
 		}
 		res.key = m.ID().Key()
 		res.set = set
@@ -253,4 +253,17 @@ func (t *Tap) NextID() string {
 	defer t.mu.Unlock()
 	t.nextID++
 	return "rpctap-" + strconv.Itoa(t.nextID)
+}
+
+// kindPhrase names a kind of frame with its article, for sentences.
+func kindPhrase(k classify.Kind) string {
+	switch k {
+	case classify.KindResponse:
+		return "a response"
+	case classify.KindNotification:
+		return "a notification"
+	case classify.KindBatch:
+		return "a batch (capture one request at a time)"
+	}
+	return "not a valid JSON-RPC request (" + k.String() + ")"
 }

@@ -36,7 +36,7 @@ timestamps.
 
 Exit status: 1 when a finding at or above --fail-on exists, 0 otherwise,
 2 when the file cannot be read.`,
-		Args: cobra.ExactArgs(1),
+		Args: takesArgs(1, 1, "one session file (or - for stdin)", "rpctap check SESSION.jsonl (rpctap ls lists recent sessions)"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			var err error
 			if o.profile, err = classify.ParseProfile(profile); err != nil {

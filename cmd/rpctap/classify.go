@@ -26,7 +26,7 @@ func newClassifyCmd() *cobra.Command {
 its kind, its id exactly as on the wire, its method, its findings, and the
 answer a strict receiver owes (for a batch, each member too). Each frame is
 judged on its own; use "rpctap check" for a whole session.`,
-		Args: cobra.NoArgs,
+		Args: takesArgs(0, 0, "", `echo '{"jsonrpc":"2.0","id":1,"method":"ping"}' | rpctap classify`),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			var o classifyOptions
 			var err error

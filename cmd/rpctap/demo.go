@@ -29,7 +29,7 @@ func newDemoCmd() *cobra.Command {
 		Long: `Opens the live view on a short recorded MCP session built into rpctap,
 full of the problems rpctap finds. When stdout is not a terminal (or with
 --report) it prints the report "rpctap check" gives instead.`,
-		Args: cobra.NoArgs,
+		Args: takesArgs(0, 0, "", "rpctap demo"),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if report || !isTerminal(os.Stdout) {
 				return runCheck(bytes.NewReader(demoSession), cmd.OutOrStdout(), "-", checkOptions{timeout: 30e9, name: "the demo session (embedded)"})

@@ -208,6 +208,15 @@ func TestInjectWithCaptureKeepsTheAnswerFromTheHost(t *testing.T) {
 	if err != nil || !bytes.Contains(reply, []byte(`"echo"`)) {
 		t.Fatalf("inject --capture: %v\n%s", err, reply)
 	}
+	// Issue 10 point 19: capturing a frame that gets no answer says why,
+	// and what to send instead.
+	var refusal bytes.Buffer
+	refused := exec.Command(bin, "inject", "--tap", name, "--capture", `{"jsonrpc":"2.0","method":"notifications/x"}`)
+	refused.Stderr = &refusal
+	if err := refused.Run(); err == nil || !strings.Contains(refusal.String(), "this frame is a notification, which gets no answer") ||
+		!strings.Contains(refusal.String(), `as in: {"jsonrpc":"2.0","id":"rpctap-1","method":"ping"}`) {
+		t.Errorf("inject --capture of a notification: %v, said %q", err, refusal.String())
+	}
 	stdin.Write([]byte(`{"jsonrpc":"2.0","id":7,"method":"ping"}` + "\n"))
 	time.Sleep(300 * time.Millisecond)
 	stdin.Close()

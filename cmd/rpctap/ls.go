@@ -20,7 +20,7 @@ func newLsCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "ls [--json]",
 		Short: "List live taps and recent sessions",
-		Args:  cobra.NoArgs,
+		Args:  takesArgs(0, 0, "", "rpctap ls (to open a session: rpctap ui FILE)"),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			taps, err := tap.LiveTaps()
 			if err != nil {

@@ -22,7 +22,12 @@ func newRootCmd() *cobra.Command {
 		Short:         "Watch and inject JSON-RPC traffic on a process's stdio",
 		SilenceUsage:  true,
 		SilenceErrors: true,
+		Args:          unknownCommand,
+
+		SuggestionsMinimumDistance: 2,
+		RunE:          func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
 	}
+	root.SetFlagErrorFunc(flagError)
 	root.AddCommand(newClassifyCmd(), newCheckCmd(), newDemoCmd(), newRunCmd(), newLsCmd(), newInjectCmd(), newUICmd(), newWatchCmd(), newTailCmd())
 	return root
 }

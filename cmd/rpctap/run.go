@@ -33,7 +33,7 @@ byte, recording the session and serving live views ("rpctap ui", "rpctap ls").
 CMD's stderr passes through unchanged. rpctap exits with CMD's exit status
 (128+signal when a signal ended it) and prints nothing of its own unless
 something goes wrong or --verbose is given.`,
-		Args: cobra.MinimumNArgs(1),
+		Args: takesArgs(1, -1, "the server's command", "rpctap run -- npx -y @modelcontextprotocol/server-everything stdio"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runTap(cmd, args, o)
 		},
@@ -52,7 +52,7 @@ something goes wrong or --verbose is given.`,
 	f.BoolVar(&o.noListen, "no-listen", false, "do not serve live views on a socket")
 	f.DurationVar(&o.stdinWait, "stdin-grace", 2*time.Second, "after the host closes stdin, how long CMD may take to exit before SIGTERM")
 	f.DurationVar(&o.termWait, "term-grace", 3*time.Second, "after SIGTERM, how long before SIGKILL")
-	return cmd
+	return serverCommand(cmd)
 }
 
 func runTap(cmd *cobra.Command, argv []string, o runOptions) error {

@@ -75,7 +75,7 @@ command, run behind a tap; without {}, " -- SERVER" is appended. The whole
 conversation then shows; the host's output goes to a log file.
 
   rpctap watch --host 'npx @modelcontextprotocol/inspector --cli --method tools/list' -- my-server`,
-		Args: cobra.MinimumNArgs(1),
+		Args: takesArgs(1, -1, "the server's command", "rpctap watch -- my-server --stdio (add --host 'HOST CMD' to start a host too)"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			fr, err := classify.ParseFraming(framing)
 			if err != nil {
@@ -91,7 +91,7 @@ conversation then shows; the host's output goes to a log file.
 	cmd.Flags().StringVar(&host, "host", "", "a host command to start and connect to the server (run with sh -c)")
 	cmd.Flags().StringVar(&framing, "framing", "auto", "ndjson, lsp or auto")
 	cmd.Flags().StringVar(&profile, "profile", "auto", "auto, jsonrpc, mcp or lsp")
-	return cmd
+	return serverCommand(cmd)
 }
 
 func runWatch(host string, argv []string, framing classify.Framing, profile classify.Profile) error {
@@ -241,7 +241,7 @@ func newTailCmd() *cobra.Command {
 		Long: `Prints one line per frame of a live tap or a session file (the only live
 tap when TARGET is left out), with the same escaping and filter language as
 the live view. --json prints each frame with its classification.`,
-		Args: cobra.MaximumNArgs(1),
+		Args: takesArgs(0, 1, "one session file or live tap", "rpctap tail SESSION.jsonl, or rpctap tail PID (rpctap ls lists both)"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			f, err := filter.Parse(expr)
 			if err != nil {

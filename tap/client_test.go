@@ -1,0 +1,21 @@
+package tap
+
+import (
+	"strings"
+	"testing"
+)
+
+// Issue 10 point 19: more than one live tap is told apart by pid, with the
+// command to type, never as `2 live taps match ""`.
+func TestAmbiguousTapSaysWhichTapsAndWhatToType(t *testing.T) {
+	err := &AmbiguousError{Taps: []Info{{Name: "server-everything", PID: 41}, {Name: "gopls\x1b[2J", PID: 42}}}
+	msg := err.Error()
+	for _, want := range []string{"2 live taps are running", "server-everything with pid 41", `gopls\x1b[2J with pid 42`, "as in: rpctap tail 41", "--tap 41"} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("%q does not say %q", msg, want)
+		}
+	}
+	if strings.Contains(msg, `""`) {
+		t.Errorf("%q quotes an empty target", msg)
+	}
+}
