@@ -25,7 +25,7 @@ func newRootCmd() *cobra.Command {
 		Args:          unknownCommand,
 
 		SuggestionsMinimumDistance: 2,
-		RunE:          func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
+		RunE:                       func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
 	}
 	root.SetFlagErrorFunc(flagError)
 	root.AddCommand(newClassifyCmd(), newCheckCmd(), newDemoCmd(), newRunCmd(), newLsCmd(), newInjectCmd(), newUICmd(), newWatchCmd(), newTailCmd())
