@@ -48,6 +48,8 @@ func startProgram(t *testing.T, srcs []*Source, w, h int) *teatest.TestModel {
 	return teatest.NewTestModel(t, m, teatest.WithInitialTermSize(w, h))
 }
 
+// The wait is a failsafe: under the race detector on a loaded 2-core machine
+// a render can take seconds.
 func waitFor(t *testing.T, tm *teatest.TestModel, what ...string) {
 	t.Helper()
 	teatest.WaitFor(t, tm.Output(), func(b []byte) bool {
@@ -57,7 +59,7 @@ func waitFor(t *testing.T, tm *teatest.TestModel, what ...string) {
 			}
 		}
 		return true
-	}, teatest.WithDuration(5*time.Second), teatest.WithCheckInterval(20*time.Millisecond))
+	}, teatest.WithDuration(15*time.Second), teatest.WithCheckInterval(20*time.Millisecond))
 }
 
 func press(s string) tea.KeyMsg {
