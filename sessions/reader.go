@@ -65,6 +65,11 @@ type Reader struct {
 	ctx   context.Context // non-nil when following
 	poll  time.Duration
 	timer *time.Timer
+	// alive, when set, says at the end of the input whether its writer is
+	// still there; once it is not, one more read takes what it wrote
+	// last (final), and the end is the end.
+	alive func() bool
+	final bool
 }
 
 // NewReader returns a Reader of the session file r.
@@ -222,7 +227,11 @@ func (r *Reader) readLine() ([]byte, error) {
 			r.start, r.pos = r.pos, r.pos+int64(len(r.line))
 			return r.line, nil
 		case errors.Is(err, bufio.ErrBufferFull):
-		case err == io.EOF && r.ctx != nil:
+		case err == io.EOF && r.ctx != nil && !r.final:
+			if r.alive != nil && !r.alive() {
+				r.final = true
+				continue
+			}
 			if err := r.wait(); err != nil {
 				return nil, err
 			}
