@@ -273,8 +273,12 @@ func TestSessionFileFailureLeavesTrafficAloneAndSaysSoInOneLine(t *testing.T) {
 			switch {
 			case c.last == "" && (len(lines) != 1 || !strings.Contains(lines[0], c.says)):
 				t.Errorf("rpctap said %q; want one line saying %q", lines, c.says)
-			case c.last != "" && (len(lines) != 2 || !strings.Contains(lines[0], c.says) || !strings.Contains(lines[1], c.last)):
-				t.Errorf("rpctap said %q; want one line saying %q, then one saying %q", lines, c.says, c.last)
+			case c.last != "" && (len(lines) < 2 || len(lines) > 3 || !strings.Contains(lines[0], c.says) || !strings.Contains(lines[len(lines)-1], c.last)):
+				t.Errorf("rpctap said %q; want one line saying %q, last one saying %q", lines, c.says, c.last)
+			case len(lines) == 3 && !strings.Contains(lines[1], "takes writes again"):
+				// A file cut back under its size limit may take the gap
+				// record before the end, and say so once.
+				t.Errorf("rpctap said %q; the middle line should say the file takes writes again", lines)
 			}
 			t.Logf("%s", lines)
 		})
