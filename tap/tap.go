@@ -56,10 +56,10 @@ type Tap struct {
 	started time.Time
 	id      string
 	cmd     *exec.Cmd
+	create  func(path string) (sessionFile, error) // opens a new session file; nil: createSessionFile
 
 	socket  string
 	recDone chan struct{}
-	create  func(path string) (sessionFile, error) // opens a new session file; nil: createSessionFile
 
 	mu     sync.Mutex
 	nextID int
