@@ -63,6 +63,7 @@ func classify(frame []byte, size int64, dir Direction, p Profile, partial bool) 
 	case '{':
 		var env envelope
 		env.read(&m, &s)
+		env.cut = s.short
 		if !s.checkEnd() {
 			m.notJSON()
 			return m
@@ -192,6 +193,10 @@ type envelope struct {
 	errCodeBad bool // code present but not an integer
 	errCodeSet bool
 	errMsgEsc  bool
+	// cut: the frame's prefix ended inside the object, so members after
+	// it are unknown: their absence is no finding (errCut: inside the
+	// error object).
+	cut, errCut bool
 }
 
 // read walks the object at s.pos, recording the envelope members (first
@@ -211,6 +216,7 @@ func (env *envelope) read(m *Message, s *scanner) {
 			m.meta = readMeta(s)
 		case first && bit == memError && t == valObject:
 			env.readError(m, s)
+			env.errCut = s.short
 		case first && bit == memMethod && t == valString:
 			s.scanString()
 			m.methodEscaped = s.escaped
@@ -221,8 +227,11 @@ func (env *envelope) read(m *Message, s *scanner) {
 			return
 		}
 		sp := span{start: int32(start), end: int32(s.pos), typ: t}
-		if s.short && t != valObject && t != valArray {
-			// A prefix cut this value short: it is unusable.
+		if s.short && t != valObject && t != valArray && bit&(memResult|memError|memParams) == 0 {
+			// A prefix cut this value short: it is unusable. A result,
+			// an error or params is judged by its presence and type only,
+			// which the prefix shows however long the value (a string
+			// result cut short is a result).
 			return
 		}
 		if bit != 0 {
@@ -299,6 +308,10 @@ func (env *envelope) readError(m *Message, s *scanner) {
 	}
 }
 
+// unknown reports whether a member that the envelope lacks may lie past
+// the end of a frame cut short.
+func (env *envelope) unknown(sp *span) bool { return env.cut && !sp.present() }
+
 // parseInt reads an integer without fraction or exponent that fits int64.
 func parseInt(raw []byte) (int64, bool) {
 	neg := false
@@ -345,6 +358,12 @@ func (m *Message) judge(env *envelope, member bool) {
 		m.Kind = KindResponse
 		m.judgeResponse(env)
 		return
+	case !hasMethod && env.cut && env.seen&(memResult|memError) != 0:
+		// A result or an error in a frame cut short: its id may come
+		// after the prefix (peers write the result first).
+		m.Kind = KindResponse
+		m.judgeResponse(env)
+		return
 	case !hasMethod:
 		m.Kind = KindStray
 		if m.Dir == H2S {
@@ -365,7 +384,7 @@ func (m *Message) judge(env *envelope, member bool) {
 		faults = append(faults, "the id must be a string, a number or null, not "+m.id.typ.article())
 		m.add(CodeBadID, Error, "The id is "+m.id.typ.article()+"; it must be a string, a number or null.")
 	}
-	if !m.jsonrpcOK() {
+	if !m.jsonrpcOK() && !env.unknown(&m.jsonrpc) {
 		f := m.jsonrpcFault()
 		faults = append(faults, f)
 		m.add(CodeBadJSONRPC, Error, capitalize(f)+".")
@@ -399,7 +418,7 @@ func (m *Message) judge(env *envelope, member bool) {
 		}
 	} else {
 		m.Kind = KindNotification
-		if isRequestMethod(m, m.Profile) {
+		if isRequestMethod(m, m.Profile) && !env.cut {
 			m.add(CodeRequestAsNotification, Warn, "The method is a request in this protocol but was sent without an id, so it will never be answered.")
 		}
 	}
@@ -463,34 +482,39 @@ func (m *Message) judgeResponse(env *envelope) {
 		m.add(CodeBadID, Error, "The response's id is "+m.id.typ.article()+"; it must be a string, a number or null.")
 	}
 	m.judgeID()
-	if !m.jsonrpcOK() {
+	if !m.jsonrpcOK() && !env.unknown(&m.jsonrpc) {
 		m.add(CodeBadJSONRPC, Error, capitalize(m.jsonrpcFault())+".")
 	}
 	switch {
 	case hasResult && hasError:
 		m.add(CodeResultAndError, Error, "The response has both a result and an error; it must have exactly one.")
-	case !hasResult && !hasError:
+	case !hasResult && !hasError && !env.cut:
 		m.add(CodeNoResultOrError, Error, "The response has neither a result nor an error; it must have exactly one.")
 	}
-	if hasResult && (!hasID || m.id.typ == valNull) {
+	if hasResult && ((!hasID && !env.cut) || (hasID && m.id.typ == valNull)) {
 		m.add(CodeResultWithoutID, Error, "The response carries a result but no id, so no request can be paired with it.")
 	}
 	if !hasError {
 		return
 	}
-	if m.err.typ != valObject {
+	switch {
+	case !m.err.present():
+		// A prefix that ends before the error's value: nothing to judge.
+	case m.err.typ != valObject:
 		m.add(CodeBadErrorObject, Error, "The error is "+m.err.typ.article()+"; it must be an object with an integer code and a string message.")
-	} else {
+	default:
 		var faults []string
 		if !env.errCodeSet {
-			faults = append(faults, "has no code")
+			if !env.errCut {
+				faults = append(faults, "has no code")
+			}
 		} else if env.errCodeBad {
 			faults = append(faults, "has a code that is not an integer")
 		}
 		if env.errMessage.typ != valString {
 			if env.errMessage.present() {
 				faults = append(faults, "has a message that is "+env.errMessage.typ.article())
-			} else {
+			} else if !env.errCut {
 				faults = append(faults, "has no message")
 			}
 		}
@@ -503,7 +527,7 @@ func (m *Message) judgeResponse(env *envelope) {
 		if m.Profile == MCP {
 			m.add(CodeNullIDError, Error, `The error response has "id": null; MCP leaves the id out instead, and spec-strict clients throw on a null id.`)
 		}
-	case !hasID:
+	case !hasID && !env.cut:
 		if m.Profile != MCP {
 			m.add(CodeMissingIDError, Warn, `The error response has no id member; JSON-RPC wants "id": null when the request's id could not be read.`)
 		}
@@ -532,7 +556,7 @@ func (m *Message) judgeErrorText(env *envelope) {
 		dec, _ := unescape(nil, raw[1:len(raw)-1])
 		msg = string(dec)
 	}
-	if !env.errData {
+	if !env.errData && !env.errCut {
 		t := strings.ToLower(strings.TrimSuffix(strings.TrimSpace(msg), "."))
 		if t == "" || (m.errCodeOK && standardText[m.errCode] == t) {
 			m.add(CodeOpaqueError, Info, "The error says no more than its code's standard text and has no data; the peer withheld the detail.")
@@ -725,6 +749,7 @@ func classifyMember(elem []byte, dir Direction, p Profile) Message {
 	if len(elem) > 0 && elem[0] == '{' {
 		var env envelope
 		env.read(&m, &s)
+		env.cut = s.short
 		m.judge(&env, true)
 		if s.unsafe {
 			m.addUnsafe()

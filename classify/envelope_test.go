@@ -23,7 +23,8 @@ var update = flag.Bool("update", false, "rewrite the expectations in testdata fr
 //	answer {"jsonrpc":"2.0",...}
 //
 // The first names the direction, the profile and the frame (the rest of the
-// line; q"..." is a Go-quoted frame for bytes a text file can't hold). The
+// line; q"..." is a Go-quoted frame for bytes a text file can't hold; in
+// prefix*.txt, the first bytes of a frame over the parse limit). The
 // second is the kind and every finding with its severity, sorted. The answer
 // line is present exactly when a strict answer is owed. Comment lines (#) say
 // which rule a group of cases pins.
@@ -99,6 +100,15 @@ func summary(m *Message) string {
 	return s
 }
 
+// judgeCase classifies a case's frame: whole, or in prefix*.txt as the
+// first bytes of a frame of 1 GiB, over the parse limit.
+func judgeCase(path string, c envelopeCase) Message {
+	if strings.HasPrefix(filepath.Base(path), "prefix") {
+		return ClassifyPrefix(c.frame, 1<<30, c.dir, c.profile)
+	}
+	return Classify(c.frame, c.dir, c.profile)
+}
+
 func answerText(m *Message) string {
 	if m.Answer == nil {
 		return ""
@@ -123,7 +133,7 @@ func TestEnvelopeCasesFromTestdata(t *testing.T) {
 				out = append(out, l)
 				for _, c := range cases {
 					if c.line == i+1 {
-						m := Classify(c.frame, c.dir, c.profile)
+						m := judgeCase(path, c)
 						out = append(out, "=> "+summary(&m))
 						if a := answerText(&m); a != "" {
 							out = append(out, "answer "+a)
@@ -138,7 +148,7 @@ func TestEnvelopeCasesFromTestdata(t *testing.T) {
 		}
 		for _, c := range cases {
 			t.Run(fmt.Sprintf("%s:%d", filepath.Base(path), c.line), func(t *testing.T) {
-				m := Classify(c.frame, c.dir, c.profile)
+				m := judgeCase(path, c)
 				if got := summary(&m); got != c.want {
 					t.Errorf("%s %s %q\n got  %s\n want %s", c.dir, c.profile, c.frame, got, c.want)
 				}

@@ -104,7 +104,8 @@ type Tracker struct {
 	discover    bool // the session began with server/discover: no handshake
 	settled     bool // profile and handshake style are decided
 	initSeq     int64
-	initState   int // 0 none, 1 initialize sent, 2 answered, 3 initialized sent
+	initState   int  // 0 none, 1 initialize sent, 2 answered, 3 answered and initialized sent
+	initialized bool // the host sent notifications/initialized (it counts whenever it came)
 	initKey     string
 	findings    []SessionFinding
 	pairs       []Pair
@@ -470,8 +471,13 @@ func (t *Tracker) lifecycleRequest(seq int64, m *Message) {
 func (t *Tracker) notification(seq int64, at time.Duration, m *Message) {
 	switch {
 	case m.MethodIs("notifications/initialized"):
-		if m.Dir == H2S && t.initState == 2 {
-			t.initState = 3
+		if m.Dir == H2S {
+			// A host may send it before the answer to initialize has
+			// arrived: it counts from then on.
+			t.initialized = true
+			if t.initState == 2 {
+				t.initState = 3
+			}
 		}
 	case m.MethodIs("notifications/progress"):
 		tok := Member(m.Params(), "progressToken")
@@ -619,6 +625,9 @@ func (t *Tracker) pair(seq int64, at time.Duration, f *flight) {
 	}
 	if f.seq == t.initSeq && t.initState == 1 {
 		t.initState = 2
+		if t.initialized {
+			t.initState = 3
+		}
 	}
 }
 

@@ -260,6 +260,21 @@ func TestTrackerSessionFindings(t *testing.T) {
 			{5, S2H, `{"jsonrpc":"2.0","id":1,"result":{"tools":[]}}`},
 			{6, S2H, `{"jsonrpc":"2.0","id":2,"result":{"tools":[]}}`},
 		}, 10, "3:before-initialize"},
+		// Issue 10 point 12.
+		{"MCP: notifications/initialized sent before the initialize answer arrives counts", TrackerOptions{}, []step{
+			{0, H2S, initReq},
+			{1, H2S, inited},
+			{2, S2H, initResp},
+			{3, H2S, `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`},
+			{4, S2H, `{"jsonrpc":"2.0","id":1,"result":{"tools":[]}}`},
+		}, 10, ""},
+		{"MCP: a request between an early notifications/initialized and the initialize answer is still early", TrackerOptions{}, []step{
+			{0, H2S, initReq},
+			{1, H2S, inited},
+			{2, H2S, `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`},
+			{3, S2H, initResp},
+			{4, S2H, `{"jsonrpc":"2.0","id":1,"result":{"tools":[]}}`},
+		}, 10, "3:before-initialize"},
 		{"MCP: the server/discover revision has no handshake", TrackerOptions{}, []step{
 			{0, H2S, `{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}`},
 			{1, S2H, `{"jsonrpc":"2.0","id":1,"result":{}}`},

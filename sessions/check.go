@@ -45,8 +45,12 @@ type Report struct {
 	Findings []CheckFinding
 	// Frames counts frame records judged (h2s and s2h).
 	Frames int
-	// Skipped counts lines the reader could not read.
-	Skipped int
+	// Skipped counts lines the reader could not read, and SkippedLines
+	// are their numbers (the first 1,000 of them).
+	Skipped      int
+	SkippedLines []int
+	// HeaderFaults says what is wrong with the header, if anything.
+	HeaderFaults []string
 	// Profile is the profile the session was judged by in the end.
 	Profile classify.Profile
 }
@@ -78,6 +82,12 @@ const previewLen = 160
 // finding (requests in flight, frames owed an answer).
 const maxPreviews = 200_000
 
+// ErrNoRecords is what Check returns for input in which no line is a
+// session header or record: an empty file, or one that is not a session
+// (binary data, a plain JSON-RPC log). Its Report still says how many
+// lines were skipped.
+var ErrNoRecords = errors.New("no line is a session header or record")
+
 // Check runs the envelope reader and the tracker over a session file,
 // streaming: memory does not grow with the file, only with the findings.
 // Timeouts are judged by the recording's own timestamps.
@@ -87,7 +97,8 @@ func Check(r io.Reader, opts CheckOptions) (*Report, error) {
 	c := checker{rep: rep, previews: map[int64]preview{}}
 
 	profile := opts.Profile
-	hdr, _ := rd.Header()
+	hdr, hasHeader := rd.Header()
+	records := 0
 	var framing classify.Framing
 	var err error
 	if framing, err = classify.ParseFraming(hdr.FramingOrDefault()); err != nil || framing == classify.FramingAuto {
@@ -115,6 +126,7 @@ func Check(r io.Reader, opts CheckOptions) (*Report, error) {
 		if err != nil {
 			return nil, fmt.Errorf("reading the session file: %w", err)
 		}
+		records++
 		at := time.Duration(ev.T) * time.Microsecond
 		if ev.Kind == EventNote && ev.Text == NoteFramingLSP {
 			tr.UseLSPFraming()
@@ -135,8 +147,11 @@ func Check(r io.Reader, opts CheckOptions) (*Report, error) {
 			}
 		}
 	}
-	rep.Skipped = rd.Skipped()
+	rep.Skipped, rep.SkippedLines, rep.HeaderFaults = rd.Skipped(), rd.SkippedLines(), rd.HeaderFaults()
 	rep.Profile = tr.Profile()
+	if !hasHeader && records == 0 {
+		return rep, ErrNoRecords
+	}
 	for i := range rep.Findings {
 		f := &rep.Findings[i]
 		if f.Frame == "" {

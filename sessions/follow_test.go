@@ -142,3 +142,49 @@ func TestFollowStopsWaitingWhenTheContextIsCancelled(t *testing.T) {
 		t.Errorf("Next() error = %v, want context.Canceled", err)
 	}
 }
+
+// Issue 10 point 11: following a file a tap writes ends at its exit
+// record (lines after it are not waited for), and at the end of what is
+// written once the tap is gone (a last line cut short does not keep it
+// waiting for its "\n").
+func TestFollowWhileEndsAtTheExitRecordOrWhenTheTapIsGone(t *testing.T) {
+	var whole bytes.Buffer
+	w, err := sessions.NewWriter(&whole, testHeader())
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.WriteFrame(sessions.FrameRecord{T: 1, Dir: classify.H2S, Frame: []byte(`{"jsonrpc":"2.0","id":1,"method":"ping"}`)})
+	code := 0
+	w.WriteEvent(sessions.EventRecord{T: 2, Kind: sessions.EventExit, Code: &code})
+	withExit := bytes.Clone(whole.Bytes())
+	cut := withExit[:len(withExit)-10]
+	dir := t.TempDir()
+	for _, c := range []struct {
+		name string
+		data []byte
+		live bool // the tap is still there
+		exit bool
+	}{
+		{"an exit record, then more lines", append(bytes.Clone(withExit), "{\"t\":9,\"dir\":\"h2s\",\"frame\":\"x\"}\njunk"...), true, true},
+		{"cut in its last line, its tap gone", cut, false, false},
+	} {
+		path := filepath.Join(dir, "s.jsonl")
+		os.WriteFile(path, c.data, 0o600)
+		x := sessions.NewIndex(sessions.IndexOptions{})
+		done := make(chan error, 1)
+		go func() {
+			done <- x.FollowWhile(context.Background(), path, 10*time.Millisecond, func() bool { return c.live }, nil)
+		}()
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Errorf("%s: %v", c.name, err)
+			}
+		case <-time.After(30 * time.Second):
+			t.Fatalf("%s: FollowWhile still waits", c.name)
+		}
+		if got := x.Counts(); got.H2S != 1 || got.Exit != c.exit {
+			t.Errorf("%s: counts %+v; want the frame, exit record %v", c.name, got, c.exit)
+		}
+	}
+}

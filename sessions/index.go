@@ -127,6 +127,9 @@ type Counts struct {
 	Errors, Warnings, Infos int
 	Pending                 int // requests waiting for an answer
 	Skipped                 int // lines that could not be read as a record
+	// Exit is set once the session's exit record is indexed: a file
+	// without one was cut short (its tap was killed, its disk filled).
+	Exit bool
 }
 
 // IndexOptions configure an Index.
@@ -387,6 +390,7 @@ func (x *Index) add(ev *Event, offset int64, pre *classify.Message) {
 			x.counts.Err++
 		} else {
 			x.counts.Events++
+			x.counts.Exit = x.counts.Exit || ev.Kind == EventExit
 		}
 		x.entries.push(e)
 		if ev.Kind == EventNote && ev.Text == NoteFramingLSP {

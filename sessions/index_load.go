@@ -33,7 +33,7 @@ func IndexFile(path string, opts IndexOptions, progress func(done, total int64))
 // decodes the file, one classifies the frames, and the caller's runs the
 // tracker and adds the entries.
 func (x *Index) ReadFile(ctx context.Context, path string, progress func(done, total int64)) error {
-	return x.loadFile(ctx, path, false, 0, progress)
+	return x.loadFile(ctx, path, false, 0, progress, nil)
 }
 
 // ReadStream indexes a session file's bytes read from r into x, which must
@@ -62,7 +62,25 @@ func (x *Index) ReadStream(ctx context.Context, r io.Reader, progress func(done,
 // indexed when it is complete. progress is as for ReadFile. Follow does
 // not move the tracker's clock between records: call Advance for that.
 func (x *Index) Follow(ctx context.Context, path string, poll time.Duration, progress func(done, total int64)) error {
-	err := x.loadFile(ctx, path, true, poll, progress)
+	err := x.loadFile(ctx, path, true, poll, progress, nil)
+	if ctx.Err() != nil && (err == nil || errors.Is(err, ctx.Err())) {
+		return nil
+	}
+	return err
+}
+
+// FollowWhile indexes a session file that a tap is writing, as Follow
+// does, and stops (returning nil) once it has indexed the file's exit
+// record, or when it has read all there is and live reports false: the
+// tap is gone, and nothing more will come (a last line without its "\n"
+// is then indexed, or skipped, as it is). live, when nil, is taken as
+// always true; it is called at the end of the file, once a poll at most.
+// A file with no exit record whose tap is gone does not keep it waiting.
+func (x *Index) FollowWhile(ctx context.Context, path string, poll time.Duration, live func() bool, progress func(done, total int64)) error {
+	if live == nil {
+		live = func() bool { return true }
+	}
+	err := x.loadFile(ctx, path, true, poll, progress, live)
 	if ctx.Err() != nil && (err == nil || errors.Is(err, ctx.Err())) {
 		return nil
 	}
@@ -129,6 +147,10 @@ type eofNotifier struct {
 	total int64         // the input's size when known
 	poll  time.Duration // a file that is followed: how often
 	live  bool          // the input grows: batches go on at its end
+	// untilExit: the input is read up to its exit record, and alive (when
+	// set) says whether its writer is still there.
+	untilExit bool
+	alive     func() bool
 }
 
 func (n *eofNotifier) Read(p []byte) (int, error) {
@@ -139,7 +161,9 @@ func (n *eofNotifier) Read(p []byte) (int, error) {
 	return k, err
 }
 
-func (x *Index) loadFile(ctx context.Context, path string, follow bool, poll time.Duration, progress func(done, total int64)) error {
+// loadFile indexes the file at path; follow: as it grows, and with alive
+// (FollowWhile) up to its exit record or until alive reports false.
+func (x *Index) loadFile(ctx context.Context, path string, follow bool, poll time.Duration, progress func(done, total int64), alive func() bool) error {
 	f, err := os.Open(path)
 	if err != nil {
 		return fmt.Errorf("opening the session file: %w", err)
@@ -154,6 +178,9 @@ func (x *Index) loadFile(ctx context.Context, path string, follow bool, poll tim
 		if src.poll == 0 {
 			src.poll = DefaultPoll
 		}
+	}
+	if alive != nil {
+		src.untilExit, src.alive = true, alive
 	}
 	return x.load(ctx, src, follow, src.poll, progress)
 }
@@ -181,6 +208,7 @@ func (x *Index) load(ctx context.Context, src *eofNotifier, live bool, poll time
 	rd := NewReader(src)
 	if poll > 0 {
 		rd.Follow(ctx, poll)
+		rd.alive = src.alive
 	}
 	src.live = live
 	// The header comes first, so that the tracker starts with its profile.
@@ -322,6 +350,11 @@ func readBatches(ctx context.Context, rd *Reader, src *eofNotifier, free <-chan 
 			return
 		}
 		b.add(ev, rd.Offset())
+		if src.untilExit && ev.Kind == EventExit {
+			b.err = io.EOF // the tap is done with the file
+			send()
+			return
+		}
 		if b.full() {
 			send()
 			if pace != nil {

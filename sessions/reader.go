@@ -7,8 +7,9 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
-	"strconv"
+	"math"
 	"time"
 
 	"github.com/rpctap/rpctap/classify"
@@ -41,6 +42,11 @@ type Reader struct {
 	partial bool
 	lineNo  int
 	skipped int
+	// skippedLines are the numbers of the first lines skipped (at most
+	// maxSkippedLines of them); headerFaults what was wrong with the
+	// header.
+	skippedLines []int
+	headerFaults []string
 	// pos is the input offset after the last line read; start is the
 	// offset of the last line read.
 	pos, start int64
@@ -59,6 +65,11 @@ type Reader struct {
 	ctx   context.Context // non-nil when following
 	poll  time.Duration
 	timer *time.Timer
+	// alive, when set, says at the end of the input whether its writer is
+	// still there; once it is not, one more read takes what it wrote
+	// last (final), and the end is the end.
+	alive func() bool
+	final bool
 }
 
 // NewReader returns a Reader of the session file r.
@@ -103,6 +114,27 @@ func (r *Reader) Header() (Header, bool) {
 // record, the header aside.
 func (r *Reader) Skipped() int { return r.skipped }
 
+// maxSkippedLines bounds the line numbers a Reader keeps of the lines it
+// skipped: a file of junk costs no more memory than a good one.
+const maxSkippedLines = 1000
+
+// SkippedLines returns the 1-based numbers of the lines skipped so far, in
+// order: all of them, or the first 1,000 when Skipped is more.
+func (r *Reader) SkippedLines() []int { return r.skippedLines }
+
+// HeaderFaults says what is wrong with the header line, one sentence a
+// fault: a field of the wrong type, a format version this reader does not
+// read. The Reader reads on with defaults in place of what is wrong.
+func (r *Reader) HeaderFaults() []string { return r.headerFaults }
+
+// skip counts the line just read as one it could not read.
+func (r *Reader) skip() {
+	r.skipped++
+	if len(r.skippedLines) < maxSkippedLines {
+		r.skippedLines = append(r.skippedLines, r.lineNo)
+	}
+}
+
 // End is the byte offset in the input just after the line Next read last.
 func (r *Reader) End() int64 { return r.pos }
 
@@ -141,7 +173,7 @@ func (r *Reader) Next() (*Event, error) {
 			r.ev.Line = r.lineNo
 			return &r.ev, nil
 		}
-		r.skipped++
+		r.skip()
 	}
 }
 
@@ -158,15 +190,15 @@ func (r *Reader) decide() error {
 			continue
 		}
 		r.decided = true
-		if h, ok := parseHeader(line); ok {
-			r.header, r.hasHeader = h, true
+		if h, faults, ok := parseHeader(line); ok {
+			r.header, r.hasHeader, r.headerFaults = h, true, faults
 			return nil
 		}
 		if r.parseRecord(line) {
 			r.ev.Line = r.lineNo
 			r.pending = true
 		} else {
-			r.skipped++
+			r.skip()
 		}
 		return nil
 	}
@@ -195,7 +227,11 @@ func (r *Reader) readLine() ([]byte, error) {
 			r.start, r.pos = r.pos, r.pos+int64(len(r.line))
 			return r.line, nil
 		case errors.Is(err, bufio.ErrBufferFull):
-		case err == io.EOF && r.ctx != nil:
+		case err == io.EOF && r.ctx != nil && !r.final:
+			if r.alive != nil && !r.alive() {
+				r.final = true
+				continue
+			}
 			if err := r.wait(); err != nil {
 				return nil, err
 			}
@@ -446,44 +482,88 @@ func decodeBase64(buf, src []byte) ([]byte, bool) {
 }
 
 // headerLine is the header's JSON, read with encoding/json (once a file).
-type headerLine struct {
-	RPCTap  string   `json:"rpctap"`
-	Version int      `json:"version"`
-	ID      string   `json:"id"`
-	Started string   `json:"started"`
-	Argv    []string `json:"argv"`
-	Name    string   `json:"name"`
-	Framing string   `json:"framing"`
-	Profile string   `json:"profile"`
-	// Limit is read as it is written and used only when it is a
-	// positive integer: a value of another shape loses nothing else.
-	Limit json.RawMessage `json:"parse_limit"`
+// parseHeader reads line as a header, which it is when it is a JSON
+// object whose "rpctap" is "session". A field of the wrong type is left at
+// its zero value and named in faults, as is a format version other than
+// Version.
+func parseHeader(line []byte) (h Header, faults []string, ok bool) {
+	if !bytes.Contains(line, []byte(`"rpctap"`)) {
+		return Header{}, nil, false
+	}
+	var fields map[string]json.RawMessage
+	var tag string
+	if err := json.Unmarshal(line, &fields); err != nil || json.Unmarshal(fields["rpctap"], &tag) != nil || tag != "session" {
+		return Header{}, nil, false
+	}
+	field := func(name string, dst any, want string) bool {
+		raw, ok := fields[name]
+		if !ok {
+			return false
+		}
+		if err := json.Unmarshal(raw, dst); err != nil {
+			faults = append(faults, fmt.Sprintf("the header's %q is %s; it must be %s", name, jsonKind(raw), want))
+			return false
+		}
+		return true
+	}
+	if !field("version", &h.Version, "an integer") {
+		if _, ok := fields["version"]; !ok {
+			faults = append(faults, fmt.Sprintf("the header has no format version; this rpctap reads version %d", Version))
+		}
+	} else if h.Version != Version {
+		faults = append(faults, fmt.Sprintf("the header says format version %d; this rpctap reads version %d, and may misread the file", h.Version, Version))
+	}
+	field("id", &h.ID, "a string")
+	field("argv", &h.Argv, "an array of strings")
+	field("name", &h.Name, "a string")
+	if field("framing", &h.Framing, "a string") && h.Framing != "" {
+		if _, err := classify.ParseFraming(h.Framing); err != nil {
+			faults = append(faults, "the header's framing is not one rpctap knows (ndjson, lsp or auto); the file is read as ndjson")
+			h.Framing = ""
+		}
+	}
+	if field("profile", &h.Profile, "a string") && h.Profile != "" {
+		if _, err := classify.ParseProfile(h.Profile); err != nil {
+			faults = append(faults, "the header's profile is not one rpctap knows (auto, jsonrpc, mcp or lsp); the file is judged as auto")
+			h.Profile = ""
+		}
+	}
+	var started string
+	if field("started", &started, "a string") {
+		if t, err := time.Parse(time.RFC3339Nano, started); err == nil {
+			h.Started = t.UTC()
+		} else {
+			faults = append(faults, `the header's "started" is not an RFC 3339 time; times are shown from the start of the file`)
+		}
+	}
+	var limit int64
+	if field("parse_limit", &limit, "a positive integer") {
+		if limit > 0 && limit <= math.MaxInt32 {
+			h.ParseLimit = int(limit)
+		} else {
+			faults = append(faults, `the header's "parse_limit" must be a positive integer; frames are judged with the default limit`)
+		}
+	}
+	return h, faults, true
 }
 
-// parseHeader reads line as a header, which it is when it is a JSON
-// object whose "rpctap" is "session". A start time that does not parse
-// is left zero rather than losing the framing and profile.
-func parseHeader(line []byte) (Header, bool) {
-	if !bytes.Contains(line, []byte(`"rpctap"`)) {
-		return Header{}, false
+// jsonKind names the kind of a JSON value ("a string", "null").
+func jsonKind(raw json.RawMessage) string {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 {
+		return "nothing"
 	}
-	var hl headerLine
-	if err := json.Unmarshal(line, &hl); err != nil || hl.RPCTap != "session" {
-		return Header{}, false
+	switch raw[0] {
+	case '"':
+		return "a string"
+	case '{':
+		return "an object"
+	case '[':
+		return "an array"
+	case 't', 'f':
+		return "a boolean"
+	case 'n':
+		return "null"
 	}
-	h := Header{
-		Version: hl.Version,
-		ID:      hl.ID,
-		Argv:    hl.Argv,
-		Name:    hl.Name,
-		Framing: hl.Framing,
-		Profile: hl.Profile,
-	}
-	if n, err := strconv.Atoi(string(hl.Limit)); err == nil && n > 0 {
-		h.ParseLimit = n
-	}
-	if t, err := time.Parse(time.RFC3339Nano, hl.Started); err == nil {
-		h.Started = t.UTC()
-	}
-	return h, true
+	return "a number"
 }

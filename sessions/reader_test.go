@@ -500,3 +500,37 @@ func TestReadErrorIsReturned(t *testing.T) {
 type failingReader struct{ err error }
 
 func (f *failingReader) Read([]byte) (int, error) { return 0, f.err }
+
+// Issue 10 point 10: a Reader keeps the numbers of the lines it skipped,
+// the first 1,000 of them however many there are, and says what is wrong
+// with a header instead of taking it silently (or skipping it).
+func TestReaderNamesSkippedLinesWithinABound(t *testing.T) {
+	var b strings.Builder
+	b.WriteString(`{"rpctap":"session","version":1,"id":"a","started":"2026-01-01T00:00:00Z"}` + "\n")
+	for i := range 3000 {
+		if i%2 == 0 {
+			b.WriteString("junk\n")
+		} else {
+			b.WriteString(`{"t":1,"dir":"h2s","frame":"x"}` + "\n")
+		}
+	}
+	rd := sessions.NewReader(strings.NewReader(b.String()))
+	for {
+		if _, err := rd.Next(); err != nil {
+			break
+		}
+	}
+	lines := rd.SkippedLines()
+	if rd.Skipped() != 1500 || len(lines) != 1000 || lines[0] != 2 || lines[1] != 4 || lines[999] != 2000 {
+		t.Errorf("skipped %d, lines %d..., %d of them; want 1500 skipped, the first 1,000 kept from line 2 by twos", rd.Skipped(), lines[:min(3, len(lines))], len(lines))
+	}
+	if f := rd.HeaderFaults(); len(f) != 0 {
+		t.Errorf("a good header has faults %q", f)
+	}
+
+	rd = sessions.NewReader(strings.NewReader(`{"rpctap":"session","version":-1,"id":["a"],"parse_limit":"big"}` + "\n"))
+	h, ok := rd.Header()
+	if !ok || len(rd.HeaderFaults()) != 3 || h.ID != "" || h.ParseLimit != 0 {
+		t.Errorf("header %+v (%v), faults %q; want a header with three faults, the bad fields left empty", h, ok, rd.HeaderFaults())
+	}
+}

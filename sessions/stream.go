@@ -80,6 +80,12 @@ func (w *Writer) writePart(b []byte, first bool) error {
 	return nil
 }
 
+// LineEnded tells w that its output ends at the end of a line, whatever
+// its last Write left: the owner of the output cut a record that failed
+// part-way back off (or ended its line), so the next record needs no
+// newline before it.
+func (w *Writer) LineEnded() { w.torn = false }
+
 type writerFunc func([]byte) (int, error)
 
 func (f writerFunc) Write(p []byte) (int, error) { return f(p) }

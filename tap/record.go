@@ -3,12 +3,14 @@ package tap
 import (
 	"bufio"
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/rpctap/rpctap/classify"
@@ -35,7 +37,7 @@ type item struct {
 type recorder struct {
 	in      intake
 	started time.Duration    // the session clock at the header's Started
-	file    io.Writer        // the session file; nil when not recording
+	file    sessionFile      // the session file; nil when not recording
 	bw      *bufio.Writer    // buffers file; nil when not recording
 	w       *sessions.Writer // writes through tee
 
@@ -71,8 +73,17 @@ type recorder struct {
 	lines   []published // records of this batch, for the hub
 	missing [4]int64    // frames not written since the file failed, per direction
 	failing bool
-	ends    []batched     // frames written since the last flush
-	lastAt  time.Duration // when the last frame recorded crossed (the clock of now())
+	ends    []batched // records written since the last flush (dir 0: an event)
+	// synced is where the file's last whole record ends, as far as the
+	// file is known to hold it; after a failed write the file is cut back
+	// to a record's end (torn: it could not be, and a record is cut short).
+	synced  int64
+	torn    bool
+	gone    [4]int64              // frames missing from the file, per direction, for the whole session
+	exit    *sessions.EventRecord // the exit record, while the file cannot take it
+	err     error                 // the last write to the file that failed
+	said    bool                  // the file failed and took writes again, and the tap said so
+	lastAt  time.Duration         // when the last frame recorded crossed (the clock of now())
 	out     []byte
 	scratch []byte
 
@@ -96,7 +107,17 @@ type dirState struct {
 	held []item
 }
 
-// batched is a frame record in the file's buffer: where it ends.
+// sessionFile is what the recorder needs of the session file (an
+// *os.File): to write it, and after a failed write to cut it back to the
+// end of a whole record.
+type sessionFile interface {
+	io.WriteCloser
+	io.Seeker
+	Truncate(size int64) error
+}
+
+// batched is a record in the file's buffer: where it ends, and its
+// direction (0 for an event).
 type batched struct {
 	end int64
 	dir classify.Direction
@@ -635,6 +656,100 @@ func (t tee) Write(p []byte) (int, error) {
 	return t.r.bw.Write(p)
 }
 
+// resume tries to write what the file is missing, after a failure: the
+// header if the file lost it, a gap record per direction, and the exit
+// record if it came meanwhile; all of them or none.
+func (r *recorder) resume() {
+	seq := r.seq
+	if r.torn {
+		tee{r}.Write([]byte("\n"))
+		r.w.LineEnded()
+	}
+	if r.written == 0 {
+		tee{r}.Write(r.hub.header)
+	}
+	for dir, n := range r.missing {
+		if n > 0 {
+			r.seq++
+			r.w.WriteEvent(sessions.EventRecord{T: int64((now() - r.started) / time.Microsecond), Kind: sessions.EventGap, Dir: classify.Direction(dir), Missing: n})
+		}
+	}
+	if r.exit != nil {
+		r.w.WriteEvent(*r.exit)
+	}
+	if err := r.bw.Flush(); err != nil {
+		r.seq = seq
+		r.lost(err) // back to where the file was: nothing of this is in it
+		return
+	}
+	if r.exit != nil {
+		r.publishLast(nil, nil, nil)
+		r.exit = nil
+	}
+	r.synced, r.torn = r.written, false
+	for dir, n := range r.missing {
+		r.gone[dir] += n
+	}
+	r.failing = false
+	r.missing = [4]int64{}
+	if !r.closed && !r.said {
+		r.warn("the session file takes writes again; a gap record says what is missing")
+	}
+	// Said once: a file that takes a few records and fails again (a size
+	// limit) would say it over and over; missingReport has the totals.
+	r.said = true
+}
+
+// missingReport is the last thing the tap says of a session whose file
+// lacks frames: how many in each direction, and whether the file says
+// so; "" when the file holds every frame. path is the file's.
+func (r *recorder) missingReport(path string) string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var n [4]int64
+	for dir := range n {
+		n[dir] = r.gone[dir] + r.missing[dir]
+	}
+	if n == [4]int64{} {
+		return ""
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "the session file %s is missing %s host→server and %d server→host", path, count(n[classify.H2S], "frame"), n[classify.S2H])
+	if n[classify.Err] > 0 {
+		fmt.Fprintf(&b, ", and %s of the server's stderr", count(n[classify.Err], "line"))
+	}
+	if !r.failing {
+		b.WriteString("; its gap records say where")
+		return b.String()
+	}
+	fmt.Fprintf(&b, " (%s); it ends without the gap and exit records that would say so", writeFailure(r.err))
+	return b.String()
+}
+
+// writeFailure says why the session file took no more writes, and what
+// to do about it.
+func writeFailure(err error) string {
+	switch {
+	case errors.Is(err, syscall.ENOSPC):
+		return "the disk is full: free some space on it, or record elsewhere with --record FILE"
+	case errors.Is(err, syscall.EDQUOT):
+		return "your disk quota is used up: free some space, or record elsewhere with --record FILE"
+	case errors.Is(err, syscall.EFBIG):
+		return "the file reached the size limit for files (ulimit -f)"
+	case err == nil:
+		return "it could not be written"
+	}
+	return err.Error()
+}
+
+// count is "1 frame", "2 frames".
+func count(n int64, what string) string {
+	if n == 1 {
+		return "1 " + what
+	}
+	return strconv.FormatInt(n, 10) + " " + what + "s"
+}
+
 // timeouts reports requests that passed their deadline as the clock goes.
 func (r *recorder) timeouts(at time.Duration) {
 	fs := r.tracker.Advance(at - r.started)
@@ -651,18 +766,22 @@ func (r *recorder) timeouts(at time.Duration) {
 
 func (r *recorder) writeEvent(e sessions.EventRecord) {
 	r.seq++
-	if r.failing {
-		return
+	if !r.failing {
+		if err := r.w.WriteEvent(e); err == nil {
+			r.wrote(0)
+			r.publishLast(nil, nil, nil)
+			return
+		} else {
+			r.fail(0, err)
+		}
 	}
-	if err := r.w.WriteEvent(e); err != nil {
-		r.fail(0, err)
-		return
+	if e.Kind == sessions.EventExit {
+		r.exit = &e // flush tries it again, after the gap records
 	}
-	r.publishLast(nil, nil, nil)
 }
 
-// wrote notes a frame record written to the file's buffer, until it is
-// flushed.
+// wrote notes a record written to the file's buffer (dir 0: an event),
+// until it is flushed.
 func (r *recorder) wrote(dir classify.Direction) {
 	if r.bw != nil {
 		r.ends = append(r.ends, batched{end: r.written, dir: dir})
@@ -671,33 +790,54 @@ func (r *recorder) wrote(dir classify.Direction) {
 
 // fail notes that the session file could not be written.
 func (r *recorder) fail(dir classify.Direction, err error) {
-	if !r.failing {
+	if !r.failing && !r.said {
 		r.warn(fmt.Sprintf("cannot write the session file (%v); traffic goes on and the file will say how many frames are missing", err))
 	}
 	r.failing = true
+	r.err = err
 	if dir != 0 {
 		r.missing[dir]++
 	}
 }
 
-// lost handles a flush that failed: the frames of the batch that did not
-// reach the file are counted missing, and offsets follow what the file
-// holds.
+// lost handles a write to the file that failed: the file is cut back to
+// the end of its last whole record, so that it never ends in a torn line,
+// the frames after that end are counted missing, and offsets follow what
+// the file holds.
 func (r *recorder) lost(err error) {
 	r.fail(0, err)
 	r.bw.Reset(r.file)
-	pos := int64(-1)
-	if f, ok := r.file.(*os.File); ok {
-		if p, err := f.Seek(0, io.SeekCurrent); err == nil {
-			pos, r.written = p, p
-		}
-	}
+	cut := r.synced
+	pos, perr := r.file.Seek(0, io.SeekCurrent)
 	for _, b := range r.ends {
-		if pos < 0 || b.end > pos {
+		if perr == nil && b.end <= pos {
+			cut = b.end
+		} else if b.dir != 0 {
 			r.missing[b.dir]++
 		}
 	}
 	r.ends = r.ends[:0]
+	switch {
+	case perr != nil: // where the file ends is unknown
+		r.torn = true
+	case r.file.Truncate(cut) == nil:
+		_, err := r.file.Seek(cut, io.SeekStart)
+		r.torn = err != nil
+	default: // the file cannot be cut (a device, say): it keeps what it took
+		r.torn = pos != cut
+		cut = pos
+	}
+	r.written, r.synced = cut, cut
+	if !r.torn {
+		r.w.LineEnded()
+	}
+	kept := r.lines[:0]
+	for _, l := range r.lines {
+		if l.end <= cut {
+			kept = append(kept, l)
+		}
+	}
+	r.lines = kept
 }
 
 // flush pushes the batch to the file and the hub. After a failure it
@@ -706,23 +846,8 @@ func (r *recorder) flush() {
 	if r.bw != nil {
 		if err := r.bw.Flush(); err != nil {
 			r.lost(err)
-		} else if r.ends = r.ends[:0]; r.failing {
-			// A failed write may have left a torn line: start anew.
-			r.bw.WriteString("\n")
-			r.written++
-			for dir, n := range r.missing {
-				if n > 0 {
-					r.seq++
-					r.w.WriteEvent(sessions.EventRecord{T: int64((now() - r.started) / time.Microsecond), Kind: sessions.EventGap, Dir: classify.Direction(dir), Missing: n})
-				}
-			}
-			if err := r.bw.Flush(); err != nil {
-				r.lost(err)
-			} else {
-				r.failing = false
-				r.missing = [4]int64{}
-				r.warn("the session file takes writes again; a gap record says what is missing")
-			}
+		} else if r.ends, r.synced = r.ends[:0], r.written; r.failing {
+			r.resume()
 		}
 	}
 	stats := Stats{Frames: r.frames, Errors: r.errs, Pending: r.tracker.InFlight()}

@@ -56,6 +56,7 @@ type Tap struct {
 	started time.Time
 	id      string
 	cmd     *exec.Cmd
+	create  func(path string) (sessionFile, error) // opens a new session file; nil: createSessionFile
 
 	socket  string
 	recDone chan struct{}
@@ -393,10 +394,14 @@ func (t *Tap) startRecorder(redact *redactor) error {
 			}
 		}
 		if path != "" {
-			f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+			create := t.create
+			if create == nil {
+				create = createSessionFile
+			}
+			f, err := create(path)
 			if errors.Is(err, os.ErrExist) && opts.Path == "" {
 				path = strings.TrimSuffix(path, ".jsonl") + "-" + t.id[:6] + ".jsonl"
-				f, err = os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+				f, err = create(path)
 			}
 			if err != nil {
 				ferr = fmt.Errorf("cannot record this session: %w", err)
@@ -427,14 +432,27 @@ func (t *Tap) startRecorder(redact *redactor) error {
 	t.rec.start()
 	go func() {
 		t.rec.run()
-		if f, ok := t.rec.file.(*os.File); ok {
-			if err := f.Close(); err != nil {
+		if t.rec.file != nil {
+			if err := t.rec.file.Close(); err != nil {
 				t.opts.Warn(fmt.Sprintf("cannot finish the session file: %v", err))
 			}
+		}
+		// The last word on the file, when it lacks frames.
+		if msg := t.rec.missingReport(t.path); msg != "" {
+			t.opts.Warn(msg)
 		}
 		close(t.recDone)
 	}()
 	return ferr
+}
+
+// createSessionFile creates a new session file, only the user's to read.
+func createSessionFile(path string) (sessionFile, error) {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return nil, err
+	}
+	return f, nil
 }
 
 // relayStderr passes the server's stderr through unchanged and records it

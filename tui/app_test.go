@@ -183,7 +183,8 @@ func TestNewTrafficNeverMovesTheSelectionUnlessFollowing(t *testing.T) {
 		}
 	}
 	write(1, 6)
-	tm := startProgram(t, []*Source{openFile(t, path)}, 120, 30)
+	// No tap writes the file: it is followed as tail -f follows it.
+	tm := startProgram(t, []*Source{openFollowing(t, path)}, 120, 30)
 	waitFor(t, tm, "m5", "#6  host → server") // following: the last frame is selected
 	tm.Send(press("k"))                       // select #5: following lets go
 	waitFor(t, tm, "#5  host → server")

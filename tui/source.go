@@ -126,9 +126,16 @@ func (s *Source) Record(pos int) (*sessions.Event, error) {
 
 // OpenTarget opens a session file path, or a live tap by name, pid or
 // socket.
-func OpenTarget(target string) (*Source, error) {
+func OpenTarget(target string) (*Source, error) { return openTarget(target, false) }
+
+// OpenTargetFollowing is OpenTarget with a session file followed whatever
+// writes it (a tap elsewhere, or one that serves no socket), until its
+// exit record or Close: what tail -f does.
+func OpenTargetFollowing(target string) (*Source, error) { return openTarget(target, true) }
+
+func openTarget(target string, follow bool) (*Source, error) {
 	if fi, err := os.Stat(target); err == nil && !fi.IsDir() && !strings.HasSuffix(target, ".sock") {
-		return OpenFile(target, classify.DefaultTimeout)
+		return openSessionFile(target, classify.DefaultTimeout, follow)
 	}
 	info, err := tap.FindTap(target)
 	if err != nil {
@@ -140,9 +147,16 @@ func OpenTarget(target string) (*Source, error) {
 	return OpenLive(info, classify.DefaultTimeout)
 }
 
-// OpenFile indexes a session file in the background; when the file has no
-// exit record yet (a tap is still writing it), it follows it.
+// OpenFile indexes a session file in the background. While a live tap
+// writes the file, it follows it, up to its exit record, or until that
+// tap is gone; any other file is read as it is, whatever its end (a line
+// cut short, lines after the exit record, no exit record at all), and
+// the source then says how it ended.
 func OpenFile(path string, timeout time.Duration) (*Source, error) {
+	return openSessionFile(path, timeout, false)
+}
+
+func openSessionFile(path string, timeout time.Duration, always bool) (*Source, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("cannot open the session: %w", err)
@@ -153,7 +167,12 @@ func OpenFile(path string, timeout time.Duration) (*Source, error) {
 	s.state.Store("loading")
 	ctx, cancel := context.WithCancel(context.Background())
 	s.cancel = cancel
-	follow := !sessions.EndsWithExit(path)
+	follow, alive := always, func() bool { return true }
+	if !always {
+		if info, ok := liveWriter(path); ok {
+			follow, alive = true, tapAlive(info.Socket)
+		}
+	}
 	go func() {
 		progress := func(done, total int64) {
 			if h, ok := s.Index.Header(); ok {
@@ -168,7 +187,7 @@ func OpenFile(path string, timeout time.Duration) (*Source, error) {
 		}
 		var err error
 		if follow {
-			err = s.Index.Follow(ctx, path, 200*time.Millisecond, progress)
+			err = s.Index.FollowWhile(ctx, path, 200*time.Millisecond, alive, progress)
 		} else {
 			err = s.Index.ReadFile(ctx, path, progress)
 		}
@@ -177,13 +196,49 @@ func OpenFile(path string, timeout time.Duration) (*Source, error) {
 		}
 		s.noteLast()
 		s.ended.Store(true)
-		if err != nil && ctx.Err() == nil {
+		switch {
+		case err != nil && ctx.Err() == nil:
 			s.state.Store("error: " + err.Error())
-			return
+		case !s.Index.Counts().Exit && ctx.Err() == nil:
+			s.state.Store("ended without an exit record")
+		default:
+			s.state.Store("recorded")
 		}
-		s.state.Store("recorded")
 	}()
 	return s, nil
+}
+
+// liveWriter finds the live tap that writes the session file at path.
+func liveWriter(path string) (tap.Info, bool) {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return tap.Info{}, false
+	}
+	taps, _ := tap.LiveTaps()
+	for _, t := range taps {
+		if t.Session == "" {
+			continue
+		}
+		if ti, err := os.Stat(t.Session); err == nil && os.SameFile(fi, ti) {
+			return t, true
+		}
+	}
+	return tap.Info{}, false
+}
+
+// tapAlive reports whether the tap on socket still answers, asking it at
+// most once a second.
+func tapAlive(socket string) func() bool {
+	var asked time.Time
+	alive := true
+	return func() bool {
+		if alive && time.Since(asked) >= time.Second {
+			asked = time.Now()
+			_, err := tap.QueryInfo(socket)
+			alive = err == nil
+		}
+		return alive
+	}
 }
 
 func (s *Source) setHeader(h sessions.Header) {

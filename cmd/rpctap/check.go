@@ -3,10 +3,12 @@ package main
 import (
 	"bufio"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -34,8 +36,13 @@ func newCheckCmd() *cobra.Command {
 session file it is about. Timeouts are judged by the recording's own
 timestamps.
 
+Lines that are not records are skipped and named by their line numbers;
+faults of the header line (a field of the wrong type, a format version
+this rpctap does not read) are reported and count as errors.
+
 Exit status: 1 when a finding at or above --fail-on exists, 0 otherwise,
-2 when the file cannot be read.`,
+2 when the file cannot be read or holds no session record at all (an
+empty file, binary data, a plain JSON-RPC log).`,
 		Args: takesArgs(1, 1, "one session file (or - for stdin)", "rpctap check SESSION.jsonl (rpctap ls lists recent sessions)"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			var err error
@@ -78,6 +85,9 @@ func runCheck(stdin io.Reader, stdout io.Writer, path string, o checkOptions) er
 		name = path
 	}
 	rep, err := sessions.Check(bufio.NewReaderSize(in, 1<<20), sessions.CheckOptions{Profile: o.profile, Timeout: o.timeout})
+	if errors.Is(err, sessions.ErrNoRecords) {
+		return exitError{code: 2, msg: notSession(classify.EscapeString(name, 200), rep)}
+	}
 	if err != nil {
 		return exitError{code: 2, msg: fmt.Sprintf("cannot read %s: %v", name, err)}
 	}
@@ -90,10 +100,52 @@ func runCheck(stdin io.Reader, stdout io.Writer, path string, o checkOptions) er
 	if err := w.Flush(); err != nil {
 		return fmt.Errorf("writing the report: %w", err)
 	}
-	if o.failOn != 0 && rep.Worst() >= o.failOn {
+	if o.failOn != 0 && (rep.Worst() >= o.failOn || len(rep.HeaderFaults) > 0) {
 		return exitError{code: 1}
 	}
 	return nil
+}
+
+// notSession says why a file with no session record cannot be checked.
+func notSession(name string, rep *sessions.Report) string {
+	if rep.Skipped == 0 {
+		return fmt.Sprintf("cannot check %s: it is empty, so it is no session file; give the path of one that rpctap run recorded (rpctap ls lists them)", name)
+	}
+	return fmt.Sprintf("cannot check %s: it is not a session file rpctap recorded (no line is a session header or record: %s); give the path of one (rpctap ls lists them)", name, lineList(rep.SkippedLines, rep.Skipped))
+}
+
+// lineList names line numbers for people: "line 4", "lines 4, 7–9 and 12",
+// at most 20 runs of them, then how many more there are of total.
+func lineList(lines []int, total int) string {
+	var runs []string
+	shown := 0
+	for i := 0; i < len(lines) && len(runs) < 20; {
+		j := i
+		for j+1 < len(lines) && lines[j+1] == lines[j]+1 {
+			j++
+		}
+		switch {
+		case j == i:
+			runs = append(runs, strconv.Itoa(lines[i]))
+		case j == i+1:
+			runs = append(runs, strconv.Itoa(lines[i]), strconv.Itoa(lines[j]))
+		default:
+			runs = append(runs, fmt.Sprintf("%d–%d", lines[i], lines[j]))
+		}
+		shown += j - i + 1
+		i = j + 1
+	}
+	word := "lines "
+	if total == 1 {
+		word = "line "
+	}
+	if more := total - shown; more > 0 {
+		return word + strings.Join(runs, ", ") + fmt.Sprintf(" and %d more", more)
+	}
+	if len(runs) == 1 {
+		return word + runs[0]
+	}
+	return word + strings.Join(runs[:len(runs)-1], ", ") + " and " + runs[len(runs)-1]
 }
 
 type checkJSONFinding struct {
@@ -110,12 +162,15 @@ type checkJSONFinding struct {
 }
 
 type checkJSON struct {
-	File     string             `json:"file"`
-	Profile  string             `json:"profile"`
-	Frames   int                `json:"frames"`
-	Skipped  int                `json:"skipped_lines"`
-	Findings []checkJSONFinding `json:"findings"`
-	Counts   checkCounts        `json:"counts"`
+	File    string `json:"file"`
+	Profile string `json:"profile"`
+	Frames  int    `json:"frames"`
+	Skipped int    `json:"skipped_lines"`
+	// SkippedAt are the numbers of the skipped lines (the first 1,000).
+	SkippedAt    []int              `json:"skipped_line_numbers"`
+	HeaderFaults []string           `json:"header_faults"`
+	Findings     []checkJSONFinding `json:"findings"`
+	Counts       checkCounts        `json:"counts"`
 }
 
 type checkCounts struct {
@@ -127,7 +182,13 @@ type checkCounts struct {
 
 func writeCheckJSON(w io.Writer, name string, rep *sessions.Report) {
 	doc := checkJSON{File: name, Profile: rep.Profile.String(), Frames: rep.Frames, Skipped: rep.Skipped,
-		Findings: []checkJSONFinding{}, Counts: counts(rep)}
+		SkippedAt: rep.SkippedLines, HeaderFaults: rep.HeaderFaults, Findings: []checkJSONFinding{}, Counts: counts(rep)}
+	if doc.SkippedAt == nil {
+		doc.SkippedAt = []int{}
+	}
+	if doc.HeaderFaults == nil {
+		doc.HeaderFaults = []string{}
+	}
 	for _, f := range rep.Findings {
 		jf := checkJSONFinding{Code: f.Code.String(), Severity: f.Severity.String(), Line: f.Line, Message: f.Message,
 			Method: f.Method, Related: f.Related}
@@ -177,9 +238,15 @@ func writeCheckText(w io.Writer, name string, rep *sessions.Report) {
 	fmt.Fprintf(w, "%s: %d frames judged as %s: %s, %s, %s", classify.EscapeString(name, 200), rep.Frames, rep.Profile,
 		plural(c.Error, "error"), plural(c.Warn, "warning"), plural(c.Info, "note"))
 	if rep.Skipped > 0 {
-		fmt.Fprintf(w, "; skipped %s it could not read", plural(rep.Skipped, "line"))
+		fmt.Fprintf(w, "; skipped %s it could not read: %s", plural(rep.Skipped, "line"), lineList(rep.SkippedLines, rep.Skipped))
 	}
 	fmt.Fprintln(w)
+	if len(rep.HeaderFaults) > 0 {
+		fmt.Fprintf(w, "\nHEADER (%d)\n", len(rep.HeaderFaults))
+		for _, f := range rep.HeaderFaults {
+			fmt.Fprintf(w, "  line 1  %s\n", f)
+		}
+	}
 	for _, sev := range []classify.Severity{classify.Error, classify.Warn, classify.Info} {
 		var group []sessions.CheckFinding
 		for _, f := range rep.Findings {

@@ -11,6 +11,8 @@ import (
 	"sort"
 	"strings"
 	"testing"
+
+	"github.com/rpctap/rpctap/classify"
 )
 
 var update = flag.Bool("update", false, "rewrite .want files from what check reports now")
@@ -191,5 +193,87 @@ func TestDemoReportsTheFourFlagsRpctapExistsFor(t *testing.T) {
 	}
 	if strings.ContainsRune(out.String(), 0x1b) {
 		t.Error("the demo report printed a raw escape character")
+	}
+}
+
+// Issue 10 point 10: check pointed at a file that is not a session (an
+// empty file, binary junk, a plain JSON-RPC log) fails with exit status 2
+// and a sentence, instead of passing with "0 frames".
+func TestCheckOfAFileThatIsNotASessionExitsTwo(t *testing.T) {
+	dir := t.TempDir()
+	junk := make([]byte, 4096)
+	for i := range junk {
+		junk[i] = byte(i*7 + i/13)
+	}
+	for _, c := range []struct {
+		name, data, says string
+	}{
+		{"empty", "", "it is empty"},
+		{"blank lines", "\n\n  \n", "it is empty"},
+		{"binary junk", string(junk), "not a session file"},
+		{"a plain JSON-RPC log", `{"jsonrpc":"2.0","id":1,"method":"ping"}` + "\n" + `{"jsonrpc":"2.0","id":1,"result":{}}` + "\n", "lines 1 and 2"},
+	} {
+		path := filepath.Join(dir, strings.ReplaceAll(c.name, " ", "-"))
+		os.WriteFile(path, []byte(c.data), 0o600)
+		for _, asJSON := range []bool{false, true} {
+			var out bytes.Buffer
+			err := runCheck(nil, &out, path, checkOptions{failOn: classify.Error, json: asJSON})
+			var ex exitError
+			if !errors.As(err, &ex) || ex.code != 2 || !strings.Contains(ex.msg, c.says) || !strings.Contains(ex.msg, "rpctap ls") {
+				t.Errorf("%s (json %v): %v; want exit 2 saying %q and where to find sessions", c.name, asJSON, err, c.says)
+			}
+		}
+	}
+}
+
+// Issue 10 point 10: the lines check skips are named by their numbers, in
+// the text and in --json, and a header with fields of the wrong type or a
+// version this rpctap does not read is reported and fails the check.
+func TestCheckNamesSkippedLinesAndHeaderFaults(t *testing.T) {
+	dir := t.TempDir()
+	const frame = `{"t":1,"dir":"h2s","frame":"{\"jsonrpc\":\"2.0\",\"method\":\"n\"}"}` + "\n"
+	good := `{"rpctap":"session","version":1,"id":"a","started":"2026-01-01T00:00:00.000000Z","argv":["x"],"name":"x","framing":"ndjson","profile":"auto"}` + "\n"
+	path := filepath.Join(dir, "s.jsonl")
+	os.WriteFile(path, []byte(good+frame+"junk\n"+frame+"{\"t\":2,\"dir\":\n"+"more junk\n"+frame), 0o600)
+	var out bytes.Buffer
+	if err := runCheck(nil, &out, path, checkOptions{failOn: classify.Error}); err != nil {
+		t.Errorf("a good header and skipped lines: %v; skipped lines alone do not fail the check", err)
+	}
+	if !strings.Contains(out.String(), "skipped 3 lines it could not read: lines 3, 5 and 6") {
+		t.Errorf("the text report does not name the skipped lines:\n%s", out.String())
+	}
+	var doc struct {
+		Skipped   int      `json:"skipped_lines"`
+		SkippedAt []int    `json:"skipped_line_numbers"`
+		Faults    []string `json:"header_faults"`
+	}
+	out.Reset()
+	runCheck(nil, &out, path, checkOptions{json: true})
+	if err := json.Unmarshal(out.Bytes(), &doc); err != nil || doc.Skipped != 3 || fmt.Sprint(doc.SkippedAt) != "[3 5 6]" || doc.Faults == nil || len(doc.Faults) != 0 {
+		t.Errorf("--json: %+v (%v); want 3 skipped lines at [3 5 6] and no header faults", doc, err)
+	}
+
+	for _, c := range []struct{ header, says string }{
+		{`{"rpctap":"session","version":-1,"id":"a","started":"2026-01-01T00:00:00Z"}`, "format version -1"},
+		{`{"rpctap":"session","version":"1","id":"a"}`, `"version" is a string; it must be an integer`},
+		{`{"rpctap":"session","version":1,"id":7,"argv":"x","started":"2026-01-01T00:00:00Z"}`, `"argv" is a string; it must be an array of strings`},
+		{`{"rpctap":"session","version":1,"id":"a","started":5}`, `"started" is a number`},
+		{`{"rpctap":"session","version":1,"id":"a","framing":"smoke signals"}`, "framing is not one rpctap knows"},
+	} {
+		os.WriteFile(path, []byte(c.header+"\n"+frame), 0o600)
+		out.Reset()
+		err := runCheck(nil, &out, path, checkOptions{failOn: classify.Error})
+		var ex exitError
+		if !errors.As(err, &ex) || ex.code != 1 || !strings.Contains(out.String(), "HEADER (") || !strings.Contains(out.String(), c.says) {
+			t.Errorf("header %s: %v\n%s\nwant exit 1 and a header fault saying %q", c.header, err, out.String(), c.says)
+		}
+		out.Reset()
+		runCheck(nil, &out, path, checkOptions{json: true})
+		if err := json.Unmarshal(out.Bytes(), &doc); err != nil || len(doc.Faults) == 0 || !strings.Contains(strings.Join(doc.Faults, "\n"), c.says) {
+			t.Errorf("header %s: --json header_faults %q (%v); want one saying %q", c.header, doc.Faults, err, c.says)
+		}
+		if strings.Contains(out.String(), "smoke") {
+			t.Errorf("a fault repeats the header's text: %s", out.String())
+		}
 	}
 }

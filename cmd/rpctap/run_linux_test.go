@@ -53,8 +53,8 @@ func TestSessionFileCountsTheFramesItCouldNotHold(t *testing.T) {
 		t.Fatalf("exit status %d", code)
 	}
 	lines := rpctapLines(r.stderr.String())
-	if len(lines) != 2 || !strings.Contains(lines[0], "cannot write the session file") || !strings.Contains(lines[1], "takes writes again") {
-		t.Errorf("rpctap said %q; want that it cannot write the file, then that it can", lines)
+	if len(lines) != 3 || !strings.Contains(lines[0], "cannot write the session file") || !strings.Contains(lines[1], "takes writes again") {
+		t.Errorf("rpctap said %q; want that it cannot write the file, then that it can, then how many frames it misses", lines)
 	}
 	f, err := os.Open(r.path)
 	if err != nil {
@@ -81,6 +81,15 @@ func TestSessionFileCountsTheFramesItCouldNotHold(t *testing.T) {
 		}
 	}
 	t.Logf("held %v, missing %v in %d gap records, %d lines skipped", held, missing, gaps, rd.Skipped())
+	// Issue 10 point 4: every record in the file is whole, and the last
+	// line says how many frames of each direction the file is missing.
+	if rd.Skipped() != 0 {
+		t.Errorf("%d lines of the file are not whole records", rd.Skipped())
+	}
+	want := fmt.Sprintf("is missing %d frames host→server and %d server→host; its gap records say where", missing[classify.H2S], missing[classify.S2H])
+	if len(lines) == 0 || !strings.Contains(lines[len(lines)-1], want) {
+		t.Errorf("rpctap said %q last; want %q", lines, want)
+	}
 	for _, d := range []classify.Direction{classify.H2S, classify.S2H} {
 		if held[d]+missing[d] != 2*n {
 			t.Errorf("%s: %d frames in the file and %d counted missing; %d crossed", d, held[d], missing[d], 2*n)

@@ -233,14 +233,18 @@ type nopCloser struct{ io.Writer }
 func (nopCloser) Close() error { return nil }
 
 func newTailCmd() *cobra.Command {
-	var asJSON bool
+	var asJSON, follow bool
 	var expr string
 	cmd := &cobra.Command{
-		Use:   "tail [TARGET] [--json] [--filter EXPR]",
+		Use:   "tail [TARGET] [-f] [--json] [--filter EXPR]",
 		Short: "Print a session frame by frame, following a live tap or a growing file",
 		Long: `Prints one line per frame of a live tap or a session file (the only live
 tap when TARGET is left out), with the same escaping and filter language as
-the live view. --json prints each frame with its classification.`,
+the live view. --json prints each frame with its classification.
+
+A session file is printed and tail exits, unless a live tap still writes
+it: then tail follows it up to its exit record. -f follows the file
+whatever writes it, until its exit record or Ctrl-C.`,
 		Args: takesArgs(0, 1, "one session file or live tap", "rpctap tail SESSION.jsonl, or rpctap tail PID (rpctap ls lists both)"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			f, err := filter.Parse(expr)
@@ -251,7 +255,11 @@ the live view. --json prints each frame with its classification.`,
 			if len(args) == 1 {
 				target = args[0]
 			}
-			src, err := tui.OpenTarget(target)
+			open := tui.OpenTarget
+			if follow {
+				open = tui.OpenTargetFollowing
+			}
+			src, err := open(target)
 			if err != nil {
 				return err
 			}
@@ -260,6 +268,7 @@ the live view. --json prints each frame with its classification.`,
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON lines with each frame's classification")
+	cmd.Flags().BoolVarP(&follow, "follow", "f", false, "follow a session file until its exit record, whatever writes it")
 	cmd.Flags().StringVar(&expr, "filter", "", "show only frames that match, e.g. 'method:tools/* !dir:err'")
 	return cmd
 }

@@ -1,0 +1,174 @@
+package tap
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+
+	"github.com/rpctap/rpctap/classify"
+	"github.com/rpctap/rpctap/sessions"
+)
+
+// fullFile is a session file on a disk with room for only so many bytes:
+// a write past them writes what fits and fails with ENOSPC, as a full
+// disk does. The disk stays full: room the file frees by truncation is
+// taken at once by others, until setRoom.
+type fullFile struct {
+	mu   sync.Mutex
+	data []byte
+	pos  int64
+	room int64
+}
+
+func (f *fullFile) Write(p []byte) (int, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	n := int64(len(p))
+	if f.pos+n > f.room {
+		n = max(f.room-f.pos, 0)
+	}
+	if end := f.pos + n; end > int64(len(f.data)) {
+		f.data = append(f.data, make([]byte, end-int64(len(f.data)))...)
+	}
+	copy(f.data[f.pos:], p[:n])
+	f.pos += n
+	if n < int64(len(p)) {
+		return int(n), &os.PathError{Op: "write", Path: "session.jsonl", Err: syscall.ENOSPC}
+	}
+	return int(n), nil
+}
+
+func (f *fullFile) Seek(off int64, whence int) (int64, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	switch whence {
+	case io.SeekStart:
+		f.pos = off
+	case io.SeekCurrent:
+		f.pos += off
+	default:
+		f.pos = int64(len(f.data)) + off
+	}
+	return f.pos, nil
+}
+
+func (f *fullFile) Truncate(size int64) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.data = f.data[:min(size, int64(len(f.data)))]
+	f.room = min(f.room, int64(len(f.data)))
+	return nil
+}
+
+func (f *fullFile) Close() error { return nil }
+
+func (f *fullFile) setRoom(n int64) {
+	f.mu.Lock()
+	f.room = n
+	f.mu.Unlock()
+}
+
+func (f *fullFile) bytes() []byte {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return bytes.Clone(f.data)
+}
+
+// Issue 10 point 4: a disk that fills during a session and is never freed
+// leaves a file of whole records (the one that did not fit is cut off, not
+// left torn), and the tap's last word on stderr says how many frames of
+// each direction the file is missing; the frames in the file and those
+// counted missing are all the frames that crossed. When the disk has room
+// again before the end, the file gets its gap records and its exit record.
+func TestFullDiskLeavesWholeRecordsAndCountsTheMissingFrames(t *testing.T) {
+	const n = 300
+	var frames []byte
+	for i := range n {
+		frames = fmt.Appendf(frames, `{"jsonrpc":"2.0","method":"n","params":{"i":%d,"pad":"%s"}}`+"\n", i, strings.Repeat("x", 60))
+	}
+	for _, freed := range []bool{false, true} {
+		t.Run(fmt.Sprintf("freed %v", freed), func(t *testing.T) {
+			file := &fullFile{room: 4000} // the header and a few dozen records
+			warns := newSink(true)
+			tp, err := New(Options{Argv: []string{"/bin/cat"}, Record: true, Path: t.TempDir() + "/session.jsonl",
+				Warn: func(msg string) { fmt.Fprintln(warns, msg) }})
+			if err != nil {
+				t.Fatal(err)
+			}
+			tp.create = func(string) (sessionFile, error) { return file, nil }
+			pr, pw := io.Pipe()
+			out := newSink(true)
+			done := make(chan struct{})
+			go func() {
+				defer close(done)
+				if _, err := tp.Run(context.Background(), pr, out, io.Discard); err != nil {
+					t.Errorf("Run: %v", err)
+				}
+			}()
+			pw.Write(frames)
+			out.wait(t, generous, "the frames back", func(s *sink) bool { return s.buf.Len() == len(frames) })
+			warns.waitFor(t, "cannot write the session file")
+			if freed {
+				file.setRoom(1 << 30)
+			}
+			pw.Close()
+			<-done
+			if !bytes.Equal(out.bytes(), frames) {
+				t.Fatal("the host did not read what it sent")
+			}
+
+			data := file.bytes()
+			if len(data) == 0 || data[len(data)-1] != '\n' {
+				t.Errorf("the file ends in a torn line: %q", clip(data[max(len(data)-80, 0):], 80))
+			}
+			h, evs, skipped := readRecords(t, bytes.NewReader(data))
+			if skipped != 0 || h.Version != sessions.Version {
+				t.Errorf("%d lines skipped, header version %d; want every line whole, the header first", skipped, h.Version)
+			}
+			var held, gaps [4]int64
+			exits := 0
+			for _, e := range evs {
+				switch {
+				case e.IsFrame():
+					held[e.Dir]++
+				case e.Kind == sessions.EventGap:
+					gaps[e.Dir] += e.Missing
+				case e.Kind == sessions.EventExit:
+					exits++
+				}
+			}
+			lines := strings.Split(strings.TrimSpace(warns.String()), "\n")
+			last := lines[len(lines)-1]
+			t.Logf("held %v, gaps %v, %d exit records; said %q", held, gaps, exits, lines)
+			missing := [4]int64{classify.H2S: n - held[classify.H2S], classify.S2H: n - held[classify.S2H]}
+			if missing[classify.H2S] == 0 || missing[classify.S2H] == 0 {
+				t.Fatalf("the file held %v frames: the disk was not full", held)
+			}
+			want := fmt.Sprintf("is missing %d frames host→server and %d server→host", missing[classify.H2S], missing[classify.S2H])
+			if !strings.Contains(last, want) {
+				t.Errorf("the last line said %q; want it to say %q", last, want)
+			}
+			if freed {
+				if gaps != missing || exits != 1 {
+					t.Errorf("gap records count %v missing and there are %d exit records; want %v and 1", gaps, exits, missing)
+				}
+				if !strings.Contains(last, "gap records say where") {
+					t.Errorf("the last line said %q; want that the gap records say where", last)
+				}
+			} else {
+				if gaps != [4]int64{} || exits != 0 {
+					t.Errorf("a full disk took gap records %v and %d exit records", gaps, exits)
+				}
+				if !strings.Contains(last, "the disk is full") {
+					t.Errorf("the last line said %q; want that the disk is full", last)
+				}
+			}
+		})
+	}
+}
