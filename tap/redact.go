@@ -3,15 +3,41 @@ package tap
 import (
 	"bytes"
 	"fmt"
+	"io"
 	"os"
+	"slices"
 	"sort"
 	"strings"
+	"unicode/utf8"
+
+	"github.com/rpctap/rpctap/classify"
 )
 
-// A redactor masks secrets in what is recorded and shown. The wire is
-// never changed.
+// A redactor masks secrets in what is recorded and shown: it is the one
+// step that every byte the tap writes to its session file or serves to an
+// observer goes through (frame bodies of any size, LSP header blocks, the
+// fields derived from them, the session header's argv and name, the answer
+// to a captured injection). The wire is never changed.
+//
+// A secret is found however a peer spelled it in JSON: each of its
+// characters may be written as itself or as any JSON string escape that
+// decodes to it (\u0073, \u0053 for S, \/ for /, \" for ", a surrogate
+// pair for a character past U+FFFF). Escapes nested inside a JSON string
+// that is itself inside a JSON string are not followed.
+//
+// A nil *redactor masks nothing. A redactor is read only once made, so
+// any number of goroutines may use it at once.
 type redactor struct {
-	secrets []secret
+	secrets []secret // longest value first
+	// starts marks the bytes a spelling of a secret can begin with: the
+	// first byte of a value, and the backslash.
+	starts [256]bool
+	// inValue marks the ASCII characters some secret holds (other holds
+	// the rest): an escape of anything else cannot be part of a secret.
+	inValue [utf8.RuneSelf]bool
+	other   []rune
+	longest int // bytes of the longest value
+	widest  int // bytes of the longest spelling of any value
 }
 
 type secret struct {
@@ -79,22 +105,283 @@ func newRedactor(env []string, flags []string) (*redactor, error) {
 		return nil, nil
 	}
 	// Longer values first, so a value that contains another is masked whole.
-	sort.Slice(r.secrets, func(i, j int) bool { return len(r.secrets[i].value) > len(r.secrets[j].value) })
+	sort.SliceStable(r.secrets, func(i, j int) bool { return len(r.secrets[i].value) > len(r.secrets[j].value) })
+	r.starts['\\'] = true
+	for _, s := range r.secrets {
+		r.starts[s.value[0]] = true
+		r.longest = max(r.longest, len(s.value))
+		wide := 0
+		for v := s.value; len(v) > 0; {
+			c, size := utf8.DecodeRune(v)
+			v = v[size:]
+			switch {
+			case c == utf8.RuneError && size == 1:
+				wide++ // a byte that is not UTF-8 is only ever itself
+				continue
+			case c < utf8.RuneSelf:
+				r.inValue[c] = true
+			case !slices.Contains(r.other, c):
+				r.other = append(r.other, c)
+			}
+			wide += max(size, escapeLen(c))
+		}
+		r.widest = max(r.widest, wide)
+	}
 	return r, nil
 }
 
-// mask returns a copy of b with every secret masked, and whether any was.
-func (r *redactor) mask(b []byte) ([]byte, bool) {
-	var out []byte
-	for _, s := range r.secrets {
-		src := b
-		if out != nil {
-			src = out
-		}
-		if !bytes.Contains(src, s.value) {
-			continue
-		}
-		out = bytes.ReplaceAll(src, s.value, s.mask)
+// escapeLen is the length of the longest JSON escape of c.
+func escapeLen(c rune) int {
+	if c > 0xffff {
+		return 12 // a surrogate pair
 	}
-	return out, out != nil
+	return 6
+}
+
+// mask returns b with every secret masked, and whether any was; b itself
+// is returned when nothing was, and is never changed.
+func (r *redactor) mask(b []byte) ([]byte, bool) {
+	if r == nil {
+		return b, false
+	}
+	out, _, masked := r.appendMasked(nil, b, len(b))
+	if !masked {
+		return b, false
+	}
+	return out, true
+}
+
+// maskString is mask for a string.
+func (r *redactor) maskString(s string) string {
+	if out, ok := r.mask([]byte(s)); ok {
+		return string(out)
+	}
+	return s
+}
+
+// maskStrings masks each of ss, in a new slice when any is masked.
+func (r *redactor) maskStrings(ss []string) []string {
+	var out []string
+	for i, s := range ss {
+		if m := r.maskString(s); m != s {
+			if out == nil {
+				out = slices.Clone(ss)
+			}
+			out[i] = m
+		}
+	}
+	if out == nil {
+		return ss
+	}
+	return out
+}
+
+// appendMasked appends b to dst, with each spelling of a secret that
+// starts before stop masked, up to next: stop, or the end of a secret
+// that starts before stop and ends after it. A caller that has more
+// bytes to come passes stop = len(b) - (r.widest-1) and keeps b[next:]
+// for its next call, so that a secret cut across the two is found whole.
+// A spelling that starts right after a backslash that escapes its first
+// byte is masked with that backslash. When nothing is masked, dst is
+// returned as it was.
+func (r *redactor) appendMasked(dst, b []byte, stop int) (out []byte, next int, masked bool) {
+	if stop <= 0 {
+		return dst, 0, false
+	}
+	var lit [8]int
+	f := finder{r: r, b: b, stop: stop, lit: lit[:0]}
+	for range r.secrets {
+		f.lit = append(f.lit, -1)
+	}
+	copied := 0 // b[:copied] is in dst
+	for at := 0; ; {
+		start, end, s := f.find(at)
+		if s == nil {
+			break
+		}
+		if !masked {
+			dst = slices.Grow(dst, len(b))
+		}
+		masked = true
+		if oddBackslashes(b[copied:start]) {
+			// The spelling starts right after a backslash that escapes
+			// its first byte (\\u0073...): the mask takes that
+			// backslash too, so that the string stays well formed.
+			start--
+		}
+		dst = append(dst, b[copied:start]...)
+		dst = append(dst, s.mask...)
+		copied, at = end, end
+	}
+	next = max(stop, copied)
+	if next < len(b) && next > copied && oddBackslashes(b[copied:next]) {
+		// Keep back the backslash that escapes b[next], for the rule
+		// above: the bytes passed on end with an even run of them.
+		next--
+	}
+	if !masked {
+		return dst, next, false
+	}
+	return append(dst, b[copied:next]...), next, true
+}
+
+// oddBackslashes reports whether b ends in an odd number of backslashes.
+func oddBackslashes(b []byte) bool {
+	n := 0
+	for n < len(b) && b[len(b)-1-n] == '\\' {
+		n++
+	}
+	return n%2 == 1
+}
+
+// A finder finds the spellings of secrets in b that start before stop, in
+// order.
+type finder struct {
+	r    *redactor
+	b    []byte
+	stop int
+	// lit is, for each secret, where its value is next written as it
+	// is (stop: nowhere before stop; -1: not looked for yet), so that
+	// each plain search covers b once.
+	lit []int
+}
+
+// find returns the first spelling of a secret that starts at or after
+// from (s == nil: none). Of spellings that start at the same place, the
+// longest value's wins.
+func (f *finder) find(from int) (start, end int, s *secret) {
+	r, b := f.r, f.b
+	start = f.stop
+	if from >= f.stop {
+		return start, 0, nil
+	}
+	// A spelling with no escape is found by a plain search.
+	for i := range r.secrets {
+		sec := &r.secrets[i]
+		if f.lit[i] < from {
+			f.lit[i] = f.stop
+			if k := bytes.Index(b[from:min(len(b), f.stop+len(sec.value)-1)], sec.value); k >= 0 {
+				f.lit[i] = from + k
+			}
+		}
+		if f.lit[i] < start {
+			start, end, s = f.lit[i], f.lit[i]+len(sec.value), sec
+		}
+	}
+	// One with an escape has its first escape less than a value's length
+	// after its start; only an escape of a character some secret holds
+	// can be part of one.
+	tried := from
+	for q := from; q < len(b) && q-r.longest < start; {
+		k := bytes.IndexByte(b[q:], '\\')
+		if k < 0 {
+			break
+		}
+		q += k
+		if q-r.longest >= start {
+			break
+		}
+		// Every backslash is looked at, the second of \\\\ too: a peer's
+		// literal \\u0073 is a spelling (see appendMasked).
+		if c, _, ok := classify.DecodeEscape(b[q:]); ok && r.holds(c) {
+			for p := max(tried, q-r.longest+1); p <= q && p <= start && p < f.stop; p++ {
+				if !r.starts[b[p]] {
+					continue
+				}
+				for i := range r.secrets {
+					if p == start && &r.secrets[i] == s {
+						break // a longer value's spelling would have come first
+					}
+					if e, ok := spelledAt(b, p, r.secrets[i].value); ok {
+						start, end, s = p, e, &r.secrets[i]
+						break
+					}
+				}
+			}
+			tried = q + 1
+		}
+		q++
+	}
+	return start, end, s
+}
+
+// holds reports whether some secret holds the character c.
+func (r *redactor) holds(c rune) bool {
+	if c < utf8.RuneSelf {
+		return c >= 0 && r.inValue[c]
+	}
+	return slices.Contains(r.other, c)
+}
+
+// spelledAt reports whether b holds a spelling of value at p (each of its
+// characters as itself or as a JSON escape of it), and where it ends.
+func spelledAt(b []byte, p int, value []byte) (end int, ok bool) {
+	j := p
+	for v := value; len(v) > 0; {
+		c, size := utf8.DecodeRune(v)
+		if c == utf8.RuneError && size == 1 {
+			c = -1 // matches only itself
+		}
+		if j < len(b) && b[j] == '\\' && c >= 0 {
+			// An escape is tried first, so that a backslash in a value
+			// matches the \\ that stands for it.
+			if d, n, ok := classify.DecodeEscape(b[j:]); ok && d == c {
+				j += n
+				v = v[size:]
+				continue
+			}
+		}
+		if !bytes.HasPrefix(b[j:], v[:size]) {
+			return 0, false
+		}
+		j += size
+		v = v[size:]
+	}
+	return j, true
+}
+
+// A maskWriter masks secrets in bytes that come in pieces (a frame too
+// large to hold): it holds back the last bytes of each piece that could
+// begin a secret cut by the piece's end, until the next piece or Close.
+type maskWriter struct {
+	r      *redactor
+	w      io.Writer
+	held   []byte
+	out    []byte
+	masked bool
+	err    error
+}
+
+func (r *redactor) writer(w io.Writer) *maskWriter { return &maskWriter{r: r, w: w} }
+
+func (m *maskWriter) Write(p []byte) (int, error) {
+	if m.err != nil {
+		return 0, m.err
+	}
+	m.held = append(m.held, p...)
+	m.pass(len(m.held) - (m.r.widest - 1))
+	return len(p), m.err
+}
+
+// Close writes what is held back (it does not close the writer below).
+func (m *maskWriter) Close() error {
+	m.pass(len(m.held))
+	return m.err
+}
+
+// pass writes the held bytes before stop (with a secret that starts before
+// it) and keeps the rest.
+func (m *maskWriter) pass(stop int) {
+	if m.err != nil || stop <= 0 {
+		return
+	}
+	out, next, masked := m.r.appendMasked(m.out[:0], m.held, stop)
+	if masked {
+		m.masked = true
+		m.out = out
+		_, m.err = m.w.Write(out)
+	} else {
+		_, m.err = m.w.Write(m.held[:next])
+	}
+	m.held = m.held[:copy(m.held, m.held[next:])]
 }
