@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+	"unicode"
 )
 
 func TestEscapeNeverPassesTerminalControlThrough(t *testing.T) {
@@ -85,5 +86,14 @@ func TestAppendSafeJSONEscapesWhatATerminalMustNotSee(t *testing.T) {
 	}
 	if plain := `{"a":"b\"c","d":[1,2]}`; string(AppendSafeJSON(nil, []byte(plain))) != plain {
 		t.Errorf("plain JSON changed")
+	}
+}
+
+// UnsafeRune's quick ranges leave out no format character.
+func TestUnsafeRuneHoldsEveryFormatCharacter(t *testing.T) {
+	for r := rune(0xa0); r <= unicode.MaxRune; r++ {
+		if want := unicode.Is(unicode.Cf, r) || r == 0x2028 || r == 0x2029; UnsafeRune(r) != want {
+			t.Errorf("UnsafeRune(%U) = %v", r, !want)
+		}
 	}
 }
