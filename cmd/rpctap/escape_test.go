@@ -82,7 +82,7 @@ func tailOf(t *testing.T, path string, asJSON bool) []byte {
 }
 
 // issue 10 point 9: every JSON rpctap prints (tail --json, check --json,
-// ls --json, inject --capture) is valid UTF-8 and valid JSON, with
+// ls --json, inject --capture, classify) is valid UTF-8 and valid JSON, with
 // control, bidi and format characters as \u escapes, and still says what
 // the peer sent.
 func TestJSONOutputsAreValidUTF8WithUnsafeCharactersEscaped(t *testing.T) {
@@ -97,7 +97,12 @@ func TestJSONOutputsAreValidUTF8WithUnsafeCharactersEscaped(t *testing.T) {
 	}
 	var reply bytes.Buffer
 	printRawJSON(&reply, []byte(`{"jsonrpc":"2.0","id":1,"result":{"t":"`+"\u202e\u009b\x9b"+`"}}`))
-	for name, out := range map[string][]byte{"tail --json": tail, "check --json": check.Bytes(), "ls --json": ls.Bytes(), "inject --capture": reply.Bytes()} {
+	var cl bytes.Buffer
+	in := `{"jsonrpc":"2.0","id":"a` + "\u202e" + `","method":"m` + "\u009b\x9b" + `"}` + "\n"
+	if err := runClassify(strings.NewReader(in), &cl, classifyOptions{profile: classify.Auto, dir: classify.H2S, framing: classify.FramingNDJSON}); err != nil {
+		t.Fatal(err)
+	}
+	for name, out := range map[string][]byte{"tail --json": tail, "check --json": check.Bytes(), "ls --json": ls.Bytes(), "inject --capture": reply.Bytes(), "classify": cl.Bytes()} {
 		if c, bad := unsafeOnScreen(out); bad {
 			t.Errorf("%s prints %q raw:\n%s", name, c, out)
 		}
