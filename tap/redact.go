@@ -29,15 +29,16 @@ import (
 // any number of goroutines may use it at once.
 type redactor struct {
 	secrets []secret // longest value first
-	// starts marks the bytes a spelling of a secret can begin with: the
-	// first byte of a value, and the backslash.
-	starts [256]bool
-	// inValue marks the ASCII characters some secret holds (other holds
-	// the rest): an escape of anything else cannot be part of a secret.
-	inValue [utf8.RuneSelf]bool
-	other   []rune
-	longest int // bytes of the longest value
-	widest  int // bytes of the longest spelling of any value
+	// spots are where each character is in the values (ASCII ones by
+	// index, the others in other): an escape of a character in none of
+	// them cannot be part of a secret.
+	spots [utf8.RuneSelf][]spot
+	other map[rune][]spot
+	// plainAfter marks the letters of two-character escapes of
+	// characters no value holds.
+	plainAfter [256]bool
+	longest    int // bytes of the longest value
+	widest     int // bytes of the longest spelling of any value
 }
 
 type secret struct {
@@ -45,6 +46,9 @@ type secret struct {
 	value []byte
 	mask  []byte
 }
+
+// A spot is a character's place in a value: secrets[secret].value[off:].
+type spot struct{ secret, off int }
 
 // minSecretLen keeps short values (a "1", "true") from masking half of
 // every frame.
@@ -106,26 +110,30 @@ func newRedactor(env []string, flags []string) (*redactor, error) {
 	}
 	// Longer values first, so a value that contains another is masked whole.
 	sort.SliceStable(r.secrets, func(i, j int) bool { return len(r.secrets[i].value) > len(r.secrets[j].value) })
-	r.starts['\\'] = true
-	for _, s := range r.secrets {
-		r.starts[s.value[0]] = true
+	r.other = map[rune][]spot{}
+	for i, s := range r.secrets {
 		r.longest = max(r.longest, len(s.value))
 		wide := 0
-		for v := s.value; len(v) > 0; {
-			c, size := utf8.DecodeRune(v)
-			v = v[size:]
+		for off := 0; off < len(s.value); {
+			c, size := utf8.DecodeRune(s.value[off:])
 			switch {
 			case c == utf8.RuneError && size == 1:
 				wide++ // a byte that is not UTF-8 is only ever itself
+				off++
 				continue
 			case c < utf8.RuneSelf:
-				r.inValue[c] = true
-			case !slices.Contains(r.other, c):
-				r.other = append(r.other, c)
+				r.spots[c] = append(r.spots[c], spot{i, off})
+			default:
+				r.other[c] = append(r.other[c], spot{i, off})
 			}
 			wide += max(size, escapeLen(c))
+			off += size
 		}
 		r.widest = max(r.widest, wide)
+	}
+	for _, c := range []byte(`"\/bfnrt`) {
+		d, _, _ := classify.DecodeEscape([]byte{'\\', c})
+		r.plainAfter[c] = len(r.spotsOf(d)) == 0
 	}
 	return r, nil
 }
@@ -268,49 +276,56 @@ func (f *finder) find(from int) (start, end int, s *secret) {
 			start, end, s = f.lit[i], f.lit[i]+len(sec.value), sec
 		}
 	}
-	// One with an escape has its first escape less than a value's length
-	// after its start; only an escape of a character some secret holds
-	// can be part of one.
-	tried := from
-	for q := from; q < len(b) && q-r.longest < start; {
+	// One with an escape is found from its first escape: that decodes
+	// to one of the value's characters, and the value's bytes before
+	// that character are written as they are just before it.
+	for q := from; q < len(b) && q-r.longest < start; q++ {
 		k := bytes.IndexByte(b[q:], '\\')
 		if k < 0 {
 			break
 		}
 		q += k
-		if q-r.longest >= start {
-			break
-		}
 		// Every backslash is looked at, the second of \\\\ too: a peer's
 		// literal \\u0073 is a spelling (see appendMasked).
-		if c, _, ok := classify.DecodeEscape(b[q:]); ok && r.holds(c) {
-			for p := max(tried, q-r.longest+1); p <= q && p <= start && p < f.stop; p++ {
-				if !r.starts[b[p]] {
-					continue
-				}
-				for i := range r.secrets {
-					if p == start && &r.secrets[i] == s {
-						break // a longer value's spelling would have come first
-					}
-					if e, ok := spelledAt(b, p, r.secrets[i].value); ok {
-						start, end, s = p, e, &r.secrets[i]
-						break
-					}
+		if q+1 < len(b) && r.plainAfter[b[q+1]] {
+			continue // \" or \\ when no value holds " or \, say
+		}
+		c, _, ok := classify.DecodeEscape(b[q:])
+		if !ok {
+			continue
+		}
+		for _, sp := range r.spotsOf(c) {
+			sec, p := &r.secrets[sp.secret], q-sp.off
+			if p >= from && (p < start || p == start && s != nil && longerFirst(r, sec, s)) && bytes.Equal(b[p:q], sec.value[:sp.off]) {
+				if e, ok := spelledAt(b, p, sec.value); ok {
+					start, end, s = p, e, sec
 				}
 			}
-			tried = q + 1
 		}
-		q++
 	}
 	return start, end, s
 }
 
-// holds reports whether some secret holds the character c.
-func (r *redactor) holds(c rune) bool {
-	if c < utf8.RuneSelf {
-		return c >= 0 && r.inValue[c]
+// longerFirst reports whether a comes before b in r's order (the longer
+// value first).
+func longerFirst(r *redactor, a, b *secret) bool {
+	for i := range r.secrets {
+		switch &r.secrets[i] {
+		case b:
+			return false
+		case a:
+			return true
+		}
 	}
-	return slices.Contains(r.other, c)
+	return false
+}
+
+// spotsOf returns where the character c is in the values.
+func (r *redactor) spotsOf(c rune) []spot {
+	if c < utf8.RuneSelf {
+		return r.spots[c]
+	}
+	return r.other[c]
 }
 
 // spelledAt reports whether b holds a spelling of value at p (each of its

@@ -5,11 +5,13 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf16"
 
 	"github.com/rpctap/rpctap/classify"
 	"github.com/rpctap/rpctap/sessions"
@@ -304,5 +306,116 @@ func TestFramesOverTheParseLimitAreRecordedMasked(t *testing.T) {
 	}
 	if n != 2 {
 		t.Errorf("%d frame records, want the frame both ways", n)
+	}
+}
+
+// issue 10 point 6: the answer to a captured injection, which the tap
+// hands to rpctap inject to print, is masked like the record of it.
+func TestCapturedAnswerIsMasked(t *testing.T) {
+	env := append(os.Environ(), "API_TOKEN=supersecret123")
+	answer := `s/.*"id":"\([^"]*\)".*/{"jsonrpc":"2.0","id":"\1","result":{"t":"\\u0073upersecret123"}}/`
+	s := startSession(t, Options{Argv: []string{"sed", "-u", answer}, Framing: classify.FramingNDJSON, Record: true, Listen: true, Env: env})
+	s.write(t, []byte(`{"jsonrpc":"2.0","id":"warm","method":"ping"}`+"\n"))
+	s.out.waitFor(t, "\n") // the tap serves its socket before it relays
+	rep, err := SendInject(liveSocket(t), "h2s", []byte(`{"jsonrpc":"2.0","id":"q1","method":"get"}`), true, generous)
+	if err != nil || !rep.OK {
+		t.Fatalf("inject: %v %+v", err, rep)
+	}
+	if !bytes.Contains(rep.Reply, []byte(`"result"`)) || bytes.Contains(rep.Reply, []byte("ecret123")) {
+		t.Errorf("the captured answer: %s", rep.Reply)
+	}
+}
+
+// BenchmarkMask masks frames that hold no secret, with a few secrets
+// known, as most frames are.
+func BenchmarkMask(b *testing.B) {
+	r, _ := newRedactor([]string{"API_TOKEN=supersecret123", "SSH_AUTH_SOCK=/tmp/ssh-XXXXabcd/agent.1234", "DB_PASSWORD=hunter2hunter2"}, nil)
+	frames := map[string][]byte{
+		"plain":   bytes.Repeat([]byte(`{"type":"text","text":"some words, a path /tmp/x and numbers 123"},`), 16),
+		"escaped": bytes.Repeat([]byte(`{"type":"text","text":"{\"a\":\"b\\/c\",\"d\":\"\\u00e9\"}"},`), 16),
+	}
+	for name, f := range frames {
+		b.Run(name, func(b *testing.B) {
+			b.SetBytes(int64(len(f)))
+			for b.Loop() {
+				if _, ok := r.mask(f); ok {
+					b.Fatal("masked")
+				}
+			}
+		})
+	}
+}
+
+// issue 10 point 6: random spellings of secrets, among random JSON
+// escapes, are all masked, and nothing else is; whole or in pieces.
+func TestRedactorMasksRandomSpellingsAndNothingElse(t *testing.T) {
+	values := []string{"supersecret123", "s3/cr\"t\\é😀", "abcd"}
+	r, _ := newRedactor([]string{"A_TOKEN=" + values[0], "B_TOKEN=" + values[1], "C_TOKEN=" + values[2]}, nil)
+	rng := rand.New(rand.NewPCG(1, 2))
+	spell := func(v string) string {
+		var b strings.Builder
+		for _, c := range v {
+			switch rng.IntN(3) {
+			case 0:
+				if c == '"' || c == '\\' {
+					b.WriteString(`\` + string(c))
+				} else {
+					b.WriteRune(c)
+				}
+			case 1:
+				if c > 0xffff {
+					r1, r2 := utf16.EncodeRune(c)
+					fmt.Fprintf(&b, `\u%04x\u%04X`, r1, r2)
+				} else {
+					fmt.Fprintf(&b, `\u%04X`, c)
+				}
+			default:
+				if q := map[rune]string{'/': `\/`, '"': `\"`, '\\': `\\`}[c]; q != "" {
+					b.WriteString(q)
+				} else if c > 0xffff {
+					r1, r2 := utf16.EncodeRune(c)
+					fmt.Fprintf(&b, `\u%04X\u%04x`, r1, r2)
+				} else {
+					fmt.Fprintf(&b, `\u%04x`, c)
+				}
+			}
+		}
+		return b.String()
+	}
+	fillers := []string{"x", " ", `\"`, `\\`, `\/`, `\n`, `\u0041`, "é", `\u00e9`, "s", "super", "sec", `\\u0073`}
+	for range 2000 {
+		var in, want strings.Builder
+		in.WriteString(`{"a":"`)
+		want.WriteString(`{"a":"`)
+		for range rng.IntN(12) {
+			if rng.IntN(3) == 0 {
+				k := rng.IntN(len(values))
+				in.WriteString(spell(values[k]))
+				want.WriteString("***" + string(rune('A'+k)) + "_TOKEN***")
+			} else {
+				f := fillers[rng.IntN(len(fillers))]
+				in.WriteString(f)
+				want.WriteString(f)
+			}
+			in.WriteString("|") // no filler runs into a value
+			want.WriteString("|")
+		}
+		in.WriteString(`"}`)
+		want.WriteString(`"}`)
+		got, _ := r.mask([]byte(in.String()))
+		if string(got) != want.String() {
+			t.Fatalf("in   %s\ngot  %s\nwant %s", in.String(), got, want.String())
+		}
+		var pieces bytes.Buffer
+		mw := r.writer(&pieces)
+		for b := []byte(in.String()); len(b) > 0; {
+			n := min(len(b), 1+rng.IntN(20))
+			mw.Write(b[:n])
+			b = b[n:]
+		}
+		mw.Close()
+		if pieces.String() != want.String() {
+			t.Fatalf("in pieces: in %s\ngot  %s\nwant %s", in.String(), pieces.String(), want.String())
+		}
 	}
 }
