@@ -290,6 +290,8 @@ func unsafeRune(r rune) bool {
 		return false
 	case r <= 0x9f:
 		return true
+	case r < 0x600:
+		return r == 0xad // the one format character below U+0600
 	case r == 0x2028 || r == 0x2029:
 		return true
 	case r >= 0x2070 && r < 0xfeff:
@@ -297,6 +299,12 @@ func unsafeRune(r rune) bool {
 	}
 	return unicode.Is(unicode.Cf, r)
 }
+
+// UnsafeRune reports whether r is a character Escape escapes: one a
+// terminal must never be handed raw (C0 controls other than tab and line
+// feed, DEL, C1 controls, bidi and other format characters, U+2028 and
+// U+2029).
+func UnsafeRune(r rune) bool { return unsafeRune(r) }
 
 // scanNumber moves past a number, checking the JSON grammar.
 func (s *scanner) scanNumber() {

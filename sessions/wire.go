@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/bits"
 	"slices"
+	"unicode/utf16"
 	"unicode/utf8"
 	"unsafe"
 
@@ -83,8 +84,9 @@ const quoteStretch = 512
 
 // appendQuoted appends s as a JSON string whose decoding is exactly s:
 // `"` and `\` are escaped, control characters become \n, \r, \t or \u00XX,
-// and U+2028 and U+2029 become \u2028 and \u2029 (so no reader takes them
-// for line ends); everything else, DEL included, is copied as it is.
+// and C1 controls, bidi and other format characters, U+2028 and U+2029
+// become \u escapes (see classify.UnsafeRune); everything else, DEL
+// included, is copied as it is.
 //
 // When s is not valid UTF-8, a strict call returns ok == false (and b
 // holds a partial string to be cut off); otherwise each invalid byte is
@@ -158,15 +160,25 @@ func appendQuoted[S ~string | ~[]byte](b []byte, s S, strict bool) (_ []byte, ok
 			}
 			r, size := utf8.DecodeRuneInString(string(s[i:min(i+utf8.UTFMax, len(s))]))
 			switch {
+			case r >= 0x2070 && r < 0xfeff || r >= 0xa0 && r < 0x600 && r != 0xad:
+				// Where most text is: no character here is escaped.
+				n += copy(b[n:], s[i:i+size])
 			case r == utf8.RuneError && size == 1:
 				if strict {
 					return b[:n], false
 				}
 				n += copy(b[n:], `\ufffd`)
-			case r == '\u2028' || r == '\u2029':
-				n += copy(b[n:], `\u202`)
-				b[n] = hexDigits[r&0xf]
-				n++
+			case classify.UnsafeRune(r):
+				// C1 controls, bidi and other format characters, U+2028
+				// and U+2029: escaped, so that no reader takes the last
+				// two for line ends, and the file is as safe to cat or
+				// grep on a terminal as rpctap's views.
+				if r > 0xffff {
+					r1, r2 := utf16.EncodeRune(r)
+					n = putEscape(b, putEscape(b, n, r1), r2)
+				} else {
+					n = putEscape(b, n, r)
+				}
 			default:
 				n += copy(b[n:], s[i:i+size])
 			}
@@ -175,6 +187,14 @@ func appendQuoted[S ~string | ~[]byte](b []byte, s S, strict bool) (_ []byte, ok
 	}
 	b[n] = '"'
 	return b[:n+1], true
+}
+
+// putEscape writes the \u escape of u (below U+10000) at b[n:], and
+// returns where it ends.
+func putEscape(b []byte, n int, u rune) int {
+	b[n], b[n+1], b[n+2], b[n+3] = '\\', 'u', hexDigits[u>>12], hexDigits[u>>8&0xf]
+	b[n+4], b[n+5] = hexDigits[u>>4&0xf], hexDigits[u&0xf]
+	return n + 6
 }
 
 // room returns b with its length set to its capacity, and at least need

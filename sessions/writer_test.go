@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf16"
 
 	"github.com/rpctap/rpctap/classify"
 	"github.com/rpctap/rpctap/sessions"
@@ -104,8 +105,11 @@ func quoteByRules(s string) string {
 			b.WriteString(`\r`)
 		case r == '\t':
 			b.WriteString(`\t`)
-		case r < 0x20 || r == '\u2028' || r == '\u2029':
+		case r < 0x20 || r >= 0x80 && r <= 0xffff && classify.UnsafeRune(r):
 			fmt.Fprintf(&b, `\u%04x`, r)
+		case r > 0xffff && classify.UnsafeRune(r):
+			r1, r2 := utf16.EncodeRune(r)
+			fmt.Fprintf(&b, `\u%04x\u%04x`, r1, r2)
 		default:
 			b.WriteRune(r)
 		}
@@ -119,7 +123,7 @@ func TestQuotingFollowsTheRulesAtEveryOffset(t *testing.T) {
 	for c := range 0x80 {
 		specials = append(specials, string(rune(c)))
 	}
-	specials = append(specials, "é", "€", "😀", "\u2028", "\u2029", "\uFFFD", "\u0085")
+	specials = append(specials, "é", "€", "😀", "\u2028", "\u2029", "\uFFFD", "\u0085", "\u009b", "\u00ad", "\u061c", "\u200b", "\u202e", "\u2066", "\ufeff", "\U000E0041")
 	// Plain and quote-dense surroundings, in frames short enough to be
 	// quoted a byte or a word at a time and long enough to be quoted
 	// sixteen bytes at a time, the special byte at every offset.

@@ -251,46 +251,50 @@ func newBatch() *batch {
 	return &batch{data: make([]byte, 0, batchBytes+readSize), out: make([]byte, 0, 2*batchBytes), done: make(chan struct{}, 1)}
 }
 
-// encode classifies, redacts and encodes every frame of b. It touches
+// encode masks, classifies and encodes every frame of b. It touches
 // nothing but b (and the redactor, which only reads).
 func (r *recorder) encode(b *batch) {
 	for i := range b.jobs {
 		j := &b.jobs[i]
 		switch j.kind {
 		case jobFrame:
-			body := b.bytes(j.body)
-			if j.dir != classify.Err {
-				j.m = classify.ClassifyFramed(body, j.info, j.dir, b.profile)
-			}
 			start := len(b.out)
 			b.out = append(b.out, 0) // spare
-			b.out, j.redacted, j.err = r.appendRecord(b.out, j, body, b.bytes(j.header))
+			b.out, j.err = r.encodeFrame(b.out, j, b.bytes(j.body), b.bytes(j.header), b.profile)
 			j.line = [2]int{start, len(b.out)}
 		case jobSpool:
+			// The frame's first bytes are judged masked, as its record
+			// will be; a secret cut by their end is in no record.
+			j.held, _ = r.redact.mask(j.held)
 			j.m = classify.ClassifyFramed(j.held, j.info, j.dir, b.profile)
 		}
 	}
 }
 
-// appendRecord encodes a frame's record with the fields derived from its
-// classification m.
-func (r *recorder) appendRecord(dst []byte, j *job, body, header []byte) ([]byte, bool, error) {
-	rec := sessions.FrameRecord{T: int64(j.t / time.Microsecond), Dir: j.dir, Src: j.src, Frame: body, Header: header, EOF: j.eof, Captured: j.captured}
-	if r.redact != nil {
-		if masked, ok := r.redact.mask(body); ok {
-			rec.Frame = masked
-			rec.Redacted = true
-		}
-	}
+// encodeFrame masks a frame's body and header block, judges the masked
+// frame by profile p (in j.m) and appends its record. Everything the
+// record and the live views say of the frame, its derived fields (kind,
+// id, method) and findings too, comes from the masked bytes, as a reader
+// of the session file judges them.
+func (r *recorder) encodeFrame(dst []byte, j *job, body, header []byte, p classify.Profile) ([]byte, error) {
+	n := len(body)
+	body, maskedBody := r.redact.mask(body)
+	header, maskedHeader := r.redact.mask(header)
+	j.redacted = maskedBody || maskedHeader
+	rec := sessions.FrameRecord{T: int64(j.t / time.Microsecond), Dir: j.dir, Src: j.src, Frame: body, Header: header,
+		EOF: j.eof, Captured: j.captured, Redacted: j.redacted}
 	if j.dir != classify.Err {
+		info := j.info
+		info.BodyLen += int64(len(body) - n)
+		info.Size += int64(len(body) - n)
+		j.m = classify.ClassifyFramed(body, info, j.dir, p)
 		rec.Kind = j.m.Kind.String()
 		if j.m.HasID() {
 			rec.ID = j.m.ID().Raw
 		}
 		rec.Method = j.m.Method()
 	}
-	out, err := sessions.AppendFrameRecord(dst, rec)
-	return out, rec.Redacted, err
+	return sessions.AppendFrameRecord(dst, rec)
 }
 
 // encoders runs encodeWorkers goroutines until work is closed.

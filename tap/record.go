@@ -521,11 +521,12 @@ func (r *recorder) commitJob(b *batch, j *job) {
 		if j.spoolErr != nil {
 			r.fail(j.dir, j.spoolErr)
 		} else if j.spool != nil {
-			rec := sessions.FrameRecord{T: int64(j.t / time.Microsecond), Dir: j.dir, EOF: j.eof, Captured: j.captured, Header: b.bytes(j.header)}
+			header, masked := r.redact.mask(b.bytes(j.header))
+			rec := sessions.FrameRecord{T: int64(j.t / time.Microsecond), Dir: j.dir, EOF: j.eof, Captured: j.captured, Header: header, Redacted: masked}
 			if r.failing {
 				r.missing[j.dir]++
 				j.spool.close()
-			} else if err := j.spool.record(r.w, rec, int64(j.info.HeaderLen), j.info.BodyLen); err != nil {
+			} else if err := j.spool.record(r.w, rec, int64(j.info.HeaderLen), j.info.BodyLen, r.redact); err != nil {
 				r.fail(j.dir, err)
 			} else {
 				r.wrote(j.dir)
@@ -539,9 +540,7 @@ func (r *recorder) commitJob(b *batch, j *job) {
 		if p := r.tracker.Profile(); j.dir != classify.Err && j.m.Profile != p {
 			// The profile changed while the frame was on its way (the
 			// handshake): judge it as the tracker does now.
-			body := b.bytes(j.body)
-			j.m = classify.ClassifyFramed(body, j.info, j.dir, p)
-			r.scratch, j.redacted, j.err = r.appendRecord(append(r.scratch[:0], 0), j, body, b.bytes(j.header))
+			r.scratch, j.err = r.encodeFrame(append(r.scratch[:0], 0), j, b.bytes(j.body), b.bytes(j.header), p)
 			line = r.scratch
 		}
 		written := false

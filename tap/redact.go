@@ -3,15 +3,42 @@ package tap
 import (
 	"bytes"
 	"fmt"
+	"io"
 	"os"
+	"slices"
 	"sort"
 	"strings"
+	"unicode/utf8"
+
+	"github.com/rpctap/rpctap/classify"
 )
 
-// A redactor masks secrets in what is recorded and shown. The wire is
-// never changed.
+// A redactor masks secrets in what is recorded and shown: it is the one
+// step that every byte the tap writes to its session file or serves to an
+// observer goes through (frame bodies of any size, LSP header blocks, the
+// fields derived from them, the session header's argv and name, the answer
+// to a captured injection). The wire is never changed.
+//
+// A secret is found however a peer spelled it in JSON: each of its
+// characters may be written as itself or as any JSON string escape that
+// decodes to it (\u0073, \u0053 for S, \/ for /, \" for ", a surrogate
+// pair for a character past U+FFFF). Escapes nested inside a JSON string
+// that is itself inside a JSON string are not followed.
+//
+// A nil *redactor masks nothing. A redactor is read only once made, so
+// any number of goroutines may use it at once.
 type redactor struct {
-	secrets []secret
+	secrets []secret // longest value first
+	// spots are where each character is in the values (ASCII ones by
+	// index, the others in other): an escape of a character in none of
+	// them cannot be part of a secret.
+	spots [utf8.RuneSelf][]spot
+	other map[rune][]spot
+	// plainAfter marks the letters of two-character escapes of
+	// characters no value holds.
+	plainAfter [256]bool
+	longest    int // bytes of the longest value
+	widest     int // bytes of the longest spelling of any value
 }
 
 type secret struct {
@@ -19,6 +46,9 @@ type secret struct {
 	value []byte
 	mask  []byte
 }
+
+// A spot is a character's place in a value: secrets[secret].value[off:].
+type spot struct{ secret, off int }
 
 // minSecretLen keeps short values (a "1", "true") from masking half of
 // every frame.
@@ -79,22 +109,294 @@ func newRedactor(env []string, flags []string) (*redactor, error) {
 		return nil, nil
 	}
 	// Longer values first, so a value that contains another is masked whole.
-	sort.Slice(r.secrets, func(i, j int) bool { return len(r.secrets[i].value) > len(r.secrets[j].value) })
+	sort.SliceStable(r.secrets, func(i, j int) bool { return len(r.secrets[i].value) > len(r.secrets[j].value) })
+	r.other = map[rune][]spot{}
+	for i, s := range r.secrets {
+		r.longest = max(r.longest, len(s.value))
+		wide := 0
+		for off := 0; off < len(s.value); {
+			c, size := utf8.DecodeRune(s.value[off:])
+			switch {
+			case c == utf8.RuneError && size == 1:
+				wide++ // a byte that is not UTF-8 is only ever itself
+				off++
+				continue
+			case c < utf8.RuneSelf:
+				r.spots[c] = append(r.spots[c], spot{i, off})
+			default:
+				r.other[c] = append(r.other[c], spot{i, off})
+			}
+			wide += max(size, escapeLen(c))
+			off += size
+		}
+		r.widest = max(r.widest, wide)
+	}
+	for _, c := range []byte(`"\/bfnrt`) {
+		d, _, _ := classify.DecodeEscape([]byte{'\\', c})
+		r.plainAfter[c] = len(r.spotsOf(d)) == 0
+	}
 	return r, nil
 }
 
-// mask returns a copy of b with every secret masked, and whether any was.
+// escapeLen is the length of the longest JSON escape of c.
+func escapeLen(c rune) int {
+	if c > 0xffff {
+		return 12 // a surrogate pair
+	}
+	return 6
+}
+
+// mask returns b with every secret masked, and whether any was; b itself
+// is returned when nothing was, and is never changed.
 func (r *redactor) mask(b []byte) ([]byte, bool) {
-	var out []byte
-	for _, s := range r.secrets {
-		src := b
-		if out != nil {
-			src = out
+	if r == nil {
+		return b, false
+	}
+	out, _, masked := r.appendMasked(nil, b, len(b))
+	if !masked {
+		return b, false
+	}
+	return out, true
+}
+
+// maskString is mask for a string.
+func (r *redactor) maskString(s string) string {
+	if out, ok := r.mask([]byte(s)); ok {
+		return string(out)
+	}
+	return s
+}
+
+// maskStrings masks each of ss, in a new slice when any is masked.
+func (r *redactor) maskStrings(ss []string) []string {
+	var out []string
+	for i, s := range ss {
+		if m := r.maskString(s); m != s {
+			if out == nil {
+				out = slices.Clone(ss)
+			}
+			out[i] = m
 		}
-		if !bytes.Contains(src, s.value) {
+	}
+	if out == nil {
+		return ss
+	}
+	return out
+}
+
+// appendMasked appends b to dst, with each spelling of a secret that
+// starts before stop masked, up to next: stop, or the end of a secret
+// that starts before stop and ends after it. A caller that has more
+// bytes to come passes stop = len(b) - (r.widest-1) and keeps b[next:]
+// for its next call, so that a secret cut across the two is found whole.
+// A spelling that starts right after a backslash that escapes its first
+// byte is masked with that backslash. When nothing is masked, dst is
+// returned as it was.
+func (r *redactor) appendMasked(dst, b []byte, stop int) (out []byte, next int, masked bool) {
+	if stop <= 0 {
+		return dst, 0, false
+	}
+	var lit [8]int
+	f := finder{r: r, b: b, stop: stop, lit: lit[:0]}
+	for range r.secrets {
+		f.lit = append(f.lit, -1)
+	}
+	copied := 0 // b[:copied] is in dst
+	for at := 0; ; {
+		start, end, s := f.find(at)
+		if s == nil {
+			break
+		}
+		if !masked {
+			dst = slices.Grow(dst, len(b))
+		}
+		masked = true
+		if oddBackslashes(b[copied:start]) {
+			// The spelling starts right after a backslash that escapes
+			// its first byte (\\u0073...): the mask takes that
+			// backslash too, so that the string stays well formed.
+			start--
+		}
+		dst = append(dst, b[copied:start]...)
+		dst = append(dst, s.mask...)
+		copied, at = end, end
+	}
+	next = max(stop, copied)
+	if next < len(b) && next > copied && oddBackslashes(b[copied:next]) {
+		// Keep back the backslash that escapes b[next], for the rule
+		// above: the bytes passed on end with an even run of them.
+		next--
+	}
+	if !masked {
+		return dst, next, false
+	}
+	return append(dst, b[copied:next]...), next, true
+}
+
+// oddBackslashes reports whether b ends in an odd number of backslashes.
+func oddBackslashes(b []byte) bool {
+	n := 0
+	for n < len(b) && b[len(b)-1-n] == '\\' {
+		n++
+	}
+	return n%2 == 1
+}
+
+// A finder finds the spellings of secrets in b that start before stop, in
+// order.
+type finder struct {
+	r    *redactor
+	b    []byte
+	stop int
+	// lit is, for each secret, where its value is next written as it
+	// is (stop: nowhere before stop; -1: not looked for yet), so that
+	// each plain search covers b once.
+	lit []int
+}
+
+// find returns the first spelling of a secret that starts at or after
+// from (s == nil: none). Of spellings that start at the same place, the
+// longest value's wins.
+func (f *finder) find(from int) (start, end int, s *secret) {
+	r, b := f.r, f.b
+	start = f.stop
+	if from >= f.stop {
+		return start, 0, nil
+	}
+	// A spelling with no escape is found by a plain search.
+	for i := range r.secrets {
+		sec := &r.secrets[i]
+		if f.lit[i] < from {
+			f.lit[i] = f.stop
+			if k := bytes.Index(b[from:min(len(b), f.stop+len(sec.value)-1)], sec.value); k >= 0 {
+				f.lit[i] = from + k
+			}
+		}
+		if f.lit[i] < start {
+			start, end, s = f.lit[i], f.lit[i]+len(sec.value), sec
+		}
+	}
+	// One with an escape is found from its first escape: that decodes
+	// to one of the value's characters, and the value's bytes before
+	// that character are written as they are just before it.
+	for q := from; q < len(b) && q-r.longest < start; q++ {
+		k := bytes.IndexByte(b[q:], '\\')
+		if k < 0 {
+			break
+		}
+		q += k
+		// Every backslash is looked at, the second of \\\\ too: a peer's
+		// literal \\u0073 is a spelling (see appendMasked).
+		if q+1 < len(b) && r.plainAfter[b[q+1]] {
+			continue // \" or \\ when no value holds " or \, say
+		}
+		c, _, ok := classify.DecodeEscape(b[q:])
+		if !ok {
 			continue
 		}
-		out = bytes.ReplaceAll(src, s.value, s.mask)
+		for _, sp := range r.spotsOf(c) {
+			sec, p := &r.secrets[sp.secret], q-sp.off
+			if p >= from && (p < start || p == start && s != nil && longerFirst(r, sec, s)) && bytes.Equal(b[p:q], sec.value[:sp.off]) {
+				if e, ok := spelledAt(b, p, sec.value); ok {
+					start, end, s = p, e, sec
+				}
+			}
+		}
 	}
-	return out, out != nil
+	return start, end, s
+}
+
+// longerFirst reports whether a comes before b in r's order (the longer
+// value first).
+func longerFirst(r *redactor, a, b *secret) bool {
+	for i := range r.secrets {
+		switch &r.secrets[i] {
+		case b:
+			return false
+		case a:
+			return true
+		}
+	}
+	return false
+}
+
+// spotsOf returns where the character c is in the values.
+func (r *redactor) spotsOf(c rune) []spot {
+	if c < utf8.RuneSelf {
+		return r.spots[c]
+	}
+	return r.other[c]
+}
+
+// spelledAt reports whether b holds a spelling of value at p (each of its
+// characters as itself or as a JSON escape of it), and where it ends.
+func spelledAt(b []byte, p int, value []byte) (end int, ok bool) {
+	j := p
+	for v := value; len(v) > 0; {
+		c, size := utf8.DecodeRune(v)
+		if c == utf8.RuneError && size == 1 {
+			c = -1 // matches only itself
+		}
+		if j < len(b) && b[j] == '\\' && c >= 0 {
+			// An escape is tried first, so that a backslash in a value
+			// matches the \\ that stands for it.
+			if d, n, ok := classify.DecodeEscape(b[j:]); ok && d == c {
+				j += n
+				v = v[size:]
+				continue
+			}
+		}
+		if !bytes.HasPrefix(b[j:], v[:size]) {
+			return 0, false
+		}
+		j += size
+		v = v[size:]
+	}
+	return j, true
+}
+
+// A maskWriter masks secrets in bytes that come in pieces (a frame too
+// large to hold): it holds back the last bytes of each piece that could
+// begin a secret cut by the piece's end, until the next piece or Close.
+type maskWriter struct {
+	r      *redactor
+	w      io.Writer
+	held   []byte
+	out    []byte
+	masked bool
+	err    error
+}
+
+func (r *redactor) writer(w io.Writer) *maskWriter { return &maskWriter{r: r, w: w} }
+
+func (m *maskWriter) Write(p []byte) (int, error) {
+	if m.err != nil {
+		return 0, m.err
+	}
+	m.held = append(m.held, p...)
+	m.pass(len(m.held) - (m.r.widest - 1))
+	return len(p), m.err
+}
+
+// Close writes what is held back (it does not close the writer below).
+func (m *maskWriter) Close() error {
+	m.pass(len(m.held))
+	return m.err
+}
+
+// pass writes the held bytes before stop (with a secret that starts before
+// it) and keeps the rest.
+func (m *maskWriter) pass(stop int) {
+	if m.err != nil || stop <= 0 {
+		return
+	}
+	out, next, masked := m.r.appendMasked(m.out[:0], m.held, stop)
+	if masked {
+		m.masked = true
+		m.out = out
+		_, m.err = m.w.Write(out)
+	} else {
+		_, m.err = m.w.Write(m.held[:next])
+	}
+	m.held = m.held[:copy(m.held, m.held[next:])]
 }

@@ -3,10 +3,15 @@ package tap
 import (
 	"bytes"
 	"context"
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+	"unicode/utf16"
 
 	"github.com/rpctap/rpctap/classify"
 	"github.com/rpctap/rpctap/sessions"
@@ -88,5 +93,329 @@ func TestNoRedactRecordsTheExactBytes(t *testing.T) {
 	data, _ := os.ReadFile(path)
 	if !bytes.Contains(data, []byte("s3cr3t-value-42")) || bytes.Contains(data, []byte(`"redacted":true`)) {
 		t.Errorf("with NoRedact the file must hold the exact bytes:\n%s", data)
+	}
+}
+
+// issue 10 point 6: a secret is found however JSON spells it. Each
+// spelling below decodes, as a JSON string, to the secret.
+func TestRedactorFindsASecretInEveryJSONSpellingOfIt(t *testing.T) {
+	const value = "tok/en\"x\\yé😀z"
+	r, err := newRedactor([]string{"API_TOKEN=" + value}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	spellings := []string{
+		`tok\/en\"x\\yé😀z`,
+		`\u0074ok\/en\"x\\yé😀z`,
+		`tok\u002Fen\u0022x\u005cy\u00E9\uD83D\uDE00z`,
+		`\u0074\u006f\u006b\u002f\u0065\u006e\u0022\u0078\u005c\u0079\u00e9\ud83d\ude00\u007a`,
+		`tok/en\"x\\y\u00e9😀\u007A`,
+	}
+	for _, sp := range spellings {
+		var decoded string
+		if err := json.Unmarshal([]byte(`"`+sp+`"`), &decoded); err != nil || decoded != value {
+			t.Fatalf("test spelling %s decodes to %q (%v), not the secret", sp, decoded, err)
+		}
+		frame := []byte(`{"jsonrpc":"2.0","method":"x","params":{"a":"<` + sp + `>","b":"` + sp + `"}}`)
+		out, ok := r.mask(frame)
+		want := `{"jsonrpc":"2.0","method":"x","params":{"a":"<***API_TOKEN***>","b":"***API_TOKEN***"}}`
+		if !ok || string(out) != want {
+			t.Errorf("spelling %s:\n got %s\nwant %s", sp, out, want)
+		}
+	}
+	// A spelling that begins right after a backslash escaping its first
+	// byte (a peer's literal \u0074ok...) reads as the secret: it is
+	// masked with that backslash, which keeps the string well formed.
+	if out, _ := r.mask([]byte(`{"a":"\\u0074ok\/en\"x\\yé😀z"}`)); string(out) != `{"a":"***API_TOKEN***"}` {
+		t.Errorf("after an escaping backslash: %s", out)
+	}
+	// What decodes to something else is left alone.
+	for _, near := range []string{`tok\/en\"x\\yé😀`, `tok\\/en\"x\\yé😀z`, `tok\/en\"x\\y\u00e8😀z`} {
+		frame := []byte(`{"a":"` + near + `"}`)
+		if out, ok := r.mask(frame); ok || !bytes.Equal(out, frame) {
+			t.Errorf("%s was masked: %s", near, out)
+		}
+	}
+}
+
+// issue 10 point 6: where one secret's value holds another's, the longer
+// is masked whole, in whatever spelling.
+func TestRedactorMasksTheLongerOfTwoSecretsThatStartTogether(t *testing.T) {
+	r, _ := newRedactor([]string{"SHORT_KEY=abcd", "LONG_KEY=abcdef"}, nil)
+	for in, want := range map[string]string{
+		`"abcdef abcd abcdxy"`:  `"***LONG_KEY*** ***SHORT_KEY*** ***SHORT_KEY***xy"`,
+		`"abcd\u0065f"`:         `"***LONG_KEY***"`,
+		`"\u0061bcd\u0065f ab"`: `"***LONG_KEY*** ab"`,
+	} {
+		if out, _ := r.mask([]byte(in)); string(out) != want {
+			t.Errorf("%s: got %s, want %s", in, out, want)
+		}
+	}
+}
+
+// issue 10 point 6: bytes that come in pieces (a frame too large to hold)
+// are masked as the whole would be, wherever the pieces are cut.
+func TestMaskWriterFindsASecretCutAcrossPieces(t *testing.T) {
+	r, _ := newRedactor([]string{"API_TOKEN=supersecret123", "OTHER_SECRET=é😀é😀"}, nil)
+	whole := []byte(`{"a":"supersecret123","b":"\u0073uper\u0073ecret123","c":"xsupersecret12","d":"\u00e9\ud83d\ude00é😀","e":"\\\\\u0073upersecret123","f":"\\\u0073upersecret123","g":"\\u0073upersecret123"}supersecret123`)
+	want, ok := r.mask(whole)
+	if !ok || bytes.Contains(want, []byte("ecret123")) || bytes.Contains(want, []byte(`\ud83d`)) {
+		t.Fatalf("mask of the whole: %s", want)
+	}
+	for cut1 := 0; cut1 <= len(whole); cut1++ {
+		for _, cut2 := range []int{cut1, cut1 + 1, cut1 + 7, len(whole)} {
+			cut2 = min(max(cut2, cut1), len(whole))
+			var got bytes.Buffer
+			mw := r.writer(&got)
+			mw.Write(whole[:cut1])
+			mw.Write(whole[cut1:cut2])
+			mw.Write(whole[cut2:])
+			mw.Close()
+			if !bytes.Equal(got.Bytes(), want) || !mw.masked {
+				t.Fatalf("cut at %d and %d:\n got %s\nwant %s", cut1, cut2, got.Bytes(), want)
+			}
+		}
+	}
+}
+
+// issue 10 point 6: a spooled frame's record is masked and marked redacted
+// (the path frames over the parse limit take).
+func TestSpooledFrameIsRecordedMasked(t *testing.T) {
+	r, _ := newRedactor([]string{"API_TOKEN=supersecret123"}, nil)
+	header := []byte("Content-Length: 999\r\nX-Token: supersecret123\r\n\r\n")
+	body := bytes.Repeat([]byte(`{"pad":"0123456789abcdef","t":"\u0073upersecret123"},`), 5000)
+	sp, err := newSpool(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < len(header)+len(body); i += 4093 { // pieces cut anywhere
+		all := append(append([]byte(nil), header...), body...)
+		sp.write(all[i:min(i+4093, len(all))])
+	}
+	var file bytes.Buffer
+	w, err := sessions.NewWriter(&file, sessions.Header{ID: "x", Started: time.Now()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := sp.record(w, sessions.FrameRecord{Dir: classify.S2H}, int64(len(header)), int64(len(body)), r); err != nil {
+		t.Fatal(err)
+	}
+	_, evs, skipped := readRecords(t, &file)
+	if skipped != 0 || len(evs) != 1 {
+		t.Fatalf("%d records, %d skipped", len(evs), skipped)
+	}
+	want, _ := r.mask(body)
+	if !evs[0].Redacted || !bytes.Equal(evs[0].Frame, want) {
+		t.Errorf("redacted %v; frame holds the secret: %v", evs[0].Redacted, bytes.Contains(evs[0].Frame, []byte("ecret123")))
+	}
+}
+
+// issue 10 point 6: every place the session file and the live views hold
+// a frame's bytes or what is derived from them is masked: the frame, the
+// derived id and method, an LSP header block, the header's argv and name,
+// what ls is told; a secret spelled with JSON escapes too.
+func TestSecretsAreMaskedInDerivedFieldsHeadersArgvAndEscapedForms(t *testing.T) {
+	env := append(os.Environ(), "API_TOKEN=supersecret123")
+	frames := []string{
+		`{"jsonrpc":"2.0","id":"supersecret123","method":"m/supersecret123","params":{}}`,
+		`{"jsonrpc":"2.0","id":2,"method":"x","params":{"t":"\u0073uper\u0073ecret123"}}`,
+		`{"jsonrpc":"2.0","id":3,"method":"y","params":{"t":"super\u0073ecret\u00312\u0033"}}`,
+	}
+	var in bytes.Buffer
+	for i, f := range frames {
+		fmt.Fprintf(&in, "Content-Length: %d\r\nX-Token: supersecret123-%d\r\n\r\n%s", len(f), i, f)
+	}
+	s := startSession(t, Options{Argv: []string{"/bin/sh", "-c", "cat; echo supersecret123 >&2", "--token=supersecret123"}, Framing: classify.FramingLSP,
+		Record: true, Listen: true, Env: env})
+	s.write(t, in.Bytes())
+	s.in.Close()
+	s.wait(t, generous)
+	if got := s.out.bytes(); !bytes.Equal(got, in.Bytes()) {
+		t.Fatalf("the wire changed: %s", firstDiff(got, in.Bytes()))
+	}
+	data, err := os.ReadFile(s.tap.Path())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, leak := range []string{"upersecret123", `\u0073ecret123`, `ecret\u00312`, "supersecret"} {
+		if bytes.Contains(data, []byte(leak)) {
+			t.Errorf("the session file holds %s:\n%s", leak, data)
+		}
+	}
+	h, evs, _ := readSession(t, s.tap.Path())
+	if strings.Join(h.Argv, " ") != "/bin/sh -c cat; echo ***API_TOKEN*** >&2 --token=***API_TOKEN***" {
+		t.Errorf("header argv %q", h.Argv)
+	}
+	frameRecords := 0
+	for _, ev := range evs {
+		if !ev.IsFrame() {
+			continue
+		}
+		frameRecords++
+		if !ev.Redacted {
+			t.Errorf("line %d is not marked redacted: %s", ev.Line, ev.Frame)
+		}
+	}
+	if frameRecords != 7 { // three each way, and the stderr line
+		t.Errorf("%d frame records, want 7", frameRecords)
+	}
+	if !bytes.Contains(data, []byte(`"id":"***API_TOKEN***","method":"m/***API_TOKEN***"`)) {
+		t.Errorf("the derived fields are not those of the masked frame:\n%s", data)
+	}
+	if info := s.tap.info(); strings.Contains(strings.Join(info.Argv, " "), "supersecret") {
+		t.Errorf("ls is told argv %q", info.Argv)
+	}
+}
+
+// issue 10 point 6: a frame over the parse limit is streamed into the
+// session file masked, however its pieces fall.
+func TestFramesOverTheParseLimitAreRecordedMasked(t *testing.T) {
+	if testing.Short() || raceEnabled {
+		t.Skip("moves tens of MiB")
+	}
+	env := append(os.Environ(), "API_TOKEN=supersecret123")
+	var body bytes.Buffer
+	body.WriteString(`{"jsonrpc":"2.0","method":"notifications/message","params":{"data":"`)
+	for i := 0; body.Len() < parseLimit+(1<<20); i++ {
+		body.WriteString(strings.Repeat("x", 1000+i%37))
+		body.WriteString([]string{"supersecret123", `\u0073upersecret123`, `supersecre\u0074123`}[i%3])
+	}
+	body.WriteString(`"}}`)
+	s := startSession(t, Options{Argv: []string{"/bin/cat"}, Framing: classify.FramingNDJSON, Record: true, Env: env})
+	go func() {
+		s.in.Write(append(body.Bytes(), '\n'))
+		s.in.Close()
+	}()
+	s.wait(t, generous)
+	_, evs, skipped := readSession(t, s.tap.Path())
+	if skipped != 0 {
+		t.Fatalf("%d lines skipped", skipped)
+	}
+	n := 0
+	for _, ev := range evs {
+		if !ev.IsFrame() {
+			continue
+		}
+		n++
+		if !ev.Redacted || bytes.Contains(ev.Frame, []byte("ecret123")) || bytes.Contains(ev.Frame, []byte(`ecre\u0074`)) {
+			t.Errorf("%s record of %d bytes: redacted %v, holds the secret", ev.Dir, len(ev.Frame), ev.Redacted)
+		}
+		if want := bytes.Count(body.Bytes(), []byte("123")); bytes.Count(ev.Frame, []byte("***API_TOKEN***")) != want {
+			t.Errorf("%d masks, want %d", bytes.Count(ev.Frame, []byte("***API_TOKEN***")), want)
+		}
+	}
+	if n != 2 {
+		t.Errorf("%d frame records, want the frame both ways", n)
+	}
+}
+
+// issue 10 point 6: the answer to a captured injection, which the tap
+// hands to rpctap inject to print, is masked like the record of it.
+func TestCapturedAnswerIsMasked(t *testing.T) {
+	env := append(os.Environ(), "API_TOKEN=supersecret123")
+	answer := `s/.*"id":"\([^"]*\)".*/{"jsonrpc":"2.0","id":"\1","result":{"t":"\\u0073upersecret123"}}/`
+	s := startSession(t, Options{Argv: []string{"sed", "-u", answer}, Framing: classify.FramingNDJSON, Record: true, Listen: true, Env: env})
+	s.write(t, []byte(`{"jsonrpc":"2.0","id":"warm","method":"ping"}`+"\n"))
+	s.out.waitFor(t, "\n") // the tap serves its socket before it relays
+	rep, err := SendInject(liveSocket(t), "h2s", []byte(`{"jsonrpc":"2.0","id":"q1","method":"get"}`), true, generous)
+	if err != nil || !rep.OK {
+		t.Fatalf("inject: %v %+v", err, rep)
+	}
+	if !bytes.Contains(rep.Reply, []byte(`"result"`)) || bytes.Contains(rep.Reply, []byte("ecret123")) {
+		t.Errorf("the captured answer: %s", rep.Reply)
+	}
+}
+
+// BenchmarkMask masks frames that hold no secret, with a few secrets
+// known, as most frames are.
+func BenchmarkMask(b *testing.B) {
+	r, _ := newRedactor([]string{"API_TOKEN=supersecret123", "SSH_AUTH_SOCK=/tmp/ssh-XXXXabcd/agent.1234", "DB_PASSWORD=hunter2hunter2"}, nil)
+	frames := map[string][]byte{
+		"plain":   bytes.Repeat([]byte(`{"type":"text","text":"some words, a path /tmp/x and numbers 123"},`), 16),
+		"escaped": bytes.Repeat([]byte(`{"type":"text","text":"{\"a\":\"b\\/c\",\"d\":\"\\u00e9\"}"},`), 16),
+	}
+	for name, f := range frames {
+		b.Run(name, func(b *testing.B) {
+			b.SetBytes(int64(len(f)))
+			for b.Loop() {
+				if _, ok := r.mask(f); ok {
+					b.Fatal("masked")
+				}
+			}
+		})
+	}
+}
+
+// issue 10 point 6: random spellings of secrets, among random JSON
+// escapes, are all masked, and nothing else is; whole or in pieces.
+func TestRedactorMasksRandomSpellingsAndNothingElse(t *testing.T) {
+	values := []string{"supersecret123", "s3/cr\"t\\é😀", "abcd"}
+	r, _ := newRedactor([]string{"A_TOKEN=" + values[0], "B_TOKEN=" + values[1], "C_TOKEN=" + values[2]}, nil)
+	rng := rand.New(rand.NewPCG(1, 2))
+	spell := func(v string) string {
+		var b strings.Builder
+		for _, c := range v {
+			switch rng.IntN(3) {
+			case 0:
+				if c == '"' || c == '\\' {
+					b.WriteString(`\` + string(c))
+				} else {
+					b.WriteRune(c)
+				}
+			case 1:
+				if c > 0xffff {
+					r1, r2 := utf16.EncodeRune(c)
+					fmt.Fprintf(&b, `\u%04x\u%04X`, r1, r2)
+				} else {
+					fmt.Fprintf(&b, `\u%04X`, c)
+				}
+			default:
+				if q := map[rune]string{'/': `\/`, '"': `\"`, '\\': `\\`}[c]; q != "" {
+					b.WriteString(q)
+				} else if c > 0xffff {
+					r1, r2 := utf16.EncodeRune(c)
+					fmt.Fprintf(&b, `\u%04X\u%04x`, r1, r2)
+				} else {
+					fmt.Fprintf(&b, `\u%04x`, c)
+				}
+			}
+		}
+		return b.String()
+	}
+	fillers := []string{"x", " ", `\"`, `\\`, `\/`, `\n`, `\u0041`, "é", `\u00e9`, "s", "super", "sec", `\\u0073`}
+	for range 2000 {
+		var in, want strings.Builder
+		in.WriteString(`{"a":"`)
+		want.WriteString(`{"a":"`)
+		for range rng.IntN(12) {
+			if rng.IntN(3) == 0 {
+				k := rng.IntN(len(values))
+				in.WriteString(spell(values[k]))
+				want.WriteString("***" + string(rune('A'+k)) + "_TOKEN***")
+			} else {
+				f := fillers[rng.IntN(len(fillers))]
+				in.WriteString(f)
+				want.WriteString(f)
+			}
+			in.WriteString("|") // no filler runs into a value
+			want.WriteString("|")
+		}
+		in.WriteString(`"}`)
+		want.WriteString(`"}`)
+		got, _ := r.mask([]byte(in.String()))
+		if string(got) != want.String() {
+			t.Fatalf("in   %s\ngot  %s\nwant %s", in.String(), got, want.String())
+		}
+		var pieces bytes.Buffer
+		mw := r.writer(&pieces)
+		for b := []byte(in.String()); len(b) > 0; {
+			n := min(len(b), 1+rng.IntN(20))
+			mw.Write(b[:n])
+			b = b[n:]
+		}
+		mw.Close()
+		if pieces.String() != want.String() {
+			t.Fatalf("in pieces: in %s\ngot  %s\nwant %s", in.String(), pieces.String(), want.String())
+		}
 	}
 }

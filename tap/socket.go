@@ -85,7 +85,7 @@ func (t *Tap) info() Info {
 	t.hub.mu.Lock()
 	st := t.hub.stats
 	t.hub.mu.Unlock()
-	return Info{ID: t.id, PID: os.Getpid(), Name: t.opts.Name, Argv: t.opts.Argv, Started: t.started, Session: t.path,
+	return Info{ID: t.id, PID: os.Getpid(), Name: t.name, Argv: t.argv, Started: t.started, Session: t.path,
 		Framing: t.opts.Framing.String(), Socket: t.socket, Stats: st}
 }
 
@@ -164,6 +164,7 @@ func (t *Tap) serveInject(c net.Conn, req request) {
 	}
 	select {
 	case body := <-res.Reply:
+		body, _ = t.rec.redact.mask(body)
 		c.Write([]byte(`{"reply":`))
 		if json.Valid(body) {
 			c.Write(body)

@@ -33,9 +33,9 @@ func (s *spool) write(p []byte) {
 	}
 }
 
-// record writes rec to w with the frame's body: size bytes from off. It
-// closes the spool.
-func (s *spool) record(w *sessions.Writer, rec sessions.FrameRecord, off, size int64) error {
+// record writes rec to w with the frame's body: size bytes from off,
+// with the secrets red knows masked. It closes the spool.
+func (s *spool) record(w *sessions.Writer, rec sessions.FrameRecord, off, size int64, red *redactor) error {
 	defer s.close()
 	if s.err == nil {
 		s.err = s.bw.Flush()
@@ -43,11 +43,32 @@ func (s *spool) record(w *sessions.Writer, rec sessions.FrameRecord, off, size i
 	if s.err != nil {
 		return s.err
 	}
+	masked := false
+	if red != nil {
+		// The record says it was redacted before its bytes: look first.
+		scan := red.writer(io.Discard)
+		if _, err := io.Copy(scan, io.NewSectionReader(s.f, off, size)); err != nil {
+			return err
+		}
+		scan.Close()
+		masked = scan.masked
+		rec.Redacted = rec.Redacted || masked
+	}
 	fs, err := w.BeginFrame(rec)
 	if err != nil {
 		return err
 	}
-	if _, err := io.Copy(fs, io.NewSectionReader(s.f, off, size)); err != nil {
+	if !masked {
+		if _, err := io.Copy(fs, io.NewSectionReader(s.f, off, size)); err != nil {
+			return err
+		}
+		return fs.Close()
+	}
+	mw := red.writer(fs)
+	if _, err := io.Copy(mw, io.NewSectionReader(s.f, off, size)); err != nil {
+		return err
+	}
+	if err := mw.Close(); err != nil {
 		return err
 	}
 	return fs.Close()

@@ -60,6 +60,10 @@ type Tap struct {
 
 	socket  string
 	recDone chan struct{}
+	// argv and name are the server's command line and name as rpctap
+	// writes and shows them: with secrets masked.
+	argv []string
+	name string
 
 	mu     sync.Mutex
 	nextID int
@@ -358,6 +362,7 @@ func (t *Tap) redactor() (*redactor, error) {
 // file it still runs, for the tracker and live subscribers.
 func (t *Tap) startRecorder(redact *redactor) error {
 	opts := t.opts
+	t.argv, t.name = redact.maskStrings(opts.Argv), redact.maskString(opts.Name)
 	t.hub = newHub(opts.Framing)
 	// The tap follows at most 10,000 requests in flight: memory stays
 	// small when a peer sends requests that are never answered.
@@ -368,7 +373,7 @@ func (t *Tap) startRecorder(redact *redactor) error {
 	// header built here, with its id and start time, in this package's
 	// format version, is never refused, and the file's own failures are
 	// handled below like any other write's.
-	w, err := sessions.NewWriter(tee{t.rec}, sessions.Header{ID: t.id, Started: t.started.UTC(), Argv: opts.Argv, Name: opts.Name,
+	w, err := sessions.NewWriter(tee{t.rec}, sessions.Header{ID: t.id, Started: t.started.UTC(), Argv: t.argv, Name: t.name,
 		Framing: opts.Framing.String(), Profile: opts.Profile.String(), ParseLimit: parseLimit})
 	if err != nil {
 		panic("rpctap: the session header was refused: " + err.Error())
@@ -390,7 +395,7 @@ func (t *Tap) startRecorder(redact *redactor) error {
 			if err != nil {
 				ferr = fmt.Errorf("cannot record this session: %w", err)
 			} else {
-				path = filepath.Join(dir, sessions.NewFileName(t.started, opts.Name))
+				path = filepath.Join(dir, sessions.NewFileName(t.started, t.name))
 			}
 		}
 		if path != "" {

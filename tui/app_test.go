@@ -312,3 +312,33 @@ func TestTextSearchReadsPayloadsInTheBackground(t *testing.T) {
 		t.Errorf("a search hid frames that do not match:\n%s", view)
 	}
 }
+
+// issue 10 point 9: in the list and the detail a peer's backslash never
+// reads as the view's own escape: the method \x1b[2J a peer typed shows
+// as \\x1b[2J, a real ESC as \x1b[2J; indented JSON is escaped as JSON, so
+// a raw U+202E shows as \u202e and the peer's JSON escapes as they are.
+func TestViewShowsAPeersBackslashApartFromRealControls(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "typed.jsonl")
+	var b strings.Builder
+	b.WriteString(`{"rpctap":"session","version":1,"id":"x","started":"2026-11-29T18:00:00.000000Z","argv":["srv"],"name":"typed","framing":"ndjson","profile":"auto"}` + "\n")
+	b.WriteString(`{"t":1000,"dir":"s2h","frame":"{\"jsonrpc\":\"2.0\",\"method\":\"typed\\\\x1b[2J\"}"}` + "\n")
+	b.WriteString(`{"t":2000,"dir":"s2h","frame":"{\"jsonrpc\":\"2.0\",\"method\":\"real\\u001b[2J\",\"params\":{\"a\":\"q\\\"\\n` + "\u202e" + `\"}}"}` + "\n")
+	os.WriteFile(path, []byte(b.String()), 0o600)
+	for _, raw := range []bool{false, true} {
+		tm := startProgram(t, []*Source{openFile(t, path)}, 160, 40)
+		waitFor(t, tm, "real")
+		enter(tm, ":", "goto 3")
+		want := `"a": "q\"\n\u202e"`
+		if raw {
+			tm.Send(press("tab")) // the detail
+			tm.Send(press("r"))
+			want = `"a":"q\"\\n\u202e"`
+		}
+		view := finalView(t, tm)
+		for _, w := range []string{`typed\\x1b[2J`, `real\x1b[2J`, want} {
+			if !strings.Contains(view, w) {
+				t.Errorf("raw %v: the view does not show %s:\n%s", raw, w, view)
+			}
+		}
+	}
+}

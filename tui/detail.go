@@ -187,7 +187,7 @@ func renderDetail(c *common, src *Source, pos int, raw bool, width int) string {
 	}
 	if m.Answer != nil {
 		b.WriteString("\n" + s.Title.Render("A strict receiver must answer") + "\n")
-		b.WriteString(classify.Escape(m.Answer.JSON(), 0) + "\n")
+		b.WriteString(string(classify.AppendSafeJSON(nil, m.Answer.JSON())) + "\n")
 		if e.Codes.Has(classify.CodeUnansweredInvalid) {
 			b.WriteString(s.Near.Render("and the receiver did not") + "\n")
 		}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/alecthomas/chroma/v2"
 	"github.com/alecthomas/chroma/v2/formatters"
@@ -15,16 +16,16 @@ import (
 	"github.com/rpctap/rpctap/classify"
 )
 
-// prettyFrame lays a frame out for reading: indented JSON when it is JSON,
-// every line escaped so that no peer byte reaches the terminal raw.
+// prettyFrame lays a frame out for reading: indented JSON when it is JSON
+// (valid UTF-8 too), else the text escaped, so that no peer byte reaches
+// the terminal raw. JSON is escaped as JSON (classify.AppendSafeJSON):
+// what a terminal must not see is written as a JSON escape of the same
+// character, so a peer's backslash is one of JSON's own and the text
+// reads as the JSON it is. Other text goes through classify.Escape.
 func prettyFrame(frame []byte) (text string, isJSON bool) {
 	var buf bytes.Buffer
-	if json.Valid(frame) && json.Indent(&buf, frame, "", "  ") == nil {
-		lines := strings.Split(buf.String(), "\n")
-		for i, l := range lines {
-			lines[i] = classify.EscapeString(l, 0)
-		}
-		return strings.Join(lines, "\n"), true
+	if json.Valid(frame) && utf8.Valid(frame) && json.Indent(&buf, frame, "", "  ") == nil {
+		return string(classify.AppendSafeJSON(nil, buf.Bytes())), true
 	}
 	return classify.Escape(frame, 0), false
 }

@@ -212,9 +212,7 @@ func writeCheckJSON(w io.Writer, name string, rep *sessions.Report) {
 		}
 		doc.Findings = append(doc.Findings, jf)
 	}
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	enc.Encode(doc)
+	printJSON(w, doc, true)
 }
 
 func counts(rep *sessions.Report) checkCounts {

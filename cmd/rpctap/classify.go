@@ -51,7 +51,7 @@ judged on its own; use "rpctap check" for a whole session.`,
 func runClassify(in io.Reader, out io.Writer, o classifyOptions) error {
 	w := bufio.NewWriterSize(out, 64<<10)
 	fr := tap.NewFrameReader(in, o.framing, 0)
-	var line []byte
+	var js, line []byte
 	for {
 		f, err := fr.Next()
 		if errors.Is(err, io.EOF) {
@@ -66,8 +66,9 @@ func runClassify(in io.Reader, out io.Writer, o classifyOptions) error {
 			p = classify.LSP
 		}
 		m := classify.ClassifyFramed(f.Body(), f.Info, o.dir, p)
-		line = m.AppendJSON(line[:0])
-		line = append(line, '\n')
+		// Printed JSON goes through AppendSafeJSON, as all of rpctap's does.
+		js = m.AppendJSON(js[:0])
+		line = append(classify.AppendSafeJSON(line[:0], js), '\n')
 		if _, err := w.Write(line); err != nil {
 			return fmt.Errorf("writing stdout: %w", err)
 		}

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
@@ -55,9 +54,7 @@ func writeLsJSON(w io.Writer, taps []tap.Info, files []sessions.SessionFile) err
 	for _, f := range files {
 		doc.Sessions = append(doc.Sessions, file{f.Path, f.Modified, f.Size})
 	}
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(doc)
+	return printJSON(w, doc, true)
 }
 
 func writeLsText(w io.Writer, taps []tap.Info, files []sessions.SessionFile) {
@@ -126,7 +123,7 @@ request with an id: its answer is kept from the other side and printed.`,
 				if rep.Reply == nil || string(rep.Reply) == "null" {
 					return exitError{code: 1, msg: "no answer: " + rep.Error}
 				}
-				fmt.Fprintln(out, string(rep.Reply))
+				return printRawJSON(out, rep.Reply)
 			}
 			return nil
 		},

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"syscall"
 	"time"
+	"unicode/utf8"
 
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/lipgloss"
@@ -348,15 +349,20 @@ func tailLine(w io.Writer, src *tui.Source, pos int, e sessions.Entry, asJSON bo
 			out["findings"] = fs
 		}
 		if frame != nil {
-			if json.Valid(frame) {
+			// frame is the frame's JSON; frame_text the frame as text,
+			// with frame_b64 its exact bytes when they are not UTF-8 (the
+			// text then has U+FFFD for them).
+			switch valid := utf8.Valid(frame); {
+			case valid && json.Valid(frame):
 				out["frame"] = json.RawMessage(frame)
-			} else {
-				out["frame_text"] = classify.Escape(frame, 0)
+			case valid:
+				out["frame_text"] = string(frame)
+			default:
+				out["frame_text"] = string(frame)
+				out["frame_b64"] = frame
 			}
 		}
-		b, _ := json.Marshal(out)
-		_, err := w.Write(append(b, '\n'))
-		return err
+		return printJSON(w, out, false)
 	}
 	dir := map[classify.Direction]string{classify.H2S: "→", classify.S2H: "←", classify.Err: "!"}[e.Dir]
 	kind := e.Kind.String()
