@@ -59,6 +59,9 @@ type Tap struct {
 
 	socket  string
 	recDone chan struct{}
+	// injecting is held while a frame sent over the socket to inject is
+	// received and written, so that the tap holds one such frame at a time.
+	injecting sync.Mutex
 
 	mu     sync.Mutex
 	nextID int
