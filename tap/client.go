@@ -113,6 +113,18 @@ func (e *AmbiguousError) Error() string {
 	return b.String()
 }
 
+// readInjectReply reads the tap's first answer to an injection.
+func readInjectReply(c net.Conn) (InjectReply, error) {
+	c.SetReadDeadline(time.Now().Add(5 * time.Second))
+	var rep InjectReply
+	line, err := bufio.NewReader(c).ReadBytes('\n')
+	if err != nil {
+		return rep, err
+	}
+	err = json.Unmarshal(line, &rep)
+	return rep, err
+}
+
 // InjectReply is what a tap answered to an injection.
 type InjectReply struct {
 	OK    bool            `json:"ok"`
@@ -129,9 +141,22 @@ func SendInject(socket, dir string, frame []byte, capture bool, wait time.Durati
 		return InjectReply{}, fmt.Errorf("cannot reach the tap: %w", err)
 	}
 	defer c.Close()
-	req, _ := json.Marshal(request{Op: "inject", Dir: dir, Frame: string(frame), Capture: capture, WaitMs: int(wait / time.Millisecond)})
+	// The frame follows the request line as it is, so that a frame of any
+	// size keeps the line short.
+	size := int64(len(frame))
+	req, _ := json.Marshal(request{Op: "inject", Dir: dir, Size: &size, Capture: capture, WaitMs: int(wait / time.Millisecond)})
+	if size > maxInjectFrame {
+		return InjectReply{}, fmt.Errorf("the frame is %d bytes; a tap injects frames of up to %d MiB", size, maxInjectFrame>>20)
+	}
 	if _, err := c.Write(append(req, '\n')); err != nil {
 		return InjectReply{}, err
+	}
+	if _, err := c.Write(frame); err != nil {
+		// The tap may have refused the frame and closed: its answer says why.
+		if rep, rerr := readInjectReply(c); rerr == nil && !rep.OK {
+			return rep, nil
+		}
+		return InjectReply{}, fmt.Errorf("cannot send the frame to the tap: %w", err)
 	}
 	c.SetReadDeadline(time.Now().Add(wait + 5*time.Second))
 	r := bufio.NewReader(c)

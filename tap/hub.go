@@ -259,8 +259,11 @@ func (h *hub) serve(w io.Writer, stop <-chan struct{}) error {
 }
 
 // followEvery is the shortest time between two notes to a view that
-// follows the session file, while the tap is busy.
-const followEvery = 5 * time.Millisecond
+// follows the session file, while the tap is busy. Every observer waits
+// while the tap is busy, so it needs to hear only that the tap still is,
+// well within busyFor: each note wakes a goroutine of the tap and the
+// observer's threads, times the number of observers.
+const followEvery = 25 * time.Millisecond
 
 // busyShare is how much of the time the tap's traffic may wait for its
 // recorder (the relays' waits summed), over a busyWindow, before the tap

@@ -2,6 +2,7 @@ package tap
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -15,7 +16,8 @@ import (
 	"github.com/rpctap/rpctap/sessions"
 )
 
-// The live socket speaks JSON lines. A client sends one request line:
+// The live socket speaks JSON lines. A client sends one request line, of
+// at most maxRequest bytes:
 //
 //	{"op":"info"}    → one line of Info, then the tap closes the connection
 //	{"op":"attach","follow":true} → the session file's size as it grows:
@@ -24,18 +26,36 @@ import (
 //	{"op":"attach"}  → the session header, every record so far, then live
 //	                   records (with "seq", "findings", "session_findings"
 //	                   and "pair" added) until the session ends
-//	{"op":"inject","dir":"h2s","frame":"…","capture":true,"wait_ms":5000}
+//	{"op":"inject","dir":"h2s","size":N,"capture":true,"wait_ms":5000}
+//	                 followed by the frame's N bytes (at most maxInjectFrame),
+//	                 or with the frame in the line: "frame":"…" in place of
+//	                 "size"
 //	                 → {"ok":true,"seq":…} or {"ok":false,"error":"…"}, and
 //	                   with capture, the answer: {"reply":{…}} or
 //	                   {"reply":null,"error":"…"}
+//
+// A request that is too long, not JSON, or not whole within
+// requestTimeout gets {"ok":false,"error":"…"} and the connection closed.
 type request struct {
 	Op      string `json:"op"`
 	Follow  bool   `json:"follow"` // attach: the file's size as it grows, not records
 	Dir     string `json:"dir"`
-	Frame   string `json:"frame"`
+	Frame   string `json:"frame,omitempty"`
+	Size    *int64 `json:"size,omitempty"` // inject: the frame's bytes follow the line
 	Capture bool   `json:"capture"`
 	WaitMs  int    `json:"wait_ms"`
 }
+
+// Bounds on what a socket client sends: the request line, an injected
+// frame (which the tap holds whole until it is written at a frame
+// boundary and recorded), and how long the client may take to send
+// either. One injected frame is received at a time, so these bound the
+// tap's memory whatever clients send.
+const (
+	maxRequest     = 64 << 10
+	maxInjectFrame = 64 << 20
+	requestTimeout = 10 * time.Second
+)
 
 // Info describes a live tap.
 type Info struct {
@@ -50,7 +70,10 @@ type Info struct {
 	Stats
 }
 
-// listen serves the live socket until stop is called.
+// listen serves the live socket until stop is called. A goroutine looks
+// at the socket's file every socketCheck: when it is gone (a cleaner of
+// /tmp removed it, say), no view could find the tap, so the tap says so
+// and listens there again.
 func (t *Tap) listen() (stop func(), err error) {
 	dir, err := sessions.LiveDir()
 	if err != nil {
@@ -58,13 +81,41 @@ func (t *Tap) listen() (stop func(), err error) {
 	}
 	path := filepath.Join(dir, strconv.Itoa(os.Getpid())+".sock")
 	os.Remove(path) // a stale socket of a dead process with our pid
+	ln, err := t.listenAt(path)
+	if err != nil {
+		return nil, err
+	}
+	t.socket = path
+	done := make(chan struct{})
+	t.accept(ln, done)
+	watched := make(chan struct{})
+	go func() {
+		defer close(watched)
+		ln = t.watchSocket(ln, path, done)
+	}()
+	return func() {
+		close(done)
+		<-watched
+		ln.Close()
+		os.Remove(path)
+	}, nil
+}
+
+// socketCheck is how often the tap looks whether its socket file is still
+// there: a stat, away from the traffic.
+const socketCheck = time.Second
+
+func (t *Tap) listenAt(path string) (*net.UnixListener, error) {
 	ln, err := net.Listen("unix", path)
 	if err != nil {
 		return nil, fmt.Errorf("cannot listen on %s: %w", path, err)
 	}
 	os.Chmod(path, 0o600)
-	t.socket = path
-	done := make(chan struct{})
+	return ln.(*net.UnixListener), nil
+}
+
+// accept serves ln's connections until ln is closed.
+func (t *Tap) accept(ln net.Listener, done <-chan struct{}) {
 	go func() {
 		for {
 			c, err := ln.Accept()
@@ -74,11 +125,42 @@ func (t *Tap) listen() (stop func(), err error) {
 			go t.serveConn(c, done)
 		}
 	}()
-	return func() {
-		close(done)
+}
+
+// watchSocket listens at path again each time its file is found gone,
+// until done is closed; it returns the listener in use then.
+func (t *Tap) watchSocket(ln *net.UnixListener, path string, done <-chan struct{}) *net.UnixListener {
+	tick := time.NewTicker(socketCheck)
+	defer tick.Stop()
+	failed := false // the last attempt to listen again failed, and said so
+	for {
+		select {
+		case <-done:
+			return ln
+		case <-tick.C:
+		}
+		if _, err := os.Stat(path); !errors.Is(err, os.ErrNotExist) {
+			continue
+		}
+		var nl *net.UnixListener
+		_, err := sessions.LiveDir() // the directory may be gone too
+		if err == nil {
+			nl, err = t.listenAt(path)
+		}
+		if err != nil {
+			if !failed {
+				t.opts.Warn(fmt.Sprintf("the live socket %s was deleted, so rpctap ui, tail and inject cannot find this tap, and making it again failed (%v); the tap keeps relaying and tries again", path, err))
+			}
+			failed = true
+			continue
+		}
+		failed = false
+		t.opts.Warn(fmt.Sprintf("the live socket %s was deleted, so views could not find this tap for a moment; it listens there again", path))
+		ln.SetUnlinkOnClose(false) // the path is the new listener's now
 		ln.Close()
-		os.Remove(path)
-	}, nil
+		ln = nl
+		t.accept(ln, done)
+	}
 }
 
 func (t *Tap) info() Info {
@@ -91,16 +173,26 @@ func (t *Tap) info() Info {
 
 func (t *Tap) serveConn(c net.Conn, done <-chan struct{}) {
 	defer c.Close()
-	c.SetReadDeadline(time.Now().Add(10 * time.Second))
-	line, err := bufio.NewReaderSize(c, 1<<20).ReadBytes('\n')
-	if err != nil && len(line) == 0 {
+	c.SetReadDeadline(time.Now().Add(requestTimeout))
+	br := bufio.NewReaderSize(c, maxRequest)
+	line, err := br.ReadSlice('\n')
+	switch {
+	case errors.Is(err, bufio.ErrBufferFull):
+		refuse(c, fmt.Sprintf("the request line is longer than %d KiB; send a frame's bytes after the line, with {\"op\":\"inject\",\"size\":N,...}", maxRequest>>10))
+		return
+	case err != nil && len(line) == 0:
+		return
+	case err != nil:
+		refuse(c, "the request did not end with a newline within "+requestTimeout.String())
 		return
 	}
-	c.SetReadDeadline(time.Time{})
 	var req request
 	if err := json.Unmarshal(line, &req); err != nil {
-		reply(c, map[string]any{"ok": false, "error": "the request is not a JSON object: send {\"op\":\"info\"}, {\"op\":\"attach\"} or {\"op\":\"inject\",...}"})
+		refuse(c, "the request is not a JSON object: send {\"op\":\"info\"}, {\"op\":\"attach\"} or {\"op\":\"inject\",...}")
 		return
+	}
+	if req.Op != "inject" {
+		c.SetReadDeadline(time.Time{})
 	}
 	switch req.Op {
 	case "info":
@@ -115,10 +207,17 @@ func (t *Tap) serveConn(c net.Conn, done <-chan struct{}) {
 		}
 		bw.Flush()
 	case "inject":
-		t.serveInject(c, req)
+		t.serveInject(c, br, req)
 	default:
-		reply(c, map[string]any{"ok": false, "error": fmt.Sprintf("unknown op %q: use info, attach or inject", req.Op)})
+		refuse(c, fmt.Sprintf("unknown op %q: use info, attach or inject", req.Op))
 	}
+}
+
+// refuse answers a request the tap will not serve; the caller then closes
+// the connection.
+func refuse(c net.Conn, msg string) {
+	c.SetWriteDeadline(time.Now().Add(requestTimeout))
+	reply(c, map[string]any{"ok": false, "error": msg})
 }
 
 // flushWriter flushes after each write, so a live view sees records as they
@@ -143,13 +242,25 @@ func reply(c net.Conn, v any) {
 	c.Write(append(b, '\n'))
 }
 
-func (t *Tap) serveInject(c net.Conn, req request) {
+func (t *Tap) serveInject(c net.Conn, br *bufio.Reader, req request) {
 	dir, err := classify.ParseDirection(req.Dir)
 	if err != nil || dir == classify.Err {
-		reply(c, map[string]any{"ok": false, "error": "dir must be h2s (to the server) or s2h (to the host)"})
+		refuse(c, "dir must be h2s (to the server) or s2h (to the host)")
 		return
 	}
-	res, err := t.Inject(dir, []byte(req.Frame), req.Capture)
+	body := []byte(req.Frame)
+	if req.Size != nil {
+		if body, err = t.receiveFrame(c, br, *req.Size); err != nil {
+			refuse(c, err.Error())
+			return
+		}
+	}
+	c.SetReadDeadline(time.Time{})
+	res, err := t.Inject(dir, body, req.Capture)
+	if req.Size != nil {
+		body = nil
+		t.injecting.Unlock()
+	}
 	if err != nil {
 		reply(c, map[string]any{"ok": false, "error": err.Error()})
 		return
@@ -177,6 +288,33 @@ func (t *Tap) serveInject(c net.Conn, req request) {
 		res.cancel()
 		reply(c, map[string]any{"reply": nil, "error": fmt.Sprintf("no answer within %s", wait)})
 	}
+}
+
+// receiveFrame reads an injected frame's size bytes, which follow the
+// request line, once no other frame is being received: the caller
+// unlocks t.injecting when done with the frame (unless an error is
+// returned). Each read must come within requestTimeout of the last.
+func (t *Tap) receiveFrame(c net.Conn, br *bufio.Reader, size int64) ([]byte, error) {
+	if size < 0 || size > maxInjectFrame {
+		return nil, fmt.Errorf("the frame is %d bytes; a tap injects frames of up to %d MiB", size, maxInjectFrame>>20)
+	}
+	t.injecting.Lock()
+	body := make([]byte, size)
+	for n := 0; n < len(body); {
+		c.SetReadDeadline(time.Now().Add(requestTimeout))
+		m, err := br.Read(body[n:])
+		n += m
+		if err != nil && n < len(body) {
+			t.injecting.Unlock()
+			if errors.Is(err, os.ErrDeadlineExceeded) {
+				err = fmt.Errorf("no more of the frame came within %s (%d of %d bytes)", requestTimeout, n, size)
+			} else {
+				err = fmt.Errorf("the frame ended after %d of %d bytes", n, size)
+			}
+			return nil, err
+		}
+	}
+	return body, nil
 }
 
 // InjectResult says what happened to an injected frame.
@@ -214,17 +352,20 @@ func (t *Tap) Inject(dir classify.Direction, body []byte, capture bool) (InjectR
 	if framing == 0 {
 		framing = t.opts.Framing
 	}
+	// frame is the body with its framing; the recorded body is a slice of
+	// it, so the tap holds one copy of the frame.
 	var frame []byte
 	switch framing {
 	case classify.FramingLSP:
-		frame = append([]byte("Content-Length: "+strconv.Itoa(len(body))+"\r\n\r\n"), body...)
+		header := "Content-Length: " + strconv.Itoa(len(body)) + "\r\n\r\n"
+		frame = append(append(make([]byte, 0, len(header)+len(body)), header...), body...)
+		body = frame[len(header):]
 	default:
-		for _, c := range body {
-			if c == '\n' {
-				return InjectResult{}, errors.New("the frame holds a line feed, which would split it into two frames on a newline-framed stream; remove it (JSON needs none)")
-			}
+		if bytes.IndexByte(body, '\n') >= 0 {
+			return InjectResult{}, errors.New("the frame holds a line feed, which would split it into two frames on a newline-framed stream; remove it (JSON needs none)")
 		}
-		frame = append(append([]byte(nil), body...), '\n')
+		frame = append(append(make([]byte, 0, len(body)+1), body...), '\n')
+		body = frame[:len(body)]
 	}
 	var res InjectResult
 	m := classify.Classify(body, dir, classify.JSONRPC)
@@ -239,7 +380,7 @@ func (t *Tap) Inject(dir classify.Direction, body []byte, capture bool) (InjectR
 		res.set = set
 		res.Reply = set.add(res.key)
 	}
-	inj := &injection{frame: frame, body: append([]byte(nil), body...), src: sessions.SrcInject, capture: capture, done: make(chan error, 1)}
+	inj := &injection{frame: frame, body: body, src: sessions.SrcInject, capture: capture, done: make(chan error, 1)}
 	d.inject(inj)
 	if err := <-inj.done; err != nil {
 		res.cancel()

@@ -64,6 +64,9 @@ type Tap struct {
 	// writes and shows them: with secrets masked.
 	argv []string
 	name string
+	// injecting is held while a frame sent over the socket to inject is
+	// received and written, so that the tap holds one such frame at a time.
+	injecting sync.Mutex
 
 	mu     sync.Mutex
 	nextID int

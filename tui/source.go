@@ -6,6 +6,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"math"
 	"net"
 	"os"
 	"path/filepath"
@@ -39,6 +41,11 @@ type Source struct {
 	file *os.File
 	// held keeps frames of a live session with no file (nil otherwise).
 	held *heldFrames
+	// pace holds an observer back while the live tap says it is short of
+	// CPU; lower puts the calling goroutine on a thread of lower priority.
+	// Both are nil where they do not apply.
+	pace  func(ctx context.Context)
+	lower func()
 
 	cancel context.CancelFunc
 }
@@ -124,6 +131,86 @@ func (s *Source) Record(pos int) (*sessions.Event, error) {
 	return &cp, nil
 }
 
+// Yield is for an observer that works through the source's records as
+// they come (rpctap tail does): while the live tap it follows says it is
+// short of CPU, it waits, as the view's indexing does (see pacer), never
+// long at a time; otherwise it returns at once.
+func (s *Source) Yield(ctx context.Context) {
+	if s.pace != nil {
+		s.pace(ctx)
+	}
+}
+
+// Background puts the calling goroutine on a thread of its own at the
+// view's lower CPU priority, when the source follows a session that is
+// still being written by a tap in another process: an observer's work
+// then yields to the tap's. The thread ends with the goroutine.
+func (s *Source) Background() {
+	if s.lower != nil {
+		s.lower()
+	}
+}
+
+// Records reads the records of the source's file in order, for an
+// observer that goes through the index from start to end: one reader
+// moves forward through the file instead of a read of its own for each
+// record, as Record does. Close it when done.
+func (s *Source) Records() *Records { return &Records{s: s} }
+
+// Records reads a source's records back in file order (see
+// Source.Records). It is not safe for concurrent use.
+type Records struct {
+	s    *Source
+	f    *os.File
+	r    *sessions.Reader
+	base int64 // the file offset r starts at
+}
+
+// At returns the record at index position pos, read on from the last one
+// when it comes after it (else read on its own, as Record does). The
+// Event is valid until the next call.
+func (c *Records) At(pos int) (*sessions.Event, error) {
+	e := c.s.Index.At(pos)
+	if c.s.held != nil || c.s.Path == "" || e.Offset < 0 {
+		return c.s.Record(pos)
+	}
+	if c.f == nil {
+		f, err := os.Open(c.s.Path)
+		if err != nil {
+			return nil, err
+		}
+		c.f = f
+	}
+	if c.r == nil || e.Offset < c.base+c.r.End() {
+		c.base = e.Offset
+		c.r = sessions.NewReader(io.NewSectionReader(c.f, e.Offset, math.MaxInt64-e.Offset))
+	}
+	for {
+		ev, err := c.r.Next()
+		if err != nil {
+			c.r = nil
+			return c.s.Record(pos)
+		}
+		switch off := c.base + c.r.Offset(); {
+		case off < e.Offset:
+			continue
+		case off == e.Offset && ev.T == e.T && ev.Kind == e.Event && (!ev.IsFrame() || ev.Dir == e.Dir && int64(len(ev.Frame)) == e.Size):
+			return ev, nil
+		}
+		// Not the record indexed: read it on its own, which says why.
+		c.r = nil
+		return c.s.Record(pos)
+	}
+}
+
+// Close closes the file the records are read from.
+func (c *Records) Close() {
+	if c.f != nil {
+		c.f.Close()
+		c.f, c.r = nil, nil
+	}
+}
+
 // OpenTarget opens a session file path, or a live tap by name, pid or
 // socket.
 func OpenTarget(target string) (*Source, error) { return openTarget(target, false) }
@@ -172,6 +259,9 @@ func openSessionFile(path string, timeout time.Duration, always bool) (*Source, 
 		if info, ok := liveWriter(path); ok {
 			follow, alive = true, tapAlive(info.Socket)
 		}
+	}
+	if follow {
+		s.lower = background // a tap may be writing it
 	}
 	go func() {
 		progress := func(done, total int64) {
@@ -278,7 +368,7 @@ func OpenLive(info tap.Info, timeout time.Duration) (*Source, error) {
 		}
 		opts.Pace = pacer(fw.Busy)
 	}
-	s := &Source{Name: info.Name, Path: info.Session, timeout: timeout, Index: sessions.NewIndex(opts)}
+	s := &Source{Name: info.Name, Path: info.Session, timeout: timeout, Index: sessions.NewIndex(opts), pace: opts.Pace, lower: lower}
 	s.started.Store(info.Started)
 	s.state.Store("live")
 	ctx, cancel := context.WithCancel(context.Background())

@@ -75,7 +75,7 @@ func tailOf(t *testing.T, path string, asJSON bool) []byte {
 	defer src.Close()
 	f, _ := filter.Parse("")
 	var out bytes.Buffer
-	if err := runTail(&out, src, f, asJSON); err != nil {
+	if err := runTail(&out, src, f, asJSON, src.Yield); err != nil {
 		t.Fatal(err)
 	}
 	return out.Bytes()

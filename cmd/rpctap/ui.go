@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
@@ -265,7 +266,7 @@ whatever writes it, until its exit record or Ctrl-C.`,
 				return err
 			}
 			defer src.Close()
-			return runTail(cmd.OutOrStdout(), src, f, asJSON)
+			return runTail(cmd.OutOrStdout(), src, f, asJSON, src.Yield)
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON lines with each frame's classification")
@@ -274,21 +275,48 @@ whatever writes it, until its exit record or Ctrl-C.`,
 	return cmd
 }
 
-// runTail prints entries as the source indexes them, until it ends.
-func runTail(w io.Writer, src *tui.Source, f *filter.Filter, asJSON bool) error {
+// tailBatch is how many entries tail prints between two looks at whether
+// the tap is short of CPU.
+const tailBatch = 1024
+
+// runTail prints entries as the source indexes them, until it ends. It is
+// an observer: it works on a thread of lower priority, waits while the
+// tap says it is short of CPU (yield, the source's Yield), reads the
+// records on in file order, and writes its lines in large writes.
+func runTail(w io.Writer, src *tui.Source, f *filter.Filter, asJSON bool, yield func(context.Context)) error {
+	src.Background()
+	recs := src.Records()
+	defer recs.Close()
+	bw := bufio.NewWriterSize(w, 64<<10)
 	x := src.Index
 	next := 0
 	for {
 		ended := src.Ended()
 		n := x.Len()
 		for ; next < n; next++ {
+			if next%tailBatch == 0 {
+				if err := bw.Flush(); err != nil {
+					return err
+				}
+				yield(context.Background())
+			}
 			e := x.At(next)
 			if !e.IsFrame() {
 				continue
 			}
+			var ev *sessions.Event
+			var evErr error
+			read := false
+			record := func() (*sessions.Event, error) {
+				if !read {
+					ev, evErr = recs.At(next)
+					read = true
+				}
+				return ev, evErr
+			}
 			fr := &filter.Frame{Dir: e.Dir, Kind: e.Kind, ID: e.ID, Method: e.Method, Codes: tui.FilterCodes(&e), Worst: e.Worst,
 				Status: tui.FilterStatus(e.Status), Payload: func() []byte {
-					if ev, err := src.Record(next); err == nil {
+					if ev, err := record(); err == nil {
 						return ev.Frame
 					}
 					return nil
@@ -296,9 +324,16 @@ func runTail(w io.Writer, src *tui.Source, f *filter.Filter, asJSON bool) error 
 			if !f.Match(fr) {
 				continue
 			}
-			if err := tailLine(w, src, next, e, asJSON); err != nil {
+			var frame []byte
+			if ev, err := record(); err == nil {
+				frame = ev.Frame
+			}
+			if err := tailLine(bw, src, next, e, frame, asJSON); err != nil {
 				return err
 			}
+		}
+		if err := bw.Flush(); err != nil {
+			return err
 		}
 		if ended && next >= x.Len() {
 			if st := src.State(); strings.HasPrefix(st, "error") {
@@ -310,12 +345,7 @@ func runTail(w io.Writer, src *tui.Source, f *filter.Filter, asJSON bool) error 
 	}
 }
 
-func tailLine(w io.Writer, src *tui.Source, pos int, e sessions.Entry, asJSON bool) error {
-	ev, err := src.Record(pos)
-	var frame []byte
-	if err == nil {
-		frame = ev.Frame
-	}
+func tailLine(w io.Writer, src *tui.Source, pos int, e sessions.Entry, frame []byte, asJSON bool) error {
 	if asJSON {
 		out := map[string]any{"seq": e.Seq, "t": e.T, "dir": e.Dir.String(), "size": e.Size}
 		if e.Dir != classify.Err {
@@ -387,6 +417,6 @@ func tailLine(w io.Writer, src *tui.Source, pos int, e sessions.Entry, asJSON bo
 		line += " [" + strings.Join(flags, " ") + "]"
 	}
 	line += "  " + classify.Escape(frame, 160)
-	_, err = fmt.Fprintln(w, line)
+	_, err := fmt.Fprintln(w, line)
 	return err
 }
