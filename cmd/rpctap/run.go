@@ -39,8 +39,8 @@ The host decides when CMD stops, as if it ran CMD itself: when the host
 closes stdin, CMD's stdin is closed; SIGINT, SIGTERM and SIGHUP are passed
 on to CMD (and its process group); when the host stops reading, CMD's
 stdout is closed. rpctap ends when CMD has exited and its stdout has
-closed. It never stops CMD on a timer of its own unless --stdin-grace or
---term-grace asks it to.`,
+closed. It never stops CMD, nor cuts its output short, on a timer of its
+own, unless --stdin-grace, --term-grace or --drain asks it to.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runTap(cmd, args, o)
