@@ -3,8 +3,11 @@ package tap
 import (
 	"bytes"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -52,9 +55,9 @@ func TestHostGetsEveryByteTheServerWroteBeforeExitingWhenSlowToRead(t *testing.T
 	}
 }
 
-// Invariant 5, with a child that holds the server's stdout: the tap exits
-// soon after the server does and does not wait for the child beyond its
-// drain period; the host gets what the server wrote, then EOF.
+// Invariant 5's opt-in Drain, with a child that holds the server's stdout:
+// the tap exits soon after the server does and does not wait for the child
+// beyond its drain period; the host gets what the server wrote, then EOF.
 func TestTapExitsPromptlyWhenTheServerExitsLeavingAChildHoldingStdout(t *testing.T) {
 	const drain = 200 * time.Millisecond
 	s := startSession(t, Options{Argv: sh(`sleep 30 & echo "child $!" >&2; echo bye; exit 3`), Drain: drain, Record: true})
@@ -210,9 +213,9 @@ func TestExitStatusPassesThrough(t *testing.T) {
 // once (nothing more can come from the server); the tap keeps relaying
 // the host's input to it and does not end on its own, since the server
 // runs and may still be reading. It ends the usual way when the host, on
-// that EOF, closes stdin: the server's stdin is closed, then SIGTERM after
-// StdinWait, SIGKILL after TermWait. So it never hangs on a host that
-// leaves.
+// that EOF, closes stdin: the server's stdin is closed, then (with the
+// opt-in StdinWait and TermWait) SIGTERM after StdinWait, SIGKILL after
+// TermWait.
 func TestServerClosingStdoutButRunningGivesTheHostEOFAndEndsWhenTheHostLeaves(t *testing.T) {
 	s := startSession(t, Options{Argv: sh(`echo last; exec >&-; echo "stdout closed" >&2; while read line; do echo "read $line" >&2; done; trap '' TERM; exec sleep 30`),
 		StdinWait: 100 * time.Millisecond, TermWait: 200 * time.Millisecond, Record: true})
@@ -235,4 +238,164 @@ func TestServerClosingStdoutButRunningGivesTheHostEOFAndEndsWhenTheHostLeaves(t 
 		t.Errorf("Result %+v, want 137: the server ignores its closed stdin and SIGTERM", res)
 	}
 	t.Logf("the tap ended %v after the host closed stdin", s.ended.Sub(closed).Round(time.Millisecond))
+}
+
+// Issue 10 point 1 (invariant 5): the server exits → the host sees EOF
+// after the last byte, also when a child of the server holds its stdout
+// and writes to it later: the tap reads it until it closes, as a host
+// reading the server directly would, and has no timer of its own that
+// cuts it. Meanwhile the host's signal reaches the child through the
+// server's process group, and the tap then exits with the server's status.
+func TestChildHoldingStdoutAfterTheServerExitsIsReadUntilItCloses(t *testing.T) {
+	s := startSession(t, Options{Argv: sh(`(sleep 0.5; echo late; exec sleep 30) & echo "child $!" >&2; echo early; exit 3`), Record: true})
+	s.err.waitFor(t, "\n")
+	var child int
+	fmt.Sscanf(s.err.String(), "child %d", &child)
+	defer killIfAlive(child)
+	s.out.wait(t, 10*time.Second, `"late"`, func(s *sink) bool { return bytes.Contains(s.buf.Bytes(), []byte("late\n")) })
+	select {
+	case <-s.done:
+		t.Fatal("the tap ended while a child of the server still held its stdout")
+	default:
+	}
+	s.cancel() // the host stops: SIGTERM
+	res := s.wait(t, 10*time.Second)
+	if res.ExitCode != 3 || res.Signal != "" {
+		t.Errorf("Result = %+v, want the server's own status 3", res)
+	}
+	if got := s.out.String(); got != "early\nlate\n" || !s.out.isClosed() {
+		t.Errorf("the host read %q (closed %v), want \"early\\nlate\\n\" and EOF", got, s.out.isClosed())
+	}
+	if !waitGone(child, 5*time.Second) {
+		t.Errorf("the child (pid %d) is still %s: the host's SIGTERM did not reach it", child, procState(child))
+	}
+	_, evs, _ := readSession(t, s.tap.Path())
+	if e := exitEvent(t, evs); e.Code == nil || *e.Code != 3 {
+		t.Errorf("exit record %+v, want code 3", e)
+	}
+}
+
+// Issue 10 point 1: the host closing stdin closes the server's stdin and
+// nothing more; a server that takes longer than the tap's old grace period
+// (2 s) to answer its last request gets the answer through.
+func TestServerAnsweringLongAfterStdinClosedIsNotStopped(t *testing.T) {
+	s := startSession(t, Options{Argv: sh(`cat >/dev/null; sleep 3; echo '{"jsonrpc":"2.0","id":1,"result":{}}'`), Record: true})
+	s.write(t, []byte(`{"jsonrpc":"2.0","id":1,"method":"slow"}`+"\n"))
+	s.in.Close()
+	res := s.wait(t, generous)
+	if res.ExitCode != 0 || res.Signal != "" {
+		t.Errorf("Result = %+v, want the server's 0: the tap stopped it", res)
+	}
+	if got := s.out.String(); got != `{"jsonrpc":"2.0","id":1,"result":{}}`+"\n" {
+		t.Errorf("the host read %q, want the answer", got)
+	}
+}
+
+// Issue 10 point 1: the host stops reading (closes its end of the tap's
+// stdout) → the tap closes its end of the server's stdout, and the server
+// sees EPIPE on its next write, as it would writing to the host directly.
+func TestHostClosingItsStdoutClosesTheServersStdout(t *testing.T) {
+	out := &closingSink{sink: newSink(true)}
+	tp, err := New(Options{Argv: sh(`trap '' PIPE; echo ready; while echo tick; do sleep 0.01; done; echo "stdout closed" >&2; exit 5`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pr, pw := t0pipe()
+	defer pw.Close() // the host's stdin stays open
+	errs := newSink(true)
+	done := make(chan Result, 1)
+	go func() {
+		res, _ := tp.Run(t0ctx, pr, out, errs)
+		done <- res
+	}()
+	out.waitFor(t, "ready\n")
+	out.shut()
+	select {
+	case res := <-done:
+		if res.ExitCode != 5 {
+			t.Errorf("exit status %d, want the server's 5", res.ExitCode)
+		}
+	case <-time.After(generous):
+		t.Fatal("the server never saw its stdout close")
+	}
+	if !strings.Contains(errs.String(), "stdout closed") {
+		t.Errorf("the server said %q on stderr, want that its stdout closed", errs.String())
+	}
+}
+
+// closingSink is a host that stops reading when shut: writes then fail
+// with EPIPE, as writes to a pipe whose reader closed do.
+type closingSink struct {
+	*sink
+	mu   sync.Mutex
+	gone bool
+}
+
+func (s *closingSink) shut() { s.mu.Lock(); s.gone = true; s.mu.Unlock() }
+
+func (s *closingSink) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	gone := s.gone
+	s.mu.Unlock()
+	if gone {
+		return 0, syscall.EPIPE
+	}
+	return s.sink.Write(p)
+}
+
+// Issue 10 point 2: a signal that comes before the server is started
+// ends the session cleanly: no server, 128+signal, and a session file with
+// its header and exit record.
+func TestSignalBeforeTheServerStartsEndsTheSessionCleanly(t *testing.T) {
+	sigs := make(chan os.Signal, 1)
+	sigs <- syscall.SIGTERM
+	dir := t.TempDir()
+	marker := filepath.Join(dir, "started")
+	tp, err := New(Options{Argv: sh(`touch ` + marker), Record: true, Path: filepath.Join(dir, "s.jsonl"), Signals: sigs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pr, pw := t0pipe()
+	defer pw.Close()
+	res, err := tp.Run(t0ctx, pr, newSink(false), newSink(false))
+	if err != nil || res.ExitCode != 143 || res.Signal != "SIGTERM" {
+		t.Fatalf("Run = %+v, %v; want 143 and SIGTERM", res, err)
+	}
+	if _, err := os.Stat(marker); err == nil {
+		t.Error("the server was started")
+	}
+	h, evs, _ := readSession(t, res.Path)
+	if h.ID == "" {
+		t.Error("the session file has no header")
+	}
+	if e := exitEvent(t, evs); e.Code == nil || *e.Code != 143 || e.Signal != "SIGTERM" {
+		t.Errorf("exit record %+v, want code 143 and SIGTERM", e)
+	}
+}
+
+// Issue 10 point 3 (invariant 2): a live view that has stopped reading
+// (a tail stopped with SIGSTOP) does not hold the tap's exit: once the
+// server has exited, the tap gives each view what it has room for and
+// goes. The old tap waited 5 s for such a view; the exit takes
+// milliseconds otherwise, so 4 s tells the two apart on a busy machine.
+func TestStuckViewDoesNotHoldTheTapsExit(t *testing.T) {
+	s := startListening(t)
+	_, _ = attach(t) // and never read again
+	// Far more than the socket's buffer: the tap's writer to the view is
+	// left waiting for room.
+	if err := sendNotes(s, 1, 50_000); err != nil {
+		t.Fatal(err)
+	}
+	s.out.wait(t, generous, "every frame back", func(s *sink) bool { return s.lines >= 50_000 })
+	closed := time.Now()
+	s.in.Close()
+	res := s.wait(t, generous)
+	took := s.ended.Sub(closed)
+	t.Logf("the tap ended %v after the host closed stdin, with a view that does not read", took.Round(time.Millisecond))
+	if res.ExitCode != 0 {
+		t.Errorf("exit status %d, want cat's 0", res.ExitCode)
+	}
+	if took > 4*time.Second {
+		t.Errorf("the tap took %v to end after the server: it waited for a view that does not read", took)
+	}
 }

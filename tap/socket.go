@@ -6,10 +6,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"path/filepath"
 	"strconv"
+	"sync"
+	"syscall"
 	"time"
 
 	"github.com/rpctap/rpctap/classify"
@@ -198,7 +201,9 @@ func (t *Tap) serveConn(c net.Conn, done <-chan struct{}) {
 	case "info":
 		reply(c, t.info())
 	case "attach":
-		bw := bufio.NewWriterSize(c, 64<<10)
+		v := t.addView(c)
+		defer t.dropView(v)
+		bw := bufio.NewWriterSize(v, 64<<10)
 		fw := flushWriter{bw}
 		if req.Follow && t.hub.path != "" {
 			t.hub.serveFollow(fw, done)
@@ -218,6 +223,107 @@ func (t *Tap) serveConn(c net.Conn, done <-chan struct{}) {
 func refuse(c net.Conn, msg string) {
 	c.SetWriteDeadline(time.Now().Add(requestTimeout))
 	reply(c, map[string]any{"ok": false, "error": msg})
+}
+
+// A viewConn is a live view's connection. Once the session is over (end),
+// a write to it never waits: the view gets what it has room for, and a view
+// that is not reading is cut off, so that the tap's exit never waits on an
+// observer. A view that follows the session file reads the rest there.
+type viewConn struct {
+	net.Conn
+	mu     sync.Mutex
+	ending bool
+}
+
+// errViewStuck says a view had no room for the end of the session.
+var errViewStuck = errors.New("the view is not reading; it was cut off at the end of the session")
+
+func (c *viewConn) Write(p []byte) (int, error) {
+	c.mu.Lock()
+	ending := c.ending
+	c.mu.Unlock()
+	n := 0
+	if !ending {
+		var err error
+		if n, err = c.Conn.Write(p); !errors.Is(err, os.ErrDeadlineExceeded) {
+			return n, err
+		}
+		// The session ended while this write waited (end's deadline):
+		// the rest goes out only if there is room now.
+	}
+	sc, ok := c.Conn.(syscall.Conn)
+	if !ok {
+		return n, errViewStuck
+	}
+	raw, err := sc.SyscallConn()
+	if err != nil {
+		return n, err
+	}
+	for n < len(p) {
+		var m int
+		var werr error
+		// Control, not Write: the deadline that stopped a waiting write
+		// must not stop this one, and this one must not wait.
+		if err := raw.Control(func(fd uintptr) { m, werr = syscall.Write(int(fd), p[n:]) }); err != nil {
+			return n, err
+		}
+		if werr == syscall.EINTR {
+			continue
+		}
+		if m > 0 {
+			n += m
+		}
+		if werr == syscall.EAGAIN {
+			return n, errViewStuck
+		}
+		if werr != nil {
+			return n, werr
+		}
+		if m <= 0 {
+			return n, io.ErrShortWrite
+		}
+	}
+	return n, nil
+}
+
+// end makes the view's writes stop waiting, the one waiting now too.
+func (c *viewConn) end() {
+	c.mu.Lock()
+	c.ending = true
+	c.mu.Unlock()
+	c.Conn.SetWriteDeadline(time.Now())
+}
+
+// addView registers a view's connection, so that endViews reaches it.
+func (t *Tap) addView(c net.Conn) *viewConn {
+	v := &viewConn{Conn: c}
+	t.vmu.Lock()
+	defer t.vmu.Unlock()
+	if t.views == nil {
+		t.views = map[*viewConn]struct{}{}
+	}
+	t.views[v] = struct{}{}
+	if t.viewsEnded {
+		v.end()
+	}
+	return v
+}
+
+func (t *Tap) dropView(v *viewConn) {
+	t.vmu.Lock()
+	delete(t.views, v)
+	t.vmu.Unlock()
+}
+
+// endViews ends the live views' wait for the tap: from now on, each gets
+// what it has room for and no more (see viewConn).
+func (t *Tap) endViews() {
+	t.vmu.Lock()
+	defer t.vmu.Unlock()
+	t.viewsEnded = true
+	for v := range t.views {
+		v.end()
+	}
 }
 
 // flushWriter flushes after each write, so a live view sees records as they

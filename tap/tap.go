@@ -35,10 +35,15 @@ type Options struct {
 	Redact    []string
 	NoRedact  bool
 	Listen    bool          // serve live subscribers on a Unix socket
-	StdinWait time.Duration // after the host closes stdin, how long the server may take to exit before SIGTERM
-	TermWait  time.Duration // after SIGTERM, how long before SIGKILL
-	Drain     time.Duration // after the server exits, how long to wait for its stdout to end (a child may hold it)
+	StdinWait time.Duration // opt-in: after the host closes stdin, SIGTERM when the server has not exited within this (0: never)
+	TermWait  time.Duration // opt-in: after the server is signalled to stop, SIGKILL when it has not exited within this (0: never)
+	Drain     time.Duration // opt-in: after the server exits, stop reading its stdout once it is silent this long (0: read it until it closes, as a host would)
 	Env       []string      // the server's environment; nil: the tap's own
+
+	// Signals are the SIGINT, SIGTERM and SIGHUP the caller catches for
+	// the tap, from before Run, to be passed on to the server. nil: Run
+	// catches them itself.
+	Signals <-chan os.Signal
 
 	// Warn receives the tap's own diagnostics (one sentence each).
 	Warn func(string)
@@ -70,6 +75,10 @@ type Tap struct {
 
 	mu     sync.Mutex
 	nextID int
+
+	vmu        sync.Mutex // guards views and viewsEnded
+	views      map[*viewConn]struct{}
+	viewsEnded bool
 }
 
 // Result is how the session ended.
@@ -90,15 +99,6 @@ func New(opts Options) (*Tap, error) {
 	if opts.Framing == 0 {
 		opts.Framing = classify.FramingNDJSON
 	}
-	if opts.StdinWait == 0 {
-		opts.StdinWait = 2 * time.Second
-	}
-	if opts.TermWait == 0 {
-		opts.TermWait = 3 * time.Second
-	}
-	if opts.Drain == 0 {
-		opts.Drain = 200 * time.Millisecond
-	}
 	if opts.Warn == nil {
 		opts.Warn = func(string) {}
 	}
@@ -115,12 +115,28 @@ func New(opts Options) (*Tap, error) {
 // Path is the session file the tap writes, once Run has started.
 func (t *Tap) Path() string { return t.path }
 
-// Run spawns the server and relays host ↔ server until the server exits
-// and its output is drained. hostIn is what the host writes (the server's
-// input), hostOut what the host reads, errOut where the server's stderr
-// goes. It returns the server's exit status.
+// Run spawns the server and relays host ↔ server until the server has
+// exited and its output has ended. hostIn is what the host writes (the
+// server's input), hostOut what the host reads, errOut where the server's
+// stderr goes. It returns the server's exit status.
+//
+// Run passes the host's steps on and adds none of its own (invariant 5):
+// hostIn ending closes the server's stdin; hostOut failing (the host
+// stopped reading) closes the tap's end of the server's stdout; SIGINT,
+// SIGTERM and SIGHUP, and ctx's end as SIGTERM, go to the server's process
+// group. The server's exit ends the session once its stdout has closed.
 func (t *Tap) Run(ctx context.Context, hostIn io.Reader, hostOut io.WriteCloser, errOut io.Writer) (Result, error) {
 	opts := t.opts
+	// Signals are caught before the server starts, so that one that comes
+	// at any moment is passed on; one that comes first ends the session
+	// before the server is started.
+	sigs := opts.Signals
+	if sigs == nil {
+		c := make(chan os.Signal, 4)
+		signal.Notify(c, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
+		defer signal.Stop(c)
+		sigs = c
+	}
 	cmd := exec.Command(serverPath(opts.Argv[0]), opts.Argv[1:]...)
 	cmd.Args[0] = opts.Argv[0]
 	// The server starts with the default action for every signal: a
@@ -145,10 +161,19 @@ func (t *Tap) Run(ctx context.Context, hostIn io.Reader, hostOut io.WriteCloser,
 		return Result{}, err
 	}
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = stdinR, stdoutW, stderrW
-	if err := cmd.Start(); err != nil {
+	closeAll := func() {
 		for _, f := range []*os.File{stdinR, stdinW, stdoutR, stdoutW, stderrR, stderrW} {
 			f.Close()
 		}
+	}
+	select {
+	case sig := <-sigs:
+		closeAll()
+		return t.endUnstarted(sig.(syscall.Signal))
+	default:
+	}
+	if err := cmd.Start(); err != nil {
+		closeAll()
 		return Result{ExitCode: 127}, fmt.Errorf("cannot start %s: %w", opts.Argv[0], unwrapExec(err))
 	}
 	t.cmd = cmd
@@ -180,7 +205,7 @@ func (t *Tap) Run(ctx context.Context, hostIn io.Reader, hostOut io.WriteCloser,
 	t.capture[classify.S2H] = newCaptureSet()
 	t.capture[classify.H2S] = newCaptureSet()
 	h2s := &relay{dir: classify.H2S, src: hostIn, dst: t.dests[classify.H2S], framing: opts.Framing, captures: t.capture[classify.H2S]}
-	var idle atomic.Int64 // once the server has exited: how long a read of its output may wait
+	var idle atomic.Int64 // with Drain, once the server has exited: how long a read of its output may wait
 	s2h := &relay{dir: classify.S2H, src: stdoutR, dst: t.dests[classify.S2H], framing: opts.Framing, captures: t.capture[classify.S2H], idle: &idle}
 	t.relays[classify.H2S], t.relays[classify.S2H] = h2s, s2h
 	t.mu.Unlock()
@@ -193,73 +218,97 @@ func (t *Tap) Run(ctx context.Context, hostIn io.Reader, hostOut io.WriteCloser,
 	}
 
 	// Host → server. When the host closes stdin, the server's stdin is
-	// closed, and the server gets time to exit on its own.
+	// closed.
 	hostDone := make(chan struct{})
 	go func() {
 		h2s.run()
 		stdinW.Close()
 		close(hostDone)
 	}()
-	// Server → host and server stderr.
+	// Server → host. Once the host has the end of the server's stdout, or
+	// has stopped reading it, the tap's end of it is closed: a server that
+	// writes more gets EPIPE, as it would writing to the host directly.
 	outDone := make(chan struct{})
 	go func() {
 		s2h.run()
+		stdoutR.Close()
 		hostOut.Close()
 		close(outDone)
 	}()
 	errDone := make(chan struct{})
 	go func() {
-		t.relayStderr(stderrR, errOut, &idle)
+		t.relayStderr(stderrR, errOut)
 		close(errDone)
 	}()
 
 	exited := make(chan error, 1)
 	go func() { exited <- cmd.Wait() }()
 
-	sigs := make(chan os.Signal, 4)
-	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
-	defer signal.Stop(sigs)
-
+	// The session lasts until the server has exited and the host has seen
+	// the end of its stdout, which a child of the server may hold open
+	// after it: a host reading the server directly would wait for that
+	// too. Signals go on being passed to the server's process group
+	// meanwhile, so that the host stopping reaches such a child.
 	var waitErr error
 	var kill <-chan syscall.Signal
-	hostGone, cancelled := hostDone, ctx.Done()
-loop:
-	for {
-		select {
-		case waitErr = <-exited:
-			break loop
-		case <-hostGone:
-			hostGone = nil
-			kill = t.escalate(opts.StdinWait, syscall.SIGTERM)
-		case sig := <-kill:
-			kill = nil
-			t.signalServer(sig)
-			if sig == syscall.SIGTERM {
-				kill = t.escalate(opts.TermWait, syscall.SIGKILL)
-			}
-		case sig := <-sigs:
-			t.signalServer(sig.(syscall.Signal))
-			if kill == nil {
-				kill = t.escalate(opts.TermWait, syscall.SIGKILL)
-			}
-		case <-cancelled:
-			cancelled = nil
-			t.signalServer(syscall.SIGTERM)
-			if kill == nil {
-				kill = t.escalate(opts.TermWait, syscall.SIGKILL)
-			}
+	hostGone, cancelled, running, out := hostDone, ctx.Done(), (<-chan error)(exited), (<-chan struct{})(outDone)
+	stopping := func(sig syscall.Signal) {
+		t.signalServer(sig)
+		if kill == nil && opts.TermWait > 0 {
+			kill = t.escalate(opts.TermWait, syscall.SIGKILL)
 		}
 	}
-	// The server is gone: what it wrote is read to the end, and its
-	// output ends when its children let go of the pipes; do not wait for
-	// them long: a read that waits Drain for more gives up.
-	idle.Store(int64(opts.Drain))
-	stdoutR.SetReadDeadline(time.Now().Add(opts.Drain))
-	stderrR.SetReadDeadline(time.Now().Add(opts.Drain))
-	<-outDone
+	for running != nil || out != nil {
+		select {
+		case waitErr = <-running:
+			running = nil
+			if opts.Drain > 0 {
+				idle.Store(int64(opts.Drain))
+				stdoutR.SetReadDeadline(time.Now().Add(opts.Drain))
+			}
+		case <-out:
+			out = nil
+		case <-hostGone:
+			hostGone = nil
+			if opts.StdinWait > 0 && running != nil {
+				kill = t.escalate(opts.StdinWait, syscall.SIGTERM)
+			}
+		case sig := <-kill:
+			kill = nil
+			if sig == syscall.SIGTERM {
+				stopping(sig)
+			} else {
+				t.signalServer(sig)
+			}
+		case sig := <-sigs:
+			stopping(sig.(syscall.Signal))
+		case <-cancelled:
+			cancelled = nil
+			stopping(syscall.SIGTERM)
+		}
+	}
+	// The server's stderr is read to the end of what the pipe holds, and
+	// not waited for beyond that: a host does not wait for the stderr of
+	// a server it runs.
+	stderrR.SetReadDeadline(time.Now())
 	<-errDone
 	res := Result{Path: t.path}
 	res.ExitCode, res.Signal = exitStatus(cmd, waitErr)
+	t.finish(res)
+	// Live views get the last records and the exit, as far as each takes
+	// them without the tap waiting: its exit never waits on an observer.
+	t.endViews()
+	t.hub.serving.Wait()
+	if stop != nil {
+		stop()
+	}
+	// The host may still be writing; its reader goroutine ends with the
+	// process.
+	return res, nil
+}
+
+// finish records the session's exit and closes the recorder and the hub.
+func (t *Tap) finish(res Result) {
 	ev := sessions.EventRecord{Kind: sessions.EventExit, Signal: res.Signal}
 	code := res.ExitCode
 	ev.Code = &code
@@ -267,18 +316,20 @@ loop:
 	t.rec.close()
 	<-t.recDone
 	t.hub.close()
-	// Live views get the last records and the exit before the tap goes.
-	served := make(chan struct{})
-	go func() { t.hub.serving.Wait(); close(served) }()
-	select {
-	case <-served:
-	case <-time.After(5 * time.Second):
+}
+
+// endUnstarted ends a session that a signal ended before its server was
+// started: the session file says so, and the tap ends with 128+signal.
+func (t *Tap) endUnstarted(sig syscall.Signal) (Result, error) {
+	redact, err := t.redactor()
+	if err != nil {
+		return Result{}, err
 	}
-	if stop != nil {
-		stop()
+	if err := t.startRecorder(redact); err != nil {
+		t.opts.Warn(err.Error())
 	}
-	// The host may still be writing; its reader goroutine ends with the
-	// process.
+	res := Result{ExitCode: 128 + int(sig), Signal: signalName(sig), Path: t.path}
+	t.finish(res)
 	return res, nil
 }
 
@@ -464,19 +515,53 @@ func createSessionFile(path string) (sessionFile, error) {
 }
 
 // relayStderr passes the server's stderr through unchanged and records it
-// line by line.
-func (t *Tap) relayStderr(r io.Reader, w io.Writer, idle *atomic.Int64) {
+// line by line. A read deadline ends it: it then takes what r still holds,
+// without waiting for more.
+func (t *Tap) relayStderr(r *os.File, w io.Writer) {
 	buf := make([]byte, readSize)
+	pass := func(n int) {
+		w.Write(buf[:n])
+		t.rec.note(item{at: now(), dir: classify.Err, data: buf[:n]})
+	}
 	for {
-		setIdleDeadline(r, idle)
 		n, err := r.Read(buf)
 		if n > 0 {
-			w.Write(buf[:n])
-			t.rec.note(item{at: now(), dir: classify.Err, data: buf[:n]})
+			pass(n)
+		}
+		if errors.Is(err, os.ErrDeadlineExceeded) {
+			for {
+				if n = readNow(r, buf); n <= 0 {
+					break
+				}
+				pass(n)
+			}
 		}
 		if err != nil {
 			t.rec.note(item{at: now(), dir: classify.Err, eof: true})
 			return
 		}
+	}
+}
+
+// readNow reads what f holds without waiting for more: 0 when it holds
+// nothing, or at its end, or on an error.
+func readNow(f *os.File, buf []byte) int {
+	sc, err := f.SyscallConn()
+	if err != nil {
+		return 0
+	}
+	n := 0
+	for {
+		var rerr error
+		if err := sc.Control(func(fd uintptr) { n, rerr = syscall.Read(int(fd), buf) }); err != nil {
+			return 0
+		}
+		if rerr == syscall.EINTR {
+			continue
+		}
+		if rerr != nil {
+			return 0
+		}
+		return n
 	}
 }

@@ -92,6 +92,9 @@ type Option func(*Model)
 // WithClock replaces the wall clock (tests).
 func WithClock(now func() time.Time) Option { return func(m *Model) { m.now = now } }
 
+// WithStatus shows msg on the status line until the first key.
+func WithStatus(msg string) Option { return func(m *Model) { m.status = msg } }
+
 // New builds the program's model for the given sources; with none, it
 // opens on the picker of live taps and recent sessions.
 func New(r *lipgloss.Renderer, sources []*Source, opts ...Option) *Model {

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/rpctap/rpctap/classify"
+	"github.com/rpctap/rpctap/internal/earlysignal"
 	"github.com/rpctap/rpctap/tap"
 	"github.com/spf13/cobra"
 )
@@ -20,7 +21,7 @@ type runOptions struct {
 	verbose, noListen              bool
 	redact                         []string
 	timeout                        time.Duration
-	stdinWait, termWait            time.Duration
+	stdinWait, termWait, drain     time.Duration
 }
 
 func newRunCmd() *cobra.Command {
@@ -32,7 +33,14 @@ func newRunCmd() *cobra.Command {
 byte, recording the session and serving live views ("rpctap ui", "rpctap ls").
 CMD's stderr passes through unchanged. rpctap exits with CMD's exit status
 (128+signal when a signal ended it) and prints nothing of its own unless
-something goes wrong or --verbose is given.`,
+something goes wrong or --verbose is given.
+
+The host decides when CMD stops, as if it ran CMD itself: when the host
+closes stdin, CMD's stdin is closed; SIGINT, SIGTERM and SIGHUP are passed
+on to CMD (and its process group); when the host stops reading, CMD's
+stdout is closed. rpctap ends when CMD has exited and its stdout has
+closed. It never stops CMD, nor cuts its output short, on a timer of its
+own, unless --stdin-grace, --term-grace or --drain asks it to.`,
 		Args: takesArgs(1, -1, "the server's command", "rpctap run -- npx -y @modelcontextprotocol/server-everything stdio"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runTap(cmd, args, o)
@@ -50,8 +58,9 @@ something goes wrong or --verbose is given.`,
 	f.BoolVar(&o.quiet, "quiet", false, "print nothing of rpctap's own, not even warnings")
 	f.BoolVar(&o.verbose, "verbose", false, "say where the session is recorded and how it ended")
 	f.BoolVar(&o.noListen, "no-listen", false, "do not serve live views on a socket")
-	f.DurationVar(&o.stdinWait, "stdin-grace", 2*time.Second, "after the host closes stdin, how long CMD may take to exit before SIGTERM")
-	f.DurationVar(&o.termWait, "term-grace", 3*time.Second, "after SIGTERM, how long before SIGKILL")
+	f.DurationVar(&o.stdinWait, "stdin-grace", 0, "send CMD SIGTERM when it has not exited this long after the host closed stdin (default: never; the host decides when to stop CMD)")
+	f.DurationVar(&o.termWait, "term-grace", 0, "send CMD SIGKILL when it has not exited this long after it was signalled to stop, by the host or by --stdin-grace (default: never)")
+	f.DurationVar(&o.drain, "drain", 0, "once CMD has exited, stop reading its stdout when it stays silent this long, for a child of CMD that holds it open (default: read until it closes, as a host would)")
 	return serverCommand(cmd)
 }
 
@@ -79,7 +88,7 @@ func runTap(cmd *cobra.Command, argv []string, o runOptions) error {
 	}
 	t, err := tap.New(tap.Options{Argv: argv, Name: o.name, Framing: framing, Profile: profile, Timeout: o.timeout,
 		Record: !o.noRecord, Path: o.record, Redact: o.redact, NoRedact: o.noRedact, Listen: !o.noListen,
-		StdinWait: o.stdinWait, TermWait: o.termWait, Warn: warn})
+		StdinWait: o.stdinWait, TermWait: o.termWait, Drain: o.drain, Signals: runSignals(), Warn: warn})
 	if err != nil {
 		return usageError(err)
 	}
@@ -100,6 +109,17 @@ func runTap(cmd *cobra.Command, argv []string, o runOptions) error {
 		return exitError{code: res.ExitCode}
 	}
 	return nil
+}
+
+// runSignals are the signals rpctap run passes on, caught since the
+// process started (see earlysignal).
+func runSignals() <-chan os.Signal {
+	if earlysignal.Run != nil {
+		return earlysignal.Run
+	}
+	c := make(chan os.Signal, 8)
+	signal.Notify(c, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
+	return c
 }
 
 // runMemoryLimit is the Go heap size past which rpctap run collects

@@ -44,7 +44,7 @@ func helperServer(mode string) {
 	switch mode {
 	case "signals":
 		// Says ready, then reports the first INT, TERM or HUP it gets on
-		// stdout and exits 0.
+		// stdout and exits 0. It does not read stdin.
 		c := make(chan os.Signal, 1)
 		signal.Notify(c, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
 		fmt.Println(`{"jsonrpc":"2.0","method":"ready"}`)
@@ -62,6 +62,7 @@ type tapRun struct {
 	cmd    *exec.Cmd
 	stdin  io.WriteCloser
 	stdout *bufio.Reader
+	out    io.ReadCloser // the host's end of the tap's stdout, under stdout
 	stderr *bytes.Buffer
 	path   string // the session file
 }
@@ -93,6 +94,7 @@ func startRunWrapped(t *testing.T, wrap, flags, argv []string, env ...string) *t
 	if err != nil {
 		t.Fatal(err)
 	}
+	r.out = out
 	r.stdout = bufio.NewReaderSize(out, 1<<20)
 	if err := r.cmd.Start(); err != nil {
 		t.Fatal(err)

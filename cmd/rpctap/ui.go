@@ -49,14 +49,14 @@ tap (its name, pid or socket). q quits the view; live taps keep running.`,
 
 // runUI runs the program on the terminal device: keys come from it, never
 // from a protocol pipe.
-func runUI(srcs []*tui.Source) error {
+func runUI(srcs []*tui.Source, opts ...tui.Option) error {
 	tty, err := os.OpenFile("/dev/tty", os.O_RDWR, 0)
 	if err != nil {
 		return fmt.Errorf("the live view needs a terminal: %w (use rpctap tail or rpctap check instead)", err)
 	}
 	defer tty.Close()
 	r := lipgloss.NewRenderer(tty, termenv.WithColorCache(true))
-	m := tui.New(r, srcs)
+	m := tui.New(r, srcs, opts...)
 	p := tea.NewProgram(m, tea.WithInput(tty), tea.WithOutput(tty), tea.WithAltScreen(), tea.WithMouseCellMotion())
 	_, err = p.Run()
 	for _, s := range srcs {
@@ -101,21 +101,36 @@ func runWatch(host string, argv []string, framing classify.Framing, profile clas
 		return runWatchHost(host, argv, framing, profile)
 	}
 	// No host: the tap runs here, the server's stdin stays open for
-	// injected frames.
+	// injected frames. The view is the host: quitting it stops the server,
+	// with SIGKILL if SIGTERM does not.
 	var warnings []string
-	t, err := tap.New(tap.Options{Argv: argv, Framing: framing, Profile: profile, Record: true, Listen: true,
+	t, err := tap.New(tap.Options{Argv: argv, Framing: framing, Profile: profile, Record: true, Listen: true, TermWait: 3 * time.Second,
 		Warn: func(s string) { warnings = append(warnings, s) }})
 	if err != nil {
 		return usageError(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	runErr := make(chan error, 1)
+	var res tap.Result
+	var runErr error
+	ran := make(chan struct{})
 	go func() {
-		_, err := t.Run(ctx, eofReader{}, nopCloser{io.Discard}, io.Discard)
-		runErr <- err
+		res, runErr = t.Run(ctx, eofReader{}, nopCloser{io.Discard}, io.Discard)
+		close(ran)
 	}()
-	src, err := attachWhenUp(fmt.Sprint(os.Getpid()), nil)
+	src, err := attachWhenUp(fmt.Sprint(os.Getpid()), ran)
+	if errors.Is(err, errGone) {
+		// The tap ended before its socket came up: the server could not
+		// start, or exited at once.
+		if runErr != nil {
+			return exitError{code: max(res.ExitCode, 1), msg: runErr.Error()}
+		}
+		msg := fmt.Sprintf("%s exited with status %d before the view could attach", argv[0], res.ExitCode)
+		if res.Path != "" {
+			msg += "; its session is recorded in " + res.Path
+		}
+		return exitError{code: max(res.ExitCode, 1), msg: msg}
+	}
 	if err != nil {
 		cancel()
 		return err
@@ -123,7 +138,7 @@ func runWatch(host string, argv []string, framing classify.Framing, profile clas
 	uiErr := runUI([]*tui.Source{src})
 	cancel()
 	select {
-	case <-runErr:
+	case <-ran:
 	case <-time.After(5 * time.Second):
 	}
 	for _, w := range warnings {
@@ -156,12 +171,12 @@ func runWatchHost(host string, argv []string, framing classify.Framing, profile 
 	} else {
 		line = host + " -- " + strings.Join(quoted, " ")
 	}
-	logPath := filepath.Join(os.TempDir(), fmt.Sprintf("rpctap-host-%d.log", os.Getpid()))
-	logf, err := os.Create(logPath)
+	logf, err := openHostLog(name)
 	if err != nil {
 		return err
 	}
 	defer logf.Close()
+	logPath := logf.Name()
 	cmd := exec.Command("sh", "-c", line)
 	cmd.Stdout, cmd.Stderr = logf, logf
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
@@ -173,10 +188,20 @@ func runWatchHost(host string, argv []string, framing classify.Framing, profile 
 	src, err := attachWhenUp(name, exited)
 	if err != nil {
 		syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM)
+		if errors.Is(err, errGone) {
+			err = errors.New("the host exited before it started the server")
+		}
 		tail, _ := os.ReadFile(logPath)
 		return fmt.Errorf("%w\nthe host's output (%s):\n%s", err, logPath, lastLines(tail, 15))
 	}
-	uiErr := runUI([]*tui.Source{src})
+	// The log goes by the session's name, beside it.
+	if src.Path != "" {
+		p := strings.TrimSuffix(src.Path, ".jsonl") + ".host.log"
+		if _, err := os.Lstat(p); errors.Is(err, os.ErrNotExist) && os.Rename(logPath, p) == nil {
+			logPath = p
+		}
+	}
+	uiErr := runUI([]*tui.Source{src}, tui.WithStatus("the host's output goes to "+classify.EscapeString(logPath, 0)))
 	select {
 	case <-exited:
 	default:
@@ -189,8 +214,30 @@ func runWatchHost(host string, argv []string, framing classify.Framing, profile 
 	return uiErr
 }
 
+// openHostLog creates the file that keeps the output of watch's host: it
+// holds what the host printed (tool results among it), so it is the
+// owner's alone, and it goes with the sessions, in the state directory.
+func openHostLog(name string) (*os.File, error) {
+	dir, err := sessions.StateDir()
+	if err != nil {
+		return nil, fmt.Errorf("cannot keep the host's output: %w", err)
+	}
+	base := strings.TrimSuffix(sessions.NewFileName(time.Now(), name), ".jsonl")
+	f, err := os.OpenFile(filepath.Join(dir, base+".host.log"), os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if errors.Is(err, os.ErrExist) {
+		f, err = os.CreateTemp(dir, base+"-*.host.log") // 0600 too
+	}
+	if err != nil {
+		return nil, fmt.Errorf("cannot keep the host's output: %w", err)
+	}
+	return f, nil
+}
+
+// errGone says the process that was to start the tap ended first.
+var errGone = errors.New("the tap's starter ended before the tap came up")
+
 // attachWhenUp waits for the tap named target to serve its socket and
-// attaches to it; it gives up when gone closes or after 15 s.
+// attaches to it; it gives up when gone closes (errGone) or after 15 s.
 func attachWhenUp(target string, gone <-chan struct{}) (*tui.Source, error) {
 	deadline := time.Now().Add(15 * time.Second)
 	for time.Now().Before(deadline) {
@@ -199,7 +246,7 @@ func attachWhenUp(target string, gone <-chan struct{}) (*tui.Source, error) {
 		}
 		select {
 		case <-gone:
-			return nil, errors.New("the host exited before it started the server")
+			return nil, errGone
 		case <-time.After(30 * time.Millisecond):
 		}
 	}

@@ -31,7 +31,7 @@ func main() {
 	noRecord := flag.Bool("no-record", false, "do not record")
 	noListen := flag.Bool("no-listen", false, "no live socket")
 	noRedact := flag.Bool("no-redact", false, "no redaction")
-	stdinWait := flag.Duration("stdin-grace", 0, "as rpctap run --stdin-grace (0: its default)")
+	stdinWait := flag.Duration("stdin-grace", 0, "as rpctap run --stdin-grace (0: never)")
 	flag.Parse()
 	if p := os.Getenv("RPCTAP_CPUPROFILE"); p != "" {
 		f, err := os.Create(p)

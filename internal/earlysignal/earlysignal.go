@@ -1,0 +1,29 @@
+// Package earlysignal catches the signals rpctap run passes on to its
+// server from the moment the process starts: before the packages that take
+// long to initialise (a syntax highlighter's tables, a few hundred
+// milliseconds on a busy machine) and before main, so that a host that
+// stops the tap at any moment gets a clean end, never the default action.
+//
+// It does so only for rpctap run: other commands keep the default actions.
+// Package initialisation goes in import path order among packages whose
+// imports are ready, and this one imports only os and os/signal, so it is
+// initialised long before those slow ones (GODEBUG=inittrace=1 shows it).
+package earlysignal
+
+import (
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+// Run receives SIGINT, SIGTERM and SIGHUP from the process's start when
+// the command is rpctap run; otherwise it is nil and no signal is caught.
+var Run <-chan os.Signal
+
+func init() {
+	if len(os.Args) > 1 && os.Args[1] == "run" {
+		c := make(chan os.Signal, 8)
+		signal.Notify(c, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
+		Run = c
+	}
+}
