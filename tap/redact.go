@@ -400,3 +400,15 @@ func (m *maskWriter) pass(stop int) {
 	}
 	m.held = m.held[:copy(m.held, m.held[next:])]
 }
+
+// Mask masks in b the secrets that a tap with this environment and these
+// --redact flags would mask, for text rpctap shows that did not pass
+// through a tap (a host's own output, say).
+func Mask(env, flags []string, b []byte) ([]byte, error) {
+	r, err := newRedactor(env, flags)
+	if err != nil {
+		return nil, err
+	}
+	out, _ := r.mask(b)
+	return out, nil
+}

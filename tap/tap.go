@@ -172,9 +172,14 @@ func (t *Tap) Run(ctx context.Context, hostIn io.Reader, hostOut io.WriteCloser,
 		return t.endUnstarted(sig.(syscall.Signal))
 	default:
 	}
+	redact, err := t.redactor()
+	if err != nil {
+		closeAll()
+		return Result{}, err
+	}
 	if err := cmd.Start(); err != nil {
 		closeAll()
-		return Result{ExitCode: 127}, fmt.Errorf("cannot start %s: %w", opts.Argv[0], unwrapExec(err))
+		return Result{ExitCode: 127}, fmt.Errorf("cannot start %s: %w", redact.maskString(opts.Argv[0]), unwrapExec(err))
 	}
 	t.cmd = cmd
 	growPipe(stdinW)
@@ -190,12 +195,6 @@ func (t *Tap) Run(ctx context.Context, hostIn io.Reader, hostOut io.WriteCloser,
 	stdoutW.Close()
 	stderrW.Close()
 
-	redact, err := t.redactor()
-	if err != nil {
-		cmd.Process.Kill()
-		cmd.Wait()
-		return Result{}, err
-	}
 	if err := t.startRecorder(redact); err != nil {
 		opts.Warn(err.Error())
 	}

@@ -355,3 +355,19 @@ func TestWatchKeepsTheHostsOutputWithTheSessionOwnerOnly(t *testing.T) {
 		t.Errorf("rpctap watch left %q in the temporary directory", left)
 	}
 }
+
+// Issue 10 point 6: what rpctap prints of its own about a server or a
+// host masks secrets too: the server command that cannot start, and the
+// host's last lines when the host ends before it starts the server.
+func TestStartErrorsAndTheHostsLastLinesAreMasked(t *testing.T) {
+	env := append(watchEnv(t, t.TempDir()), "API_TOKEN=supersecret123")
+	for what, args := range map[string][]string{
+		"a server that cannot start":      {"--", "/no/such/supersecret123"},
+		"a host that exits with a secret": {"--host", "echo token supersecret123; exit 3", "--", "cat"},
+	} {
+		stderr, _ := runWatchCmd(t, env, args...)
+		if strings.Contains(stderr, "supersecret123") || !strings.Contains(stderr, "***API_TOKEN***") {
+			t.Errorf("%s: rpctap watch said %q; want the secret masked", what, stderr)
+		}
+	}
+}

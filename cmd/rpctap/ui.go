@@ -192,6 +192,9 @@ func runWatchHost(host string, argv []string, framing classify.Framing, profile 
 			err = errors.New("the host exited before it started the server")
 		}
 		tail, _ := os.ReadFile(logPath)
+		if masked, err := tap.Mask(os.Environ(), nil, tail); err == nil {
+			tail = masked
+		}
 		return fmt.Errorf("%w\nthe host's output (%s):\n%s", err, logPath, lastLines(tail, 15))
 	}
 	// The log goes by the session's name, beside it.
