@@ -12,6 +12,7 @@ import (
 	"github.com/charmbracelet/bubbles/textinput"
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/lipgloss"
+	"github.com/charmbracelet/x/ansi"
 	"github.com/rpctap/rpctap/classify"
 	"github.com/rpctap/rpctap/tui/filter"
 )
@@ -110,7 +111,7 @@ func New(r *lipgloss.Renderer, sources []*Source, opts ...Option) *Model {
 		m.picker = newPicker(c)
 		m.mode = modePicker
 	}
-	m.input.Prompt = "/"
+	m.setPrompt("/")
 	return m
 }
 
@@ -185,9 +186,26 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		}
 		return m, nil
 	case tea.KeyMsg:
-		return m.key(msg)
+		return m.keyMsg(msg)
 	}
 	return m, nil
+}
+
+// keyMsg handles a key message. Keys typed in one burst (fast typing, key
+// repeat over ssh) come as one message of several runes: each acts as if
+// typed alone, the mode it leaves the program in deciding where the next
+// goes ("/abc" opens the filter and types abc in it). A paste is text, not
+// keys: it goes whole to a text input, and is no command anywhere else.
+func (m *Model) keyMsg(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
+	if msg.Type != tea.KeyRunes || len(msg.Runes) < 2 || msg.Paste {
+		return m.key(msg)
+	}
+	cmds := make([]tea.Cmd, 0, len(msg.Runes))
+	for _, r := range msg.Runes {
+		_, cmd := m.key(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune{r}, Alt: msg.Alt})
+		cmds = append(cmds, cmd)
+	}
+	return m, tea.Batch(cmds...)
 }
 
 // key routes a key: a text input with focus gets every key first.
@@ -244,7 +262,7 @@ func (m *Model) key(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
 		return m, textinput.Blink
 	case key.Matches(msg, k.Command):
 		m.mode = modeCommand
-		m.input.Prompt = ":"
+		m.setPrompt(":")
 		m.input.SetValue("")
 		m.input.Focus()
 		return m, textinput.Blink
@@ -264,6 +282,9 @@ func (m *Model) key(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
 		return m, nil
 	}
 	switch {
+	case v.showStats && key.Matches(msg, k.LeaveStats):
+		v.showStats = false
+		return m, nil
 	case key.Matches(msg, k.NextPane):
 		v.focus = (v.focus + 1) % 3
 		return m, nil
@@ -285,6 +306,14 @@ func (m *Model) key(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
 	case key.Matches(msg, k.Back) && v.focus != paneTraffic:
 		v.focus = paneTraffic
 		return m, nil
+	case key.Matches(msg, k.ToggleRaw) && !v.showStats:
+		// The detail pane shows the selected frame whichever pane has
+		// focus: r switches it from the list too.
+		v.detail.raw = !v.detail.raw
+		return m, v.loadDetail()
+	case key.Matches(msg, k.More) && !v.showStats:
+		v.detail.more()
+		return m, v.loadDetail()
 	}
 	var in intent
 	switch {
@@ -334,9 +363,9 @@ func (m *Model) do(v *sessionView, in intent) tea.Cmd {
 // not match are hidden) and searching (they stay; matches are marked).
 func (m *Model) setSearching(on bool) {
 	m.searching = on
-	m.input.Prompt = "filter /"
+	m.setPrompt("filter /")
 	if on {
-		m.input.Prompt = "search /"
+		m.setPrompt("search /")
 	}
 }
 
@@ -346,8 +375,8 @@ func (m *Model) filterKey(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
 		m.setSearching(!m.searching)
 		return m, nil
 	}
-	switch msg.Type {
-	case tea.KeyEnter:
+	switch {
+	case key.Matches(msg, m.c.keys.Apply):
 		m.leaveInput()
 		cmd := m.applyExpr(v, m.searching, m.input.Value())
 		if m.searching && cmd == nil && v != nil && v.search != nil {
@@ -356,7 +385,7 @@ func (m *Model) filterKey(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
 			return m, v.loadDetail()
 		}
 		return m, cmd
-	case tea.KeyEsc:
+	case key.Matches(msg, m.c.keys.Cancel):
 		m.leaveInput()
 		return m, nil
 	}
@@ -395,11 +424,11 @@ func (m *Model) applyExpr(v *sessionView, search bool, text string) tea.Cmd {
 }
 
 func (m *Model) commandKey(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
-	switch msg.Type {
-	case tea.KeyEnter:
+	switch {
+	case key.Matches(msg, m.c.keys.Apply):
 		m.leaveInput()
 		return m, m.runCommand(strings.TrimSpace(m.input.Value()))
-	case tea.KeyEsc:
+	case key.Matches(msg, m.c.keys.Cancel):
 		m.leaveInput()
 		return m, nil
 	}
@@ -419,6 +448,7 @@ func (m *Model) runCommand(line string) tea.Cmd {
 		if arg == "" {
 			m.picker = newPicker(m.c)
 			m.mode = modePicker
+			m.layout()
 			return m.picker.refresh()
 		}
 		src, err := OpenTarget(arg)
@@ -481,27 +511,73 @@ func (m *Model) layout() {
 		m.picker.SetSize(m.width, m.height-2)
 	}
 	m.help.Width = m.width
+	m.setPrompt(m.input.Prompt)
+}
+
+// setPrompt sets the input's prompt. The text scrolls within what the
+// line leaves to the prompt, the cursor and the filter's ✓ or ✗ with why.
+func (m *Model) setPrompt(p string) {
+	m.input.Prompt = p
+	m.input.Width = max(m.width-lipgloss.Width(p)-1-min(m.width/3, 40), 1)
 }
 
 func (m *Model) View() string {
 	if m.width == 0 {
 		return ""
 	}
-	s := m.c.styles
 	if m.showHelp {
-		return m.help.FullHelpView(m.c.keys.FullHelp()) + "\n\n" + s.Dim.Render("any key closes help")
+		return m.helpView()
 	}
 	if m.mode == modePicker || m.view() == nil {
 		body := ""
 		if m.picker != nil {
 			body = m.picker.View()
 		}
-		return lipgloss.JoinVertical(lipgloss.Left, body, m.footer())
+		return lipgloss.JoinVertical(lipgloss.Left, body, truncate(m.status, m.width), m.footer())
 	}
 	v := m.view()
 	header := v.header(m.now(), m.active, len(m.views))
 	body := v.View(m.now())
 	return lipgloss.JoinVertical(lipgloss.Left, header, body, m.filterLine(v), m.footer())
+}
+
+// helpView is the ? screen: the key map's columns, as many side by side as
+// the width takes, the short badge words, and how to close it; cut to the
+// height.
+func (m *Model) helpView() string {
+	s := m.c.styles
+	const gap = "   "
+	var rows, row []string
+	rowW := 0
+	for _, group := range m.c.keys.FullHelp() {
+		block := m.help.FullHelpView([][]key.Binding{group})
+		w := lipgloss.Width(block)
+		if len(row) > 0 && rowW+len(gap)+w > m.width {
+			rows = append(rows, lipgloss.JoinHorizontal(lipgloss.Top, row...))
+			row, rowW = nil, 0
+		}
+		if len(row) > 0 {
+			row = append(row, gap)
+			rowW += len(gap)
+		}
+		row = append(row, block)
+		rowW += w
+	}
+	rows = append(rows, lipgloss.JoinHorizontal(lipgloss.Top, row...))
+	var words []string
+	for _, long := range []string{"UNMATCHED", "INVALID", "REDACTED", "OPAQUE", "LEAKY", "TIMEOUT"} {
+		words = append(words, compactBadges[long]+" "+strings.ToLower(long))
+	}
+	legend := ansi.Wrap(s.Dim.Render("narrow tables shorten badges: "+strings.Join(words, " · ")), m.width, " ")
+	text := strings.Join(rows, "\n\n") + "\n\n" + legend + "\n\n" + s.Dim.Render("any key closes help")
+	lines := strings.Split(text, "\n")
+	if len(lines) > m.height {
+		lines = lines[:m.height]
+	}
+	for i, l := range lines {
+		lines[i] = truncate(l, m.width)
+	}
+	return strings.Join(lines, "\n")
 }
 
 func (m *Model) filterLine(v *sessionView) string {
@@ -515,14 +591,15 @@ func (m *Model) filterLine(v *sessionView) string {
 		}
 		return truncate(m.input.View()+"  "+mark, m.width)
 	case modeCommand:
-		return m.input.View()
+		return truncate(m.input.View(), m.width)
 	}
 	if m.status != "" {
 		return truncate(m.status, m.width)
 	}
 	var parts []string
 	if v.filterText != "" {
-		count := fmt.Sprintf("  (%d of %d frames)", len(v.traffic.rows), v.traffic.scanned)
+		// Of the frames the header counts: the same numbers.
+		count := fmt.Sprintf("  (%d of %d frames)", len(v.traffic.rows), v.frames())
 		if v.traffic.scanning != nil {
 			count = "  (reading frame payloads…)"
 		}
@@ -534,8 +611,28 @@ func (m *Model) filterLine(v *sessionView) string {
 	return truncate(strings.Join(parts, "    "), m.width)
 }
 
+// footer is the keys of where keys go now: the picker, the text input,
+// the stats, or the pane with focus.
 func (m *Model) footer() string {
-	return m.c.styles.Footer.Render(truncate(m.help.ShortHelpView(m.c.keys.ShortHelp()), m.width))
+	var keys []key.Binding
+	v := m.view()
+	switch {
+	case m.mode == modeFilter || m.mode == modeCommand:
+		keys = m.c.keys.InputHelp(m.mode == modeFilter)
+	case m.mode == modePicker || v == nil:
+		if m.picker != nil {
+			keys = m.picker.ShortHelp(len(m.views) > 0)
+		}
+	case v.showStats:
+		keys = v.stats.ShortHelp()
+	case v.focus == paneDetail:
+		keys = v.detail.ShortHelp()
+	case v.focus == panePending:
+		keys = v.pending.ShortHelp()
+	default:
+		keys = m.c.keys.ShortHelp()
+	}
+	return m.c.styles.Footer.Render(truncate(m.help.ShortHelpView(keys), m.width))
 }
 
 // newView opens a view on a source, with an id that routes its async

@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -147,11 +148,14 @@ func TestFilterShowsOnlyMatchingFramesAndSaysWhenItDoesNotParse(t *testing.T) {
 	tm.Send(press("enter"))
 	waitFor(t, tm, "filter: method:tools/list")
 	view := finalView(t, tm)
-	if strings.Contains(view, "tools/call") || strings.Contains(view, "initialize") {
+	// The table (the pending pane lists what waits, filter or not).
+	table, _, _ := strings.Cut(view, "╰")
+	if strings.Contains(table, "tools/call") || strings.Contains(table, "initialize") {
 		t.Errorf("frames outside the filter show:\n%s", view)
 	}
-	if !strings.Contains(view, "(2 of ") {
-		t.Errorf("the filter line does not say how many frames match:\n%s", view)
+	// issue 10 point 20: of the frames the header counts (→8 ←9 !1).
+	if !strings.Contains(view, "→8 ←9 !1") || !strings.Contains(view, "(2 of 18 frames)") {
+		t.Errorf("the filter line does not say how many of the header's frames match:\n%s", view)
 	}
 }
 
@@ -191,9 +195,8 @@ func TestNewTrafficNeverMovesTheSelectionUnlessFollowing(t *testing.T) {
 	tm.Send(press("k"))
 	waitFor(t, tm, "#4  host → server")
 	write(6, 9)
-	waitFor(t, tm, "m8")
-	// Still on #4 (line 4 holds m3).
-	waitFor(t, tm, "#4  host → server")
+	// Still on #4 (line 4 holds m3) when m8 comes.
+	waitFor(t, tm, "m8", "#4  host → server")
 	tm.Send(press("G")) // follow again
 	write(9, 10)
 	waitFor(t, tm, "m9", "#10  host → server")
@@ -340,5 +343,178 @@ func TestViewShowsAPeersBackslashApartFromRealControls(t *testing.T) {
 				t.Errorf("raw %v: the view does not show %s:\n%s", raw, w, view)
 			}
 		}
+	}
+}
+
+// issue 10 point 15: keys typed in one burst come as one message of
+// several runes; each acts, as if typed alone.
+func TestEveryKeyOfABurstActs(t *testing.T) {
+	tm := openDemo(t, 140, 40)
+	tm.Send(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("kkk")})
+	waitFor(t, tm, "#16  host → server")
+	// A burst that opens the filter types the rest into it.
+	tm.Send(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("/ping")})
+	tm.Send(press("enter"))
+	waitFor(t, tm, "filter: ping")
+	// A paste is text: outside an input it is no command (q does not quit).
+	tm.Send(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("qq"), Paste: true})
+	tm.Send(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("kj")})
+	tm.Send(press("?"))
+	waitFor(t, tm, "any key closes help")
+	tm.Send(press("esc"))
+	finalView(t, tm)
+}
+
+// bigSession writes a session whose responses are megabytes: a long
+// string, and a long array of small objects.
+func bigSession(t *testing.T) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "big.jsonl")
+	var b strings.Builder
+	b.WriteString(`{"rpctap":"session","version":1,"id":"x","started":"2026-11-29T18:00:00.000000Z","argv":["srv"],"name":"big","framing":"ndjson","profile":"auto"}` + "\n")
+	rec := func(t int, dir, frame string) {
+		q := strings.NewReplacer(`\`, `\\`, `"`, `\"`).Replace(frame)
+		fmt.Fprintf(&b, `{"t":%d,"dir":"%s","frame":"%s"}`+"\n", t, dir, q)
+	}
+	rec(1000, "h2s", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"long"}}`)
+	rec(2000, "s2h", `{"jsonrpc":"2.0","id":1,"result":{"text":"`+strings.Repeat("x", 4<<20)+`"}}`)
+	rec(3000, "h2s", `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"many"}}`)
+	items := strings.Repeat(`{"a":1,"b":[1,2,{"c":"zz"}]},`, 150_000)
+	rec(4000, "s2h", `{"jsonrpc":"2.0","id":2,"result":{"items":[`+items+`{}]}}`)
+	rec(5000, "h2s", `{"jsonrpc":"2.0","id":3,"method":"ping"}`)
+	rec(6000, "s2h", `{"jsonrpc":"2.0","id":3,"result":{}}`)
+	if err := os.WriteFile(path, []byte(b.String()), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// issue 10 point 13: a frame of megabytes is laid out as far as a budget
+// of lines goes, in lines that fit the pane; the pane says how much it
+// shows, and m shows more.
+func TestAHugeFrameIsLaidOutAsFarAsTheScreenNeeds(t *testing.T) {
+	tm := startProgram(t, []*Source{openFile(t, bigSession(t))}, 80, 24)
+	waitFor(t, tm, "#7  server → host")
+	tm.Send(press("k"))
+	tm.Send(press("k"))
+	waitShowing(t, tm, "#5  server → host", "4.1 MiB", "")
+	tm.Send(press("k"))
+	tm.Send(press("k"))
+	first := waitShowing(t, tm, "#3  server → host", "4.0 MiB", "")
+	tm.Send(press("m"))
+	if more := waitShowing(t, tm, "", "4.0 MiB", first); parseSize(t, more) < 2*parseSize(t, first)*9/10 {
+		t.Errorf("m showed %s after %s: want about twice as much", more, first)
+	}
+	tm.Send(press("r")) // the raw bytes, from the list
+	waitFor(t, tm, "Raw bytes", "the pretty view")
+	view := finalView(t, tm)
+	checkFits(t, view, 80, 24)
+}
+
+var showingRE = regexp.MustCompile(`showing ([0-9.]+ [KMG]?i?B) of ([0-9.]+ [KMG]?i?B)`)
+
+// waitShowing waits for the detail pane to show title and say it shows
+// part of a frame of size, other than a part of size not; it returns the
+// size of the part.
+func waitShowing(t *testing.T, tm *teatest.TestModel, title, size, not string) string {
+	t.Helper()
+	var got string
+	teatest.WaitFor(t, tm.Output(), func(b []byte) bool {
+		if !bytes.Contains(b, []byte(title)) {
+			return false
+		}
+		for _, m := range showingRE.FindAllStringSubmatch(string(b), -1) {
+			if m[2] == size && m[1] != not {
+				got = m[1]
+			}
+		}
+		return got != ""
+	}, teatest.WithDuration(5*time.Second), teatest.WithCheckInterval(20*time.Millisecond))
+	return got
+}
+
+func parseSize(t *testing.T, s string) float64 {
+	t.Helper()
+	var v float64
+	var unit string
+	if _, err := fmt.Sscanf(s, "%g %s", &v, &unit); err != nil {
+		t.Fatalf("%q is no size: %v", s, err)
+	}
+	return v * map[string]float64{"B": 1, "KiB": 1 << 10, "MiB": 1 << 20}[unit]
+}
+
+// checkFits fails when a view has a line wider than w cells or more than
+// h lines.
+func checkFits(t *testing.T, view string, w, h int) {
+	t.Helper()
+	lines := strings.Split(view, "\n")
+	for i, line := range lines {
+		if n := lipgloss.Width(line); n > w {
+			t.Errorf("line %d is %d cells wide, more than %d: %q", i, n, w, line)
+		}
+	}
+	if len(lines) > h {
+		t.Errorf("the view is %d lines tall, more than %d:\n%s", len(lines), h, view)
+	}
+}
+
+// issue 10 point 14: every view fits 80×24, the default terminal: no line
+// is wider than 80 cells (none wraps), none is past the 24th; the table's
+// columns give way and its badges still show.
+func TestEveryViewFitsTheDefaultTerminal(t *testing.T) {
+	long := strings.Repeat("a-very-long-name-", 8)
+	dir := t.TempDir()
+	t.Setenv("XDG_STATE_HOME", dir)
+	t.Setenv("XDG_RUNTIME_DIR", dir)
+	sessDir := filepath.Join(dir, "rpctap", "sessions")
+	if err := os.MkdirAll(sessDir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	demo, err := os.ReadFile(demoSession)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(sessDir, long+".jsonl"), demo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		name string
+		keys []string
+		want []string // in the output once the view shows
+	}{
+		{"traffic", nil, nil},
+		{"detail", []string{"tab"}, []string{"m more"}},
+		{"pending", []string{"P"}, []string{"enter open • esc back"}},
+		{"raw", []string{"r"}, []string{"Raw bytes"}},
+		{"stats", []string{"s"}, []string{"Latency of tools/call", "s/esc back"}},
+		{"help", []string{"?"}, []string{"any key closes help"}},
+		{"filter typed", []string{"/", "method:" + long}, []string{"✓"}},
+		{"filter", []string{"/", "method:tools/list", "enter"}, []string{"(2 of 18 frames)"}},
+		{"command", []string{":", "goto " + long}, []string{"enter apply"}},
+		{"picker", []string{":", "open", "enter"}, []string{"Recent sessions", "a-very-long-name-"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			tm := startProgram(t, []*Source{openFile(t, demoSession)}, 80, 24)
+			waitFor(t, tm, "INVALID")
+			for _, k := range c.keys {
+				tm.Send(press(k))
+			}
+			if len(c.want) > 0 {
+				waitFor(t, tm, c.want...)
+			}
+			if err := tm.Quit(); err != nil {
+				t.Fatal(err)
+			}
+			view := tm.FinalModel(t, teatest.WithFinalTimeout(5*time.Second)).View()
+			checkFits(t, view, 80, 24)
+			if c.name == "traffic" {
+				for _, b := range []string{"INVALID", "TIMEOUT"} {
+					if !strings.Contains(view, b) {
+						t.Errorf("the %s badge does not show at 80×24:\n%s", b, view)
+					}
+				}
+			}
+		})
 	}
 }

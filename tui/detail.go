@@ -15,21 +15,41 @@ import (
 
 // detailPane shows one frame: pretty and highlighted, or its raw bytes; its
 // findings; the answer a strict receiver owes and whether it came; its pair.
+// A frame is laid out in a command, as far as a budget of lines goes, and
+// kept in a small cache; the pane never shows a frame other than the one
+// selected.
 type detailPane struct {
 	c      *common
 	vp     viewport.Model
 	raw    bool
-	seq    int64
+	limit  int // lines of the frame laid out; More doubles it
 	width  int
 	height int
-	// cache of the rendered frame, by (seq, width, raw)
-	cacheKey string
-	loading  string
-	content  string
+	want   detailKey // what the selection needs
+	shown  detailKey // what the viewport holds
+	// rendering: laid out in commands not yet back.
+	rendering map[detailKey]bool
+	cache     []detailLoadedMsg // newest last
 }
 
+// detailKey names one layout of one frame. It changes when the entry
+// learns something (a pair, a timeout), as well as with the pane.
+type detailKey struct {
+	seq          int64
+	width, limit int
+	raw          bool
+	codes        uint64
+	status       sessions.Status
+	pair         int64
+	size         int64
+}
+
+// detailCache is how many layouts the pane keeps: going back to a frame
+// just seen is instant, and each layout is bounded by its budget of lines.
+const detailCache = 8
+
 func newDetailPane(c *common) *detailPane {
-	return &detailPane{c: c, vp: viewport.New(0, 0)}
+	return &detailPane{c: c, vp: viewport.New(0, 0), limit: detailLines, rendering: map[detailKey]bool{}}
 }
 
 func (p *detailPane) SetSize(w, h int) {
@@ -37,50 +57,80 @@ func (p *detailPane) SetSize(w, h int) {
 	p.vp.Width, p.vp.Height = w, h
 }
 
-// loaded is a frame read back from the session file and rendered, in a
-// command, off the Update path.
+// detailLoadedMsg is a frame read back from the session file and laid
+// out, in a command, off the Update path.
 type detailLoadedMsg struct {
 	session int
-	key     string
+	key     detailKey
 	content string
 }
 
-// load returns a command that reads and renders the entry at pos, unless
-// the cache already holds it.
+// load asks for the entry at pos: from the cache, or from a command that
+// reads and lays it out. Until that command reports, the pane says it is
+// rendering the frame (or keeps showing the same frame, laid out before).
 func (p *detailPane) load(session int, src *Source, pos int) tea.Cmd {
 	if pos < 0 {
-		p.content, p.cacheKey = "", ""
+		p.want, p.shown = detailKey{}, detailKey{}
 		p.vp.SetContent("")
 		return nil
 	}
 	e := src.Index.At(pos)
-	// The key changes when the entry learns something (a pair, a timeout).
-	k := fmt.Sprintf("%d/%d/%v/%x/%d/%d", e.Seq, p.width, p.raw, uint64(e.Codes), e.Status, e.Pair)
-	if k == p.cacheKey || k == p.loading {
+	if e.Seq != p.want.seq {
+		p.limit = detailLines // a new frame starts with one budget
+	}
+	k := detailKey{seq: e.Seq, width: p.width, limit: p.limit, raw: p.raw, codes: uint64(e.Codes),
+		status: e.Status, pair: e.Pair, size: e.Size}
+	if k == p.want {
 		return nil
 	}
-	p.loading = k
-	raw, width, c := p.raw, p.width, p.c
+	p.want = k
+	for _, c := range p.cache {
+		if c.key == k {
+			p.show(c)
+			return nil
+		}
+	}
+	if p.rendering[k] {
+		return nil
+	}
+	p.rendering[k] = true
+	raw, width, limit, c := p.raw, p.width, p.limit, p.c
 	return func() tea.Msg {
-		return detailLoadedMsg{session: session, key: k, content: renderDetail(c, src, pos, raw, width)}
+		return detailLoadedMsg{session: session, key: k, content: renderDetail(c, src, pos, raw, width, limit)}
 	}
 }
 
+// apply takes a layout a command made: it is cached, and shown only when
+// it is the one the selection needs (a late layout of a frame since left
+// is not).
 func (p *detailPane) apply(msg detailLoadedMsg) {
-	if msg.key == p.cacheKey {
-		return
+	delete(p.rendering, msg.key)
+	if len(p.cache) == detailCache {
+		p.cache = append(p.cache[:0], p.cache[1:]...)
 	}
-	p.cacheKey, p.content = msg.key, msg.content
-	p.vp.SetContent(msg.content)
-	p.vp.GotoTop()
+	p.cache = append(p.cache, msg)
+	if msg.key == p.want {
+		p.show(msg)
+	}
 }
+
+func (p *detailPane) show(msg detailLoadedMsg) {
+	// More of the same layout keeps the place; another frame, or the
+	// other view of it, starts at the top.
+	same := msg.key.seq == p.shown.seq && msg.key.raw == p.shown.raw
+	p.shown = msg.key
+	p.vp.SetContent(msg.content)
+	if !same {
+		p.vp.GotoTop()
+	}
+}
+
+// more lays out twice as much of the frame.
+func (p *detailPane) more() { p.limit *= 2 }
 
 func (p *detailPane) Update(msg tea.KeyMsg) intent {
 	k := p.c.keys
 	switch {
-	case key.Matches(msg, k.ToggleRaw):
-		p.raw = !p.raw
-		return intent{kind: intentRefilter} // reload
 	case key.Matches(msg, k.Pair):
 		return intent{kind: intentJumpPair}
 	case key.Matches(msg, k.Up):
@@ -101,16 +151,26 @@ func (p *detailPane) Update(msg tea.KeyMsg) intent {
 	return intent{}
 }
 
+// ShortHelp is the footer while the pane has focus.
+func (p *detailPane) ShortHelp() []key.Binding {
+	k := p.c.keys
+	return []key.Binding{k.Up, k.Down, k.PageDown, k.ToggleRaw, k.More, k.Pair, k.Copy, k.Back, k.Help}
+}
+
 func (p *detailPane) View() string {
-	if p.content == "" {
+	switch {
+	case p.want == detailKey{}:
 		return p.c.styles.Dim.Render("select a frame")
+	case p.shown.seq != p.want.seq:
+		return p.c.styles.Dim.Render(fmt.Sprintf("rendering #%d (%s)…", p.want.seq, FormatSize(p.want.size)))
 	}
 	return p.vp.View()
 }
 
-// renderDetail lays out everything known about one frame. It reads the
+// renderDetail lays out everything known about one frame, in lines of at
+// most width cells, the frame itself as far as limit lines go. It reads the
 // frame back from the session file: run it in a command.
-func renderDetail(c *common, src *Source, pos int, raw bool, width int) string {
+func renderDetail(c *common, src *Source, pos int, raw bool, width, limit int) string {
 	s := c.styles
 	x := src.Index
 	started := src.Started()
@@ -123,7 +183,7 @@ func renderDetail(c *common, src *Source, pos int, raw bool, width int) string {
 	}
 	b.WriteString(s.Title.Render(title))
 	b.WriteString("\n")
-	meta := []string{fmt.Sprintf("t=%ss", fmtRel(e.T)), started.Add(time.Duration(e.T) * time.Microsecond).Local().Format("15:04:05.000000"), fmtSize(e.Size) + " bytes"}
+	meta := []string{fmt.Sprintf("t=%ss", fmtRel(e.T)), started.Add(time.Duration(e.T) * time.Microsecond).Local().Format("15:04:05.000000"), FormatSize(e.Size)}
 	if e.ID != "" {
 		meta = append(meta, "id "+classify.EscapeString(e.ID, 80))
 	}
@@ -159,7 +219,7 @@ func renderDetail(c *common, src *Source, pos int, raw bool, width int) string {
 	ev, err := src.Record(pos)
 	if err != nil {
 		b.WriteString(s.SevError.Render("cannot read the frame back: " + err.Error()))
-		return b.String()
+		return ansi.Wrap(b.String(), max(width, 1), " ")
 	}
 	frame := ev.Frame
 	var m classify.Message
@@ -182,7 +242,7 @@ func renderDetail(c *common, src *Source, pos int, raw bool, width int) string {
 	if len(lines) > 0 {
 		b.WriteString("\n" + s.Title.Render("Findings") + "\n")
 		for _, l := range lines {
-			b.WriteString(wrap(l, width) + "\n")
+			b.WriteString(l + "\n")
 		}
 	}
 	if m.Answer != nil {
@@ -193,20 +253,36 @@ func renderDetail(c *common, src *Source, pos int, raw bool, width int) string {
 		}
 	}
 	b.WriteString("\n")
+	// What is above is short: words wrap, and a word wider than the pane
+	// is cut.
+	head := ansi.Wrap(b.String(), max(width, 1), " ")
+	var body layout
 	if raw {
-		b.WriteString(s.Title.Render("Raw bytes") + s.Dim.Render(" (escaped)") + "\n")
+		// The header block (LSP framing) and the frame, escaped.
+		head += s.Title.Render("Raw bytes") + s.Dim.Render(" (escaped)") + "\n"
 		if ev.Header != nil {
-			b.WriteString(wrapHard(classify.Escape(ev.Header, 0), width) + "\n")
+			head += strings.Join(escapedPrefix(ev.Header, max(width, 1), limit).lines, "\n") + "\n"
 		}
-		b.WriteString(wrapHard(classify.Escape(frame, 0), width))
+		body = escapedPrefix(frame, max(width, 1), limit)
 	} else {
-		text, isJSON := prettyFrame(frame)
-		if isJSON {
-			text = c.hl.highlight(text)
-		}
-		b.WriteString(text)
+		body = prettyPrefix(frame, width, limit)
 	}
-	return b.String()
+	text := strings.Join(body.lines, "\n")
+	if body.isJSON && !raw {
+		text = c.hl.highlight(text)
+	}
+	if body.used < len(frame) {
+		other := "raw bytes"
+		if raw {
+			other = "pretty view"
+		}
+		more := s.Near.Render(fmt.Sprintf("showing %s of %s: %s shows more, %s the %s", FormatSize(int64(max(body.used, 0))),
+			FormatSize(int64(len(frame))), c.keys.More.Help().Key, c.keys.ToggleRaw.Help().Key, other))
+		more = ansi.Wrap(more, max(width, 1), " ")
+		head += more + "\n"
+		text += "\n" + more
+	}
+	return head + text
 }
 
 func findingLine(s Styles, f classify.Finding) string {
@@ -219,30 +295,3 @@ func findingLine(s Styles, f classify.Finding) string {
 	}
 	return st.Render(fmt.Sprintf("%-5s %s", f.Severity, f.Code)) + "  " + f.Message
 }
-
-// wrap breaks a line at spaces to fit width cells.
-func wrap(s string, width int) string {
-	if width <= 10 {
-		return s
-	}
-	return lipglossWrap(s, width)
-}
-
-// wrapHard breaks text every width cells (raw bytes have no spaces to
-// break at).
-func wrapHard(s string, width int) string {
-	if width <= 0 {
-		return s
-	}
-	r := []rune(s)
-	var b strings.Builder
-	for len(r) > width {
-		b.WriteString(string(r[:width]))
-		b.WriteByte('\n')
-		r = r[width:]
-	}
-	b.WriteString(string(r))
-	return b.String()
-}
-
-func lipglossWrap(s string, width int) string { return ansi.Wordwrap(s, width, " ") }

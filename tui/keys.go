@@ -9,8 +9,9 @@ type KeyMap struct {
 	NextPane, PrevPane                                    key.Binding
 	Filter, SearchMode, ClearFilter, NextMatch, PrevMatch key.Binding
 	Open, Back, Pair                                      key.Binding
-	ToggleRaw, ToggleStderr, ToggleTime                   key.Binding
-	Stats, Pending                                        key.Binding
+	ToggleRaw, More, ToggleStderr, ToggleTime             key.Binding
+	Stats, LeaveStats, Pending                            key.Binding
+	Apply, Cancel                                         key.Binding // in the filter and command lines
 	Copy, Command, Help, Quit                             key.Binding
 	NextSession, PrevSession                              key.Binding
 }
@@ -27,17 +28,21 @@ func DefaultKeyMap() KeyMap {
 		NextPane:     key.NewBinding(key.WithKeys("tab"), key.WithHelp("tab", "next pane")),
 		PrevPane:     key.NewBinding(key.WithKeys("shift+tab"), key.WithHelp("shift+tab", "previous pane")),
 		Filter:       key.NewBinding(key.WithKeys("/"), key.WithHelp("/", "filter")),
-		ClearFilter:  key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "clear search, filter; back")),
-		NextMatch:    key.NewBinding(key.WithKeys("n"), key.WithHelp("n/N", "next/previous match (no search: flagged frame)")),
+		ClearFilter:  key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "clear search/filter; back")),
+		NextMatch:    key.NewBinding(key.WithKeys("n"), key.WithHelp("n/N", "next/previous match or flag")),
 		PrevMatch:    key.NewBinding(key.WithKeys("N")),
-		SearchMode:   key.NewBinding(key.WithKeys("tab"), key.WithHelp("tab", "(in the filter) search instead: mark, hide nothing")),
+		SearchMode:   key.NewBinding(key.WithKeys("tab"), key.WithHelp("tab", "in the filter: search instead")),
 		Open:         key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "open")),
-		Back:         key.NewBinding(key.WithKeys("esc")),
+		Back:         key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "back")),
 		Pair:         key.NewBinding(key.WithKeys("p"), key.WithHelp("p", "jump to pair")),
-		ToggleRaw:    key.NewBinding(key.WithKeys("r"), key.WithHelp("r", "raw bytes")),
+		ToggleRaw:    key.NewBinding(key.WithKeys("r"), key.WithHelp("r", "raw/pretty")),
+		More:         key.NewBinding(key.WithKeys("m"), key.WithHelp("m", "more of a long frame")),
 		ToggleStderr: key.NewBinding(key.WithKeys("e"), key.WithHelp("e", "show/hide stderr")),
 		ToggleTime:   key.NewBinding(key.WithKeys("t"), key.WithHelp("t", "relative/wall time")),
 		Stats:        key.NewBinding(key.WithKeys("s"), key.WithHelp("s", "stats")),
+		LeaveStats:   key.NewBinding(key.WithKeys("s", "esc"), key.WithHelp("s/esc", "back to the traffic")),
+		Apply:        key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "apply")),
+		Cancel:       key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "cancel")),
 		Pending:      key.NewBinding(key.WithKeys("P"), key.WithHelp("P", "pending")),
 		Copy:         key.NewBinding(key.WithKeys("y"), key.WithHelp("y", "copy frame")),
 		Command:      key.NewBinding(key.WithKeys(":"), key.WithHelp(":", "command")),
@@ -48,9 +53,17 @@ func DefaultKeyMap() KeyMap {
 	}
 }
 
-// ShortHelp is the footer.
+// ShortHelp is the footer while the traffic table has focus.
 func (k KeyMap) ShortHelp() []key.Binding {
-	return []key.Binding{k.Up, k.Down, k.Bottom, k.Filter, k.NextPane, k.Pair, k.Stats, k.Help, k.Quit}
+	return []key.Binding{k.Up, k.Down, k.Open, k.Filter, k.ToggleRaw, k.NextPane, k.Pair, k.Stats, k.Bottom, k.Help, k.Quit}
+}
+
+// InputHelp is the footer while the filter or command line is typed in.
+func (k KeyMap) InputHelp(filter bool) []key.Binding {
+	if filter {
+		return []key.Binding{k.Apply, k.SearchMode, k.Cancel}
+	}
+	return []key.Binding{k.Apply, k.Cancel}
 }
 
 // FullHelp is the ? screen.
@@ -59,6 +72,6 @@ func (k KeyMap) FullHelp() [][]key.Binding {
 		{k.Up, k.Down, k.PageUp, k.PageDown, k.Top, k.Bottom},
 		{k.NextPane, k.PrevPane, k.Open, k.Pair, k.NextSession},
 		{k.Filter, k.SearchMode, k.ClearFilter, k.NextMatch, k.ToggleStderr, k.ToggleTime, k.ToggleRaw},
-		{k.Stats, k.Pending, k.Copy, k.Command, k.Help, k.Quit},
+		{k.More, k.Stats, k.Pending, k.Copy, k.Command, k.Help, k.Quit},
 	}
 }

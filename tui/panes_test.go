@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	tea "github.com/charmbracelet/bubbletea"
 	"github.com/rpctap/rpctap/classify"
 	"github.com/rpctap/rpctap/sessions"
 	"github.com/rpctap/rpctap/tap"
@@ -140,5 +141,99 @@ func TestPayloadExpressionsMatchNewEntriesInTheBackground(t *testing.T) {
 	v.search.matches, v.search.scanned = nil, 0
 	if cmd := v.extendSearch(); cmd == nil || len(v.search.matches) != 0 {
 		t.Errorf("the search matched %d new frames in Update; want a background scan", len(v.search.matches))
+	}
+}
+
+// issue 10 point 13: the detail pane shows the selected frame or says it is
+// rendering it; a layout that comes back late, for a frame since left, is
+// never shown.
+func TestDetailPaneNeverShowsAnotherFramesContent(t *testing.T) {
+	v := loadedView(t)
+	d := v.detail
+	d.SetSize(60, 20)
+	x := v.src.Index
+	pos := func(seq int64) int {
+		p, ok := x.BySeq(seq)
+		if !ok {
+			t.Fatalf("no #%d", seq)
+		}
+		return p
+	}
+	loaded := func(cmd func() tea.Msg) detailLoadedMsg { return cmd().(detailLoadedMsg) }
+	a := d.load(v.id, v.src, pos(7))
+	d.apply(loaded(a))
+	if !strings.Contains(d.View(), "#7  host") {
+		t.Fatalf("#7 is not shown:\n%s", d.View())
+	}
+	b := d.load(v.id, v.src, pos(8))
+	if view := d.View(); strings.Contains(view, "#7") || !strings.Contains(view, "rendering #8") {
+		t.Errorf("with #8 selected and not laid out yet, the pane shows:\n%s", view)
+	}
+	c := d.load(v.id, v.src, pos(14))
+	d.apply(loaded(b)) // late: #14 is selected now
+	if view := d.View(); strings.Contains(view, "#8") || !strings.Contains(view, "rendering #14") {
+		t.Errorf("a late layout of #8 is shown while #14 is selected:\n%s", view)
+	}
+	d.apply(loaded(c))
+	if view := d.View(); !strings.Contains(view, "#14  host") {
+		t.Errorf("#14 is not shown once laid out:\n%s", view)
+	}
+	// Back to #8: laid out already, it shows at once, with no command.
+	if cmd := d.load(v.id, v.src, pos(8)); cmd != nil || !strings.Contains(d.View(), "#8  server") {
+		t.Errorf("going back to #8 does not show its cached layout (command %v):\n%s", cmd != nil, d.View())
+	}
+}
+
+// issue 10 point 20: the pending pane says what it is, and how many.
+func TestPendingPaneHasATitle(t *testing.T) {
+	p := newPendingPane(newCommon(asciiRenderer()))
+	p.SetSize(28, 5)
+	if v := p.View(0, 0); !strings.HasPrefix(v, "Pending (0)") {
+		t.Errorf("an empty pending pane:\n%s", v)
+	}
+	p.items = []classify.PendingRequest{{Seq: 7, Dir: classify.H2S, ID: "1", Method: "slow", TimedOut: true}}
+	v := p.View(40*time.Second, 30*time.Second)
+	if !strings.HasPrefix(v, "Pending (1)") || !strings.Contains(v, "slow") || !strings.Contains(v, "TMO") {
+		t.Errorf("a narrow pending pane with one timed-out request:\n%s", v)
+	}
+}
+
+// issue 10 point 20: one size format everywhere.
+func TestFormatSize(t *testing.T) {
+	for n, want := range map[int64]string{0: "0 B", 1023: "1023 B", 1024: "1.0 KiB", 11878: "11.6 KiB",
+		120 << 10: "120 KiB", 1023 << 10: "1023 KiB", 19 << 20: "19.0 MiB", 5 << 30: "5.0 GiB"} {
+		if got := FormatSize(n); got != want || len([]rune(got)) > colSize {
+			t.Errorf("FormatSize(%d) = %q, want %q (at most %d cells)", n, got, want, colSize)
+		}
+	}
+}
+
+// issue 10 point 20: the footer shows the keys of the view in use: the
+// picker's, the stats' (and how to leave them), the detail pane's.
+func TestFooterShowsTheKeysOfTheViewInUse(t *testing.T) {
+	m := New(asciiRenderer(), nil)
+	m.Update(tea.WindowSizeMsg{Width: 200, Height: 30})
+	if f := m.footer(); !strings.Contains(f, "enter open") || strings.Contains(f, "filter") || strings.Contains(f, "pair") {
+		t.Errorf("the picker's footer: %s", f)
+	}
+	v := loadedView(t)
+	m = New(asciiRenderer(), []*Source{v.src})
+	m.Update(tea.WindowSizeMsg{Width: 200, Height: 30})
+	m.Update(tickMsg{})
+	if f := m.footer(); !strings.Contains(f, "/ filter") || !strings.Contains(f, "r raw") {
+		t.Errorf("the traffic footer: %s", f)
+	}
+	m.Update(press("tab"))
+	if f := m.footer(); !strings.Contains(f, "m more") || !strings.Contains(f, "esc back") || strings.Contains(f, "/ filter") {
+		t.Errorf("the detail pane's footer: %s", f)
+	}
+	m.Update(press("esc"))
+	m.Update(press("s"))
+	if f := m.footer(); !strings.Contains(f, "s/esc back") || strings.Contains(f, "/ filter") {
+		t.Errorf("the stats footer: %s", f)
+	}
+	m.Update(press("esc"))
+	if m.view().showStats {
+		t.Error("esc does not leave the stats")
 	}
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/lipgloss"
 	"github.com/rpctap/rpctap/classify"
 	"github.com/rpctap/rpctap/sessions"
 )
@@ -53,18 +54,37 @@ func (p *pendingPane) Update(msg tea.KeyMsg) intent {
 	return intent{}
 }
 
-// View draws the list; now is the session clock (µs since start).
+// ShortHelp is the footer while the pane has focus.
+func (p *pendingPane) ShortHelp() []key.Binding {
+	k := p.c.keys
+	return []key.Binding{k.Up, k.Down, k.Open, k.Back, k.Help, k.Quit}
+}
+
+// View draws the title and the list; now is the session clock (µs since
+// start). The columns give way to a narrow pane: the id drops first, and
+// TIMEOUT shortens to TMO.
 func (p *pendingPane) View(now time.Duration, timeout time.Duration) string {
 	s := p.c.styles
+	title := s.Title.Render("Pending") + s.Dim.Render(fmt.Sprintf(" (%d)", len(p.items)))
 	if len(p.items) == 0 {
-		return s.Dim.Render("nothing pending")
+		return title + "\n" + s.Dim.Render("nothing pending")
 	}
 	var b strings.Builder
+	b.WriteString(truncate(title, p.width))
+	rows := max(p.height-1, 1)
 	top := 0
-	if p.sel >= p.height {
-		top = p.sel - p.height + 1
+	if p.sel >= rows {
+		top = p.sel - rows + 1
 	}
-	for i := top; i < len(p.items) && i < top+p.height; i++ {
+	seqW := 1
+	for _, it := range p.items {
+		seqW = max(seqW, len(fmt.Sprint(it.Seq)))
+	}
+	idW := 10
+	if p.width < 40 {
+		idW = 0
+	}
+	for i := top; i < len(p.items) && i < top+rows; i++ {
 		it := p.items[i]
 		waited := now - it.Sent
 		dir := "→"
@@ -77,20 +97,24 @@ func (p *pendingPane) View(now time.Duration, timeout time.Duration) string {
 		case it.TimedOut:
 			st = s.Over
 			tag = " TIMEOUT"
+			if p.width < 40 {
+				tag = " " + compactBadges["TIMEOUT"]
+			}
 		case timeout > 0 && waited > timeout*3/4:
 			st = s.Near
 		}
-		methodW := max(p.width-6-1-10-8-len(tag)-5, 6)
-		line := fmt.Sprintf("%6d %s %-10s %-*s %8s%s", it.Seq, dir, truncate(classify.EscapeString(it.ID, 40), 10),
-			methodW, truncate(classify.EscapeString(it.Method, 96), methodW), fmtLatency(waited), tag)
+		line := fmt.Sprintf("%*d %s ", seqW, it.Seq, dir)
+		if idW > 0 {
+			line += fmt.Sprintf("%-*s ", idW, truncate(classify.EscapeString(it.ID, 40), idW))
+		}
+		end := fmt.Sprintf(" %7s%s", fmtLatency(waited), tag)
+		methodW := max(p.width-lipgloss.Width(line)-lipgloss.Width(end), 4)
+		line += fmt.Sprintf("%-*s", methodW, truncate(classify.EscapeString(it.Method, 96), methodW)) + end
 		line = st.Render(truncate(line, p.width))
 		if i == p.sel {
 			line = s.Selected.Render(padRight(line, p.width))
 		}
-		if i > top {
-			b.WriteByte('\n')
-		}
-		b.WriteString(line)
+		b.WriteString("\n" + line)
 	}
 	return b.String()
 }

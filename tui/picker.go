@@ -89,6 +89,17 @@ func (p *picker) Update(msg tea.KeyMsg) intent {
 	return intent{}
 }
 
+// ShortHelp is the footer of the picker; back, when there are views to go
+// back to.
+func (p *picker) ShortHelp(back bool) []key.Binding {
+	k := p.c.keys
+	keys := []key.Binding{k.Up, k.Down, k.Open}
+	if back {
+		keys = append(keys, k.Back)
+	}
+	return append(keys, k.Quit)
+}
+
 func (p *picker) View() string {
 	s := p.c.styles
 	var lines []string
@@ -114,8 +125,9 @@ func (p *picker) View() string {
 		lines = append(lines, s.Dim.Render("  none recorded yet"))
 	}
 	for _, f := range p.files {
-		lines = append(lines, mark(fmt.Sprintf("  %-56s %9s  %s", truncate(classify.EscapeString(filepath.Base(f.Path), 120), 56),
-			fmtSize(f.Size), f.Modified.Local().Format("2006-01-02 15:04"))))
+		nameW := max(min(p.width-2-1-8-2-16, 56), 12)
+		lines = append(lines, mark(fmt.Sprintf("  %-*s %8s  %s", nameW, truncate(classify.EscapeString(filepath.Base(f.Path), 120), nameW),
+			FormatSize(f.Size), f.Modified.Local().Format("2006-01-02 15:04"))))
 	}
 	if p.err != "" {
 		lines = append(lines, "", s.SevError.Render(p.err))
@@ -124,6 +136,10 @@ func (p *picker) View() string {
 	if len(lines) > p.height && p.height > 0 {
 		start := min(max(p.sel+3-p.height/2, 0), len(lines)-p.height)
 		lines = lines[start : start+p.height]
+	}
+	// The footer goes at the bottom of the screen.
+	for len(lines) < p.height {
+		lines = append(lines, "")
 	}
 	return strings.Join(lines, "\n")
 }

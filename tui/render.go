@@ -2,33 +2,16 @@ package tui
 
 import (
 	"bytes"
-	"encoding/json"
 	"fmt"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/alecthomas/chroma/v2"
 	"github.com/alecthomas/chroma/v2/formatters"
 	"github.com/alecthomas/chroma/v2/lexers"
 	"github.com/alecthomas/chroma/v2/styles"
 	"github.com/muesli/termenv"
-	"github.com/rpctap/rpctap/classify"
 )
-
-// prettyFrame lays a frame out for reading: indented JSON when it is JSON
-// (valid UTF-8 too), else the text escaped, so that no peer byte reaches
-// the terminal raw. JSON is escaped as JSON (classify.AppendSafeJSON):
-// what a terminal must not see is written as a JSON escape of the same
-// character, so a peer's backslash is one of JSON's own and the text
-// reads as the JSON it is. Other text goes through classify.Escape.
-func prettyFrame(frame []byte) (text string, isJSON bool) {
-	var buf bytes.Buffer
-	if json.Valid(frame) && utf8.Valid(frame) && json.Indent(&buf, frame, "", "  ") == nil {
-		return string(classify.AppendSafeJSON(nil, buf.Bytes())), true
-	}
-	return classify.Escape(frame, 0), false
-}
 
 // highlighter colours escaped JSON text for the terminal's profile.
 type highlighter struct {
@@ -88,14 +71,24 @@ func fmtRel(us int64) string {
 	return fmt.Sprintf("%d.%03d", us/1e6, (us/1e3)%1000)
 }
 
-func fmtSize(n int64) string {
-	switch {
-	case n >= 1<<20:
-		return fmt.Sprintf("%.1fM", float64(n)/(1<<20))
-	case n >= 1<<10:
-		return fmt.Sprintf("%.1fk", float64(n)/(1<<10))
+// FormatSize is a size in bytes as rpctap writes sizes everywhere (the
+// table, the detail pane, the picker, rpctap ls): at most three digits and
+// a binary unit, "512 B", "11.6 KiB", "117 KiB", "18.1 MiB"; at most eight
+// cells.
+func FormatSize(n int64) string {
+	units := []string{"B", "KiB", "MiB", "GiB", "TiB"}
+	if n < 1<<10 {
+		return fmt.Sprintf("%d B", n)
 	}
-	return fmt.Sprintf("%d", n)
+	v, u := float64(n), 0
+	for v >= 1<<10 && u < len(units)-1 {
+		v /= 1 << 10
+		u++
+	}
+	if v < 99.95 {
+		return fmt.Sprintf("%.1f %s", v, units[u])
+	}
+	return fmt.Sprintf("%.0f %s", v, units[u])
 }
 
 // sparkline draws values as a row of block characters.

@@ -8,6 +8,7 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/lipgloss"
 	"github.com/rpctap/rpctap/classify"
+	"github.com/rpctap/rpctap/sessions"
 	"github.com/rpctap/rpctap/tui/filter"
 )
 
@@ -123,6 +124,27 @@ func (v *sessionView) nextMatch(step int) string {
 	return "no further frame has a finding"
 }
 
+// counts are the frames by direction: to the server, to the host, and
+// the server's stderr lines when the table shows them.
+func (v *sessionView) counts(c sessions.Counts) string {
+	out := fmt.Sprintf("→%d ←%d", c.H2S, c.S2H)
+	if v.traffic.showErr && c.Err > 0 {
+		out += fmt.Sprintf(" !%d", c.Err)
+	}
+	return out
+}
+
+// frames is how many frames the header counts: what the table shows with
+// no filter.
+func (v *sessionView) frames() int {
+	c := v.src.Index.Counts()
+	n := c.H2S + c.S2H
+	if v.traffic.showErr {
+		n += c.Err
+	}
+	return n
+}
+
 // header is the session's title line with counts and the frame rate.
 func (v *sessionView) header(now time.Time, i, n int) string {
 	s := v.c.styles
@@ -133,7 +155,7 @@ func (v *sessionView) header(now time.Time, i, n int) string {
 	parts := []string{
 		s.Header.Render(name),
 		s.HeaderDim.Render(state),
-		fmt.Sprintf("→%d ←%d", cnt.H2S, cnt.S2H),
+		v.counts(cnt),
 		s.SevError.Render(fmt.Sprintf("%d err", cnt.Errors)),
 		s.SevWarn.Render(fmt.Sprintf("%d warn", cnt.Warnings)),
 		fmt.Sprintf("%d pending", cnt.Pending),

@@ -105,31 +105,51 @@ func (p *statsPane) Update(msg tea.KeyMsg) intent {
 	return intent{}
 }
 
+// ShortHelp is the footer while the stats show.
+func (p *statsPane) ShortHelp() []key.Binding {
+	k := p.c.keys
+	return []key.Binding{k.Up, k.Down, k.LeaveStats, k.Help, k.Quit}
+}
+
+// statsHist is the height of the latency histogram and its title.
+const statsHist = 2 + 7
+
 func (p *statsPane) View() string {
 	s := p.c.styles
 	if len(p.order) == 0 {
 		return s.Dim.Render("no answered requests yet")
 	}
 	var b strings.Builder
-	b.WriteString(s.Dim.Render(fmt.Sprintf("%-32s %7s %7s %9s %9s %9s", "method", "calls", "errors", "p50", "p95", "p99")))
-	rows := max(p.height-10, 3)
-	for i, name := range p.order {
-		if i >= rows {
-			b.WriteString("\n" + s.Dim.Render(fmt.Sprintf("… %d more", len(p.order)-rows)))
-			break
-		}
+	nameW := max(min(p.width-46, 60), 12)
+	b.WriteString(s.Dim.Render(truncate(fmt.Sprintf("%-*s %7s %7s %9s %9s %9s", nameW, "method", "calls", "errors", "p50", "p95", "p99"), p.width)))
+	// The table gets what the histogram leaves, and scrolls to keep the
+	// selected method on screen.
+	showHist := p.height >= 1+statsHist+2
+	rows := p.height - 1
+	if showHist {
+		rows -= statsHist
+	}
+	if len(p.order) > rows {
+		rows = max(rows-1, 1) // a line says how many more
+	}
+	top := min(max(p.sel-rows+1, 0), max(len(p.order)-rows, 0))
+	for i := top; i < len(p.order) && i < top+rows; i++ {
+		name := p.order[i]
 		m := p.methods[name]
 		m.percentiles()
-		line := fmt.Sprintf("%-32s %7d %7d %9s %9s %9s", truncate(classify.EscapeString(name, 128), 32), m.calls, m.errors,
-			fmtLatency(m.p50), fmtLatency(m.p95), fmtLatency(m.p99))
+		line := truncate(fmt.Sprintf("%-*s %7d %7d %9s %9s %9s", nameW, truncate(classify.EscapeString(name, 128), nameW), m.calls, m.errors,
+			fmtLatency(m.p50), fmtLatency(m.p95), fmtLatency(m.p99)), p.width)
 		if i == p.sel {
-			line = s.Selected.Render(padRight(line, min(p.width, 80)))
+			line = s.Selected.Render(padRight(line, p.width))
 		}
 		b.WriteString("\n" + line)
 	}
-	if p.sel < len(p.order) {
+	if rest := len(p.order) - rows; rest > 0 {
+		b.WriteString("\n" + s.Dim.Render(fmt.Sprintf("%d of %d methods; ↑/↓ scroll", rows, len(p.order))))
+	}
+	if p.sel < len(p.order) && showHist {
 		m := p.methods[p.order[p.sel]]
-		b.WriteString("\n\n" + s.Title.Render("Latency of "+classify.EscapeString(m.name, 128)) + "\n")
+		b.WriteString("\n\n" + truncate(s.Title.Render("Latency of "+classify.EscapeString(m.name, 128)), p.width) + "\n")
 		maxN := 0
 		for _, n := range m.hist {
 			maxN = max(maxN, n)

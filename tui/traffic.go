@@ -8,6 +8,7 @@ import (
 	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/lipgloss"
+	"github.com/charmbracelet/x/ansi"
 	"github.com/rpctap/rpctap/classify"
 	"github.com/rpctap/rpctap/sessions"
 	"github.com/rpctap/rpctap/tui/filter"
@@ -249,32 +250,88 @@ func (p *trafficPane) move(d int) {
 
 // Column widths.
 const (
-	colSeq  = 7
-	colTime = 10
-	colDir  = 1
-	colKind = 12
-	colID   = 12
-	colLat  = 8
-	colSize = 6
+	colSeq      = 7
+	colTime     = 10
+	colWall     = 12
+	colKind     = 12
+	colID       = 12
+	colLat      = 8
+	colSize     = 8 // FormatSize is at most eight cells
+	colFlags    = 24
+	colFlagsMin = 11 // "INVALID E", or in short words "UNM TMO W"
+	colMethod   = 12 // the method gets at least this before the table drops columns
 )
+
+// columns are the table's column widths at one width; a width of 0 drops
+// the column.
+type columns struct {
+	time, kind, id, method, lat, size, flags int
+}
+
+// layoutColumns gives each column its width. When the table is narrow the
+// columns give way, in turn, until the method has room: the flags narrow
+// (a row's badges go to short words when the long ones do not fit), the id
+// narrows, the size and then the latency drop, the kind
+// narrows; past that the method is cut short.
+func layoutColumns(width int, wall bool) columns {
+	c := columns{time: colTime, kind: colKind, id: colID, lat: colLat, size: colSize, flags: colFlags}
+	if wall {
+		c.time = colWall
+	}
+	giveWay := []func(){
+		func() { c.flags = colFlagsMin },
+		func() { c.id = 8 },
+		func() { c.size = 0 },
+		func() { c.lat = 0 },
+		func() { c.kind = 8 },
+	}
+	for _, step := range giveWay {
+		if c.room(width) >= colMethod {
+			break
+		}
+		step()
+	}
+	c.method = max(c.room(width), 4)
+	// What the method does not take, the flags do.
+	c.flags = max(width-c.used()-c.method, c.flags)
+	return c
+}
+
+// used is the width of every column but the method (and their spaces).
+func (c columns) used() int {
+	n := colSeq + 1 + c.time + 1 + 1 + 1 + c.kind + 1 + c.id + 1 + 1
+	if c.lat > 0 {
+		n += c.lat + 1
+	}
+	if c.size > 0 {
+		n += c.size + 1
+	}
+	return n
+}
+
+// room is the width left for the method, the flags having theirs.
+func (c columns) room(width int) int { return width - c.used() - c.flags }
 
 // View draws the rows on screen; rows the search marks have a * after
 // their number (a mark that needs no colour).
 func (p *trafficPane) View(x *sessions.Index, started time.Time, marked *search) string {
 	s := p.c.styles
 	var b strings.Builder
-	methodW := max(p.width-(colSeq+colTime+colDir+colKind+colID+colLat+colSize+8)-24, 8)
-	tw := colTime
-	if p.wall {
-		tw = 12
+	c := layoutColumns(p.width, p.wall)
+	head := fmt.Sprintf("%*s %-*s %s %-*s %-*s %-*s ", colSeq, "#", c.time, "time", " ", c.kind, "kind", c.id, "id", c.method, "method")
+	if c.lat > 0 {
+		head += fmt.Sprintf("%*s ", c.lat, "latency")
 	}
-	head := fmt.Sprintf("%*s %-*s %s %-*s %-*s %-*s %*s %*s %s", colSeq, "#", tw, "time", " ", colKind, "kind", colID, "id", methodW, "method", colLat, "latency", colSize, "size", "flags")
+	if c.size > 0 {
+		head += fmt.Sprintf("%*s ", c.size, "size")
+	}
+	head += "flags"
 	b.WriteString(s.Dim.Render(truncate(head, p.width)))
 	h := p.visibleRows()
 	for i := p.top; i < p.top+h && i < len(p.rows); i++ {
 		e := x.At(int(p.rows[i]))
 		b.WriteByte('\n')
-		line := p.row(&e, methodW, tw, started, i == p.sel, marked.has(p.rows[i]))
+		line := truncate(p.row(&e, c, started, i == p.sel, marked.has(p.rows[i])), p.width)
 		switch {
 		case i == p.sel:
 			line = s.Selected.Render(padRight(line, p.width))
@@ -289,9 +346,9 @@ func (p *trafficPane) View(x *sessions.Index, started time.Time, marked *search)
 	return b.String()
 }
 
-// row draws one entry; a selected row is drawn plain so that its
-// highlight runs the whole width.
-func (p *trafficPane) row(e *sessions.Entry, methodW, tw int, started time.Time, plain, match bool) string {
+// row draws one entry in columns c; a selected row is drawn plain so that
+// its highlight runs the whole width.
+func (p *trafficPane) row(e *sessions.Entry, c columns, started time.Time, plain, match bool) string {
 	t := fmtRel(e.T)
 	if p.wall {
 		t = started.Add(time.Duration(e.T) * time.Microsecond).Local().Format("15:04:05.000")
@@ -310,23 +367,76 @@ func (p *trafficPane) row(e *sessions.Entry, methodW, tw int, started time.Time,
 	if e.Src == sessions.SrcInject {
 		kind = "+" + kind
 	}
-	lat := ""
-	if e.Kind == classify.KindResponse {
-		lat = fmtLatency(e.Latency)
-	}
 	mark := " "
 	if match {
 		mark = "*"
 	}
-	line := fmt.Sprintf("%*d%s%-*s %s %-*s %-*s %-*s %*s %*s ",
-		colSeq, e.Seq, mark, tw, t, dir, colKind, truncate(kind, colKind),
-		colID, truncate(classify.EscapeString(e.ID, colID*4), colID),
-		methodW, truncate(classify.EscapeString(e.Method, methodW*4), methodW),
-		colLat, lat, colSize, fmtSize(e.Size))
-	if plain {
-		return line + strings.Join(append(entryBadges(e), worstMark(e.Worst)), " ")
+	line := fmt.Sprintf("%*d%s%-*s %s %-*s %-*s %-*s ",
+		colSeq, e.Seq, mark, c.time, truncate(t, c.time), dir, c.kind, truncate(kind, c.kind),
+		c.id, truncate(classify.EscapeString(e.ID, c.id*4), c.id),
+		c.method, truncate(classify.EscapeString(e.Method, c.method*4), c.method))
+	if c.lat > 0 {
+		lat := ""
+		if e.Kind == classify.KindResponse {
+			lat = fmtLatency(e.Latency)
+		}
+		line += fmt.Sprintf("%*s ", c.lat, lat)
 	}
-	return line + p.badges(e)
+	if c.size > 0 {
+		line += fmt.Sprintf("%*s ", c.size, FormatSize(e.Size))
+	}
+	return line + p.badges(e, c.flags, plain)
+}
+
+// compactBadges are the badges' short words, for narrow tables (the help
+// screen spells them out).
+var compactBadges = map[string]string{
+	"UNMATCHED": "UNM", "INVALID": "INV", "REDACTED": "RED", "OPAQUE": "OPQ",
+	"LEAKY": "LKY", "TIMEOUT": "TMO", "LATE": "LATE",
+}
+
+// badges are the flags the tool exists for, as words a glance catches, in
+// at most w cells: in short words when the long ones do not fit; plain (no
+// colour) for a selected row.
+func (p *trafficPane) badges(e *sessions.Entry, w int, plain bool) string {
+	s := p.c.styles
+	names := entryBadges(e)
+	words := func(short bool) []string {
+		out := make([]string, 0, len(names)+1)
+		for _, n := range names {
+			if short {
+				n = compactBadges[n]
+			}
+			out = append(out, n)
+		}
+		if m := worstMark(e.Worst); m != "" {
+			out = append(out, m)
+		}
+		return out
+	}
+	ws := words(false)
+	if lipgloss.Width(strings.Join(ws, " ")) > w {
+		ws = words(true)
+	}
+	cut := lipgloss.Width(strings.Join(ws, " ")) > w
+	for cut && len(ws) > 1 && lipgloss.Width(strings.Join(ws, " "))+2 > w {
+		ws = ws[:len(ws)-1]
+	}
+	if !plain {
+		sev := map[string]lipgloss.Style{"E": s.SevError, "W": s.SevWarn, "i": s.SevInfo}
+		for i, word := range ws {
+			if i < len(names) {
+				ws[i] = s.Badge[names[i]].Render(word)
+			} else {
+				ws[i] = sev[word].Render(word)
+			}
+		}
+	}
+	out := strings.Join(ws, " ")
+	if cut {
+		out += " …"
+	}
+	return out
 }
 
 func worstMark(s classify.Severity) string {
@@ -339,24 +449,6 @@ func worstMark(s classify.Severity) string {
 		return "i"
 	}
 	return ""
-}
-
-// badges are the flags the tool exists for, as words a glance catches.
-func (p *trafficPane) badges(e *sessions.Entry) string {
-	s := p.c.styles
-	var out []string
-	for _, b := range entryBadges(e) {
-		out = append(out, s.Badge[b].Render(b))
-	}
-	switch e.Worst {
-	case classify.Error:
-		out = append(out, s.SevError.Render("E"))
-	case classify.Warn:
-		out = append(out, s.SevWarn.Render("W"))
-	case classify.Info:
-		out = append(out, s.SevInfo.Render("i"))
-	}
-	return strings.Join(out, " ")
 }
 
 // entryBadges names the flags an entry carries.
@@ -387,17 +479,9 @@ func entryBadges(e *sessions.Entry) []string {
 	return out
 }
 
-// truncate cuts s to w cells with an ellipsis.
-func truncate(s string, w int) string {
-	if lipgloss.Width(s) <= w {
-		return s
-	}
-	r := []rune(s)
-	for len(r) > 0 && lipgloss.Width(string(r)) > w-1 {
-		r = r[:len(r)-1]
-	}
-	return string(r) + "…"
-}
+// truncate cuts s to w cells with an ellipsis; escape sequences (styles)
+// are kept whole.
+func truncate(s string, w int) string { return ansi.Truncate(s, w, "…") }
 
 func padRight(s string, w int) string {
 	if n := lipgloss.Width(s); n < w {

@@ -13,6 +13,7 @@ import (
 	"github.com/rpctap/rpctap/classify"
 	"github.com/rpctap/rpctap/sessions"
 	"github.com/rpctap/rpctap/tap"
+	"github.com/rpctap/rpctap/tui"
 	"github.com/spf13/cobra"
 )
 
@@ -85,17 +86,8 @@ func writeLsText(w io.Writer, taps []tap.Info, files []sessions.SessionFile) {
 	tw.Flush()
 }
 
-func humanSize(n int64) string {
-	switch {
-	case n >= 1<<30:
-		return fmt.Sprintf("%.1f GiB", float64(n)/(1<<30))
-	case n >= 1<<20:
-		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
-	case n >= 1<<10:
-		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
-	}
-	return fmt.Sprintf("%d B", n)
-}
+// humanSize is a size as the UI writes it too.
+func humanSize(n int64) string { return tui.FormatSize(n) }
 
 func newInjectCmd() *cobra.Command {
 	var target, dir, file string
