@@ -419,3 +419,19 @@ func TestRedactorMasksRandomSpellingsAndNothingElse(t *testing.T) {
 		}
 	}
 }
+
+// Issue 10 point 6: a server that cannot start is said with its command
+// masked, whether it was given as a path or as a name to look up in PATH
+// (exec's own error names the command too).
+func TestCannotStartSaysTheCommandMasked(t *testing.T) {
+	for _, argv0 := range []string{"supersecret123", "/no/such/supersecret123"} {
+		tp, err := New(Options{Argv: []string{argv0}, Env: []string{"API_TOKEN=supersecret123"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = tp.Run(context.Background(), strings.NewReader(""), newSink(false), newSink(false))
+		if err == nil || strings.Contains(err.Error(), "supersecret123") || !strings.Contains(err.Error(), "***API_TOKEN***") {
+			t.Errorf("starting %s: the tap said %v; want the command masked", argv0, err)
+		}
+	}
+}

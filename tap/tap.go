@@ -396,7 +396,13 @@ func serverPath(name string) string {
 	return name
 }
 
+// unwrapExec is why the server could not start, without its command:
+// the caller names it, masked.
 func unwrapExec(err error) error {
+	var ee *exec.Error
+	if errors.As(err, &ee) {
+		err = ee.Err
+	}
 	var pe *os.PathError
 	if errors.As(err, &pe) {
 		return pe.Err
