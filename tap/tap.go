@@ -237,6 +237,7 @@ func (t *Tap) Run(ctx context.Context, hostIn io.Reader, hostOut io.WriteCloser,
 	errDone := make(chan struct{})
 	go func() {
 		t.relayStderr(stderrR, errOut)
+		stderrR.Close() // a child that writes more gets EPIPE
 		close(errDone)
 	}()
 
