@@ -461,3 +461,36 @@ func TestSpooledFrameIsJudgedMasked(t *testing.T) {
 		t.Errorf("the spooled frame was judged with id %q; want the masked id", j.m.ID().Raw)
 	}
 }
+
+// Issue 10 point 6: the header block of an LSP frame too large to hold is
+// masked in its record, as a held frame's is.
+func TestSpooledLSPFramesHeaderIsRecordedMasked(t *testing.T) {
+	if testing.Short() || raceEnabled {
+		t.Skip("moves tens of MiB")
+	}
+	env := append(os.Environ(), "API_TOKEN=supersecret123")
+	body := []byte(`{"jsonrpc":"2.0","method":"n","params":{"x":"`)
+	body = append(body, bytes.Repeat([]byte("x"), parseLimit+1)...)
+	body = append(body, `"}}`...)
+	frame := append(fmt.Appendf(nil, "Content-Length: %d\r\nX-Token: supersecret123\r\n\r\n", len(body)), body...)
+	s := startSession(t, Options{Argv: []string{"/bin/cat"}, Framing: classify.FramingLSP, Record: true, Env: env})
+	go func() {
+		s.in.Write(frame)
+		s.in.Close()
+	}()
+	s.wait(t, generous)
+	_, evs, _ := readSession(t, s.tap.Path())
+	n := 0
+	for _, ev := range evs {
+		if !ev.IsFrame() {
+			continue
+		}
+		n++
+		if !ev.Redacted || bytes.Contains(ev.Header, []byte("supersecret123")) || !bytes.Contains(ev.Header, []byte("***API_TOKEN***")) {
+			t.Errorf("%s record: redacted %v, header %q; want the secret masked", ev.Dir, ev.Redacted, ev.Header)
+		}
+	}
+	if n != 2 {
+		t.Errorf("%d frame records, want the frame both ways", n)
+	}
+}
