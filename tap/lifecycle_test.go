@@ -399,3 +399,34 @@ func TestStuckViewDoesNotHoldTheTapsExit(t *testing.T) {
 		t.Errorf("the tap took %v to end after the server: it waited for a view that does not read", took)
 	}
 }
+
+// A session leaves none of the server's pipes open: a child of the server
+// that writes to its stderr after the session gets EPIPE, as with its
+// stdout, not a pipe that the tap keeps and that fills and blocks it (and
+// a process that runs taps one after another, rpctap watch or demo, does
+// not keep a file per session).
+func TestChildWritingStderrAfterTheSessionGetsEPIPE(t *testing.T) {
+	dir := t.TempDir()
+	goFile, marker := filepath.Join(dir, "go"), filepath.Join(dir, "status")
+	script := fmt.Sprintf(`(exec >/dev/null; while [ ! -e %[1]s ]; do sleep 0.01; done; sh -c 'echo late >&2'; echo $? > %[2]s.tmp; mv %[2]s.tmp %[2]s) & exit 0`, goFile, marker)
+	s := startSession(t, Options{Argv: sh(script)})
+	s.in.Close()
+	s.wait(t, 10*time.Second)
+	if err := os.WriteFile(goFile, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(generous)
+	for {
+		b, err := os.ReadFile(marker)
+		if err == nil {
+			if st := strings.TrimSpace(string(b)); st == "0" {
+				t.Errorf("the child wrote to its stderr after the session ended (status %s): the tap kept the pipe open", st)
+			}
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the server's child never wrote its status")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}

@@ -419,3 +419,78 @@ func TestRedactorMasksRandomSpellingsAndNothingElse(t *testing.T) {
 		}
 	}
 }
+
+// Issue 10 point 6: a server that cannot start is said with its command
+// masked, whether it was given as a path or as a name to look up in PATH
+// (exec's own error names the command too).
+func TestCannotStartSaysTheCommandMasked(t *testing.T) {
+	for _, argv0 := range []string{"supersecret123", "/no/such/supersecret123"} {
+		tp, err := New(Options{Argv: []string{argv0}, Env: []string{"API_TOKEN=supersecret123"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = tp.Run(context.Background(), strings.NewReader(""), newSink(false), newSink(false))
+		if err == nil || strings.Contains(err.Error(), "supersecret123") || !strings.Contains(err.Error(), "***API_TOKEN***") {
+			t.Errorf("starting %s: the tap said %v; want the command masked", argv0, err)
+		}
+	}
+}
+
+// Issue 10 point 6: a frame too large to hold is judged by its first bytes
+// masked, as its record is masked: a secret in its id or method reaches
+// neither the tap's tracker (which pairs it with the masked request) nor
+// what the live views are told of it.
+func TestSpooledFrameIsJudgedMasked(t *testing.T) {
+	const limit = 4096
+	red, _ := newRedactor([]string{"API_TOKEN=supersecret123"}, nil)
+	body := []byte(`{"jsonrpc":"2.0","id":"supersecret123","result":"`)
+	body = append(body, bytes.Repeat([]byte("x"), 2*limit)...)
+	body = append(body, `"}`...)
+	r := &recorder{limit: limit, hub: newHub(classify.FramingNDJSON), free: make(chan *batch, 1), redact: red, spoolDir: t.TempDir()}
+	r.free <- newBatch()
+	r.wire(0, item{dir: classify.S2H, data: append(body, '\n')})
+	if r.cur == nil || len(r.cur.jobs) == 0 || r.cur.jobs[len(r.cur.jobs)-1].kind != jobSpool {
+		t.Fatal("the recorder made no job for a spooled frame")
+	}
+	r.encode(r.cur)
+	j := r.cur.jobs[len(r.cur.jobs)-1]
+	if j.spool != nil {
+		j.spool.close()
+	}
+	if !j.m.HasID() || string(j.m.ID().Raw) != `"***API_TOKEN***"` {
+		t.Errorf("the spooled frame was judged with id %q; want the masked id", j.m.ID().Raw)
+	}
+}
+
+// Issue 10 point 6: the header block of an LSP frame too large to hold is
+// masked in its record, as a held frame's is.
+func TestSpooledLSPFramesHeaderIsRecordedMasked(t *testing.T) {
+	if testing.Short() || raceEnabled {
+		t.Skip("moves tens of MiB")
+	}
+	env := append(os.Environ(), "API_TOKEN=supersecret123")
+	body := []byte(`{"jsonrpc":"2.0","method":"n","params":{"x":"`)
+	body = append(body, bytes.Repeat([]byte("x"), parseLimit+1)...)
+	body = append(body, `"}}`...)
+	frame := append(fmt.Appendf(nil, "Content-Length: %d\r\nX-Token: supersecret123\r\n\r\n", len(body)), body...)
+	s := startSession(t, Options{Argv: []string{"/bin/cat"}, Framing: classify.FramingLSP, Record: true, Env: env})
+	go func() {
+		s.in.Write(frame)
+		s.in.Close()
+	}()
+	s.wait(t, generous)
+	_, evs, _ := readSession(t, s.tap.Path())
+	n := 0
+	for _, ev := range evs {
+		if !ev.IsFrame() {
+			continue
+		}
+		n++
+		if !ev.Redacted || bytes.Contains(ev.Header, []byte("supersecret123")) || !bytes.Contains(ev.Header, []byte("***API_TOKEN***")) {
+			t.Errorf("%s record: redacted %v, header %q; want the secret masked", ev.Dir, ev.Redacted, ev.Header)
+		}
+	}
+	if n != 2 {
+		t.Errorf("%d frame records, want the frame both ways", n)
+	}
+}

@@ -237,6 +237,7 @@ func (t *Tap) Run(ctx context.Context, hostIn io.Reader, hostOut io.WriteCloser,
 	errDone := make(chan struct{})
 	go func() {
 		t.relayStderr(stderrR, errOut)
+		stderrR.Close() // a child that writes more gets EPIPE
 		close(errDone)
 	}()
 
@@ -396,7 +397,13 @@ func serverPath(name string) string {
 	return name
 }
 
+// unwrapExec is why the server could not start, without its command:
+// the caller names it, masked.
 func unwrapExec(err error) error {
+	var ee *exec.Error
+	if errors.As(err, &ee) {
+		err = ee.Err
+	}
 	var pe *os.PathError
 	if errors.As(err, &pe) {
 		return pe.Err
