@@ -401,14 +401,23 @@ func (m *maskWriter) pass(stop int) {
 	m.held = m.held[:copy(m.held, m.held[next:])]
 }
 
-// Mask masks in b the secrets that a tap with this environment and these
-// --redact flags would mask, for text rpctap shows that did not pass
-// through a tap (a host's own output, say).
-func Mask(env, flags []string, b []byte) ([]byte, error) {
+// MaskingWriter returns a writer that masks, in what is written to it,
+// the secrets a tap with this environment and these --redact flags would
+// mask, and passes the rest on to w: for output rpctap keeps that did not
+// pass through a tap (the host's own output, which watch keeps). It holds
+// back the last bytes that could begin a secret until the next write or
+// Close, which writes them (and does not close w).
+func MaskingWriter(env, flags []string, w io.Writer) (io.WriteCloser, error) {
 	r, err := newRedactor(env, flags)
 	if err != nil {
 		return nil, err
 	}
-	out, _ := r.mask(b)
-	return out, nil
+	if r == nil || len(r.secrets) == 0 {
+		return nopWriteCloser{w}, nil
+	}
+	return r.writer(w), nil
 }
+
+type nopWriteCloser struct{ io.Writer }
+
+func (nopWriteCloser) Close() error { return nil }

@@ -371,3 +371,23 @@ func TestStartErrorsAndTheHostsLastLinesAreMasked(t *testing.T) {
 		}
 	}
 }
+
+// Issue 10 point 6: the host's output that watch keeps beside the session
+// is masked as the session is.
+func TestWatchKeepsTheHostsOutputMasked(t *testing.T) {
+	env := append(watchEnv(t, t.TempDir()), "API_TOKEN=supersecret123")
+	stderr, _ := runWatchCmd(t, env, "--host", "echo from-host supersecret123; sleep 30 | {}", "--", "cat")
+	var logPath string
+	for _, l := range strings.Split(stderr, "\n") {
+		if p, ok := strings.CutPrefix(l, "rpctap: the host's output is in "); ok {
+			logPath = p
+		}
+	}
+	b, err := os.ReadFile(logPath)
+	if err != nil {
+		t.Fatalf("the host's log: %v; stderr: %s", err, stderr)
+	}
+	if bytes.Contains(b, []byte("supersecret123")) || !bytes.Contains(b, []byte("from-host ***API_TOKEN***")) {
+		t.Errorf("the host's log holds %q; want the secret masked", b)
+	}
+}

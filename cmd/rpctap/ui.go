@@ -177,11 +177,40 @@ func runWatchHost(host string, argv []string, framing classify.Framing, profile 
 	}
 	defer logf.Close()
 	logPath := logf.Name()
+	// The host's output (tool results among it) is kept masked, as the
+	// session is: it goes to the log through a pipe and a masking writer.
+	masked, err := tap.MaskingWriter(os.Environ(), nil, logf)
+	if err != nil {
+		return err
+	}
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		return err
+	}
 	cmd := exec.Command("sh", "-c", line)
-	cmd.Stdout, cmd.Stderr = logf, logf
+	cmd.Stdout, cmd.Stderr = pw, pw
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := cmd.Start(); err != nil {
+	err = cmd.Start()
+	pw.Close()
+	if err != nil {
+		pr.Close()
 		return fmt.Errorf("cannot start the host: %w", err)
+	}
+	copied := make(chan struct{})
+	go func() {
+		io.Copy(masked, pr)
+		masked.Close()
+		pr.Close()
+		close(copied)
+	}()
+	// logged waits for the host's output to reach the log, when the host
+	// and its children have let go of it; a child that holds on to it
+	// keeps what it writes later from the log.
+	logged := func() {
+		select {
+		case <-copied:
+		case <-time.After(2 * time.Second):
+		}
 	}
 	exited := make(chan struct{})
 	go func() { cmd.Wait(); close(exited) }()
@@ -191,10 +220,8 @@ func runWatchHost(host string, argv []string, framing classify.Framing, profile 
 		if errors.Is(err, errGone) {
 			err = errors.New("the host exited before it started the server")
 		}
+		logged()
 		tail, _ := os.ReadFile(logPath)
-		if masked, err := tap.Mask(os.Environ(), nil, tail); err == nil {
-			tail = masked
-		}
 		return fmt.Errorf("%w\nthe host's output (%s):\n%s", err, logPath, lastLines(tail, 15))
 	}
 	// The log goes by the session's name, beside it.
@@ -210,6 +237,7 @@ func runWatchHost(host string, argv []string, framing classify.Framing, profile 
 	default:
 		syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM)
 	}
+	logged()
 	fmt.Fprintln(os.Stderr, "rpctap: the host's output is in", logPath)
 	if src.Path != "" {
 		fmt.Fprintln(os.Stderr, "rpctap: session recorded in", src.Path)
