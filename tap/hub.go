@@ -35,7 +35,8 @@ type hub struct {
 	// waited, when not nil, is how long in all the tap's traffic has
 	// waited for the recorder (see intake.waited).
 	waited func() time.Duration
-	// serving counts subscribers being served, so the tap can let them
+	// serving counts subscribers being served (added in attach, under mu,
+	// while the session lasts), so the tap can let them
 	// finish the last records before it exits.
 	serving sync.WaitGroup
 }
@@ -63,6 +64,10 @@ type subscriber struct {
 	// queued or to be read from the file.
 	pos  int64
 	done bool // the session ended
+	// served says the subscriber counts in hub.serving: one that attached
+	// after the session ended does not, so that no Add races the tap's
+	// Wait for the others.
+	served bool
 }
 
 // poke wakes the subscriber's server.
@@ -157,6 +162,9 @@ func (h *hub) attach(follow bool) (*subscriber, int64) {
 	defer h.mu.Unlock()
 	if h.closed {
 		s.done = true
+	} else {
+		s.served = true
+		h.serving.Add(1)
 	}
 	h.subs[s] = struct{}{}
 	if !follow {
@@ -167,6 +175,9 @@ func (h *hub) attach(follow bool) (*subscriber, int64) {
 }
 
 func (h *hub) detach(s *subscriber) {
+	if s.served {
+		defer h.serving.Done()
+	}
 	h.mu.Lock()
 	if _, ok := h.subs[s]; ok {
 		delete(h.subs, s)
@@ -195,8 +206,6 @@ func (h *hub) close() {
 // then live records, catching up from the file after a gap. It returns when
 // the session ends (after the last record) or w fails.
 func (h *hub) serve(w io.Writer, stop <-chan struct{}) error {
-	h.serving.Add(1)
-	defer h.serving.Done()
 	s, backlog := h.attach(false)
 	stopping := false
 	defer h.detach(s)
@@ -313,8 +322,6 @@ func (m *busyMeter) check() bool {
 // short of CPU (see busyMeter): a view on the same machine does well to
 // wait rather than take more of it.
 func (h *hub) serveFollow(w io.Writer, stop <-chan struct{}) error {
-	h.serving.Add(1)
-	defer h.serving.Done()
 	s, pos := h.attach(true)
 	defer h.detach(s)
 	var line []byte

@@ -241,3 +241,25 @@ func TestClosedFollowerReadsAsClosedNotEnded(t *testing.T) {
 		t.Errorf("a Read waiting when the follower closed returned %v, want net.ErrClosed", err)
 	}
 }
+
+// A view that attaches after the session ended does not count among the
+// views the tap waits for: its Add would race the tap's Wait (review of
+// issue 10 point 3).
+func TestAViewAttachingAfterTheEndIsNotWaitedFor(t *testing.T) {
+	h := newHub(classify.FramingNDJSON)
+	early, _ := h.attach(true)
+	h.close()
+	late, _ := h.attach(true)
+	if !early.served || late.served {
+		t.Fatalf("served: early %v, late %v; want true, false", early.served, late.served)
+	}
+	h.detach(early)
+	waited := make(chan struct{})
+	go func() { h.serving.Wait(); close(waited) }()
+	select {
+	case <-waited:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the tap waits for a view that attached after the session ended")
+	}
+	h.detach(late)
+}
