@@ -365,7 +365,7 @@ func (t *Tap) serveInject(c net.Conn, br *bufio.Reader, req request) {
 	res, err := t.Inject(dir, body, req.Capture)
 	if req.Size != nil {
 		body = nil
-		t.injecting.Unlock()
+		<-t.injecting
 	}
 	if err != nil {
 		reply(c, map[string]any{"ok": false, "error": err.Error()})
@@ -398,22 +398,28 @@ func (t *Tap) serveInject(c net.Conn, br *bufio.Reader, req request) {
 
 // receiveFrame reads an injected frame's size bytes, which follow the
 // request line, once no other frame is being received: the caller
-// unlocks t.injecting when done with the frame (unless an error is
-// returned). Each read must come within requestTimeout of the last.
+// releases t.injecting when done with the frame (unless an error is
+// returned). The whole frame must come within requestTimeout.
 func (t *Tap) receiveFrame(c net.Conn, br *bufio.Reader, size int64) ([]byte, error) {
 	if size < 0 || size > maxInjectFrame {
 		return nil, fmt.Errorf("the frame is %d bytes; a tap injects frames of up to %d MiB", size, maxInjectFrame>>20)
 	}
-	t.injecting.Lock()
+	select {
+	case t.injecting <- struct{}{}:
+	case <-time.After(requestTimeout):
+		return nil, fmt.Errorf("another injection has been in progress for over %s (its frame is still coming, or the receiver is not reading); try again later", requestTimeout)
+	}
+	// The whole frame must come within requestTimeout: a client that
+	// sends it a byte at a time does not hold the others back for long.
+	c.SetReadDeadline(time.Now().Add(requestTimeout))
 	body := make([]byte, size)
 	for n := 0; n < len(body); {
-		c.SetReadDeadline(time.Now().Add(requestTimeout))
 		m, err := br.Read(body[n:])
 		n += m
 		if err != nil && n < len(body) {
-			t.injecting.Unlock()
+			<-t.injecting
 			if errors.Is(err, os.ErrDeadlineExceeded) {
-				err = fmt.Errorf("no more of the frame came within %s (%d of %d bytes)", requestTimeout, n, size)
+				err = fmt.Errorf("the frame did not come whole within %s (%d of %d bytes came)", requestTimeout, n, size)
 			} else {
 				err = fmt.Errorf("the frame ended after %d of %d bytes", n, size)
 			}

@@ -71,7 +71,9 @@ type Tap struct {
 	name string
 	// injecting is held while a frame sent over the socket to inject is
 	// received and written, so that the tap holds one such frame at a time.
-	injecting sync.Mutex
+	// A client that waits longer than requestTimeout for its turn is
+	// refused, so one stuck injection does not hold every other one.
+	injecting chan struct{}
 
 	mu     sync.Mutex
 	nextID int
@@ -105,7 +107,7 @@ func New(opts Options) (*Tap, error) {
 	if opts.Env == nil {
 		opts.Env = os.Environ()
 	}
-	t := &Tap{opts: opts, started: time.Now()}
+	t := &Tap{opts: opts, started: time.Now(), injecting: make(chan struct{}, 1)}
 	var idb [8]byte
 	rand.Read(idb[:])
 	t.id = hex.EncodeToString(idb[:])

@@ -320,3 +320,52 @@ func TestTailYieldsBeforeEachBatchOfRecords(t *testing.T) {
 		t.Errorf("tail printed %d lines, want %d", n, frames)
 	}
 }
+
+// Issue 10 point 7 (review): a client that announces a frame and sends it
+// a byte now and then holds the injection for at most the request
+// timeout: another inject then goes through, instead of waiting for the
+// slow one to finish.
+func TestASlowInjectionDoesNotHoldTheOthersBack(t *testing.T) {
+	r, name, socket := startListening(t)
+	r.echo(t, `{"jsonrpc":"2.0","id":1,"method":"ping"}`)
+	var c net.Conn
+	var err error
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		if c, err = net.Dial("unix", socket); err == nil || time.Now().After(deadline) {
+			break
+		}
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	fmt.Fprintf(c, `{"op":"inject","dir":"h2s","size":1000}`+"\n")
+	stop := make(chan struct{})
+	defer close(stop)
+	go func() { // a byte a second: 1000 s for the frame
+		for {
+			select {
+			case <-stop:
+				return
+			case <-time.After(time.Second):
+				if _, err := c.Write([]byte("x")); err != nil {
+					return
+				}
+			}
+		}
+	}()
+	time.Sleep(500 * time.Millisecond) // the slow one takes its turn first
+	frame := `{"jsonrpc":"2.0","method":"notifications/after"}`
+	got := make(chan string, 1)
+	go func() { got <- r.line(t, 60*time.Second) }()
+	start := time.Now()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if out, err := exec.CommandContext(ctx, rpctapBinary(t), "inject", "--tap", name, frame).CombinedOutput(); err != nil {
+		t.Fatalf("inject behind a slow one: %v\n%s", err, out)
+	}
+	if g := <-got; g != frame+"\n" {
+		t.Errorf("the server got %q, want %q", g, frame)
+	}
+	t.Logf("the inject behind a slow one took %v", time.Since(start))
+}
