@@ -419,3 +419,21 @@ func TestRedactorMasksRandomSpellingsAndNothingElse(t *testing.T) {
 		}
 	}
 }
+
+// issue 11 point 5: a captured answer comes with its latency, measured by
+// the tap from its write of the injected frame to its read of the answer:
+// never less than the time the server took.
+func TestCapturedAnswerCarriesItsLatency(t *testing.T) {
+	// The server answers each line after 300 ms.
+	answer := `while read -r l; do sleep 0.3; id=$(printf '%s' "$l" | sed 's/.*"id":"\([^"]*\)".*/\1/'); printf '{"jsonrpc":"2.0","id":"%s","result":{}}\n' "$id"; done`
+	s := startSession(t, Options{Argv: sh(answer), Framing: classify.FramingNDJSON, Record: true, Listen: true})
+	s.write(t, []byte(`{"jsonrpc":"2.0","id":"warm","method":"ping"}`+"\n"))
+	s.out.waitFor(t, "\n")
+	rep, err := SendInject(liveSocket(t), "h2s", []byte(`{"jsonrpc":"2.0","id":"q1","method":"ping"}`), true, generous)
+	if err != nil || !rep.OK || !bytes.Contains(rep.Reply, []byte(`"q1"`)) {
+		t.Fatalf("inject: %v %+v", err, rep)
+	}
+	if rep.Latency < 300*time.Millisecond || rep.Latency > generous {
+		t.Errorf("latency %v; the server took 300 ms", rep.Latency)
+	}
+}
