@@ -58,7 +58,7 @@ latency (--json: one JSON object per frame, for scripts).
 
 Exit status: 0 when sent (and with --capture, answered with a result); 1
 when the answer is an error or none came within --wait; 2 for a usage
-error.`,
+error, or when the tap cannot be reached or refuses the frame.`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			sources := 0
 			for _, set := range []bool{len(args) > 0, o.file != "", o.catalog != "", o.method != ""} {
