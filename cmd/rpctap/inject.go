@@ -105,13 +105,21 @@ error, or when the tap cannot be reached or refuses the frame.`,
 
 func runInject(stdin io.Reader, stdout io.Writer, args []string, o injectOptions) error {
 	dir, _ := classify.ParseDirection(o.dir)
-	info, err := tap.FindTap(o.target)
-	if err != nil {
+	var info tap.Info
+	var frames [][]byte
+	var err error
+	if o.method == "" { // frames that need no tap: their faults are said first
+		if frames, err = injectFrames(stdin, args, o, dir, info); err != nil {
+			return err
+		}
+	}
+	if info, err = tap.FindTap(o.target); err != nil {
 		return err
 	}
-	frames, err := injectFrames(stdin, args, o, dir, info)
-	if err != nil {
-		return err
+	if o.method != "" { // built from the tap's session
+		if frames, err = injectFrames(stdin, args, o, dir, info); err != nil {
+			return err
+		}
 	}
 	failed := ""
 	for _, frame := range frames {
