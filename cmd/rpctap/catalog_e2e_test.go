@@ -152,7 +152,8 @@ func (h *liveHost) close(t *testing.T) {
 	h.cmd.Wait()
 }
 
-// rpctapInject runs the built binary's inject against the host's tap.
+// inject runs the built binary's inject against the host's tap, and
+// returns its stdout, then its stderr, and its exit status.
 func (h *liveHost) inject(t *testing.T, args ...string) ([]byte, int) {
 	t.Helper()
 	cmd := exec.Command(rpctapBinary(t), append([]string{"inject", "--tap", h.name}, args...)...)
@@ -166,7 +167,7 @@ func (h *liveHost) inject(t *testing.T, args ...string) ([]byte, int) {
 	case err != nil:
 		t.Fatalf("rpctap inject %q: %v", args, err)
 	}
-	return out.Bytes(), 0
+	return append(out.Bytes(), errb.Bytes()...), 0
 }
 
 // A catalogServer is a real server the catalog is injected into.

@@ -84,7 +84,7 @@ error, or when the tap cannot be reached or refuses the frame.`,
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return runInject(cmd.InOrStdin(), cmd.OutOrStdout(), args, o)
+			return runInject(cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr(), args, o)
 		},
 	}
 	f := cmd.Flags()
@@ -103,13 +103,13 @@ error, or when the tap cannot be reached or refuses the frame.`,
 	return cmd
 }
 
-func runInject(stdin io.Reader, stdout io.Writer, args []string, o injectOptions) error {
+func runInject(stdin io.Reader, stdout, stderr io.Writer, args []string, o injectOptions) error {
 	dir, _ := classify.ParseDirection(o.dir)
 	var info tap.Info
 	var frames [][]byte
 	var err error
 	if o.method == "" { // frames that need no tap: their faults are said first
-		if frames, err = injectFrames(stdin, args, o, dir, info); err != nil {
+		if frames, _, err = injectFrames(stdin, args, o, dir, info); err != nil {
 			return err
 		}
 	}
@@ -117,8 +117,13 @@ func runInject(stdin io.Reader, stdout io.Writer, args []string, o injectOptions
 		return err
 	}
 	if o.method != "" { // built from the tap's session
-		if frames, err = injectFrames(stdin, args, o, dir, info); err != nil {
+		var ids *inject.IDs
+		if frames, ids, err = injectFrames(stdin, args, o, dir, info); err != nil {
 			return err
+		}
+		if o.id != "" && ids.Collides(dir, []byte(o.id)) {
+			fmt.Fprintf(stderr, "rpctap: the id %s is that of a request in flight from the %s, so the two answers cannot be told apart; sending it as asked\n",
+				classify.EscapeString(o.id, 40), inject.Sender(dir))
 		}
 	}
 	failed := ""
@@ -147,45 +152,46 @@ func runInject(stdin io.Reader, stdout io.Writer, args []string, o injectOptions
 	return nil
 }
 
-// injectFrames builds the frames to send from the flags.
-func injectFrames(stdin io.Reader, args []string, o injectOptions, dir classify.Direction, info tap.Info) ([][]byte, error) {
+// injectFrames builds the frames to send from the flags; for --method,
+// it returns too the ids the tap's session shows.
+func injectFrames(stdin io.Reader, args []string, o injectOptions, dir classify.Direction, info tap.Info) ([][]byte, *inject.IDs, error) {
 	switch {
 	case len(args) == 1:
-		return [][]byte{[]byte(args[0])}, nil
+		return [][]byte{[]byte(args[0])}, nil, nil
 	case o.file != "":
 		b, err := readFrameFile(o.file, stdin)
-		return [][]byte{b}, err
+		return [][]byte{b}, nil, err
 	case o.catalog != "":
 		e, err := inject.LookupErr(o.catalog)
 		if err != nil {
-			return nil, usageError(err)
+			return nil, nil, usageError(err)
 		}
 		frames, err := e.Frames(inject.Params{ID: o.id, Size: o.size})
 		if err != nil {
-			return nil, usageError(err)
+			return nil, nil, usageError(err)
 		}
-		return frames, nil
+		return frames, nil, nil
 	}
 	seen, ids := inject.NewSeen(), inject.NewIDs()
 	if err := readLiveSession(info.Session, seen, ids); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	var kv [][2]string
 	for _, a := range o.args {
 		k, v, ok := strings.Cut(a, "=")
 		if !ok || k == "" {
-			return nil, usageError(fmt.Errorf("--arg takes name=value, as in --arg message=hi, not %s", classify.EscapeString(a, 40)))
+			return nil, nil, usageError(fmt.Errorf("--arg takes name=value, as in --arg message=hi, not %s", classify.EscapeString(a, 40)))
 		}
 		kv = append(kv, [2]string{k, v})
 	}
 	if o.id != "" && !classify.Valid([]byte(o.id)) {
-		return nil, usageError(fmt.Errorf("--id is JSON: a string in quotes or a number, as in --id '\"abc\"' or --id 7, not %s", classify.EscapeString(o.id, 40)))
+		return nil, nil, usageError(fmt.Errorf("--id is JSON: a string in quotes or a number, as in --id '\"abc\"' or --id 7, not %s", classify.EscapeString(o.id, 40)))
 	}
 	b, err := seen.Build(o.method, inject.BuildOptions{Dir: dir, ID: o.id, Tool: o.tool, Args: kv}, ids)
 	if err != nil {
-		return nil, usageError(err)
+		return nil, nil, usageError(err)
 	}
-	return [][]byte{b}, nil
+	return [][]byte{b}, ids, nil
 }
 
 // readLiveSession feeds the frames of a live tap's session file (none
@@ -226,7 +232,10 @@ func printCaptured(w io.Writer, rep tap.InjectReply, o injectOptions) (string, e
 	var code any
 	switch {
 	case !answered:
-		why = "no answer: " + rep.Error
+		why = rep.Error // "no answer within 10s"
+		if why == "" {
+			why = "no answer came"
+		}
 	default:
 		m := classify.Classify(rep.Reply, classify.S2H, classify.JSONRPC)
 		if m.HasError() {

@@ -77,6 +77,17 @@ func TestInjectedToolCallIsAnsweredToRpctapAndTheHostSeesNothingOfIt(t *testing.
 		t.Fatalf("inject --dir s2h: exit %d: %s", code, out)
 	}
 	g.waitLine(t, `{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}`+"\n")
+
+	// An id the user types that a request in flight from the host has is
+	// sent, with a warning; an answer slower than --wait fails.
+	g.send(t, `{"jsonrpc":"2.0","id":77,"method":"tools/call","params":{"name":"trigger-long-running-operation","arguments":{"duration":1,"steps":1}}}`)
+	g.waitRecorded(t, `"id":77`)
+	if out, code := g.inject(t, "--method", "ping", "--id", "77"); code != 0 || !strings.Contains(string(out), "the id 77 is that of a request in flight from the host") {
+		t.Errorf("a colliding --id: exit %d: %s", code, out)
+	}
+	if out, code := g.inject(t, "--capture", "--wait", "100ms", "--method", "tools/call", "--tool", "trigger-long-running-operation", "--arg", "duration=1", "--arg", "steps=1"); code != 1 || !strings.Contains(string(out), "no answer within 100ms") {
+		t.Errorf("an answer slower than --wait: exit %d: %s", code, out)
+	}
 	g.close(t)
 }
 
