@@ -231,7 +231,9 @@ from real runs: a long-lived host (the test) does the MCP handshake through
 ` + "`rpctap run`" + `, then the built binary's ` + "`rpctap inject --catalog NAME`" + ` sends
 each entry toward the server, followed by a captured ping. For entries that
 name a request in flight, the host first starts a tools/call that takes a
-second. The large frame is 2 MiB.
+second. The large frame is 2 MiB. A server that exits on an entry is
+counted as not following its rule, and started again, in a new session,
+for the next entry.
 
 Each cell says whether ` + "`rpctap check --timeout 2s`" + ` on the session found that
 the server followed the rule, then what the server answered (answers paired
