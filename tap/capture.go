@@ -3,6 +3,7 @@ package tap
 import (
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/rpctap/rpctap/classify"
 )
@@ -14,17 +15,26 @@ import (
 type captureSet struct {
 	n   atomic.Int32 // ids waiting; the relay's fast path reads only this
 	mu  sync.Mutex
-	ids map[string]chan []byte
+	ids map[string]chan Captured
 }
 
-func newCaptureSet() *captureSet { return &captureSet{ids: map[string]chan []byte{}} }
+// Captured is the answer to an injected request, kept from the side that
+// never sent the request.
+type Captured struct {
+	Body []byte
+	// At is when the tap read the answer's last byte, on the session's
+	// monotonic clock (see InjectResult.Sent).
+	At time.Duration
+}
+
+func newCaptureSet() *captureSet { return &captureSet{ids: map[string]chan Captured{}} }
 
 func (c *captureSet) active() bool { return c.n.Load() > 0 }
 
 // add registers an id (as classify.ID.Key) and returns the channel its
 // answer's body will arrive on.
-func (c *captureSet) add(key string) chan []byte {
-	ch := make(chan []byte, 1)
+func (c *captureSet) add(key string) chan Captured {
+	ch := make(chan Captured, 1)
 	c.mu.Lock()
 	c.ids[key] = ch
 	c.n.Store(int32(len(c.ids)))
@@ -40,9 +50,9 @@ func (c *captureSet) drop(key string) {
 	c.mu.Unlock()
 }
 
-// take reports whether body is the answer to a captured request, and if so
-// hands a copy of it over.
-func (c *captureSet) take(body []byte) bool {
+// take reports whether body, read at at, is the answer to a captured
+// request, and if so hands a copy of it over.
+func (c *captureSet) take(body []byte, at time.Duration) bool {
 	m := classify.Classify(body, classify.S2H, classify.JSONRPC)
 	if m.Kind != classify.KindResponse || !m.HasID() {
 		return false
@@ -56,7 +66,7 @@ func (c *captureSet) take(body []byte) bool {
 	}
 	c.mu.Unlock()
 	if ok {
-		ch <- append([]byte(nil), body...)
+		ch <- Captured{Body: append([]byte(nil), body...), At: at}
 	}
 	return ok
 }

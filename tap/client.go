@@ -131,6 +131,9 @@ type InjectReply struct {
 	Error string          `json:"error"`
 	ID    string          `json:"id"`
 	Reply json.RawMessage `json:"reply"`
+	// Latency is how long the captured answer took, from the tap's write
+	// of the frame to its read of the answer.
+	Latency time.Duration `json:"-"`
 }
 
 // SendInject asks the tap at socket to inject a frame; with capture it
@@ -176,12 +179,13 @@ func SendInject(socket, dir string, frame []byte, capture bool, wait time.Durati
 		return rep, fmt.Errorf("the tap did not send the answer: %w", err)
 	}
 	var ans struct {
-		Reply json.RawMessage `json:"reply"`
-		Error string          `json:"error"`
+		Reply     json.RawMessage `json:"reply"`
+		Error     string          `json:"error"`
+		LatencyUs int64           `json:"latency_us"`
 	}
 	if err := json.Unmarshal(line, &ans); err != nil {
 		return rep, err
 	}
-	rep.Reply, rep.Error = ans.Reply, ans.Error
+	rep.Reply, rep.Error, rep.Latency = ans.Reply, ans.Error, time.Duration(ans.LatencyUs)*time.Microsecond
 	return rep, nil
 }

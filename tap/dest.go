@@ -43,6 +43,8 @@ type injection struct {
 	src     string
 	capture bool
 	done    chan error
+	// sent is when the frame was written (set before done is sent).
+	sent time.Duration
 }
 
 // errClosed says the destination was closed before an injection could be
@@ -94,8 +96,9 @@ func (d *dest) drainLocked() {
 		inj := d.queue[0]
 		d.queue = d.queue[1:]
 		d.qmu.Unlock()
+		inj.sent = now()
 		if !d.failed() { // recorded first, as the relay's frames are
-			d.note(item{at: now(), dir: d.dir, data: inj.body, header: inj.header, src: inj.src, whole: true})
+			d.note(item{at: inj.sent, dir: d.dir, data: inj.body, header: inj.header, src: inj.src, whole: true})
 		}
 		err := d.writeLocked(inj.frame)
 		d.kicked()

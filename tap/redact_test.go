@@ -1,11 +1,14 @@
 package tap
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"math/rand/v2"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -492,5 +495,84 @@ func TestSpooledLSPFramesHeaderIsRecordedMasked(t *testing.T) {
 	}
 	if n != 2 {
 		t.Errorf("%d frame records, want the frame both ways", n)
+	}
+}
+
+// issue 11 point 5: a captured answer comes with its latency, measured by
+// the tap from its write of the injected frame to its read of the answer:
+// never less than the time the server took.
+func TestCapturedAnswerCarriesItsLatency(t *testing.T) {
+	// The server answers each line after 300 ms.
+	answer := `while read -r l; do sleep 0.3; id=$(printf '%s' "$l" | sed 's/.*"id":"\([^"]*\)".*/\1/'); printf '{"jsonrpc":"2.0","id":"%s","result":{}}\n' "$id"; done`
+	s := startSession(t, Options{Argv: sh(answer), Framing: classify.FramingNDJSON, Record: true, Listen: true})
+	s.write(t, []byte(`{"jsonrpc":"2.0","id":"warm","method":"ping"}`+"\n"))
+	s.out.waitFor(t, "\n")
+	rep, err := SendInject(liveSocket(t), "h2s", []byte(`{"jsonrpc":"2.0","id":"q1","method":"ping"}`), true, generous)
+	if err != nil || !rep.OK || !bytes.Contains(rep.Reply, []byte(`"q1"`)) {
+		t.Fatalf("inject: %v %+v", err, rep)
+	}
+	if rep.Latency < 300*time.Millisecond || rep.Latency > generous {
+		t.Errorf("latency %v; the server took 300 ms", rep.Latency)
+	}
+}
+
+// issue 11 point 4: the tracker treats an injected frame as the side it
+// impersonates: a request injected toward the server pairs with the
+// server's (captured) answer, and one injected toward the host with the
+// host's answer, each with its latency; a live view sees both pairs.
+func TestTrackerPairsInjectedRequestsAsFromTheSideTheyImpersonate(t *testing.T) {
+	answer := `s/.*"id":"\([^"]*\)".*/{"jsonrpc":"2.0","id":"\1","result":{}}/`
+	s := startSession(t, Options{Argv: []string{"sed", "-u", answer}, Framing: classify.FramingNDJSON, Record: true, Listen: true, NoRedact: true})
+	s.write(t, []byte(`{"jsonrpc":"2.0","id":"warm","method":"ping"}`+"\n"))
+	s.out.waitFor(t, "\n")
+	c, err := net.Dial("unix", liveSocket(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	io.WriteString(c, `{"op":"attach"}`+"\n")
+	c.SetReadDeadline(time.Now().Add(generous))
+	lines := bufio.NewReader(c)
+
+	if rep, err := SendInject(liveSocket(t), "h2s", []byte(`{"jsonrpc":"2.0","id":"q1","method":"ping"}`), true, generous); err != nil || !rep.OK {
+		t.Fatalf("inject toward the server: %v %+v", err, rep)
+	}
+	if rep, err := SendInject(liveSocket(t), "s2h", []byte(`{"jsonrpc":"2.0","id":"r1","method":"roots/list"}`), false, generous); err != nil || !rep.OK {
+		t.Fatalf("inject toward the host: %v %+v", err, rep)
+	}
+	s.out.waitFor(t, `"r1"`)
+	s.write(t, []byte(`{"jsonrpc":"2.0","id":"r1","result":{"roots":[]}}`+"\n")) // the host answers
+
+	seqOf := map[string]int64{} // the injected requests' records, by id
+	paired := map[string]int64{}
+	for len(paired) < 2 {
+		line, err := lines.ReadBytes('\n')
+		if err != nil {
+			t.Fatalf("the live view ended before both pairs: %v (paired %v)", err, paired)
+		}
+		var rec struct {
+			Seq   int64  `json:"seq"`
+			Src   string `json:"src"`
+			Frame string `json:"frame"`
+			Pair  *struct {
+				Request int64 `json:"request"`
+			} `json:"pair"`
+		}
+		json.Unmarshal(line, &rec)
+		for _, id := range []string{"q1", "r1"} {
+			if !strings.Contains(rec.Frame, `"`+id+`"`) {
+				continue
+			}
+			if rec.Src == sessions.SrcInject {
+				seqOf[id] = rec.Seq
+			} else if rec.Pair != nil {
+				paired[id] = rec.Pair.Request
+			}
+		}
+	}
+	for id, req := range paired {
+		if req != seqOf[id] || req == 0 {
+			t.Errorf("the answer to %s pairs with record %d; the injected request is record %d", id, req, seqOf[id])
+		}
 	}
 }

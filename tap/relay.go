@@ -114,7 +114,7 @@ func (r *relay) forward(at time.Duration, atEOF bool) {
 		}
 		if r.captures != nil && r.captures.active() {
 			frame := r.buf[done:r.scanned]
-			if r.captures.take(frameBody(frame, r.sp.Frame())) {
+			if r.captures.take(frameBody(frame, r.sp.Frame()), at) {
 				// The frames before it go out first; the answer itself
 				// is recorded, not forwarded.
 				r.flush(r.buf[:done], at)

@@ -33,8 +33,10 @@ import (
 //	                 followed by the frame's N bytes (at most maxInjectFrame),
 //	                 or with the frame in the line: "frame":"…" in place of
 //	                 "size"
-//	                 → {"ok":true,"seq":…} or {"ok":false,"error":"…"}, and
-//	                   with capture, the answer: {"reply":{…}} or
+//	                 → {"ok":true,"id":…} or {"ok":false,"error":"…"}, and
+//	                   with capture, the answer and how long it took, from
+//	                   the frame's write to the answer's read:
+//	                   {"reply":{…},"latency_us":N} or
 //	                   {"reply":null,"error":"…"}
 //
 // A request that is too long, not JSON, or not whole within
@@ -380,16 +382,22 @@ func (t *Tap) serveInject(c net.Conn, br *bufio.Reader, req request) {
 		wait = 30 * time.Second
 	}
 	select {
-	case body := <-res.Reply:
-		body, _ = t.rec.redact.mask(body)
+	case ans := <-res.Reply:
+		body, _ := t.rec.redact.mask(ans.Body)
 		c.Write([]byte(`{"reply":`))
+		if json.Valid(body) && bytes.IndexByte(body, '\n') >= 0 {
+			// The reply is one line: an LSP body may hold line feeds.
+			var b bytes.Buffer
+			json.Compact(&b, body)
+			body = b.Bytes()
+		}
 		if json.Valid(body) {
 			c.Write(body)
 		} else {
 			b, _ := json.Marshal(string(body))
 			c.Write(b)
 		}
-		c.Write([]byte("}\n"))
+		c.Write([]byte(`,"latency_us":` + strconv.FormatInt(int64(res.Latency(ans)/time.Microsecond), 10) + "}\n"))
 	case <-time.After(wait):
 		res.cancel()
 		reply(c, map[string]any{"reply": nil, "error": fmt.Sprintf("no answer within %s", wait)})
@@ -431,11 +439,18 @@ func (t *Tap) receiveFrame(c net.Conn, br *bufio.Reader, size int64) ([]byte, er
 
 // InjectResult says what happened to an injected frame.
 type InjectResult struct {
-	ID    string      // the id of an injected request, as on the wire
-	Reply chan []byte // the answer's body, when capture was asked
-	key   string
-	set   *captureSet
+	ID    string        // the id of an injected request, as on the wire
+	Reply chan Captured // the answer, when capture was asked
+	// Sent is when the tap wrote the frame, on the clock of
+	// Captured.At.
+	Sent time.Duration
+	key  string
+	set  *captureSet
 }
+
+// Latency is how long the answer took: from the tap's write of the
+// injected frame to its read of the answer's last byte.
+func (r InjectResult) Latency(ans Captured) time.Duration { return max(ans.At-r.Sent, 0) }
 
 func (r InjectResult) cancel() {
 	if r.set != nil {
@@ -498,6 +513,7 @@ func (t *Tap) Inject(dir classify.Direction, body []byte, capture bool) (InjectR
 		res.cancel()
 		return InjectResult{}, err
 	}
+	res.Sent = inj.sent
 	return res, nil
 }
 

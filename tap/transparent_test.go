@@ -69,12 +69,12 @@ func randBody(rng *rand.Rand, n int, noLF bool) []byte {
 }
 
 // randSize is a frame size: mostly small, sometimes past a read (64 KiB),
-// and with big set, past the relay's hold limit (1 MiB), so that the frame
-// is streamed.
+// and with big set, past the relay's hold limit (1 MiB) up to 4 MiB, so
+// that the frame is streamed (issue 11: sizes up to several MiB).
 func randSize(rng *rand.Rand, big bool) int {
 	switch r := rng.IntN(100); {
 	case big:
-		return holdLimit + rng.IntN(holdLimit/2)
+		return holdLimit + rng.IntN(3*holdLimit)
 	case r < 75:
 		return rng.IntN(120)
 	case r < 96:
@@ -192,13 +192,32 @@ func writeInPieces(rng *rand.Rand, w io.Writer, data []byte) error {
 
 // injector injects frames into one direction of a tap until the stream
 // closes or stop is closed, and keeps the frames that went in.
+//
+// Its frames are of random size (issue 11: an injection is never
+// interleaved inside a relayed frame, whatever the sizes): mostly small,
+// some past a read, and a few past the relay's hold limit, up to 3 MiB;
+// with bigFirst, the first one is.
 type injector struct {
-	dir     classify.Direction
-	framing classify.Framing
-	stream  int
-	frames  [][]byte // the frames written, with their framing, in order
-	bodies  [][]byte
-	err     error
+	dir      classify.Direction
+	framing  classify.Framing
+	stream   int
+	bigFirst bool
+	frames   [][]byte // the frames written, with their framing, in order
+	bodies   [][]byte
+	err      error
+	largest  int
+}
+
+// padSize is how much an injected frame is padded: see injector.
+func (in *injector) padSize(rng *rand.Rand, n int) int {
+	switch r := rng.IntN(300); {
+	case n == 0 && in.bigFirst, r == 0 && n < 50:
+		return holdLimit + rng.IntN(2*holdLimit)
+	case r < 30:
+		return rng.IntN(2 * readSize)
+	default:
+		return rng.IntN(40)
+	}
 }
 
 func (in *injector) run(tp *Tap, rng *rand.Rand, stop <-chan struct{}) {
@@ -213,10 +232,12 @@ func (in *injector) run(tp *Tap, rng *rand.Rand, stop <-chan struct{}) {
 		} else {
 			runtime.Gosched()
 		}
-		body := fmt.Appendf(nil, `{"jsonrpc":"2.0","method":"rpctap/test","params":{"stream":%d,"dir":"%s","n":%d}}`, in.stream, in.dir, n)
+		body := fmt.Appendf(nil, `{"jsonrpc":"2.0","method":"rpctap/test","params":{"stream":%d,"dir":"%s","n":%d,"pad":"%s"}}`,
+			in.stream, in.dir, n, strings.Repeat("p", in.padSize(rng, n)))
 		_, err := tp.Inject(in.dir, body, false)
 		switch {
 		case err == nil:
+			in.largest = max(in.largest, len(body))
 			in.bodies = append(in.bodies, body)
 			if in.framing == classify.FramingLSP {
 				in.frames = append(in.frames, fmt.Appendf(nil, "Content-Length: %d\r\n\r\n%s", len(body), body))
@@ -234,13 +255,23 @@ func (in *injector) run(tp *Tap, rng *rand.Rand, stop <-chan struct{}) {
 	}
 }
 
+// storeMax makes a at least v.
+func storeMax(a *atomic.Int64, v int64) {
+	for old := a.Load(); v > old && !a.CompareAndSwap(old, v); old = a.Load() {
+	}
+}
+
+// largestInjected is the largest frame the injectors got in, for the log.
+var largestInjected atomic.Int64
+
 // transparencyCase is one random stream and what to do with it.
 type transparencyCase struct {
-	id      int
-	framing classify.Framing
-	input   []byte
-	inject  bool
-	seed    uint64
+	id        int
+	framing   classify.Framing
+	input     []byte
+	inject    bool
+	bigInject bool // the first injected frame each way is past the hold limit
+	seed      uint64
 }
 
 func TestTapIsTransparentForRandomStreamsAndRecordsEveryFrameExactly(t *testing.T) {
@@ -265,7 +296,14 @@ func TestTapIsTransparentForRandomStreamsAndRecordsEveryFrameExactly(t *testing.
 		for i := range n {
 			c := transparencyCase{id: i, seed: rng.Uint64(), inject: rng.IntN(2) == 0}
 			big := rng.IntN(40) == 0
-			switch rng.IntN(5) {
+			pick := rng.IntN(5)
+			if i < 2 {
+				// Every run has a stream of each framing with a frame
+				// larger than the relay holds, and a large injection in
+				// each direction while it flows.
+				big, c.inject, c.bigInject, pick = true, true, true, 2*i
+			}
+			switch pick {
 			case 0, 1:
 				c.framing, c.input = classify.FramingNDJSON, genNDJSON(rng, big)
 			case 2, 3:
@@ -284,7 +322,7 @@ func TestTapIsTransparentForRandomStreamsAndRecordsEveryFrameExactly(t *testing.
 	dir := t.TempDir()
 	var wg sync.WaitGroup
 	var failed atomic.Int32
-	var bytesIn, injected, streamed atomic.Int64
+	var bytesIn, injected, streamed, largest atomic.Int64
 	start := time.Now()
 	for w := range 4 {
 		wg.Add(1)
@@ -306,12 +344,14 @@ func TestTapIsTransparentForRandomStreamsAndRecordsEveryFrameExactly(t *testing.
 					if sp.Size > holdLimit {
 						streamed.Add(1)
 					}
+					storeMax(&largest, sp.Size)
 				}
 			}
 		}()
 	}
 	wg.Wait()
-	t.Logf("%d streams, %d bytes, %d frames larger than the relay holds, %d frames injected, in %v", n, bytesIn.Load(), streamed.Load(), injected.Load(), time.Since(start).Round(time.Millisecond))
+	t.Logf("%d streams, %d bytes, %d frames larger than the relay holds (the largest %d bytes), %d frames injected (the largest %d bytes), in %v",
+		n, bytesIn.Load(), streamed.Load(), largest.Load(), injected.Load(), largestInjected.Load(), time.Since(start).Round(time.Millisecond))
 }
 
 // runTransparencyCase runs one stream through a tap and returns what went
@@ -337,7 +377,7 @@ func runTransparencyCase(c transparencyCase, path string, injected *atomic.Int64
 	var iwg sync.WaitGroup
 	if c.inject {
 		for _, d := range []classify.Direction{classify.H2S, classify.S2H} {
-			in := &injector{dir: d, framing: c.framing, stream: c.id}
+			in := &injector{dir: d, framing: c.framing, stream: c.id, bigFirst: c.bigInject}
 			inj[d] = in
 			irng := rand.New(rand.NewPCG(c.seed, uint64(d)+10))
 			iwg.Add(1)
@@ -375,6 +415,7 @@ func runTransparencyCase(c transparencyCase, path string, injected *atomic.Int64
 			}
 			want[d] = inj[d].frames
 			injected.Add(int64(len(inj[d].frames)))
+			storeMax(&largestInjected, int64(inj[d].largest))
 		}
 	}
 	wire, catRead, msg := removeInjected(got, framing, want)

@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -88,67 +87,6 @@ func writeLsText(w io.Writer, taps []tap.Info, files []sessions.SessionFile) {
 
 // humanSize is a size as the UI writes it too.
 func humanSize(n int64) string { return tui.FormatSize(n) }
-
-func newInjectCmd() *cobra.Command {
-	var target, dir, file string
-	var capture bool
-	var wait time.Duration
-	cmd := &cobra.Command{
-		Use:   "inject [--tap NAME|PID] [--dir h2s|s2h] [--capture] FRAME | --file F|-",
-		Short: "Insert a frame into a live session at the next frame boundary",
-		Long: `Sends FRAME (its body: rpctap adds the framing the stream uses) to the
-server (--dir h2s, the default) or to the host (--dir s2h) of a live tap.
-With --file, the frame is read from the file F (- for stdin) instead, for a
-frame too large for the command line; one newline at its end is dropped.
-Malformed frames are sent as they are. With --capture, FRAME must be a
-request with an id: its answer is kept from the other side and printed.`,
-		Args: func(cmd *cobra.Command, args []string) error {
-			if file != "" && len(args) > 0 {
-				return usageError(errors.New("give the frame either as FRAME or with --file, not both"))
-			}
-			if file == "" && len(args) != 1 {
-				return usageError(errors.New("give the frame to inject: rpctap inject FRAME, or rpctap inject --file F (- for stdin)"))
-			}
-			return nil
-		},
-		RunE: func(cmd *cobra.Command, args []string) error {
-			var frame []byte
-			if file != "" {
-				var err error
-				if frame, err = readFrameFile(file, cmd.InOrStdin()); err != nil {
-					return err
-				}
-			} else {
-				frame = []byte(args[0])
-			}
-			info, err := tap.FindTap(target)
-			if err != nil {
-				return err
-			}
-			rep, err := tap.SendInject(info.Socket, dir, frame, capture, wait)
-			if err != nil {
-				return err
-			}
-			if !rep.OK {
-				return fmt.Errorf("the tap refused the frame: %s", rep.Error)
-			}
-			out := cmd.OutOrStdout()
-			if capture {
-				if rep.Reply == nil || string(rep.Reply) == "null" {
-					return exitError{code: 1, msg: "no answer: " + rep.Error}
-				}
-				return printRawJSON(out, rep.Reply)
-			}
-			return nil
-		},
-	}
-	cmd.Flags().StringVar(&target, "tap", "", "which live tap (name or pid); needed when more than one runs")
-	cmd.Flags().StringVar(&dir, "dir", "h2s", "h2s: to the server; s2h: to the host")
-	cmd.Flags().StringVar(&file, "file", "", "read the frame from this file (- for stdin) instead of the command line")
-	cmd.Flags().BoolVar(&capture, "capture", false, "keep the answer from the other side and print it")
-	cmd.Flags().DurationVar(&wait, "wait", 10*time.Second, "with --capture, how long to wait for the answer")
-	return cmd
-}
 
 // readFrameFile reads a frame to inject from the file path (stdin for
 // -), without the newline (or CRLF) an editor or echo ends a file with.

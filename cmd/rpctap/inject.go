@@ -1,0 +1,301 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/rpctap/rpctap/classify"
+	"github.com/rpctap/rpctap/inject"
+	"github.com/rpctap/rpctap/sessions"
+	"github.com/rpctap/rpctap/tap"
+	"github.com/spf13/cobra"
+)
+
+// injectOptions are rpctap inject's flags.
+type injectOptions struct {
+	target, dir, file string
+	catalog, method   string
+	tool, id          string
+	args              []string
+	size              int
+	capture, json     bool
+	wait              time.Duration
+}
+
+func newInjectCmd() *cobra.Command {
+	var o injectOptions
+	cmd := &cobra.Command{
+		Use:   "inject [--tap NAME|PID] [--dir h2s|s2h] [--capture [--json]] FRAME | --file F|- | --catalog NAME | --method M",
+		Short: "Insert a frame into a live session at the next frame boundary",
+		Long: `Sends a frame (its body: rpctap adds the framing the stream uses) to the
+server (--dir h2s, the default) or to the host (--dir s2h) of a live tap.
+The frame is one of:
+
+  FRAME              the frame as given on the command line
+  --file F           the frame read from the file F (- for stdin), for a frame
+                     too large for the command line; one newline at its end
+                     is dropped
+  --catalog NAME     an entry of the edge-case catalog (rpctap catalog lists
+                     them); --size N sets the large frame's size, --id ID
+                     names the request in flight that an entry is about
+  --method M         a request built from what the session showed: for
+                     tools/call, --tool T with --arg name=value for each
+                     argument, read by the type the tool's inputSchema gives
+                     it; prompts/get takes --tool PROMPT, resources/read
+                     --tool URI; other methods get the params they last had
+
+A request gets a fresh id ("rpctap-N") that no id of the side it
+impersonates uses, unless --id gives one. Malformed frames are sent as they
+are. With --capture, the frame must be a request with an id: its answer is
+kept from the side that never sent the request, and printed with its
+latency (--json: one JSON object per frame, for scripts).
+
+Exit status: 0 when sent (and with --capture, answered with a result); 1
+when the answer is an error or none came within --wait; 2 for a usage
+error, or when the tap cannot be reached or refuses the frame.`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			sources := 0
+			for _, set := range []bool{len(args) > 0, o.file != "", o.catalog != "", o.method != ""} {
+				if set {
+					sources++
+				}
+			}
+			switch {
+			case sources > 1:
+				return usageError(errors.New("give one frame: FRAME, --file F, --catalog NAME or --method M, not several"))
+			case sources == 0:
+				return usageError(errors.New("give the frame to inject: rpctap inject FRAME, --file F (- for stdin), --catalog NAME (rpctap catalog lists them) or --method M, as in: rpctap inject --method tools/call --tool echo --arg message=hi"))
+			case len(args) > 1:
+				return usageError(errors.New("give the frame as one argument (quote it), as in: rpctap inject '{\"jsonrpc\":\"2.0\",\"id\":\"rpctap-1\",\"method\":\"ping\"}'"))
+			case o.json && !o.capture:
+				return usageError(errors.New("--json prints the captured answer: add --capture"))
+			case (o.tool != "" || len(o.args) > 0) && o.method == "":
+				return usageError(errors.New("--tool and --arg fill a template: add --method, as in --method tools/call --tool echo --arg message=hi"))
+			}
+			if _, err := classify.ParseDirection(o.dir); err != nil || o.dir == "err" {
+				return usageError(errors.New("--dir is h2s (to the server, as if from the host) or s2h (to the host, as if from the server)"))
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runInject(cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr(), args, o)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.target, "tap", "", "which live tap (name or pid); needed when more than one runs")
+	f.StringVar(&o.dir, "dir", "h2s", "h2s: to the server; s2h: to the host")
+	f.StringVar(&o.file, "file", "", "read the frame from this file (- for stdin) instead of the command line")
+	f.StringVar(&o.catalog, "catalog", "", "send this entry of the edge-case catalog (rpctap catalog lists them)")
+	f.IntVar(&o.size, "size", 0, "with --catalog large-frame, the frame's size in bytes")
+	f.StringVar(&o.method, "method", "", "build a request for this method from what the session showed")
+	f.StringVar(&o.tool, "tool", "", "with --method tools/call, the tool (prompts/get: the prompt; resources/read: the URI)")
+	f.StringArrayVar(&o.args, "arg", nil, "with --method, an argument as name=value (repeat for more)")
+	f.StringVar(&o.id, "id", "", "the request's id as JSON (\"abc\" or 7); for --catalog, the id of the request in flight an entry names")
+	f.BoolVar(&o.capture, "capture", false, "keep the answer from the other side and print it with its latency")
+	f.BoolVar(&o.json, "json", false, "with --capture, print one JSON object per frame")
+	f.DurationVar(&o.wait, "wait", 10*time.Second, "with --capture, how long to wait for the answer")
+	return cmd
+}
+
+func runInject(stdin io.Reader, stdout, stderr io.Writer, args []string, o injectOptions) error {
+	dir, _ := classify.ParseDirection(o.dir)
+	var info tap.Info
+	var frames [][]byte
+	var err error
+	if o.method == "" { // frames that need no tap: their faults are said first
+		if frames, _, err = injectFrames(stdin, args, o, dir, info); err != nil {
+			return err
+		}
+	}
+	if info, err = tap.FindTap(o.target); err != nil {
+		return err
+	}
+	if o.method != "" { // built from the tap's session
+		var ids *inject.IDs
+		if frames, ids, err = injectFrames(stdin, args, o, dir, info); err != nil {
+			return err
+		}
+		if o.id != "" && ids.Collides(dir, []byte(o.id)) {
+			fmt.Fprintf(stderr, "rpctap: the id %s is that of a request in flight from the %s, so the two answers cannot be told apart; sending it as asked\n",
+				classify.EscapeString(o.id, 40), inject.Sender(dir))
+		}
+	}
+	failed := ""
+	for _, frame := range frames {
+		rep, err := tap.SendInject(info.Socket, o.dir, frame, o.capture, o.wait)
+		if err != nil {
+			return err
+		}
+		if !rep.OK {
+			return fmt.Errorf("the tap refused the frame: %s", rep.Error)
+		}
+		if !o.capture {
+			continue
+		}
+		why, err := printCaptured(stdout, rep, o)
+		if err != nil {
+			return err
+		}
+		if why != "" && failed == "" {
+			failed = why
+		}
+	}
+	if failed != "" {
+		return exitError{code: 1, msg: failed}
+	}
+	return nil
+}
+
+// injectFrames builds the frames to send from the flags; for --method,
+// it returns too the ids the tap's session shows.
+func injectFrames(stdin io.Reader, args []string, o injectOptions, dir classify.Direction, info tap.Info) ([][]byte, *inject.IDs, error) {
+	switch {
+	case len(args) == 1:
+		return [][]byte{[]byte(args[0])}, nil, nil
+	case o.file != "":
+		b, err := readFrameFile(o.file, stdin)
+		return [][]byte{b}, nil, err
+	case o.catalog != "":
+		e, err := inject.LookupErr(o.catalog)
+		if err != nil {
+			return nil, nil, usageError(err)
+		}
+		frames, err := e.Frames(inject.Params{ID: o.id, Size: o.size})
+		if err != nil {
+			return nil, nil, usageError(err)
+		}
+		return frames, nil, nil
+	}
+	seen, ids := inject.NewSeen(), inject.NewIDs()
+	if err := readLiveSession(info.Session, seen, ids); err != nil {
+		return nil, nil, err
+	}
+	var kv [][2]string
+	for _, a := range o.args {
+		k, v, ok := strings.Cut(a, "=")
+		if !ok || k == "" {
+			return nil, nil, usageError(fmt.Errorf("--arg takes name=value, as in --arg message=hi, not %s", classify.EscapeString(a, 40)))
+		}
+		kv = append(kv, [2]string{k, v})
+	}
+	if o.id != "" && !classify.Valid([]byte(o.id)) {
+		return nil, nil, usageError(fmt.Errorf("--id is JSON: a string in quotes or a number, as in --id '\"abc\"' or --id 7, not %s", classify.EscapeString(o.id, 40)))
+	}
+	b, err := seen.Build(o.method, inject.BuildOptions{Dir: dir, ID: o.id, Tool: o.tool, Args: kv}, ids)
+	if err != nil {
+		return nil, nil, usageError(err)
+	}
+	return [][]byte{b}, ids, nil
+}
+
+// readLiveSession feeds the frames of a live tap's session file (none
+// when it records none) to seen and ids.
+func readLiveSession(path string, seen *inject.Seen, ids *inject.IDs) error {
+	if path == "" {
+		return nil
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return fmt.Errorf("cannot read the tap's session file for templates: %w", err)
+	}
+	defer f.Close()
+	rd := sessions.NewReader(f)
+	hdr, _ := rd.Header()
+	for {
+		ev, err := rd.Next()
+		if err != nil {
+			if errors.Is(err, io.EOF) {
+				return nil
+			}
+			return fmt.Errorf("reading the tap's session file: %w", err)
+		}
+		if !ev.IsFrame() || ev.Dir == classify.Err {
+			continue
+		}
+		m := hdr.Classify(ev.Frame, ev.Dir, classify.Auto)
+		seen.See(&m)
+		ids.See(&m)
+	}
+}
+
+// printCaptured prints a captured answer and says why the command fails
+// ("" when the answer is a result).
+func printCaptured(w io.Writer, rep tap.InjectReply, o injectOptions) (string, error) {
+	answered := rep.Reply != nil && string(rep.Reply) != "null"
+	why := ""
+	var code any
+	switch {
+	case !answered:
+		why = rep.Error // "no answer within 10s"
+		if why == "" {
+			why = "no answer came"
+		}
+	default:
+		m := classify.Classify(rep.Reply, classify.S2H, classify.JSONRPC)
+		if m.HasError() {
+			why = "the answer is an error"
+			if c, ok := m.ErrorCode(); ok {
+				why += fmt.Sprintf(" (code %d)", c)
+				code = c
+			}
+		}
+	}
+	if o.json {
+		doc := map[string]any{"answered": answered, "error": answered && why != ""}
+		if classify.Valid([]byte(rep.ID)) {
+			doc["id"] = json.RawMessage(rep.ID)
+		}
+		if answered {
+			doc["reply"] = rep.Reply
+			doc["latency_ms"] = float64(rep.Latency.Microseconds()) / 1000
+		} else {
+			doc["timeout"] = true
+			doc["reason"] = rep.Error
+		}
+		if code != nil {
+			doc["error_code"] = code
+		}
+		return why, printJSON(w, doc, false)
+	}
+	if !answered {
+		return why, nil
+	}
+	if err := printRawJSON(w, rep.Reply); err != nil {
+		return why, err
+	}
+	_, err := fmt.Fprintf(w, "latency %s\n", rep.Latency.Round(time.Microsecond))
+	return why, err
+}
+
+func newCatalogCmd() *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "catalog [--json]",
+		Short: "List the edge-case catalog: frames to inject and what a strict peer must do with each",
+		Long: `Lists the entries of the edge-case catalog, each with the direction it
+makes sense in (h2s: to the server; s2h: to the host; either) and one line
+saying what a strict receiver must do with it. Send one with:
+rpctap inject --catalog NAME`,
+		Args: takesArgs(0, 0, "", "rpctap catalog (to send one: rpctap inject --catalog NAME)"),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			list := inject.List()
+			if asJSON {
+				return printJSON(cmd.OutOrStdout(), list, true)
+			}
+			tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
+			fmt.Fprintln(tw, "NAME\tDIR\tRULE")
+			for _, e := range list {
+				fmt.Fprintf(tw, "%s\t%s\t%s\n", e.Name, e.Dir, e.Rule)
+			}
+			return tw.Flush()
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON for scripts, with each entry's frame and finding codes")
+	return cmd
+}

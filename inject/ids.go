@@ -1,0 +1,110 @@
+package inject
+
+import (
+	"strconv"
+	"sync"
+
+	"github.com/rpctap/rpctap/classify"
+)
+
+// IDs allocates ids for injected requests. An injected request
+// impersonates the side that sends in its direction (the host for h2s),
+// so its id must not collide with that side's ids: Next returns a string
+// id "rpctap-N" above every "rpctap-N" that side has used, and Collides
+// tells whether an id the user typed equals one of that side's requests
+// in flight.
+//
+// Feed it every frame of the session with See. Memory is bounded: it
+// keeps one number per side and up to maxInFlight ids in flight per side.
+// It is safe for concurrent use.
+type IDs struct {
+	mu       sync.Mutex
+	top      [3]int                 // highest N of "rpctap-N" seen, per direction
+	inFlight [3]map[string]struct{} // requests in flight, by id key, per direction
+}
+
+// maxInFlight bounds the ids in flight kept per side; beyond it,
+// Collides may miss a collision (a flood of requests), Next never does.
+const maxInFlight = 1 << 16
+
+// idPrefix begins every id rpctap chooses.
+const idPrefix = "rpctap-"
+
+// NewIDs returns an allocator that has seen nothing yet.
+func NewIDs() *IDs {
+	a := &IDs{}
+	for i := range a.inFlight {
+		a.inFlight[i] = map[string]struct{}{}
+	}
+	return a
+}
+
+// See takes in a frame of the session (as classify read it): requests
+// from a side are in flight until a response with their id comes back the
+// other way. A batch's members count one by one.
+func (a *IDs) See(m *classify.Message) {
+	if m.Dir != classify.H2S && m.Dir != classify.S2H {
+		return
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.see(m)
+}
+
+func (a *IDs) see(m *classify.Message) {
+	for i := range m.Members {
+		a.see(&m.Members[i])
+	}
+	if !m.HasID() {
+		return
+	}
+	id := m.ID()
+	if id.IsString() {
+		if s, ok := classify.StringValue(id.Raw); ok && len(s) > len(idPrefix) && s[:len(idPrefix)] == idPrefix {
+			if n, err := strconv.Atoi(s[len(idPrefix):]); err == nil && n > a.top[m.Dir] {
+				a.top[m.Dir] = n
+			}
+		}
+	}
+	switch m.Kind {
+	case classify.KindRequest:
+		if set := a.inFlight[m.Dir]; len(set) < maxInFlight {
+			set[id.Key()] = struct{}{}
+		}
+	case classify.KindResponse:
+		delete(a.inFlight[m.Dir.Opposite()], id.Key())
+	}
+}
+
+// Next returns a fresh id, as JSON text, for a request injected in
+// direction dir: "rpctap-N", with N above any the sender of dir has used.
+func (a *IDs) Next(dir classify.Direction) string {
+	if dir != classify.H2S && dir != classify.S2H {
+		dir = classify.H2S
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.top[dir]++
+	return `"` + idPrefix + strconv.Itoa(a.top[dir]) + `"`
+}
+
+// Collides reports whether id (JSON text) equals the id of a request in
+// flight from the sender of dir, so that a request injected with it makes
+// two requests with one id.
+func (a *IDs) Collides(dir classify.Direction, id []byte) bool {
+	if dir != classify.H2S && dir != classify.S2H {
+		return false
+	}
+	k := classify.RawID(id).Key()
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	_, ok := a.inFlight[dir][k]
+	return ok
+}
+
+// inFlightCount is how many requests from dir's sender are in flight.
+func (a *IDs) inFlightCount(dir classify.Direction) int {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return len(a.inFlight[dir])
+}

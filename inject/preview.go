@@ -1,0 +1,199 @@
+package inject
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/rpctap/rpctap/classify"
+)
+
+// Options say where frames go and how their receiver reads them.
+type Options struct {
+	// Dir is the direction: H2S to the server, S2H to the host.
+	Dir classify.Direction
+	// Framing is the stream's framing (auto is read as ndjson).
+	Framing classify.Framing
+	// Profile judges the frames (auto is read as jsonrpc); a live view
+	// passes the tracker's.
+	Profile classify.Profile
+	// IDs, when set, tells which ids collide with requests in flight.
+	IDs *IDs
+}
+
+// A Preview says what the receiver will read when frames are sent.
+type Preview struct {
+	// Wire is every byte that goes on the stream.
+	Wire []byte
+	// Frames are the frames the receiver reads in Wire, split by the
+	// stream's framing (a line feed inside a body makes two frames on
+	// ndjson); the last is the open frame when Partial is set.
+	Frames []Read
+	// Partial says why the bytes would leave the stream inside a frame
+	// (the relay's next frame would be read as part of it); "" when they
+	// end on a frame boundary. A partial frame is sent only when forced.
+	Partial string
+	// Warning is one line for a frame a strict receiver must refuse, or
+	// for a partial frame; "" otherwise.
+	Warning string
+	// Collisions names the frames whose request id equals that of a
+	// request in flight from the side the frame impersonates.
+	Collisions []string
+}
+
+// A Read is one frame as its receiver reads it.
+type Read struct {
+	// Info is the frame's framing: header, body and terminator lengths.
+	Info classify.FrameInfo
+	// Message is what classify reads (kind, findings, strict answer).
+	Message classify.Message
+	// Answer is the error a strict receiver owes, rendered, or nil.
+	Answer []byte
+	// Open says the frame is not ended (see Preview.Partial).
+	Open bool
+}
+
+// Framed says how the frame is framed on the wire, for the preview: "line
+// (newline)", "line with no newline", "Content-Length: N", ...
+func (r Read) Framed() string {
+	switch {
+	case r.Info.Framing == classify.FramingLSP && r.Info.Bad != "":
+		return "bad header: " + r.Info.Bad
+	case r.Info.Framing == classify.FramingLSP:
+		return "Content-Length: " + strconv.FormatInt(r.Info.BodyLen, 10)
+	case r.Open || r.Info.TermLen == 0:
+		return "line with no newline"
+	}
+	return "line, ended by a newline"
+}
+
+// Receiver names who reads frames going in dir.
+func Receiver(dir classify.Direction) string {
+	if dir == classify.S2H {
+		return "host"
+	}
+	return "server"
+}
+
+// PreviewFrames builds the wire bytes of frames and reads them as their
+// receiver will.
+func PreviewFrames(frames []Frame, o Options) Preview {
+	framing := o.Framing
+	if framing != classify.FramingLSP {
+		framing = classify.FramingNDJSON
+	}
+	p := Preview{Wire: Wire(frames, framing)}
+	sp := classify.NewSplitter(framing)
+	data := p.Wire
+	start := 0 // where the open frame starts in Wire
+	for off := 0; ; {
+		n, end := sp.Split(data[off:], false)
+		off += n
+		if end {
+			info := sp.Frame()
+			p.Frames = append(p.Frames, p.read(data[start:off], info, false, o))
+			start = off
+			continue
+		}
+		if off == len(data) && start == len(data) {
+			break
+		}
+		if n == 0 || off == len(data) {
+			// The stream would stay inside the frame from start: read
+			// it as it would end if nothing more came.
+			rest := classify.NewSplitter(framing)
+			rest.Split(data[start:], true)
+			info := rest.Frame()
+			p.Frames = append(p.Frames, p.read(data[start:], info, true, o))
+			p.Partial = partialReason(framing, info, len(data)-start)
+			break
+		}
+	}
+	for i, r := range p.Frames {
+		if r.Answer != nil && p.Warning == "" {
+			p.Warning = fmt.Sprintf("A strict %s must refuse %s: it answers %s.", Receiver(o.Dir), frameName(i, len(p.Frames)), oneLine(r.Message.Answer))
+		}
+	}
+	if p.Partial != "" {
+		p.Warning = "Refused unless forced: " + p.Partial
+	}
+	return p
+}
+
+func (p *Preview) read(frame []byte, info classify.FrameInfo, open bool, o Options) Read {
+	body := frame
+	if info.HeaderLen > 0 {
+		body = body[min(info.HeaderLen, len(body)):]
+	}
+	if int64(len(body)) > info.BodyLen {
+		body = body[:info.BodyLen]
+	}
+	r := Read{Info: info, Open: open, Message: classify.ClassifyFramed(body, info, o.Dir, o.Profile)}
+	if r.Message.Answer != nil {
+		r.Answer = r.Message.Answer.JSON()
+	}
+	if o.IDs != nil {
+		p.collisions(&r.Message, len(p.Frames), o)
+	}
+	return r
+}
+
+func (p *Preview) collisions(m *classify.Message, i int, o Options) {
+	for j := range m.Members {
+		p.collisions(&m.Members[j], i, o)
+	}
+	if m.Kind == classify.KindRequest && o.IDs.Collides(o.Dir, m.ID().Raw) {
+		p.Collisions = append(p.Collisions, fmt.Sprintf("frame %d: the id %s is that of a request in flight from the %s; the answers cannot be told apart",
+			i+1, classify.Escape(m.ID().Raw, 40), Sender(o.Dir)))
+	}
+}
+
+// Sender names who sends frames going in dir, the side an injection in
+// dir impersonates.
+func Sender(dir classify.Direction) string {
+	if dir == classify.S2H {
+		return "server"
+	}
+	return "host"
+}
+
+func partialReason(framing classify.Framing, info classify.FrameInfo, n int) string {
+	if framing == classify.FramingLSP {
+		why := info.Bad
+		if why == "" {
+			why = "the frame is not complete."
+		}
+		return fmt.Sprintf("the last %d bytes do not end an lsp frame (%s), so the next frame the tap relays would be read as part of it; complete the header and body, or force it.",
+			n, strings.TrimSuffix(strings.ToLower(why[:1])+why[1:], "."))
+	}
+	return fmt.Sprintf("the last %d bytes have no line feed after them, so the next frame the tap relays would be read as part of this line; drop the \\c, end it with \\x0a, or force it.", n)
+}
+
+func frameName(i, n int) string {
+	if n == 1 {
+		return "this frame"
+	}
+	return "frame " + strconv.Itoa(i+1)
+}
+
+// oneLine renders a strict answer as code and message, escaped, cut to
+// fit one line.
+func oneLine(a *classify.Answer) string {
+	if a.Batch != nil {
+		return fmt.Sprintf("an array of %d errors", len(a.Batch))
+	}
+	return strconv.Itoa(a.Code) + " " + classify.EscapeString(a.Message, 120)
+}
+
+// Kinds is a short summary of what the receiver reads: "request",
+// "2 frames: request, not-json".
+func (p Preview) Kinds() string {
+	var k []string
+	for _, r := range p.Frames {
+		k = append(k, r.Message.Kind.String())
+	}
+	if len(k) == 1 {
+		return k[0]
+	}
+	return strconv.Itoa(len(k)) + " frames: " + strings.Join(k, ", ")
+}

@@ -1,0 +1,146 @@
+package inject
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"strconv"
+
+	"github.com/rpctap/rpctap/classify"
+)
+
+// A Frame is one frame to inject: its body, and whether the framing is
+// added when it is sent.
+type Frame struct {
+	Body []byte
+	// Raw says the body goes on the wire exactly as it is, with no framing
+	// added (no newline on an ndjson stream, no Content-Length header on
+	// an lsp one).
+	Raw bool
+}
+
+// ParseRaw reads what a user typed in the composer (or an editor) into
+// frames. The syntax:
+//
+//   - Each line is one frame. The line feed that ends a line is not part
+//     of the frame: the framing of the stream is added when it is sent (a
+//     newline on ndjson, a Content-Length header on lsp). Empty lines are
+//     skipped, and so is the line feed an editor leaves at the end.
+//   - Except: a text that is, as a whole, one JSON value written over
+//     several lines (pretty-printed) and holds no escapes below is one
+//     frame, compacted to one line.
+//   - \xHH (two hex digits) is the byte HH, anywhere in a line, inside
+//     JSON strings or outside them: \x00 and \x1b are control bytes, \xff
+//     is a byte that is not UTF-8, \x0a a line feed inside the frame.
+//   - \c at the very end of a line sends that frame as written, with no
+//     framing: a line with no final newline on ndjson, or bytes with no
+//     header on lsp (write your own header with \x0d\x0a). Such a frame
+//     may leave the stream inside a frame: Preview says so.
+//   - Any other backslash is kept as it is, with the character after it,
+//     so JSON's own escapes (\" \\ \n \u00e9) pass through unchanged:
+//     \\x41 is JSON's escaped backslash then x41. To send a literal
+//     backslash before an x, write \x5c.
+//
+// An error names the line and says what to write.
+func ParseRaw(text string) ([]Frame, error) {
+	if f, ok := prettyJSON(text); ok {
+		return []Frame{f}, nil
+	}
+	var frames []Frame
+	for i, line := range bytes.Split([]byte(text), []byte("\n")) {
+		if len(line) == 0 {
+			continue
+		}
+		f, err := parseLine(line)
+		if err != nil {
+			return nil, fmt.Errorf("line %d: %w", i+1, err)
+		}
+		frames = append(frames, f)
+	}
+	return frames, nil
+}
+
+// prettyJSON reads a text that is one JSON value over several lines, with
+// no escape of the raw syntax, as one compacted frame.
+func prettyJSON(text string) (Frame, bool) {
+	b := []byte(text)
+	if bytes.Count(bytes.TrimRight(b, " \t\r\n"), []byte("\n")) == 0 || hasRawEscape(b) || !json.Valid(b) {
+		return Frame{}, false
+	}
+	var out bytes.Buffer
+	if json.Compact(&out, b) != nil {
+		return Frame{}, false
+	}
+	return Frame{Body: out.Bytes()}, true
+}
+
+// hasRawEscape reports whether b holds \x or \c as ParseRaw reads them.
+func hasRawEscape(b []byte) bool {
+	for i := 0; i+1 < len(b); i++ {
+		if b[i] == '\\' {
+			if b[i+1] == 'x' || b[i+1] == 'c' {
+				return true
+			}
+			i++
+		}
+	}
+	return false
+}
+
+func parseLine(line []byte) (Frame, error) {
+	var f Frame
+	out := make([]byte, 0, len(line))
+	for i := 0; i < len(line); i++ {
+		c := line[i]
+		if c != '\\' || i+1 == len(line) {
+			out = append(out, c)
+			continue
+		}
+		switch line[i+1] {
+		case 'x':
+			if i+4 > len(line) {
+				return f, fmt.Errorf(`\x at column %d needs two hex digits after it, as in \x00`, i+1)
+			}
+			v, err := strconv.ParseUint(string(line[i+2:i+4]), 16, 8)
+			if err != nil {
+				return f, fmt.Errorf(`\x at column %d needs two hex digits after it, as in \x00 or \xff`, i+1)
+			}
+			out = append(out, byte(v))
+			i += 3
+		case 'c':
+			if i+2 != len(line) {
+				return f, fmt.Errorf(`\c at column %d may only end a line (it sends the frame with no framing); for a backslash and a c, write \x5cc`, i+1)
+			}
+			f.Raw = true
+			i++
+		default:
+			out = append(out, c, line[i+1])
+			i++
+		}
+	}
+	f.Body = out
+	return f, nil
+}
+
+// Wire returns the bytes the frames put on a stream of the framing given
+// (auto is read as ndjson): each body with its newline or Content-Length
+// header, raw frames as they are.
+func Wire(frames []Frame, framing classify.Framing) []byte {
+	var b []byte
+	for _, f := range frames {
+		b = append(b, WireFrame(f, framing)...)
+	}
+	return b
+}
+
+// WireFrame is Wire of one frame.
+func WireFrame(f Frame, framing classify.Framing) []byte {
+	switch {
+	case f.Raw:
+		return f.Body
+	case framing == classify.FramingLSP:
+		h := "Content-Length: " + strconv.Itoa(len(f.Body)) + "\r\n\r\n"
+		return append([]byte(h), f.Body...)
+	}
+	return append(append(make([]byte, 0, len(f.Body)+1), f.Body...), '\n')
+}
