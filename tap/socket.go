@@ -517,14 +517,6 @@ func (t *Tap) Inject(dir classify.Direction, body []byte, capture bool) (InjectR
 	return res, nil
 }
 
-// NextID allocates an id for an injected request that no peer uses.
-func (t *Tap) NextID() string {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.nextID++
-	return "rpctap-" + strconv.Itoa(t.nextID)
-}
-
 // kindPhrase names a kind of frame with its article, for sentences.
 func kindPhrase(k classify.Kind) string {
 	switch k {

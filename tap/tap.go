@@ -75,8 +75,7 @@ type Tap struct {
 	// refused, so one stuck injection does not hold every other one.
 	injecting chan struct{}
 
-	mu     sync.Mutex
-	nextID int
+	mu sync.Mutex // guards dests, capture and relays, which Run sets up
 
 	vmu        sync.Mutex // guards views and viewsEnded
 	views      map[*viewConn]struct{}
