@@ -471,9 +471,10 @@ func (t *Tracker) lifecycleRequest(seq int64, m *Message) {
 func (t *Tracker) notification(seq int64, at time.Duration, m *Message) {
 	switch {
 	case m.MethodIs("notifications/initialized"):
-		if m.Dir == H2S {
+		if m.Dir == H2S && t.initState >= 1 {
 			// A host may send it before the answer to initialize has
-			// arrived: it counts from then on.
+			// arrived: it counts from then on. Before initialize itself
+			// it is out of order and counts for nothing.
 			t.initialized = true
 			if t.initState == 2 {
 				t.initState = 3

@@ -275,6 +275,13 @@ func TestTrackerSessionFindings(t *testing.T) {
 			{3, S2H, initResp},
 			{4, S2H, `{"jsonrpc":"2.0","id":1,"result":{"tools":[]}}`},
 		}, 10, "3:before-initialize"},
+		{"MCP: notifications/initialized sent before initialize itself counts for nothing", TrackerOptions{}, []step{
+			{0, H2S, inited},
+			{1, H2S, initReq},
+			{2, S2H, initResp},
+			{3, H2S, `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`},
+			{4, S2H, `{"jsonrpc":"2.0","id":1,"result":{"tools":[]}}`},
+		}, 10, "4:before-initialize"},
 		{"MCP: the server/discover revision has no handshake", TrackerOptions{}, []step{
 			{0, H2S, `{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}`},
 			{1, S2H, `{"jsonrpc":"2.0","id":1,"result":{}}`},
