@@ -42,7 +42,7 @@ func LiveTaps() ([]Info, error) {
 
 // QueryInfo asks the tap listening on socket for its Info.
 func QueryInfo(socket string) (Info, error) {
-	c, err := net.DialTimeout("unix", socket, time.Second)
+	c, err := Dial(socket)
 	if err != nil {
 		return Info{}, err
 	}
@@ -139,9 +139,9 @@ type InjectReply struct {
 // SendInject asks the tap at socket to inject a frame; with capture it
 // waits up to wait for the answer.
 func SendInject(socket, dir string, frame []byte, capture bool, wait time.Duration) (InjectReply, error) {
-	c, err := net.DialTimeout("unix", socket, time.Second)
+	c, err := Dial(socket)
 	if err != nil {
-		return InjectReply{}, fmt.Errorf("cannot reach the tap: %w", err)
+		return InjectReply{}, err
 	}
 	defer c.Close()
 	// The frame follows the request line as it is, so that a frame of any
@@ -188,4 +188,20 @@ func SendInject(socket, dir string, frame []byte, capture bool, wait time.Durati
 	}
 	rep.Reply, rep.Error, rep.Latency = ans.Reply, ans.Error, time.Duration(ans.LatencyUs)*time.Microsecond
 	return rep, nil
+}
+
+// Dial connects to the tap listening on socket. Its errors say why in a
+// sentence: a socket of another user's tap, one that no tap listens on any
+// more, one that is not there.
+func Dial(socket string) (net.Conn, error) {
+	c, err := net.DialTimeout("unix", socket, time.Second)
+	switch {
+	case err == nil:
+		return c, nil
+	case errors.Is(err, os.ErrPermission):
+		return nil, fmt.Errorf("cannot reach the tap at %s: only the user who started a tap can attach to it or inject into it", socket)
+	case errors.Is(err, os.ErrNotExist), errors.Is(err, syscall.ECONNREFUSED):
+		return nil, fmt.Errorf("no tap listens at %s any more (it ended?); rpctap ls lists the live taps", socket)
+	}
+	return nil, fmt.Errorf("cannot reach the tap at %s: %w", socket, err)
 }

@@ -1,6 +1,8 @@
 package tap
 
 import (
+	"net"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -17,5 +19,24 @@ func TestAmbiguousTapSaysWhichTapsAndWhatToType(t *testing.T) {
 	}
 	if strings.Contains(msg, `""`) {
 		t.Errorf("%q quotes an empty target", msg)
+	}
+}
+
+// A socket no tap listens on any more, or one that is not there, is said
+// in a sentence with what to run, not as a dial error.
+func TestDialSaysWhyATapCannotBeReached(t *testing.T) {
+	dir := t.TempDir()
+	gone := filepath.Join(dir, "gone.sock")
+	ln, err := net.Listen("unix", gone)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln.(*net.UnixListener).SetUnlinkOnClose(false)
+	ln.Close()
+	for _, socket := range []string{gone, filepath.Join(dir, "missing.sock")} {
+		_, err := Dial(socket)
+		if err == nil || !strings.Contains(err.Error(), "no tap listens at "+socket) || !strings.Contains(err.Error(), "rpctap ls") {
+			t.Errorf("Dial(%s): %v", socket, err)
+		}
 	}
 }

@@ -33,10 +33,10 @@ func Follow(info Info) (*Follower, error) {
 		f.Close()
 		return nil, fmt.Errorf("%s is not the session file of the tap %s (its header names session %q, the tap's is %q)", info.Session, info.Name, h.ID, info.ID)
 	}
-	c, err := net.DialTimeout("unix", info.Socket, time.Second)
+	c, err := Dial(info.Socket)
 	if err != nil {
 		f.Close()
-		return nil, fmt.Errorf("cannot attach to the tap %s: %w", info.Name, err)
+		return nil, err
 	}
 	if _, err := io.WriteString(c, `{"op":"attach","follow":true}`+"\n"); err != nil {
 		f.Close()

@@ -226,7 +226,7 @@ func openTarget(target string, follow bool) (*Source, error) {
 	}
 	info, err := tap.FindTap(target)
 	if err != nil {
-		if strings.ContainsAny(target, "/.") {
+		if strings.ContainsAny(target, "/.") && !strings.HasSuffix(target, ".sock") {
 			return nil, fmt.Errorf("%s is neither a session file nor a live tap: %w", target, err)
 		}
 		return nil, err
@@ -378,10 +378,10 @@ func OpenLive(info tap.Info, timeout time.Duration) (*Source, error) {
 		caughtUp = func() bool { return fw.Behind() == 0 }
 		go s.follow(ctx, fw, lower)
 	} else {
-		c, err := net.DialTimeout("unix", info.Socket, time.Second)
+		c, err := tap.Dial(info.Socket)
 		if err != nil {
 			cancel()
-			return nil, fmt.Errorf("cannot attach to the tap %s: %w", info.Name, err)
+			return nil, err
 		}
 		if _, err := c.Write([]byte(`{"op":"attach"}` + "\n")); err != nil {
 			cancel()
