@@ -65,6 +65,7 @@ const (
 	modeFilter
 	modeCommand
 	modePicker
+	modeCompose // the composer of the active view has every key
 )
 
 // Model is the root of the program: global keys, window size, routing to
@@ -169,6 +170,18 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			}
 		}
 		return m, nil
+	case previewMsg:
+		for _, v := range m.views {
+			if v.id == msg.session && v.composer != nil {
+				v.composer.applyPreview(msg)
+			}
+		}
+		return m, nil
+	case injectDoneMsg:
+		if v := m.view(); v != nil && v.id == msg.session {
+			m.status = msg.text
+		}
+		return m, nil
 	case pickerMsg:
 		if m.picker != nil {
 			m.picker.apply(msg)
@@ -197,7 +210,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 // goes ("/abc" opens the filter and types abc in it). A paste is text, not
 // keys: it goes whole to a text input, and is no command anywhere else.
 func (m *Model) keyMsg(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
-	if msg.Type != tea.KeyRunes || len(msg.Runes) < 2 || msg.Paste {
+	if msg.Type != tea.KeyRunes || len(msg.Runes) < 2 || msg.Paste || m.mode == modeCompose {
 		return m.key(msg)
 	}
 	cmds := make([]tea.Cmd, 0, len(msg.Runes))
@@ -217,6 +230,8 @@ func (m *Model) key(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
 		return m.filterKey(msg)
 	case modeCommand:
 		return m.commandKey(msg)
+	case modeCompose:
+		return m.composeKey(msg)
 	case modePicker:
 		if key.Matches(msg, k.Quit) && msg.String() != "q" || (msg.String() == "q" && !m.picker.typing()) {
 			return m, tea.Quit
@@ -294,6 +309,8 @@ func (m *Model) key(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
 	case key.Matches(msg, k.Stats):
 		v.showStats = !v.showStats
 		return m, nil
+	case key.Matches(msg, k.Compose) && !v.showStats:
+		return m, m.openComposer(v, "", classify.H2S)
 	case key.Matches(msg, k.Pending):
 		v.focus = panePending
 		return m, nil
@@ -357,6 +374,42 @@ func (m *Model) do(v *sessionView, in intent) tea.Cmd {
 		return m.copySelected(v)
 	}
 	return v.loadDetail()
+}
+
+// openComposer opens the view's composer on text going in dir; a view
+// with no live tap says why it cannot.
+func (m *Model) openComposer(v *sessionView, text string, dir classify.Direction) tea.Cmd {
+	cmd, err := v.openComposer(text, dir)
+	if err != nil {
+		m.status = err.Error()
+		return nil
+	}
+	m.mode = modeCompose
+	return cmd
+}
+
+// composeKey gives a key to the composer, and carries out its intent:
+// close it, or send its frames through the live tap (in a command).
+func (m *Model) composeKey(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
+	v := m.view()
+	if v == nil || v.composer == nil {
+		m.mode = modeNormal
+		return m, nil
+	}
+	in, cmd := v.composer.Update(msg)
+	switch {
+	case in.quit:
+		return m, tea.Quit
+	case in.close:
+		v.composer = nil
+		m.mode = modeNormal
+		v.setSize(v.width, v.height)
+		return m, v.loadDetail()
+	case in.send != nil:
+		m.status = "sending…"
+		return m, injectCmd(v.id, v.src.Socket(), *in.send)
+	}
+	return m, cmd
 }
 
 // setSearching switches the filter input between filtering (frames that do
@@ -619,6 +672,8 @@ func (m *Model) footer() string {
 	switch {
 	case m.mode == modeFilter || m.mode == modeCommand:
 		keys = m.c.keys.InputHelp(m.mode == modeFilter)
+	case m.mode == modeCompose && v != nil && v.composer != nil:
+		keys = v.composer.ShortHelp()
 	case m.mode == modePicker || v == nil:
 		if m.picker != nil {
 			keys = m.picker.ShortHelp(len(m.views) > 0)

@@ -492,6 +492,8 @@ func TestEveryViewFitsTheDefaultTerminal(t *testing.T) {
 		{"filter", []string{"/", "method:tools/list", "enter"}, []string{"(2 of 18 frames)"}},
 		{"command", []string{":", "goto " + long}, []string{"enter apply"}},
 		{"picker", []string{":", "open", "enter"}, []string{"Recent sessions", "a-very-long-name-"}},
+		// The composer itself is in TestComposerFitsTheDefaultTerminal (it needs a live tap).
+		{"inject on a recording", []string{"i"}, []string{"inject needs a live tap"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -14,6 +14,11 @@ type KeyMap struct {
 	Apply, Cancel                                         key.Binding // in the filter and command lines
 	Copy, Command, Help, Quit                             key.Binding
 	NextSession, PrevSession                              key.Binding
+	// The composer: open it, reply to or resend the selected frame, and
+	// its own keys while it is open.
+	Compose, Reply, Resend                key.Binding
+	ComposeSend, ComposeDir, ComposeClose key.Binding
+	Interrupt                             key.Binding // quits even where text is typed
 }
 
 // DefaultKeyMap is the key map rpctap starts with.
@@ -50,6 +55,13 @@ func DefaultKeyMap() KeyMap {
 		Quit:         key.NewBinding(key.WithKeys("q", "ctrl+c"), key.WithHelp("q", "quit")),
 		NextSession:  key.NewBinding(key.WithKeys("]"), key.WithHelp("]/[", "next/previous session")),
 		PrevSession:  key.NewBinding(key.WithKeys("[")),
+		Compose:      key.NewBinding(key.WithKeys("i"), key.WithHelp("i", "inject a frame")),
+		Reply:        key.NewBinding(key.WithKeys("R"), key.WithHelp("R", "reply to this")),
+		Resend:       key.NewBinding(key.WithKeys("I"), key.WithHelp("I", "resend this")),
+		Interrupt:    key.NewBinding(key.WithKeys("ctrl+c"), key.WithHelp("ctrl+c", "quit")),
+		ComposeSend:  key.NewBinding(key.WithKeys("ctrl+s"), key.WithHelp("ctrl+s", "send")),
+		ComposeDir:   key.NewBinding(key.WithKeys("ctrl+d", "tab"), key.WithHelp("ctrl+d/tab", "direction")),
+		ComposeClose: key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "close")),
 	}
 }
 
@@ -73,5 +85,6 @@ func (k KeyMap) FullHelp() [][]key.Binding {
 		{k.NextPane, k.PrevPane, k.Open, k.Pair, k.NextSession},
 		{k.Filter, k.SearchMode, k.ClearFilter, k.NextMatch, k.ToggleStderr, k.ToggleTime, k.ToggleRaw},
 		{k.More, k.Stats, k.Pending, k.Copy, k.Command, k.Help, k.Quit},
+		{k.Compose, k.ComposeSend, k.ComposeDir, k.ComposeClose},
 	}
 }

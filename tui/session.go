@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -8,6 +9,7 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/lipgloss"
 	"github.com/rpctap/rpctap/classify"
+	"github.com/rpctap/rpctap/inject"
 	"github.com/rpctap/rpctap/sessions"
 	"github.com/rpctap/rpctap/tui/filter"
 )
@@ -24,7 +26,8 @@ type sessionView struct {
 	focus      paneID
 	showStats  bool
 	filterText string
-	search     *search // frames marked, not hidden; nil: none
+	search     *search   // frames marked, not hidden; nil: none
+	composer   *composer // open in place of the detail and pending panes; nil: closed
 	width      int
 	height     int
 	lastLen    int
@@ -49,6 +52,60 @@ func (v *sessionView) setSize(w, h int) {
 	v.detail.SetSize(w-pendW-2*fw, bottom-frame)
 	v.pending.SetSize(pendW, bottom-frame)
 	v.stats.SetSize(w-fw, h-frame)
+	if v.composer != nil {
+		v.composer.SetSize(w-fw, bottom-frame)
+	}
+}
+
+// openComposer opens the composer on text going in dir, or says why a
+// view cannot inject.
+func (v *sessionView) openComposer(text string, dir classify.Direction) (tea.Cmd, error) {
+	if v.src.Socket() == "" {
+		return nil, errors.New("this session is a recording; inject needs a live tap (open one with rpctap ui, or run rpctap watch -- SERVER)")
+	}
+	if v.composer == nil {
+		v.composer = newComposer(v.c, v.id, dir, v.injectOptions())
+		v.setSize(v.width, v.height)
+	}
+	return v.composer.fill(text, dir), nil
+}
+
+// injectOptions are how the composer previews frames: the session's
+// framing and profile, and the ids of requests in flight.
+func (v *sessionView) injectOptions() inject.Options {
+	x := v.src.Index
+	o := inject.Options{Framing: classify.FramingNDJSON, Profile: x.Profile(), IDs: v.ids()}
+	if h, ok := x.Header(); ok && h.Framing == classify.FramingLSP.String() {
+		o.Framing = classify.FramingLSP
+	}
+	return o
+}
+
+// ids feeds an id allocator with what the index knows: the requests in
+// flight, and every id rpctap chose ("rpctap-N"), so that fresh ids
+// collide with none.
+func (v *sessionView) ids() *inject.IDs {
+	ids := inject.NewIDs()
+	x := v.src.Index
+	see := func(dir classify.Direction, id, rest string) {
+		m := classify.Classify([]byte(`{"jsonrpc":"2.0","id":`+id+rest), dir, classify.JSONRPC)
+		ids.See(&m)
+	}
+	var buf []sessions.Entry
+	for from, n := 0, x.Len(); from < n; from += 4096 {
+		buf = x.Entries(buf[:0], from, min(from+4096, n))
+		for _, e := range buf {
+			if strings.HasPrefix(e.ID, `"rpctap-`) && e.Kind == classify.KindRequest {
+				// Read as a response: it counts for the top id, and
+				// puts nothing in flight.
+				see(e.Dir, e.ID, `,"result":null}`)
+			}
+		}
+	}
+	for _, p := range x.Pending() {
+		see(p.Dir, p.ID, `,"method":"x"}`)
+	}
+	return ids
 }
 
 // sync picks up what the source added since the last tick.
@@ -184,6 +241,10 @@ func (v *sessionView) View(now time.Time) string {
 	}
 	top := pane(v.focus == paneTraffic).Width(v.traffic.width).Height(v.traffic.height).
 		Render(v.traffic.View(v.src.Index, v.src.Started(), v.search))
+	if v.composer != nil {
+		comp := s.PaneFocused.Width(v.composer.width).Height(v.composer.height).Render(v.composer.View())
+		return lipgloss.JoinVertical(lipgloss.Left, top, comp)
+	}
 	det := pane(v.focus == paneDetail).Width(v.detail.width).Height(v.detail.height).Render(v.detail.View())
 	sessNow := v.src.Clock(now)
 	pend := pane(v.focus == panePending).Width(v.pending.width).Height(v.pending.height).

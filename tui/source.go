@@ -28,6 +28,9 @@ type Source struct {
 	Name  string
 	Index *sessions.Index
 	Path  string // the session file, for reading frames back
+	// socket is the live tap's socket, where frames are injected; "" for
+	// a recording.
+	socket string
 
 	started atomic.Value // time.Time
 	title   atomic.Value // string: the session's name from its header
@@ -258,6 +261,7 @@ func openSessionFile(path string, timeout time.Duration, always bool) (*Source, 
 	if !always {
 		if info, ok := liveWriter(path); ok {
 			follow, alive = true, tapAlive(info.Socket)
+			s.socket = info.Socket
 		}
 	}
 	if follow {
@@ -368,7 +372,7 @@ func OpenLive(info tap.Info, timeout time.Duration) (*Source, error) {
 		}
 		opts.Pace = pacer(fw.Busy)
 	}
-	s := &Source{Name: info.Name, Path: info.Session, timeout: timeout, Index: sessions.NewIndex(opts), pace: opts.Pace, lower: lower}
+	s := &Source{Name: info.Name, Path: info.Session, socket: info.Socket, timeout: timeout, Index: sessions.NewIndex(opts), pace: opts.Pace, lower: lower}
 	s.started.Store(info.Started)
 	s.state.Store("live")
 	ctx, cancel := context.WithCancel(context.Background())
@@ -493,6 +497,10 @@ func (s *Source) readLive(ctx context.Context, c net.Conn) {
 
 // CatchingUp reports whether a live view is well behind its tap's file.
 func (s *Source) CatchingUp() bool { return s.behind.Load() }
+
+// Socket is the live tap's socket, where frames are injected; "" when
+// the source is a recording.
+func (s *Source) Socket() string { return s.socket }
 
 // Ended reports whether the source has nothing more to add.
 func (s *Source) Ended() bool { return s.ended.Load() }
