@@ -372,6 +372,17 @@ func (m *Model) do(v *sessionView, in intent) tea.Cmd {
 		return tea.Batch(v.refilter(), v.loadDetail())
 	case intentCopy:
 		return m.copySelected(v)
+	case intentReply, intentResend:
+		if err := v.canInject(); err != nil {
+			m.status = err.Error()
+			return nil
+		}
+		text, dir, err := v.template(in.kind == intentReply)
+		if err != nil {
+			m.status = err.Error()
+			return nil
+		}
+		return m.openComposer(v, text, dir)
 	}
 	return v.loadDetail()
 }

@@ -30,7 +30,9 @@ const (
 	intentNextMatch
 	intentRefilter
 	intentCopy
-	intentOpen // open a session from the picker
+	intentOpen   // open a session from the picker
+	intentReply  // open the composer on a reply to the selected frame
+	intentResend // open the composer on a copy of it with a fresh id
 )
 
 // An intent is a plain value a pane returns; the root turns it into

@@ -2,6 +2,7 @@ package tui
 
 import (
 	"bytes"
+	"io"
 	"os"
 	"strings"
 	"testing"
@@ -106,4 +107,40 @@ func TestComposerFitsTheDefaultTerminal(t *testing.T) {
 	if !strings.Contains(view, "ctrl+s send") {
 		t.Errorf("the footer does not show the composer's keys:\n%s", view)
 	}
+}
+
+// openLiveWithRequest runs the view on a live tap (cat as the server)
+// whose host sent one request, which cat echoes back, and selects the
+// host's request.
+func openLiveWithRequest(t *testing.T) *teatest.TestModel {
+	t.Helper()
+	info, host := startLiveTap(t)
+	src, err := OpenLive(info, time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(src.Close)
+	tm := startProgram(t, []*Source{src}, 140, 40)
+	io.WriteString(host, `{"jsonrpc":"2.0","id":41,"method":"tools/call","params":{"name":"echo"}}`+"\n")
+	waitFor(t, tm, "← request")
+	tm.Send(press("g")) // the host's request, the first frame; keys act in order
+	return tm
+}
+
+// issue 11 point 2: "reply to this" opens the composer on a response
+// with the request's id, going back the other way.
+func TestReplyToARequestFillsTheComposerWithItsID(t *testing.T) {
+	tm := openLiveWithRequest(t)
+	tm.Send(press("R"))
+	waitFor(t, tm, `{"jsonrpc":"2.0","id":41,"result":{}}`, "to the host, as if from the server", "preview: response")
+	finalCompose(t, tm)
+}
+
+// issue 11 point 2: "resend this" opens the composer on the same frame
+// with a fresh id, going the same way.
+func TestResendARequestFillsTheComposerWithAFreshID(t *testing.T) {
+	tm := openLiveWithRequest(t)
+	tm.Send(press("I"))
+	waitFor(t, tm, `{"jsonrpc":"2.0","id":"rpctap-1","method":"tools/call","params":{"name":"echo"}}`, "to the server, as if from the host", "preview: request")
+	finalCompose(t, tm)
 }

@@ -85,6 +85,6 @@ func (k KeyMap) FullHelp() [][]key.Binding {
 		{k.NextPane, k.PrevPane, k.Open, k.Pair, k.NextSession},
 		{k.Filter, k.SearchMode, k.ClearFilter, k.NextMatch, k.ToggleStderr, k.ToggleTime, k.ToggleRaw},
 		{k.More, k.Stats, k.Pending, k.Copy, k.Command, k.Help, k.Quit},
-		{k.Compose, k.ComposeSend, k.ComposeDir, k.ComposeClose},
+		{k.Compose, k.Reply, k.Resend},
 	}
 }

@@ -21,6 +21,8 @@ func TestTrafficPaneKeysBecomeIntents(t *testing.T) {
 		"n":     intentNextMatch,
 		"N":     intentNextMatch,
 		"y":     intentCopy,
+		"R":     intentReply,  // issue 11 point 2
+		"I":     intentResend, // issue 11 point 2
 		"j":     intentNone,
 	}
 	for k, want := range cases {

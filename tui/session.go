@@ -60,14 +60,60 @@ func (v *sessionView) setSize(w, h int) {
 // openComposer opens the composer on text going in dir, or says why a
 // view cannot inject.
 func (v *sessionView) openComposer(text string, dir classify.Direction) (tea.Cmd, error) {
-	if v.src.Socket() == "" {
-		return nil, errors.New("this session is a recording; inject needs a live tap (open one with rpctap ui, or run rpctap watch -- SERVER)")
+	if err := v.ensureComposer(dir); err != nil {
+		return nil, err
+	}
+	return v.composer.fill(text, dir), nil
+}
+
+// ensureComposer opens the composer (empty, going in dir) unless it is
+// open, or says why a view cannot inject.
+func (v *sessionView) ensureComposer(dir classify.Direction) error {
+	if err := v.canInject(); err != nil {
+		return err
 	}
 	if v.composer == nil {
 		v.composer = newComposer(v.c, v.id, dir, v.injectOptions())
 		v.setSize(v.width, v.height)
 	}
-	return v.composer.fill(text, dir), nil
+	return nil
+}
+
+// canInject says why the view cannot inject: it has no live tap.
+func (v *sessionView) canInject() error {
+	if v.src.Socket() == "" {
+		return errors.New("this session is a recording; inject needs a live tap (open one with rpctap ui, or run rpctap watch -- SERVER)")
+	}
+	return nil
+}
+
+// template builds the composer's text from the selected frame: a reply
+// to it (its id, going back the other way), or a copy of it with a fresh
+// id (going the same way).
+func (v *sessionView) template(reply bool) (string, classify.Direction, error) {
+	pos := v.traffic.selected()
+	if pos < 0 {
+		return "", 0, errors.New("select a frame first")
+	}
+	ev, err := v.src.Record(pos)
+	if err != nil {
+		return "", 0, fmt.Errorf("cannot read the frame: %w", err)
+	}
+	dir := ev.Dir
+	if dir != classify.H2S && dir != classify.S2H {
+		return "", 0, errors.New("only a frame of the conversation can be replied to or resent, not the server's stderr")
+	}
+	m := classify.Classify(ev.Frame, dir, v.src.Index.Profile())
+	if reply {
+		b, err := inject.ReplyTo(&m)
+		return string(b), dir.Opposite(), err
+	}
+	ids := v.injectOptions().IDs
+	if v.composer != nil {
+		ids = v.composer.opts.IDs
+	}
+	b, err := inject.Resend(&m, ids.Next(dir))
+	return string(b), dir, err
 }
 
 // injectOptions are how the composer previews frames: the session's

@@ -231,6 +231,10 @@ func (p *trafficPane) Update(msg tea.KeyMsg) intent {
 		return intent{kind: intentNextMatch, step: -1}
 	case key.Matches(msg, k.Copy):
 		return intent{kind: intentCopy}
+	case key.Matches(msg, k.Reply):
+		return intent{kind: intentReply}
+	case key.Matches(msg, k.Resend):
+		return intent{kind: intentResend}
 	}
 	p.clamp()
 	return intent{}
