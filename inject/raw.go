@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"strconv"
+	"strings"
+	"unicode/utf8"
 
 	"github.com/rpctap/rpctap/classify"
 )
@@ -143,4 +145,35 @@ func WireFrame(f Frame, framing classify.Framing) []byte {
 		return append([]byte(h), f.Body...)
 	}
 	return append(append(make([]byte, 0, len(f.Body)+1), f.Body...), '\n')
+}
+
+// FormatRaw writes frames in the syntax ParseRaw reads, one frame a line:
+// control bytes, DEL, bytes that are not UTF-8, and a backslash before
+// an x or a c as \xHH, so that ParseRaw gives the frames back. It is how
+// the composer shows a catalog entry to edit.
+func FormatRaw(frames [][]byte) string {
+	var b strings.Builder
+	for i, f := range frames {
+		if i > 0 {
+			b.WriteByte('\n')
+		}
+		for j := 0; j < len(f); {
+			c := f[j]
+			if c == '\\' && j+1 < len(f) && f[j+1] >= 0x20 && f[j+1] < 0x7f && f[j+1] != 'x' && f[j+1] != 'c' {
+				// ParseRaw keeps a backslash and the character after it.
+				b.Write(f[j : j+2])
+				j += 2
+				continue
+			}
+			r, n := utf8.DecodeRune(f[j:])
+			if r == utf8.RuneError && n <= 1 || c < 0x20 || c == 0x7f || c == '\\' && j+1 < len(f) {
+				fmt.Fprintf(&b, `\x%02x`, c)
+				j++
+				continue
+			}
+			b.Write(f[j : j+n])
+			j += n
+		}
+	}
+	return b.String()
 }

@@ -416,6 +416,15 @@ func (m *Model) composeKey(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
 		m.mode = modeNormal
 		v.setSize(v.width, v.height)
 		return m, v.loadDetail()
+	case in.pick != nil:
+		text, dir, note, err := v.catalogText(*in.pick, v.composer.dir)
+		if err != nil {
+			v.composer.note(err.Error())
+			return m, nil
+		}
+		cmd := v.composer.fill(text, dir)
+		v.composer.note(note)
+		return m, cmd
 	case in.send != nil:
 		m.status = "sending…"
 		return m, injectCmd(v.id, v.src.Socket(), *in.send)

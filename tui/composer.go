@@ -36,8 +36,13 @@ type composer struct {
 	armed   bool // the warning was shown: a second send sends
 	// noteText is the composer's feedback, kept until the text changes.
 	noteText string
-	width    int
-	height   int
+	// picking: the catalog's entries show in place of the text; sel is
+	// the one selected.
+	picking bool
+	sel     int
+	catalog []inject.Entry
+	width   int
+	height  int
 }
 
 func newComposer(c *common, session int, dir classify.Direction, opts inject.Options) *composer {
@@ -52,7 +57,7 @@ func newComposer(c *common, session int, dir classify.Direction, opts inject.Opt
 	ta.KeyMap.DeleteAfterCursor = key.NewBinding(key.WithKeys())
 	ta.Cursor.SetMode(cursor.CursorStatic)
 	ta.Focus()
-	p := &composer{c: c, session: session, ta: ta, dir: dir, opts: opts}
+	p := &composer{c: c, session: session, ta: ta, dir: dir, opts: opts, catalog: inject.Catalog()}
 	return p
 }
 
@@ -81,6 +86,7 @@ const composerLines = 3
 type composerIntent struct {
 	quit  bool // ctrl+c: no text holds it
 	close bool
+	pick  *inject.Entry // fill the composer with this catalog entry
 	send  *injectRequest
 }
 
@@ -93,9 +99,15 @@ type injectRequest struct {
 // Update handles a key: the composer's own, else the text area's.
 func (p *composer) Update(msg tea.KeyMsg) (composerIntent, tea.Cmd) {
 	k := p.c.keys
+	if p.picking {
+		return p.pickKey(msg), nil
+	}
 	switch {
 	case key.Matches(msg, k.Interrupt):
 		return composerIntent{quit: true}, nil
+	case key.Matches(msg, k.ComposeCatalog):
+		p.picking = true
+		return composerIntent{}, nil
 	case key.Matches(msg, k.ComposeClose):
 		return composerIntent{close: true}, nil
 	case key.Matches(msg, k.ComposeDir):
@@ -111,6 +123,52 @@ func (p *composer) Update(msg tea.KeyMsg) (composerIntent, tea.Cmd) {
 		return composerIntent{}, tea.Batch(cmd, p.changed())
 	}
 	return composerIntent{}, cmd
+}
+
+// pickKey handles a key while the catalog shows: move, pick, or go back
+// to the text.
+func (p *composer) pickKey(msg tea.KeyMsg) composerIntent {
+	k := p.c.keys
+	switch {
+	case key.Matches(msg, k.Interrupt):
+		return composerIntent{quit: true}
+	case key.Matches(msg, k.ComposeClose), key.Matches(msg, k.ComposeCatalog):
+		p.picking = false
+	case key.Matches(msg, k.Up):
+		p.sel = max(p.sel-1, 0)
+	case key.Matches(msg, k.Down):
+		p.sel = min(p.sel+1, len(p.catalog)-1)
+	case key.Matches(msg, k.Open):
+		p.picking = false
+		e := p.catalog[p.sel]
+		return composerIntent{pick: &e}
+	}
+	return composerIntent{}
+}
+
+// catalogView lists the catalog's entries around the selected one, with
+// the direction each makes sense in and its rule.
+func (p *composer) catalogView() string {
+	s := p.c.styles
+	h := max(p.height-composerLines, 1)
+	first := min(max(p.sel-h/2, 0), max(len(p.catalog)-h, 0))
+	var lines []string
+	for i := first; i < len(p.catalog) && len(lines) < h; i++ {
+		e := p.catalog[i]
+		dir := "either"
+		if e.Dir != inject.Either {
+			dir = e.Dir.String()
+		}
+		line := truncate(fmt.Sprintf("%-24s %-6s %s", e.Name, dir, e.Rule), p.width)
+		if i == p.sel {
+			line = s.Selected.Render(line)
+		}
+		lines = append(lines, line)
+	}
+	for len(lines) < h {
+		lines = append(lines, "")
+	}
+	return strings.Join(lines, "\n")
 }
 
 // send turns the text into frames to send, or says why not: a frame the
@@ -206,8 +264,12 @@ func (p *composer) View() string {
 	if p.dir == classify.S2H {
 		dir = "← to the host, as if from the server (s2h)"
 	}
+	top := p.ta.View()
+	if p.picking {
+		top = p.catalogView()
+	}
 	lines := []string{
-		p.ta.View(),
+		top,
 		truncate(s.Title.Render("inject ")+dir+s.Dim.Render("  ctrl+d/tab switches"), p.width),
 		truncate(p.previewLine(), p.width),
 		truncate(p.warningLine(), p.width),
@@ -268,7 +330,10 @@ func (p *composer) warningLine() string {
 // ShortHelp is the footer while the composer is open.
 func (p *composer) ShortHelp() []key.Binding {
 	k := p.c.keys
-	return []key.Binding{k.ComposeSend, k.ComposeDir, k.ComposeClose}
+	if p.picking {
+		return []key.Binding{k.Up, k.Down, k.Open, k.ComposeClose}
+	}
+	return []key.Binding{k.ComposeSend, k.ComposeDir, k.ComposeCatalog, k.ComposeClose}
 }
 
 // injectDoneMsg is what a live tap answered to an injection.

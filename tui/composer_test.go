@@ -144,3 +144,18 @@ func TestResendARequestFillsTheComposerWithAFreshID(t *testing.T) {
 	waitFor(t, tm, `{"jsonrpc":"2.0","id":"rpctap-1","method":"tools/call","params":{"name":"echo"}}`, "to the server, as if from the host", "preview: request")
 	finalCompose(t, tm)
 }
+
+// issue 11 point 2: ctrl+k lists the catalog with each entry's rule;
+// enter fills the composer with the entry, to edit before sending.
+func TestCatalogPickFillsTheComposer(t *testing.T) {
+	tm, _ := openLiveComposer(t, 140, 40)
+	tm.Send(ctrl(tea.KeyCtrlK))
+	waitFor(t, tm, "null-id-request", "object-id", "A request id must not be null")
+	tm.Send(press("j")) // object-id; j moves in the list, it types nothing
+	tm.Send(press("enter"))
+	waitFor(t, tm, `{"jsonrpc":"2.0","id":{"n":1},"method":"ping"}`, "preview: invalid", "object-id: A strict server answers -32600")
+	view := finalCompose(t, tm)
+	if strings.Contains(view, `j{"jsonrpc"`) {
+		t.Errorf("j typed into the text while the catalog showed:\n%s", view)
+	}
+}

@@ -79,6 +79,38 @@ func (v *sessionView) ensureComposer(dir classify.Direction) error {
 	return nil
 }
 
+// catalogText is the composer's text for a catalog entry, the direction
+// it goes (the entry's, or dir for one that makes sense either way), and
+// a note on what to edit. An entry about a request in flight names the
+// oldest one from the side the frame impersonates.
+func (v *sessionView) catalogText(e inject.Entry, dir classify.Direction) (text string, to classify.Direction, note string, err error) {
+	if e.Dir != inject.Either {
+		dir = e.Dir
+	}
+	if e.Sized {
+		return "", 0, "", fmt.Errorf("the %s entry is too large to edit here; send it with: rpctap inject --catalog %s --size N", e.Name, e.Name)
+	}
+	var p inject.Params
+	if e.NeedsID {
+		p.ID = `"rpctap-0"`
+		note = fmt.Sprintf("no request from the %s is in flight: the id \"rpctap-0\" stands in; write the id of one", inject.Sender(dir))
+		for _, r := range v.src.Index.Pending() {
+			if r.Dir == dir {
+				p.ID, note = r.ID, fmt.Sprintf("names the request #%d in flight, %s", r.Seq, classify.EscapeString(r.Method, 40))
+				break
+			}
+		}
+	}
+	frames, err := e.Frames(p)
+	if err != nil {
+		return "", 0, "", err
+	}
+	if note == "" {
+		note = e.Name + ": " + e.Rule
+	}
+	return inject.FormatRaw(frames), dir, note, nil
+}
+
 // canInject says why the view cannot inject: it has no live tap.
 func (v *sessionView) canInject() error {
 	if v.src.Socket() == "" {
