@@ -182,6 +182,27 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			m.status = msg.text
 		}
 		return m, nil
+	case editorReadyMsg:
+		if msg.err != nil {
+			m.status = msg.err.Error()
+			return m, nil
+		}
+		return m, runEditor(msg.session, msg.path)
+	case editorExitedMsg:
+		return m, readEditorFile(msg)
+	case editorDoneMsg:
+		for _, v := range m.views {
+			if v.id != msg.session || v.composer == nil {
+				continue
+			}
+			if msg.err != nil {
+				m.status = msg.err.Error()
+				return m, nil
+			}
+			m.status = ""
+			return m, v.composer.fill(strings.TrimSuffix(msg.text, "\n"), 0)
+		}
+		return m, nil
 	case pickerMsg:
 		if m.picker != nil {
 			m.picker.apply(msg)
@@ -416,6 +437,9 @@ func (m *Model) composeKey(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
 		m.mode = modeNormal
 		v.setSize(v.width, v.height)
 		return m, v.loadDetail()
+	case in.edit:
+		m.status = "opening the editor…"
+		return m, writeEditorFile(v.id, v.composer.ta.Value())
 	case in.pick != nil:
 		text, dir, note, err := v.catalogText(*in.pick, v.composer.dir)
 		if err != nil {

@@ -87,6 +87,7 @@ type composerIntent struct {
 	quit  bool // ctrl+c: no text holds it
 	close bool
 	pick  *inject.Entry // fill the composer with this catalog entry
+	edit  bool          // open the text in $EDITOR
 	send  *injectRequest
 }
 
@@ -108,6 +109,8 @@ func (p *composer) Update(msg tea.KeyMsg) (composerIntent, tea.Cmd) {
 	case key.Matches(msg, k.ComposeCatalog):
 		p.picking = true
 		return composerIntent{}, nil
+	case key.Matches(msg, k.ComposeEditor):
+		return composerIntent{edit: true}, nil
 	case key.Matches(msg, k.ComposeClose):
 		return composerIntent{close: true}, nil
 	case key.Matches(msg, k.ComposeDir):
@@ -333,7 +336,7 @@ func (p *composer) ShortHelp() []key.Binding {
 	if p.picking {
 		return []key.Binding{k.Up, k.Down, k.Open, k.ComposeClose}
 	}
-	return []key.Binding{k.ComposeSend, k.ComposeDir, k.ComposeCatalog, k.ComposeClose}
+	return []key.Binding{k.ComposeSend, k.ComposeDir, k.ComposeCatalog, k.ComposeEditor, k.ComposeClose}
 }
 
 // injectDoneMsg is what a live tap answered to an injection.

@@ -159,3 +159,24 @@ func TestCatalogPickFillsTheComposer(t *testing.T) {
 		t.Errorf("j typed into the text while the catalog showed:\n%s", view)
 	}
 }
+
+// issue 11 point 1: ctrl+e opens the text in $EDITOR, in a file only the
+// user can read, and the text the editor leaves comes back.
+func TestEditorEditsTheComposersText(t *testing.T) {
+	dir := t.TempDir()
+	script := dir + "/editor"
+	// The editor checks it got the composer's text, and writes the
+	// file's mode into the frame it leaves.
+	os.WriteFile(script, []byte(`#!/bin/sh
+grep -q typed-here "$1" || exit 3
+printf '{"jsonrpc":"2.0","id":"mode-%s","method":"from-editor"}\n' "$(stat -c %a "$1")" > "$1"
+`), 0o700)
+	t.Setenv("VISUAL", "")
+	t.Setenv("EDITOR", script)
+	tm, _ := openLiveComposer(t, 140, 40)
+	typeText(tm, "typed-here")
+	waitFor(t, tm, "preview: not-json")
+	tm.Send(ctrl(tea.KeyCtrlE))
+	waitFor(t, tm, `{"jsonrpc":"2.0","id":"mode-600","method":"from-editor"}`, "preview: request")
+	finalCompose(t, tm)
+}

@@ -18,7 +18,7 @@ type KeyMap struct {
 	// its own keys while it is open.
 	Compose, Reply, Resend                key.Binding
 	ComposeSend, ComposeDir, ComposeClose key.Binding
-	ComposeCatalog                        key.Binding
+	ComposeCatalog, ComposeEditor         key.Binding
 	Interrupt                             key.Binding // quits even where text is typed
 }
 
@@ -63,6 +63,7 @@ func DefaultKeyMap() KeyMap {
 		ComposeSend:    key.NewBinding(key.WithKeys("ctrl+s"), key.WithHelp("ctrl+s", "send")),
 		ComposeDir:     key.NewBinding(key.WithKeys("ctrl+d", "tab"), key.WithHelp("ctrl+d/tab", "direction")),
 		ComposeCatalog: key.NewBinding(key.WithKeys("ctrl+k"), key.WithHelp("ctrl+k", "catalog")),
+		ComposeEditor:  key.NewBinding(key.WithKeys("ctrl+e"), key.WithHelp("ctrl+e", "$EDITOR")),
 		ComposeClose:   key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "close")),
 	}
 }
