@@ -202,7 +202,7 @@ func (p *composer) send() composerIntent {
 		p.note("ctrl+s again sends it anyway: " + p.preview.Warning)
 		return composerIntent{}
 	}
-	p.armed = false
+	p.armed, p.noteText = false, ""
 	req := &injectRequest{dir: p.dir}
 	for _, f := range p.frames {
 		req.frames = append(req.frames, f.Body)
