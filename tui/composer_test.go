@@ -180,3 +180,26 @@ printf '{"jsonrpc":"2.0","id":"mode-%s","method":"from-editor"}\n' "$(stat -c %a
 	waitFor(t, tm, `{"jsonrpc":"2.0","id":"mode-600","method":"from-editor"}`, "preview: request")
 	finalCompose(t, tm)
 }
+
+// issue 11 point 1: the tap's refusal shows in the status line, as the
+// tap words it: a line feed inside a frame on a newline-framed stream.
+func TestComposerShowsTheTapsRefusal(t *testing.T) {
+	tm, _ := openLiveComposer(t, 140, 40)
+	typeText(tm, `{"jsonrpc":"2.0","method":"a\x0ab"}`)
+	waitFor(t, tm, "2 frames")
+	tm.Send(ctrl(tea.KeyCtrlS))
+	waitFor(t, tm, "ctrl+s again sends it anyway")
+	tm.Send(ctrl(tea.KeyCtrlS))
+	waitFor(t, tm, "the tap refused the frame: the frame holds a line feed")
+	finalCompose(t, tm)
+}
+
+// issue 11 point 1: a large text is previewed in a command, off Update;
+// the preview comes when it is ready.
+func TestComposerPreviewsALargeFrameOffUpdate(t *testing.T) {
+	tm, _ := openLiveComposer(t, 140, 40)
+	big := `{"jsonrpc":"2.0","method":"big","params":{"pad":"` + strings.Repeat("x", previewInline) + `"}}`
+	tm.Send(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune(big), Paste: true})
+	waitFor(t, tm, "preview: notification")
+	finalCompose(t, tm)
+}
