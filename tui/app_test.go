@@ -336,6 +336,8 @@ func TestViewShowsAPeersBackslashApartFromRealControls(t *testing.T) {
 			tm.Send(press("tab")) // the detail
 			tm.Send(press("r"))
 			want = `"a":"q\"\\n\u202e"`
+			// The raw layout is made in a command: wait for it.
+			waitFor(t, tm, "Raw bytes")
 		}
 		view := finalView(t, tm)
 		for _, w := range []string{`typed\\x1b[2J`, `real\x1b[2J`, want} {
