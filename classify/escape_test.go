@@ -97,3 +97,17 @@ func TestUnsafeRuneHoldsEveryFormatCharacter(t *testing.T) {
 		}
 	}
 }
+
+// Every kind has a phrase for sentences, with the article its first word
+// takes ("only a request can be replied to, and this frame is an invalid
+// request", never "a invalid").
+func TestEveryKindHasAPhraseWithItsArticle(t *testing.T) {
+	for k := KindBlank; k <= KindNotification; k++ {
+		p := k.Phrase()
+		article, rest, _ := strings.Cut(p, " ")
+		vowel := strings.ContainsRune("aeiou", rune(rest[0]))
+		if p == "a frame of unknown kind" || (article == "an") != vowel || (article != "a" && article != "an") {
+			t.Errorf("%s: phrase %q", k, p)
+		}
+	}
+}

@@ -137,6 +137,32 @@ func (k Kind) String() string {
 	return "unknown"
 }
 
+// Phrase names the kind in a sentence, with its article: "a request",
+// "an invalid frame", "a frame that is not JSON".
+func (k Kind) Phrase() string {
+	switch k {
+	case KindBlank:
+		return "a blank line"
+	case KindNotJSON:
+		return "a frame that is not JSON"
+	case KindBatch:
+		return "a batch"
+	case KindNonObject:
+		return "a JSON value that is not an object"
+	case KindResponse:
+		return "a response"
+	case KindStray:
+		return "an object with neither a method nor an id"
+	case KindInvalid:
+		return "an invalid request"
+	case KindRequest:
+		return "a request"
+	case KindNotification:
+		return "a notification"
+	}
+	return "a frame of unknown kind"
+}
+
 // ParseKind reads a kind's name as String writes it.
 func ParseKind(s string) (Kind, bool) {
 	for k, name := range kindNames {

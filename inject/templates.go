@@ -26,7 +26,7 @@ type Template struct {
 // empty result, to send back the other way (req.Dir.Opposite()).
 func ReplyTo(req *classify.Message) ([]byte, error) {
 	if req.Kind != classify.KindRequest {
-		return nil, fmt.Errorf("only a request can be replied to, and this frame is a %s", req.Kind)
+		return nil, fmt.Errorf("only a request can be replied to, and this frame is %s", req.Kind.Phrase())
 	}
 	b := append([]byte(`{"jsonrpc":"2.0","id":`), req.ID().Raw...)
 	return append(b, `,"result":{}}`...), nil
@@ -41,7 +41,7 @@ func Resend(m *classify.Message, id string) ([]byte, error) {
 		return bytes.Clone(m.Frame), nil
 	case classify.KindRequest:
 	default:
-		return nil, fmt.Errorf("only a request or a notification can be resent, and this frame is a %s", m.Kind)
+		return nil, fmt.Errorf("only a request or a notification can be resent, and this frame is %s", m.Kind.Phrase())
 	}
 	raw := m.ID().Raw
 	at := -1

@@ -519,13 +519,8 @@ func (t *Tap) Inject(dir classify.Direction, body []byte, capture bool) (InjectR
 
 // kindPhrase names a kind of frame with its article, for sentences.
 func kindPhrase(k classify.Kind) string {
-	switch k {
-	case classify.KindResponse:
-		return "a response"
-	case classify.KindNotification:
-		return "a notification"
-	case classify.KindBatch:
+	if k == classify.KindBatch {
 		return "a batch (capture one request at a time)"
 	}
-	return "not a valid JSON-RPC request (" + k.String() + ")"
+	return k.Phrase()
 }
