@@ -20,10 +20,11 @@ import (
 // disk does. The disk stays full: room the file frees by truncation is
 // taken at once by others, until setRoom.
 type fullFile struct {
-	mu   sync.Mutex
-	data []byte
-	pos  int64
-	room int64
+	mu    sync.Mutex
+	data  []byte
+	pos   int64
+	room  int64
+	freed bool // setRoom was called: the room stays
 }
 
 func (f *fullFile) Write(p []byte) (int, error) {
@@ -62,7 +63,11 @@ func (f *fullFile) Truncate(size int64) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.data = f.data[:min(size, int64(len(f.data)))]
-	f.room = min(f.room, int64(len(f.data)))
+	if !f.freed {
+		// A write that failed before setRoom may truncate after it:
+		// a disk that was freed stays freed.
+		f.room = min(f.room, int64(len(f.data)))
+	}
 	return nil
 }
 
@@ -70,7 +75,7 @@ func (f *fullFile) Close() error { return nil }
 
 func (f *fullFile) setRoom(n int64) {
 	f.mu.Lock()
-	f.room = n
+	f.room, f.freed = n, true
 	f.mu.Unlock()
 }
 
