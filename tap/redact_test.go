@@ -533,6 +533,12 @@ func TestTrackerPairsInjectedRequestsAsFromTheSideTheyImpersonate(t *testing.T) 
 	io.WriteString(c, `{"op":"attach"}`+"\n")
 	c.SetReadDeadline(time.Now().Add(generous))
 	lines := bufio.NewReader(c)
+	// The header comes once the view is attached: the records after it
+	// come live, annotated with their seq and pair (the backlog from the
+	// file has neither).
+	if _, err := lines.ReadBytes('\n'); err != nil {
+		t.Fatalf("the live view sent no header: %v", err)
+	}
 
 	if rep, err := SendInject(liveSocket(t), "h2s", []byte(`{"jsonrpc":"2.0","id":"q1","method":"ping"}`), true, generous); err != nil || !rep.OK {
 		t.Fatalf("inject toward the server: %v %+v", err, rep)
