@@ -86,7 +86,10 @@ func (m *Model) demoBar() string {
 		where += " · paused"
 	}
 	keys := "z pause · . step · , replay"
-	if st.Paused {
+	switch {
+	case st.Done:
+		keys = ""
+	case st.Paused:
 		keys = "z resume · . step · , replay"
 	}
 	gap := max(m.width-ansi.StringWidth(where)-ansi.StringWidth(keys), 2)

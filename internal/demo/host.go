@@ -106,7 +106,7 @@ func brief(m *classify.Message) string {
 				Message string `json:"message"`
 			}
 			json.Unmarshal(m.Error(), &e)
-			return fmt.Sprintf("error %d %s", code, classify.EscapeString(firstLine(e.Message), 70))
+			return fmt.Sprintf("error %d %s", code, classify.EscapeString(cut(firstLine(e.Message), 60), 0))
 		}
 		if m.HasError() {
 			return "an error with a malformed error object"
@@ -116,11 +116,19 @@ func brief(m *classify.Message) string {
 		}
 		return "a response with neither result nor error"
 	case classify.KindRequest:
-		return "a request, " + classify.EscapeString(m.Method(), 40)
+		return "a request, " + classify.EscapeString(cut(m.Method(), 40), 0)
 	case classify.KindNotification:
-		return "a notification, " + classify.EscapeString(m.Method(), 40)
+		return "a notification, " + classify.EscapeString(cut(m.Method(), 40), 0)
 	}
 	return m.Kind.Phrase()
+}
+
+// cut shortens s to n characters, marking the cut with "…".
+func cut(s string, n int) string {
+	if r := []rune(s); len(r) > n {
+		return string(r[:n]) + "…"
+	}
+	return s
 }
 
 func firstLine(s string) string {

@@ -148,5 +148,9 @@ func outcome(got []string) string {
 		more = " and " + strconv.Itoa(len(got)-most) + " more"
 		got = got[:most]
 	}
-	return "Came back: " + strings.Join(got, "; ") + more + "."
+	text := "Came back: " + strings.Join(got, "; ") + more
+	if !strings.HasSuffix(text, "…") {
+		text += "."
+	}
+	return text
 }
