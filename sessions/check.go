@@ -15,7 +15,8 @@ type CheckOptions struct {
 	// Profile judges the session; Auto takes the header's profile, and
 	// when that is auto too, decides from the traffic.
 	Profile classify.Profile
-	// Timeout for requests (default classify.DefaultTimeout).
+	// Timeout for requests (0: the header's timeout_ms, else
+	// classify.DefaultTimeout).
 	Timeout time.Duration
 	// MethodTimeouts override Timeout per method.
 	MethodTimeouts map[string]time.Duration
@@ -114,7 +115,7 @@ func Check(r io.Reader, opts CheckOptions) (*Report, error) {
 	tr := classify.NewTracker(classify.TrackerOptions{
 		Profile:        profile,
 		LSPFraming:     framing == classify.FramingLSP,
-		Timeout:        opts.Timeout,
+		Timeout:        hdr.TimeoutOr(opts.Timeout),
 		MethodTimeouts: opts.MethodTimeouts,
 	})
 	c.tr = tr

@@ -137,8 +137,8 @@ type IndexOptions struct {
 	// Profile judges the session; Auto takes the header's profile, and
 	// when that is auto too, decides from the traffic.
 	Profile classify.Profile
-	// Timeout for requests (default classify.DefaultTimeout; negative
-	// turns timeouts off).
+	// Timeout for requests (0: the header's timeout_ms, else
+	// classify.DefaultTimeout; negative turns timeouts off).
 	Timeout time.Duration
 	// MethodTimeouts override Timeout per method.
 	MethodTimeouts map[string]time.Duration
@@ -315,7 +315,7 @@ func (x *Index) startTracker() {
 	x.tr = classify.NewTracker(classify.TrackerOptions{
 		Profile:        profile,
 		LSPFraming:     err == nil && framing == classify.FramingLSP,
-		Timeout:        x.opts.Timeout,
+		Timeout:        x.header.TimeoutOr(x.opts.Timeout),
 		MethodTimeouts: x.opts.MethodTimeouts,
 	})
 	x.profile = x.tr.Profile()

@@ -544,6 +544,14 @@ func parseHeader(line []byte) (h Header, faults []string, ok bool) {
 			faults = append(faults, `the header's "parse_limit" must be a positive integer; frames are judged with the default limit`)
 		}
 	}
+	var timeoutMs int64
+	if field("timeout_ms", &timeoutMs, "a positive integer") {
+		if timeoutMs > 0 && timeoutMs <= math.MaxInt64/int64(time.Millisecond) {
+			h.Timeout = time.Duration(timeoutMs) * time.Millisecond
+		} else {
+			faults = append(faults, `the header's "timeout_ms" must be a positive integer; requests are judged with the default timeout`)
+		}
+	}
 	return h, faults, true
 }
 

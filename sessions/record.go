@@ -14,7 +14,9 @@
 // "frame_b64" as standard base64. A header may add "parse_limit": how many
 // bytes of a frame its writer judged by, when fewer than classify.MaxParse
 // (a tap's recorder holds less); readers then judge larger frames from as
-// many bytes, so that the file says what the live view said.
+// many bytes, so that the file says what the live view said. It may add
+// "timeout_ms", the pending-request timeout its writer judged by, when
+// not the default; readers given no timeout judge by it too.
 //
 // A Writer appends records without reflection and without allocating; a
 // Reader decodes them with a hand-written scanner, skips and counts the
@@ -69,6 +71,24 @@ type Header struct {
 	// readers judge by it too, so that a file says what the live view
 	// said. 0 means classify.MaxParse.
 	ParseLimit int
+	// Timeout is the pending-request timeout the writer judged requests
+	// by, when it was not classify.DefaultTimeout (a demo's, a tap's
+	// --timeout); readers that are given no timeout of their own judge
+	// by it, so that a file says what the live view said. 0 means the
+	// default.
+	Timeout time.Duration
+}
+
+// TimeoutOr is the timeout to judge the session by: given, when it is
+// not 0, else the header's, else classify.DefaultTimeout.
+func (h Header) TimeoutOr(given time.Duration) time.Duration {
+	switch {
+	case given != 0:
+		return given
+	case h.Timeout > 0:
+		return h.Timeout
+	}
+	return classify.DefaultTimeout
 }
 
 // Classify judges a frame of this session as its writer did: a frame

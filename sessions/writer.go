@@ -72,6 +72,10 @@ func NewWriter(w io.Writer, h Header) (*Writer, error) {
 	b = appendString(b, h.FramingOrDefault())
 	b = append(b, `,"profile":`...)
 	b = appendString(b, h.ProfileOrDefault())
+	if ms := h.Timeout.Milliseconds(); ms > 0 {
+		b = append(b, `,"timeout_ms":`...)
+		b = strconv.AppendInt(b, ms, 10)
+	}
 	if h.ParseLimit > 0 {
 		b = append(b, `,"parse_limit":`...)
 		b = strconv.AppendInt(b, int64(h.ParseLimit), 10)

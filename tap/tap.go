@@ -75,7 +75,9 @@ type Tap struct {
 	// refused, so one stuck injection does not hold every other one.
 	injecting chan struct{}
 
-	mu sync.Mutex // guards dests, capture and relays, which Run sets up
+	mu sync.Mutex // guards dests, capture, relays and noting, which Run sets up
+	// noting is the recorder once it runs, for Note.
+	noting *recorder
 
 	vmu        sync.Mutex // guards views and viewsEnded
 	views      map[*viewConn]struct{}
@@ -308,6 +310,28 @@ func (t *Tap) Run(ctx context.Context, hostIn io.Reader, hostOut io.WriteCloser,
 	return res, nil
 }
 
+// Note records a note in the session, in order with the frames the tap
+// has read so far: text from rpctap itself (a demo's caption), shown by
+// tail and kept in the file as a note event. A note made before the
+// session starts recording, or after it ends, is not kept.
+func (t *Tap) Note(text string) {
+	t.mu.Lock()
+	rec := t.noting
+	t.mu.Unlock()
+	if rec != nil {
+		rec.note(item{at: now(), event: &sessions.EventRecord{Kind: sessions.EventNote, Text: text}})
+	}
+}
+
+// headerTimeout is the timeout the session header names: the tap's own,
+// when it is not the default (0 names none).
+func headerTimeout(d time.Duration) time.Duration {
+	if d <= 0 || d == classify.DefaultTimeout {
+		return 0
+	}
+	return d
+}
+
 // finish records the session's exit and closes the recorder and the hub.
 func (t *Tap) finish(res Result) {
 	ev := sessions.EventRecord{Kind: sessions.EventExit, Signal: res.Signal}
@@ -435,7 +459,7 @@ func (t *Tap) startRecorder(redact *redactor) error {
 	// format version, is never refused, and the file's own failures are
 	// handled below like any other write's.
 	w, err := sessions.NewWriter(tee{t.rec}, sessions.Header{ID: t.id, Started: t.started.UTC(), Argv: t.argv, Name: t.name,
-		Framing: opts.Framing.String(), Profile: opts.Profile.String(), ParseLimit: parseLimit})
+		Framing: opts.Framing.String(), Profile: opts.Profile.String(), ParseLimit: parseLimit, Timeout: headerTimeout(opts.Timeout)})
 	if err != nil {
 		panic("rpctap: the session header was refused: " + err.Error())
 	}
@@ -496,6 +520,9 @@ func (t *Tap) startRecorder(redact *redactor) error {
 	t.rec.flush()
 	t.recDone = make(chan struct{})
 	t.rec.start()
+	t.mu.Lock()
+	t.noting = t.rec
+	t.mu.Unlock()
 	go func() {
 		t.rec.run()
 		if t.rec.file != nil {

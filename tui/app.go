@@ -86,6 +86,10 @@ type Model struct {
 	status    string // one line of feedback (errors, copies)
 	lastID    int    // of the last session view opened
 	now       func() time.Time
+	// demo, when set, is the scenario rpctap demo plays (see demo.go).
+	demo       Demo
+	demoStates <-chan DemoState
+	demoState  DemoState
 }
 
 // Option configures a Model.
@@ -120,6 +124,9 @@ func (m *Model) Init() tea.Cmd {
 	cmds := []tea.Cmd{tick()}
 	if m.picker != nil {
 		cmds = append(cmds, m.picker.refresh())
+	}
+	if m.demoStates != nil {
+		cmds = append(cmds, m.waitDemo())
 	}
 	return tea.Batch(cmds...)
 }
@@ -203,6 +210,12 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			return m, v.composer.fill(strings.TrimSuffix(msg.text, "\n"), 0)
 		}
 		return m, nil
+	case demoStateMsg:
+		if !msg.ok {
+			return m, nil
+		}
+		m.demoState = msg.state
+		return m, m.waitDemo()
 	case pickerMsg:
 		if m.picker != nil {
 			m.picker.apply(msg)
@@ -279,6 +292,9 @@ func (m *Model) key(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
 	}
 	if m.showHelp {
 		m.showHelp = false
+		return m, nil
+	}
+	if m.demoKey(msg) {
 		return m, nil
 	}
 	switch {
@@ -602,7 +618,7 @@ func (m *Model) copySelected(v *sessionView) tea.Cmd {
 
 func (m *Model) layout() {
 	for _, v := range m.views {
-		v.setSize(m.width, m.height-3) // header, filter line, footer
+		v.setSize(m.width, m.height-3-m.demoHeight()) // header, filter line, footer
 	}
 	if m.picker != nil {
 		m.picker.SetSize(m.width, m.height-2)
@@ -635,7 +651,18 @@ func (m *Model) View() string {
 	v := m.view()
 	header := v.header(m.now(), m.active, len(m.views))
 	body := v.View(m.now())
+	if m.demo != nil {
+		return lipgloss.JoinVertical(lipgloss.Left, header, body, m.demoBar(), m.filterLine(v), m.footer())
+	}
 	return lipgloss.JoinVertical(lipgloss.Left, header, body, m.filterLine(v), m.footer())
+}
+
+// demoHeight is the lines the demo's bar takes, if a demo plays.
+func (m *Model) demoHeight() int {
+	if m.demo == nil {
+		return 0
+	}
+	return demoBarHeight
 }
 
 // helpView is the ? screen: the key map's columns, as many side by side as

@@ -24,7 +24,7 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-const demoSession = "../cmd/rpctap/demo/session.jsonl"
+const demoSession = "../testdata/sessions/recorded/session.jsonl"
 
 // asciiRenderer draws without colour, so views compare as text.
 func asciiRenderer() *lipgloss.Renderer {

@@ -16,7 +16,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/rpctap/rpctap/classify"
 	"github.com/rpctap/rpctap/sessions"
 	"github.com/rpctap/rpctap/tap"
 )
@@ -76,7 +75,10 @@ func (s *Source) State() string {
 }
 
 // Timeout is the pending-request timeout the session is judged with.
-func (s *Source) Timeout() time.Duration { return s.timeout }
+func (s *Source) Timeout() time.Duration {
+	h, _ := s.Index.Header()
+	return h.TimeoutOr(s.timeout)
+}
 
 // Clock is the session's time now: the wall clock for a live session, the
 // last record's time for one that ended.
@@ -225,7 +227,7 @@ func OpenTargetFollowing(target string) (*Source, error) { return openTarget(tar
 
 func openTarget(target string, follow bool) (*Source, error) {
 	if fi, err := os.Stat(target); err == nil && !fi.IsDir() && !strings.HasSuffix(target, ".sock") {
-		return openSessionFile(target, classify.DefaultTimeout, follow)
+		return openSessionFile(target, 0, follow)
 	}
 	info, err := tap.FindTap(target)
 	if err != nil {
@@ -234,7 +236,7 @@ func openTarget(target string, follow bool) (*Source, error) {
 		}
 		return nil, err
 	}
-	return OpenLive(info, classify.DefaultTimeout)
+	return OpenLive(info, 0)
 }
 
 // OpenFile indexes a session file in the background. While a live tap

@@ -64,7 +64,7 @@ empty file, binary data, a plain JSON-RPC log).`,
 	}
 	cmd.Flags().BoolVar(&o.json, "json", false, "print one JSON document instead of text")
 	cmd.Flags().StringVar(&profile, "profile", "auto", "rules to judge by: auto (the file's, else from the traffic), jsonrpc, mcp or lsp")
-	cmd.Flags().DurationVar(&o.timeout, "timeout", classify.DefaultTimeout, "how long a request may wait for its answer")
+	cmd.Flags().DurationVar(&o.timeout, "timeout", 0, "how long a request may wait for its answer (default: the session's own, else 30s)")
 	cmd.Flags().StringVar(&failOn, "fail-on", "error", "exit 1 when a finding at or above this severity exists: error, warn, info or none")
 	return cmd
 }

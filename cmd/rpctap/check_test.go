@@ -179,23 +179,6 @@ func TestCheckTextShowsPeerTextEscaped(t *testing.T) {
 	}
 }
 
-func TestDemoReportsTheFourFlagsRpctapExistsFor(t *testing.T) {
-	var out bytes.Buffer
-	cmd := newDemoCmd()
-	cmd.SetOut(&out)
-	if err := cmd.Execute(); err != nil {
-		t.Fatalf("demo failed: %v", err)
-	}
-	for _, want := range []string{"unmatched-response", "bad-id", "opaque-error", "leaky-error", "timeout", "not-json", `\u001b[31m`} {
-		if !strings.Contains(out.String(), want) {
-			t.Errorf("the demo report lacks %q", want)
-		}
-	}
-	if strings.ContainsRune(out.String(), 0x1b) {
-		t.Error("the demo report printed a raw escape character")
-	}
-}
-
 // Issue 10 point 10: check pointed at a file that is not a session (an
 // empty file, binary junk, a plain JSON-RPC log) fails with exit status 2
 // and a sentence, instead of passing with "0 frames".

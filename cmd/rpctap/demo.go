@@ -1,51 +1,226 @@
 package main
 
 import (
-	"bytes"
-	_ "embed"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
 	"fmt"
+	"io"
 	"os"
-	"path/filepath"
+	"strings"
+	"text/tabwriter"
+	"time"
 
 	"github.com/rpctap/rpctap/classify"
+	"github.com/rpctap/rpctap/internal/demo"
+	"github.com/rpctap/rpctap/tap"
 	"github.com/rpctap/rpctap/tui"
 
 	"github.com/spf13/cobra"
 )
 
-// demoSession is a short recorded MCP session with the problems rpctap
-// exists to find: stdout pollution, a leaky error, an opaque error, an
-// unmatched response, an invalid request refused with no id, unsafe text
-// and a request that never got its answer.
-//
-//go:embed demo/session.jsonl
-var demoSession []byte
+// demoTimeout is the demo tap's pending-request timeout: short, so that
+// timeouts and unanswered frames show within the demo.
+const demoTimeout = 2 * time.Second
+
+// demoSecretVar names the demo server's API key, which the tap masks.
+const demoSecretVar = "RPCTAP_DEMO_API_KEY"
+
+type demoOptions struct {
+	list     bool
+	scenario string
+	speed    float64
+	server   string
+	lsp      bool
+	noUI     bool
+	record   string
+}
 
 func newDemoCmd() *cobra.Command {
-	var report bool
+	var o demoOptions
 	cmd := &cobra.Command{
-		Use:   "demo",
-		Short: "Show what rpctap finds, on an embedded recorded session",
-		Long: `Opens the live view on a short recorded MCP session built into rpctap,
-full of the problems rpctap finds. When stdout is not a terminal (or with
---report) it prints the report "rpctap check" gives instead.`,
-		Args: takesArgs(0, 0, "", "rpctap demo"),
+		Use:   "demo [--scenario NAME] [--server strict|lenient] [--lsp] [--speed F] [--no-ui] [--record FILE]",
+		Short: "Watch a live conversation go wrong in every way the envelope rules describe",
+		Long: `Runs a real tap between a scripted host and a server, both built into rpctap,
+and opens the live view on it. The scenario walks through a normal MCP
+session (handshake, tools, progress, a server request, a cancellation, a
+masked secret), then through every edge case of the inject catalog and the
+envelope rules, each with a caption saying what happened and what the specs
+require. The server is strict (it answers every invalid frame with the
+error a strict peer owes) or lenient (it ignores what it cannot read, as
+many real servers do). Keys: z pauses and resumes, . runs the next step,
+, replays the last one; the rest are the live view's.
+
+When stdout is not a terminal (or with --no-ui) the frames are printed as
+rpctap tail prints them. The session is recorded like any other, so check,
+tail and ui work on it.`,
+		Example: `  rpctap demo
+  rpctap demo --server lenient --speed 2
+  rpctap demo --scenario leaky-error
+  rpctap demo --lsp --no-ui --record lsp-demo.jsonl && rpctap check lsp-demo.jsonl`,
+		Args: takesArgs(0, 0, "", "rpctap demo (rpctap demo --list names the scenarios)"),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if report || !isTerminal(os.Stdout) {
-				return runCheck(bytes.NewReader(demoSession), cmd.OutOrStdout(), "-", checkOptions{timeout: 30e9, name: "the demo session (embedded)"})
+			if o.list {
+				return listScenarios(cmd.OutOrStdout(), o.lsp)
 			}
-			path := filepath.Join(os.TempDir(), fmt.Sprintf("rpctap-demo-%d.jsonl", os.Getpid()))
-			if err := os.WriteFile(path, demoSession, 0o600); err != nil {
-				return err
+			if o.server != "strict" && o.server != "lenient" {
+				return usageError(fmt.Errorf("--server is strict or lenient, not %s", classify.EscapeString(o.server, 20)))
 			}
-			defer os.Remove(path)
-			src, err := tui.OpenFile(path, classify.DefaultTimeout)
-			if err != nil {
-				return err
+			if !(o.speed > 0) || o.speed > 1000 {
+				return usageError(errors.New("--speed is a number above 0 and up to 1000, as in --speed 2"))
 			}
-			return runUI([]*tui.Source{src})
+			if !isTerminal(os.Stdout) {
+				o.noUI = true
+			}
+			return runDemo(cmd.OutOrStdout(), o)
 		}}
-	cmd.Flags().BoolVar(&report, "report", false, "print the check report instead of opening the live view")
+	f := cmd.Flags()
+	f.BoolVar(&o.list, "list", false, "list the scenarios and steps, and exit")
+	f.StringVar(&o.scenario, "scenario", "tour", "a scenario (tour, session, edge-cases) or the name of one step")
+	f.Float64Var(&o.speed, "speed", 1, "play faster (2) or slower (0.5)")
+	f.StringVar(&o.server, "server", "strict", "strict or lenient")
+	f.BoolVar(&o.lsp, "lsp", false, "the same with Content-Length framing and LSP methods")
+	f.BoolVar(&o.noUI, "no-ui", false, "print the frames as rpctap tail does, with no live view")
+	f.StringVar(&o.record, "record", "", "the session file to write (default: one in the state directory, as for rpctap run)")
+	return cmd
+}
+
+func listScenarios(w io.Writer, lsp bool) error {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "SCENARIO\tWHAT IT PLAYS")
+	for _, s := range demo.Scenarios {
+		fmt.Fprintf(tw, "%s\t%s\n", s.Name, s.About)
+	}
+	tw.Flush()
+	fmt.Fprintf(w, "\nSteps (--scenario STEP plays the handshake, then that step):\n  %s\n", strings.Join(demo.StepNames(lsp), " "))
+	return nil
+}
+
+// runDemo runs the demo's tap, with the demo server behind it and the
+// scripted host in front, and shows it.
+func runDemo(stdout io.Writer, o demoOptions) error {
+	steps, err := demo.Steps(o.scenario, o.lsp)
+	if err != nil {
+		return usageError(err)
+	}
+	self, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	argv := []string{self, "demo-server", "--server", o.server}
+	framing, profile, name := classify.FramingNDJSON, classify.MCP, "demo-"+o.server
+	if o.lsp {
+		argv = append(argv, "--lsp")
+		framing, profile, name = classify.FramingLSP, classify.LSP, "demo-lsp-"+o.server
+	}
+	secret := make([]byte, 12)
+	rand.Read(secret)
+	env := append(os.Environ(), demoSecretVar+"=sk-demo-"+hex.EncodeToString(secret))
+	var warnings []string
+	t, err := tap.New(tap.Options{Argv: argv, Name: name, Framing: framing, Profile: profile, Timeout: demoTimeout,
+		Record: true, Path: o.record, Listen: true, Env: env, TermWait: 3 * time.Second,
+		Warn: func(s string) { warnings = append(warnings, s) }})
+	if err != nil {
+		return usageError(err)
+	}
+	// The host's pipes: real ones, as a host's would be.
+	hostR, tapOut, err := os.Pipe()
+	if err != nil {
+		return err
+	}
+	tapIn, hostW, err := os.Pipe()
+	if err != nil {
+		return err
+	}
+	host := demo.NewHost(hostR, hostW, o.lsp)
+	host.Timeout, host.Speed, host.Note = demoTimeout, o.speed, t.Note
+	runner := demo.NewRunner(steps, host)
+
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var res tap.Result
+	var runErr error
+	ran := make(chan struct{})
+	go func() {
+		res, runErr = t.Run(ctx, tapIn, tapOut, io.Discard)
+		tapOut.Close()
+		close(ran)
+	}()
+	src, err := attachWhenUp(fmt.Sprint(os.Getpid()), ran)
+	if err != nil {
+		host.Close()
+		if runErr != nil {
+			return runErr
+		}
+		return fmt.Errorf("the demo could not start: %w", err)
+	}
+	played := make(chan struct{})
+	go func() {
+		defer close(played)
+		if runner.Run(ctx) != nil {
+			return
+		}
+		if o.noUI {
+			// Let what is still in flight time out, then end the
+			// session as a host does: close the server's stdin.
+			select {
+			case <-time.After(demoTimeout + 500*time.Millisecond):
+			case <-ctx.Done():
+			}
+			host.End(ctx)
+		}
+	}()
+	if o.noUI {
+		err = runTail(stdout, src, nil, false, src.Yield)
+		src.Close()
+	} else {
+		states := make(chan tui.DemoState, 1)
+		go func() {
+			defer close(states)
+			for st := range runner.States() {
+				states <- tui.DemoState{Step: st.Step, Steps: st.Steps, Name: st.Name, Caption: st.Caption, Outcome: st.Outcome, Paused: st.Paused, Done: st.Done}
+				if st.Done {
+					return
+				}
+			}
+		}()
+		err = runUI([]*tui.Source{src}, tui.WithDemo(runner, states))
+		cancel()
+		host.End(context.Background())
+	}
+	select {
+	case <-ran:
+	case <-time.After(5 * time.Second):
+	}
+	for _, w := range warnings {
+		fmt.Fprintln(os.Stderr, "rpctap:", w)
+	}
+	if p := t.Path(); p != "" {
+		fmt.Fprintln(os.Stderr, "rpctap: the demo's session is in", p)
+	}
+	if err == nil && runErr != nil {
+		err = runErr
+	}
+	_ = res
+	return err
+}
+
+// newDemoServerCmd is the demo's server, which rpctap demo starts behind
+// its tap. It is hidden: it is a part of the demo, not a tool.
+func newDemoServerCmd() *cobra.Command {
+	var server string
+	var lsp bool
+	cmd := &cobra.Command{
+		Use:    "demo-server [--server strict|lenient] [--lsp]",
+		Short:  "The demo's embedded server (rpctap demo starts it)",
+		Hidden: true,
+		Args:   takesArgs(0, 0, "", "rpctap demo-server --server strict"),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return demo.Serve(cmd.InOrStdin(), cmd.OutOrStdout(), demo.ServerOptions{Lenient: server == "lenient", LSP: lsp, Secret: os.Getenv(demoSecretVar)})
+		}}
+	cmd.Flags().StringVar(&server, "server", "strict", "strict or lenient")
+	cmd.Flags().BoolVar(&lsp, "lsp", false, "LSP framing and methods")
 	return cmd
 }
 

@@ -13,7 +13,7 @@ import (
 // what it can and exits, whatever the file's end: cut in a line, lines
 // after its exit record, binary. -f is there to follow a file anyway.
 func TestTailOfADamagedFilePrintsAndExits(t *testing.T) {
-	good, err := os.ReadFile("demo/session.jsonl")
+	good, err := os.ReadFile("../../testdata/sessions/recorded/session.jsonl")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -273,7 +273,7 @@ func attachWhenUp(target string, gone <-chan struct{}) (*tui.Source, error) {
 	deadline := time.Now().Add(15 * time.Second)
 	for time.Now().Before(deadline) {
 		if info, err := tap.FindTap(target); err == nil {
-			return tui.OpenLive(info, classify.DefaultTimeout)
+			return tui.OpenLive(info, 0)
 		}
 		select {
 		case <-gone:
@@ -379,6 +379,12 @@ func runTail(w io.Writer, src *tui.Source, f *filter.Filter, asJSON bool, yield 
 				yield(context.Background())
 			}
 			e := x.At(next)
+			if e.Event == sessions.EventNote {
+				if err := tailNote(bw, recs, next, e, asJSON); err != nil {
+					return err
+				}
+				continue
+			}
 			if !e.IsFrame() {
 				continue
 			}
@@ -421,6 +427,20 @@ func runTail(w io.Writer, src *tui.Source, f *filter.Filter, asJSON bool, yield 
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
+}
+
+// tailNote prints a note of rpctap's own (a demo's caption), escaped as
+// peer text is: the session file may come from anywhere.
+func tailNote(w io.Writer, recs *tui.Records, pos int, e sessions.Entry, asJSON bool) error {
+	ev, err := recs.At(pos)
+	if err != nil || ev.Text == "" || ev.Gap {
+		return nil
+	}
+	if asJSON {
+		return printJSON(w, map[string]any{"seq": e.Seq, "t": e.T, "note": ev.Text}, false)
+	}
+	_, err = fmt.Fprintf(w, "%6d %10s # %s\n", e.Seq, fmt.Sprintf("%d.%03d", e.T/1e6, (e.T/1e3)%1000), classify.EscapeString(ev.Text, 0))
+	return err
 }
 
 func tailLine(w io.Writer, src *tui.Source, pos int, e sessions.Entry, frame []byte, asJSON bool) error {

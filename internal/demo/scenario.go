@@ -1,0 +1,214 @@
+package demo
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/rpctap/rpctap/classify"
+	"github.com/rpctap/rpctap/inject"
+)
+
+// A Step is one captioned moment of a scenario.
+type Step struct {
+	Name string
+	// Caption says what the step does and what the specs require.
+	Caption string
+	run     func(ctx context.Context, h *Host)
+}
+
+// Scenarios are the demo's named scenarios, for --list.
+var Scenarios = []struct{ Name, About string }{
+	{"tour", "a normal session, then every edge case (the default)"},
+	{"session", "a normal session: handshake, tools, progress, a server request, a cancellation, a masked secret"},
+	{"edge-cases", "the handshake, then every edge case of the catalog and the envelope rules"},
+}
+
+// Steps returns the steps of a scenario: one of Scenarios, or the name of
+// one step (the handshake, then that step).
+func Steps(scenario string, lsp bool) ([]Step, error) {
+	session, edges := sessionSteps(lsp), edgeSteps(lsp)
+	switch scenario {
+	case "", "tour":
+		return append(session, edges...), nil
+	case "session":
+		return session, nil
+	case "edge-cases":
+		return append(session[:1:1], edges...), nil
+	}
+	for _, s := range append(session[1:], edges...) {
+		if s.Name == scenario {
+			return []Step{session[0], s}, nil
+		}
+	}
+	return nil, fmt.Errorf("there is no demo scenario or step named %s; rpctap demo --list lists them", classify.EscapeString(scenario, 40))
+}
+
+// StepNames lists every step a --scenario may name.
+func StepNames(lsp bool) []string {
+	var names []string
+	for _, s := range append(sessionSteps(lsp), edgeSteps(lsp)...) {
+		names = append(names, s.Name)
+	}
+	return names
+}
+
+func sessionSteps(lsp bool) []Step {
+	if lsp {
+		return lspSessionSteps()
+	}
+	return []Step{
+		{Name: "handshake", Caption: "The host opens the session with initialize and, without waiting for its answer, asks for tools/list: MCP lets a host send only ping before the initialize answer (before-initialize). Then it sends notifications/initialized.",
+			run: func(ctx context.Context, h *Host) {
+				_, init := h.start("initialize", map[string]any{"protocolVersion": "2025-06-18", "capabilities": map[string]any{"roots": map[string]any{}},
+					"clientInfo": map[string]any{"name": "rpctap-demo-host", "version": "1"}})
+				_, list := h.start("tools/list", nil)
+				h.await(ctx, init, 10*time.Second)
+				h.await(ctx, list, 10*time.Second)
+				h.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+			}},
+		{Name: "tools", Caption: "The host lists the server's tools, resources and prompts, as a host does once the session is open.",
+			run: func(ctx context.Context, h *Host) {
+				h.request(ctx, "tools/list", nil)
+				h.request(ctx, "resources/list", nil)
+				h.request(ctx, "prompts/list", nil)
+			}},
+		{Name: "echo", Caption: "An ordinary tools/call: the answer carries the request's id, and the view pairs them with the latency.",
+			run: func(ctx context.Context, h *Host) {
+				h.call(ctx, "echo", map[string]any{"message": "hello through the tap"})
+			}},
+		progressStep("The server reports progress three times before it answers: each notifications/progress names the request's progressToken and restarts its timeout."),
+		{Name: "list-changed", Caption: "The server tells the host that its tool list changed: a notification, never answered; a host lists the tools again.",
+			run: func(ctx context.Context, h *Host) { h.call(ctx, "reload", nil); h.request(ctx, "tools/list", nil) }},
+		{Name: "server-request", Caption: "A server may ask the host too: roots/list goes the other way, with the server's own id, and the host answers it before the tool's answer comes.",
+			run: func(ctx context.Context, h *Host) { h.call(ctx, "roots", nil) }},
+		cancelStep(`The host cancels a slow call with notifications/cancelled: the server stops and sends no answer (MCP allows an answer after a cancellation, but needs none).`, false),
+		secretStep(),
+	}
+}
+
+func lspSessionSteps() []Step {
+	return []Step{
+		{Name: "handshake", Caption: "The editor opens the session: initialize, its answer with the server's capabilities, then the initialized notification. Every frame has a Content-Length header.",
+			run: func(ctx context.Context, h *Host) {
+				h.request(ctx, "initialize", map[string]any{"processId": nil, "rootUri": "file:///home/demo/project", "capabilities": map[string]any{}})
+				h.send(`{"jsonrpc":"2.0","method":"initialized","params":{}}`)
+			}},
+		{Name: "hover", Caption: "The editor opens a document and asks for a hover on it: a request with the document's URI and a position.",
+			run: func(ctx context.Context, h *Host) {
+				h.send(`{"jsonrpc":"2.0","method":"textDocument/didOpen","params":{"textDocument":{"uri":"file:///home/demo/project/main.go","languageId":"go","version":1,"text":"package main\n\nfunc main() {}\n"}}}`)
+				h.request(ctx, "textDocument/hover", map[string]any{"textDocument": map[string]any{"uri": "file:///home/demo/project/main.go"}, "position": map[string]any{"line": 2, "character": 5}})
+			}},
+		progressStep("The server reports work-done progress three times ($/progress with the request's token) before it answers the command."),
+		{Name: "server-request", Caption: "A server may ask the editor too: workspace/configuration goes the other way, with the server's own id, and the editor answers it.",
+			run: func(ctx context.Context, h *Host) { h.call(ctx, "roots", nil) }},
+		cancelStep(`The editor cancels a slow command with $/cancelRequest: the server stops; LSP still wants an answer to a cancelled request, and this server sends none.`, true),
+		secretStep(),
+	}
+}
+
+func progressStep(caption string) Step {
+	return Step{Name: "progress", Caption: caption, run: func(ctx context.Context, h *Host) {
+		method, params := h.callParams("count", map[string]any{"n": 3}, "count-"+h.id())
+		h.request(ctx, method, params)
+	}}
+}
+
+func cancelStep(caption string, lsp bool) Step {
+	return Step{Name: "cancel", Caption: caption, run: func(ctx context.Context, h *Host) {
+		method, params := h.callParams("slow", map[string]any{"ms": 8000}, "")
+		id, _ := h.start(method, params)
+		h.pause(ctx, 300*time.Millisecond)
+		if lsp {
+			h.send(`{"jsonrpc":"2.0","method":"$/cancelRequest","params":{"id":` + id + `}}`)
+		} else {
+			h.send(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":` + id + `,"reason":"the user pressed stop"}}`)
+		}
+		h.settle(ctx)
+	}}
+}
+
+func secretStep() Step {
+	return Step{Name: "secret", Caption: "The server puts an API key in its answer. The host still gets it (the tap never changes the wire); the session file and this view show it masked (redacted).",
+		run: func(ctx context.Context, h *Host) { h.call(ctx, "config", nil) }}
+}
+
+// edgeSteps are every catalog entry, then the envelope rules the catalog
+// does not reach.
+func edgeSteps(lsp bool) []Step {
+	var steps []Step
+	for _, e := range inject.Catalog() {
+		e := e
+		who := "The host sends"
+		if e.Dir == classify.S2H {
+			who = "The server answers a call with"
+		}
+		steps = append(steps, Step{Name: e.Name, Caption: fmt.Sprintf("%s %s. %s", who, strings.ReplaceAll(e.Name, "-", " "), e.Rule),
+			run: func(ctx context.Context, h *Host) { h.edge(ctx, e) }})
+	}
+	raw := func(name, frame, caption string) Step {
+		return Step{Name: name, Caption: caption, run: func(ctx context.Context, h *Host) { h.send(frame); h.settle(ctx) }}
+	}
+	misbehave := func(name, caption string) Step {
+		return Step{Name: name, Caption: caption, run: func(ctx context.Context, h *Host) {
+			method, params := h.callParams("misbehave", map[string]any{"case": name}, "")
+			h.start(method, params)
+			h.settle(ctx)
+		}}
+	}
+	if lsp {
+		steps = append(steps, Step{Name: "bad-header", Caption: "The editor sends a header block with no Content-Length: the receiver cannot tell where a body ends. A strict server answers -32700 Parse error and reads on from the next header.",
+			run: func(ctx context.Context, h *Host) {
+				h.out.raw([]byte("Content-Type: application/vscode-jsonrpc; charset=utf-8\r\n\r\n"))
+				h.settle(ctx)
+			}})
+	} else {
+		steps = append(steps, Step{Name: "blank-line", Caption: "The host sends an empty line: no frame at all. A reader skips it; rpctap warns, since MCP's stdio transport carries only messages.",
+			run: func(ctx context.Context, h *Host) { h.out.raw([]byte("\n")); h.settle(ctx) }})
+	}
+	steps = append(steps,
+		raw("bad-jsonrpc", `{"jsonrpc":"1.0","id":"demo-v1","method":"ping"}`, `The host sends a request with "jsonrpc": "1.0": only "2.0" is JSON-RPC 2.0. A strict server answers -32600 Invalid Request.`),
+		raw("reserved-method", `{"jsonrpc":"2.0","id":"demo-rpc","method":"rpc.discover"}`, `The host calls rpc.discover: methods beginning with "rpc." are reserved for JSON-RPC itself. A server that has no such method answers -32601.`),
+		misbehave("no-result-or-error", `The server answers with neither result nor error: JSON-RPC requires exactly one of them, so the host cannot tell success from failure.`),
+		misbehave("unmatched-response", `The server sends an answer to an id the host never used: a host drops it (or fails); the tracker flags it unmatched.`),
+		misbehave("duplicate-response", `The server answers the same request twice: a request gets one answer; the second matches nothing in flight.`),
+		Step{Name: "late-response", Caption: "The server answers after the request's timeout: rpctap flags the request timed out while it waits, then pairs the late answer with it.",
+			run: func(ctx context.Context, h *Host) {
+				method, params := h.callParams("slow", map[string]any{"ms": int((h.Timeout + time.Second) / time.Millisecond)}, "")
+				_, ch := h.start(method, params)
+				h.await(ctx, ch, h.Timeout+10*time.Second)
+			}},
+	)
+	return steps
+}
+
+// edge runs a catalog entry: the host sends its frames, or has the server
+// send them (an entry meant for a host), with a request in flight for the
+// entries that name one.
+func (h *Host) edge(ctx context.Context, e inject.Entry) {
+	if e.Dir == classify.S2H {
+		method, params := h.callParams("misbehave", map[string]any{"case": e.Name}, "")
+		h.start(method, params)
+		h.settle(ctx)
+		return
+	}
+	var p inject.Params
+	var inFlight chan []byte
+	if e.NeedsID {
+		method, params := h.callParams("slow", map[string]any{"ms": 1500}, "")
+		p.ID, inFlight = h.start(method, params)
+		h.pause(ctx, 200*time.Millisecond)
+	}
+	frames, err := e.Frames(p)
+	if err != nil {
+		return
+	}
+	for _, f := range frames {
+		h.out.frame(f)
+	}
+	h.settle(ctx)
+	if inFlight != nil && e.Name != "cancel-in-flight" {
+		h.await(ctx, inFlight, 5*time.Second)
+	}
+}
