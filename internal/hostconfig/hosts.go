@@ -91,9 +91,16 @@ func Locations(h Host, env Env) []Location {
 	}
 	var out []Location
 	add := func(scope string, el ...string) {
-		if len(el) > 0 && el[0] != "" {
-			out = append(out, Location{Host: h, Scope: scope, Path: join(el...)})
+		if len(el) == 0 || el[0] == "" {
+			return
 		}
+		p := join(el...)
+		for _, l := range out {
+			if l.Path == p {
+				return // the project is the home directory: one file
+			}
+		}
+		out = append(out, Location{Host: h, Scope: scope, Path: p})
 	}
 	switch h.Name {
 	case "claude-desktop":

@@ -1,0 +1,346 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+
+	"github.com/aymanbagabas/go-udiff"
+	"github.com/aymanbagabas/go-udiff/myers"
+	"github.com/rpctap/rpctap/classify"
+	"github.com/rpctap/rpctap/internal/hostconfig"
+	"github.com/spf13/cobra"
+)
+
+type wrapOptions struct {
+	config, print string
+	self          string // the rpctap the host runs
+	dryRun, list  bool
+}
+
+func newWrapCmd() *cobra.Command {
+	var o wrapOptions
+	cmd := &cobra.Command{
+		Use:   "wrap HOST SERVER | --list [HOST...] | --print EDITOR -- SERVER-CMD [ARGS...]",
+		Short: "Make a host launch one of its MCP servers through rpctap (unwrap undoes it)",
+		Long: `Rewrites the entry of SERVER in HOST's MCP config so that the host runs
+"rpctap run --name SERVER -- COMMAND ARGS..." instead of "COMMAND ARGS...".
+Only that entry's command and args change: every other entry, the key
+order, comments, indentation and line ends stay as they are, and
+"rpctap unwrap HOST SERVER" gives back the file's exact bytes. The entry's
+env, cwd and inputs stay, and the command is rpctap's absolute path, so
+it works when the host starts it with a bare environment. The first
+change keeps a copy of the file beside it (FILE` + hostconfig.BackupSuffix + `).
+Restart the host (or reload its servers) afterwards; "rpctap ui" then
+shows the server's traffic live.
+
+Hosts and the files they read (project ones, under the working
+directory, first):
+  claude-desktop  claude_desktop_config.json (macOS: ~/Library/Application Support/Claude,
+                  Windows: %APPDATA%\Claude, Linux: $XDG_CONFIG_HOME/Claude)
+  claude-code     .mcp.json, then ~/.claude.json (or $CLAUDE_CONFIG_DIR/.claude.json)
+  cursor          .cursor/mcp.json, then ~/.cursor/mcp.json
+  vscode          .vscode/mcp.json, then the user's Code/User/mcp.json ("servers", JSONC)
+
+For an editor's language server, --print writes the snippet to paste
+(neovim, helix, vscode-lsp) instead of editing a file.`,
+		Example: `  rpctap wrap --list
+  rpctap wrap claude-desktop everything --dry-run
+  rpctap wrap claude-desktop everything
+  rpctap wrap vscode github --config ~/work/app/.vscode/mcp.json
+  rpctap wrap --print neovim -- gopls serve
+  rpctap wrap --print helix -- rust-analyzer`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			switch {
+			case o.list:
+				return listHosts(cmd.OutOrStdout(), args, o.config)
+			case o.print != "":
+				return printSnippet(cmd.OutOrStdout(), o.print, o.self, args)
+			}
+			if err := takesArgs(2, 2, "a host and one of its servers", "rpctap wrap claude-desktop everything")(cmd, args); err != nil {
+				return err
+			}
+			return rewrite(cmd.OutOrStdout(), args[0], args[1], o, true)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.config, "config", "", "the host's config file, when it is not in its usual place")
+	f.BoolVar(&o.dryRun, "dry-run", false, "print the change as a diff and leave the file alone")
+	f.StringVar(&o.self, "rpctap", "", "the absolute path of the rpctap the host runs (default: this binary)")
+	f.BoolVar(&o.list, "list", false, "list the servers of each host whose config exists, and which run through rpctap")
+	f.StringVar(&o.print, "print", "", "print the snippet that starts an LSP server through rpctap in this editor: "+strings.Join(hostconfig.Editors, ", "))
+	return cmd
+}
+
+func newUnwrapCmd() *cobra.Command {
+	var o wrapOptions
+	cmd := &cobra.Command{
+		Use:   "unwrap HOST SERVER",
+		Short: "Make a host launch a wrapped MCP server directly again",
+		Long: `Undoes "rpctap wrap HOST SERVER": the entry's command and args are the
+server's own again, and the rest of the file is left as it is.`,
+		Example: `  rpctap unwrap claude-desktop everything --dry-run
+  rpctap unwrap cursor memory --config ./.cursor/mcp.json`,
+		Args: takesArgs(2, 2, "a host and one of its servers", "rpctap unwrap claude-desktop everything"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return rewrite(cmd.OutOrStdout(), args[0], args[1], o, false)
+		},
+	}
+	cmd.Flags().StringVar(&o.config, "config", "", "the host's config file, when it is not in its usual place")
+	cmd.Flags().BoolVar(&o.dryRun, "dry-run", false, "print the change as a diff and leave the file alone")
+	return cmd
+}
+
+func hostArg(name string) (hostconfig.Host, error) {
+	h, ok := hostconfig.HostNamed(name)
+	if !ok {
+		return h, usageError(fmt.Errorf("rpctap knows no host %q; the hosts are %s", classify.EscapeString(name, 80), hostconfig.HostNames()))
+	}
+	return h, nil
+}
+
+func hostEnv() hostconfig.Env {
+	home, _ := os.UserHomeDir()
+	cwd, _ := os.Getwd()
+	return hostconfig.Env{GOOS: runtime.GOOS, Home: home, Cwd: cwd, Getenv: os.Getenv}
+}
+
+// A hostFile is a config file that exists, with its bytes.
+type hostFile struct {
+	hostconfig.Location
+	src []byte
+}
+
+// findServer picks the file that has server: the one --config names, or
+// the one of host's usual files that has it.
+func findServer(h hostconfig.Host, server, config string) (hostFile, error) {
+	if config != "" {
+		src, err := os.ReadFile(config)
+		if err != nil {
+			return hostFile{}, fmt.Errorf("cannot read the config file: %w", err)
+		}
+		return hostFile{hostconfig.Location{Host: h, Scope: "given", Path: config}, src}, nil
+	}
+	var found, existing []hostFile
+	var looked []string
+	for _, l := range hostconfig.Locations(h, hostEnv()) {
+		looked = append(looked, l.Path)
+		src, err := os.ReadFile(l.Path)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return hostFile{}, fmt.Errorf("cannot read %s's config: %w", h.Title, err)
+		}
+		f := hostFile{l, src}
+		existing = append(existing, f)
+		servers, err := hostconfig.List(src, h.Key)
+		if err != nil {
+			return hostFile{}, configError(l.Path, err)
+		}
+		for _, s := range servers {
+			if s.Name == server {
+				found = append(found, f)
+				break
+			}
+		}
+	}
+	switch {
+	case len(found) == 1:
+		return found[0], nil
+	case len(found) > 1:
+		return hostFile{}, fmt.Errorf("server %q is in %s and in %s; say which with --config PATH", server, found[0].Path, found[1].Path)
+	case len(existing) == 1:
+		return existing[0], nil // its own error names the servers it has
+	case len(existing) == 0:
+		return hostFile{}, fmt.Errorf("found no %s config (looked for %s); if it is elsewhere, give it with --config PATH", h.Title, strings.Join(looked, " and "))
+	}
+	return hostFile{}, fmt.Errorf("no %s config has a server %q (looked in %s); rpctap wrap --list shows the servers", h.Title, server, strings.Join(looked, " and "))
+}
+
+func configError(path string, err error) error {
+	return fmt.Errorf("cannot read %s: %w", path, err)
+}
+
+func rewrite(out io.Writer, hostName, server string, o wrapOptions, wrap bool) error {
+	h, err := hostArg(hostName)
+	if err != nil {
+		return err
+	}
+	f, err := findServer(h, server, o.config)
+	if err != nil {
+		return err
+	}
+	var b []byte
+	if wrap {
+		self, err := selfPath(o.self)
+		if err != nil {
+			return err
+		}
+		b, err = hostconfig.Wrap(f.src, h.Key, server, self)
+		if err != nil {
+			return wrapError(f.Path, err)
+		}
+	} else if b, err = hostconfig.Unwrap(f.src, h.Key, server); err != nil {
+		return wrapError(f.Path, err)
+	}
+	if o.dryRun {
+		// Line by line (myers): a character diff turned into lines shows
+		// lines that did not change as changed.
+		diff, err := udiff.ToUnified(f.Path, f.Path, string(f.src), myers.ComputeEdits(string(f.src), string(b)), 3)
+		if err != nil {
+			return err
+		}
+		for _, line := range strings.SplitAfter(diff, "\n") {
+			// A comment in the file may hold any bytes: show them escaped.
+			// Tabs are indentation here and stay tabs.
+			text := strings.TrimSuffix(strings.TrimSuffix(line, "\n"), "\r")
+			for i, part := range strings.Split(text, "\t") {
+				if i > 0 {
+					fmt.Fprint(out, "\t")
+				}
+				fmt.Fprint(out, classify.EscapeString(part, 0))
+			}
+			if strings.HasSuffix(line, "\n") {
+				fmt.Fprintln(out)
+			}
+		}
+		return nil
+	}
+	backup, err := hostconfig.Save(f.Path, f.src, b)
+	if err != nil {
+		return fmt.Errorf("cannot write %s: %w", f.Path, err)
+	}
+	verb := "now starts"
+	if !wrap {
+		verb = "starts"
+	}
+	how := "through rpctap; watch it with: rpctap ui"
+	if !wrap {
+		how = "directly again"
+	}
+	fmt.Fprintf(out, "%s %s %q %s (%s).\n", h.Title, verb, server, how, f.Path)
+	if backup != "" {
+		fmt.Fprintf(out, "The file as it was is kept in %s.\n", backup)
+	}
+	fmt.Fprintf(out, "Restart %s, or reload its MCP servers, for the change to take effect.\n", h.Title)
+	return nil
+}
+
+func wrapError(path string, err error) error {
+	var syn *hostconfig.SyntaxError
+	if errors.As(err, &syn) {
+		return fmt.Errorf("%s is not valid JSON at %w; fix it, then run the command again", path, err)
+	}
+	return fmt.Errorf("%s: %w", path, err)
+}
+
+// selfPath is the absolute path of the rpctap the host will run: given
+// (--rpctap), else this binary's. A host may start it with no PATH, so
+// it must be absolute; a link stays a link (a package manager's link
+// outlives the versioned file it points to).
+func selfPath(given string) (string, error) {
+	if given != "" {
+		if !filepath.IsAbs(given) {
+			return "", usageError(fmt.Errorf("--rpctap must be an absolute path, as a host may start it with no PATH: --rpctap %s", filepath.Join("/usr/local/bin", filepath.Base(given))))
+		}
+		return given, nil
+	}
+	p, err := os.Executable()
+	if err != nil {
+		return "", fmt.Errorf("cannot tell where the rpctap binary is (%w); give it with --rpctap PATH", err)
+	}
+	if strings.Contains(p, string(filepath.Separator)+"go-build") {
+		return "", fmt.Errorf("this rpctap was built by go run in a temporary directory that will vanish; install it first (go install ./cmd/rpctap) and run the installed one, $(go env GOPATH)/bin/rpctap, or name it with --rpctap PATH")
+	}
+	return p, nil
+}
+
+// listHosts prints the servers of each host whose config exists.
+func listHosts(out io.Writer, names []string, config string) error {
+	hosts := hostconfig.Hosts
+	if len(names) > 0 {
+		hosts = nil
+		for _, n := range names {
+			h, err := hostArg(n)
+			if err != nil {
+				return err
+			}
+			hosts = append(hosts, h)
+		}
+	}
+	if config != "" && len(hosts) != 1 {
+		return usageError(fmt.Errorf("with --config, name the host the file belongs to, as in: rpctap wrap --list --config %s claude-desktop", config))
+	}
+	var looked []string
+	shown := 0
+	for _, h := range hosts {
+		locs := hostconfig.Locations(h, hostEnv())
+		if config != "" {
+			locs = []hostconfig.Location{{Host: h, Scope: "given", Path: config}}
+		}
+		for _, l := range locs {
+			looked = append(looked, l.Path)
+			src, err := os.ReadFile(l.Path)
+			if errors.Is(err, fs.ErrNotExist) && config == "" {
+				continue
+			}
+			if shown > 0 {
+				fmt.Fprintln(out)
+			}
+			shown++
+			fmt.Fprintf(out, "%s (%s) %s\n", h.Title, l.Scope, classify.EscapeString(l.Path, 0))
+			if err != nil {
+				fmt.Fprintf(out, "  cannot read it: %v\n", err)
+				continue
+			}
+			servers, err := hostconfig.List(src, h.Key)
+			if err != nil {
+				fmt.Fprintf(out, "  %s\n", classify.EscapeString(wrapError(l.Path, err).Error(), 0))
+				continue
+			}
+			if len(servers) == 0 {
+				fmt.Fprintln(out, "  no servers")
+			}
+			width := 0
+			for _, s := range servers {
+				width = max(width, len(classify.EscapeString(s.Name, 40)))
+			}
+			for _, s := range servers {
+				state, what := "direct ", s.Command+" "+strings.Join(s.Args, " ")
+				switch {
+				case s.URL != "":
+					state, what = "remote ", s.URL
+				case s.Wrapped:
+					state, what = "wrapped", strings.Join(s.Inner, " ")
+				}
+				fmt.Fprintf(out, "  %-*s  %s  %s\n", width, classify.EscapeString(s.Name, 40), state, classify.EscapeString(strings.TrimSpace(what), 120))
+			}
+		}
+	}
+	if shown == 0 {
+		fmt.Fprintf(out, "No host config found. rpctap looked for:\n  %s\nA config elsewhere: rpctap wrap --list --config PATH HOST\n", strings.Join(looked, "\n  "))
+	}
+	return nil
+}
+
+func printSnippet(out io.Writer, editor, self string, argv []string) error {
+	if len(argv) == 0 {
+		return usageError(fmt.Errorf("rpctap wrap --print needs the language server's command, as in: rpctap wrap --print %s -- gopls serve", editor))
+	}
+	self, err := selfPath(self)
+	if err != nil {
+		return err
+	}
+	s, err := hostconfig.Snippet(editor, self, argv)
+	if err != nil {
+		return usageError(err)
+	}
+	fmt.Fprint(out, s)
+	return nil
+}
