@@ -16,8 +16,6 @@ import (
 	"unicode/utf8"
 
 	tea "github.com/charmbracelet/bubbletea"
-	"github.com/charmbracelet/lipgloss"
-	"github.com/muesli/termenv"
 	"github.com/rpctap/rpctap/classify"
 	"github.com/rpctap/rpctap/sessions"
 	"github.com/rpctap/rpctap/tap"
@@ -55,7 +53,11 @@ func runUI(srcs []*tui.Source, opts ...tui.Option) error {
 		return fmt.Errorf("the live view needs a terminal: %w (use rpctap tail or rpctap check instead)", err)
 	}
 	defer tty.Close()
-	r := lipgloss.NewRenderer(tty, termenv.WithColorCache(true))
+	c, err := loadUserConfig()
+	if err != nil {
+		return err
+	}
+	r := uiRenderer(tty, c.Theme)
 	m := tui.New(r, srcs, opts...)
 	p := tea.NewProgram(m, tea.WithInput(tty), tea.WithOutput(tty), tea.WithAltScreen(), tea.WithMouseCellMotion())
 	_, err = p.Run()
