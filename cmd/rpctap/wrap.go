@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 
 	"github.com/aymanbagabas/go-udiff"
@@ -15,10 +16,12 @@ import (
 	"github.com/rpctap/rpctap/classify"
 	"github.com/rpctap/rpctap/internal/hostconfig"
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 )
 
 type wrapOptions struct {
 	config, print string
+	scope         string
 	self          string // the rpctap the host runs
 	dryRun, list  bool
 }
@@ -71,6 +74,7 @@ For an editor's language server, --print writes the snippet to paste
 	f := cmd.Flags()
 	f.StringVar(&o.config, "config", "", "the host's config file, when it is not in its usual place")
 	f.BoolVar(&o.dryRun, "dry-run", false, "print the change as a diff and leave the file alone")
+	scopeFlag(f, &o.scope)
 	f.StringVar(&o.self, "rpctap", "", "the absolute path of the rpctap the host runs (default: this binary)")
 	f.BoolVar(&o.list, "list", false, "list the servers of each host whose config exists, and which run through rpctap")
 	f.StringVar(&o.print, "print", "", "print the snippet that starts an LSP server through rpctap in this editor: "+strings.Join(hostconfig.Editors, ", "))
@@ -93,7 +97,12 @@ server's own again, and the rest of the file is left as it is.`,
 	}
 	cmd.Flags().StringVar(&o.config, "config", "", "the host's config file, when it is not in its usual place")
 	cmd.Flags().BoolVar(&o.dryRun, "dry-run", false, "print the change as a diff and leave the file alone")
+	scopeFlag(cmd.Flags(), &o.scope)
 	return cmd
+}
+
+func scopeFlag(f *pflag.FlagSet, into *string) {
+	f.StringVar(into, "scope", "", "which of the host's configs, when the server is in more than one: project, local (Claude Code's per-project entries in ~/.claude.json) or user")
 }
 
 func hostArg(name string) (hostconfig.Host, error) {
@@ -118,7 +127,7 @@ type hostFile struct {
 
 // findServer picks the file that has server: the one --config names, or
 // the one of host's usual files that has it.
-func findServer(h hostconfig.Host, server, config string) (hostFile, error) {
+func findServer(h hostconfig.Host, server, config, scope string) (hostFile, error) {
 	if config != "" {
 		src, err := os.ReadFile(config)
 		if err != nil {
@@ -129,7 +138,12 @@ func findServer(h hostconfig.Host, server, config string) (hostFile, error) {
 	var found, existing []hostFile
 	var looked []string
 	for _, l := range hostconfig.Locations(h, hostEnv()) {
-		looked = append(looked, l.Path)
+		if scope != "" && l.Scope != scope {
+			continue
+		}
+		if !slices.Contains(looked, l.Path) {
+			looked = append(looked, l.Path)
+		}
 		src, err := os.ReadFile(l.Path)
 		if errors.Is(err, fs.ErrNotExist) {
 			continue
@@ -139,9 +153,9 @@ func findServer(h hostconfig.Host, server, config string) (hostFile, error) {
 		}
 		f := hostFile{l, src}
 		existing = append(existing, f)
-		servers, err := hostconfig.List(src, h.Key)
+		servers, err := hostconfig.List(src, l.ServersKey())
 		if err != nil {
-			return hostFile{}, configError(l.Path, err)
+			return hostFile{}, wrapError(l.Path, err)
 		}
 		for _, s := range servers {
 			if s.Name == server {
@@ -154,7 +168,7 @@ func findServer(h hostconfig.Host, server, config string) (hostFile, error) {
 	case len(found) == 1:
 		return found[0], nil
 	case len(found) > 1:
-		return hostFile{}, fmt.Errorf("server %q is in %s and in %s; say which with --config PATH", server, found[0].Path, found[1].Path)
+		return hostFile{}, fmt.Errorf("server %q is in %s (%s) and in %s (%s); say which with --scope %s or --scope %s", server, found[0].Path, found[0].Scope, found[1].Path, found[1].Scope, found[0].Scope, found[1].Scope)
 	case len(existing) == 1:
 		return existing[0], nil // its own error names the servers it has
 	case len(existing) == 0:
@@ -163,16 +177,15 @@ func findServer(h hostconfig.Host, server, config string) (hostFile, error) {
 	return hostFile{}, fmt.Errorf("no %s config has a server %q (looked in %s); rpctap wrap --list shows the servers", h.Title, server, strings.Join(looked, " and "))
 }
 
-func configError(path string, err error) error {
-	return fmt.Errorf("cannot read %s: %w", path, err)
-}
-
 func rewrite(out io.Writer, hostName, server string, o wrapOptions, wrap bool) error {
 	h, err := hostArg(hostName)
 	if err != nil {
 		return err
 	}
-	f, err := findServer(h, server, o.config)
+	if o.scope != "" && !slices.Contains([]string{"project", "local", "user"}, o.scope) {
+		return usageError(fmt.Errorf("--scope is project, local or user, not %q", classify.EscapeString(o.scope, 40)))
+	}
+	f, err := findServer(h, server, o.config, o.scope)
 	if err != nil {
 		return err
 	}
@@ -182,11 +195,11 @@ func rewrite(out io.Writer, hostName, server string, o wrapOptions, wrap bool) e
 		if err != nil {
 			return err
 		}
-		b, err = hostconfig.Wrap(f.src, h.Key, server, self)
+		b, err = hostconfig.Wrap(f.src, f.ServersKey(), server, self)
 		if err != nil {
 			return wrapError(f.Path, err)
 		}
-	} else if b, err = hostconfig.Unwrap(f.src, h.Key, server); err != nil {
+	} else if b, err = hostconfig.Unwrap(f.src, f.ServersKey(), server); err != nil {
 		return wrapError(f.Path, err)
 	}
 	if o.dryRun {
@@ -285,21 +298,25 @@ func listHosts(out io.Writer, names []string, config string) error {
 			locs = []hostconfig.Location{{Host: h, Scope: "given", Path: config}}
 		}
 		for _, l := range locs {
-			looked = append(looked, l.Path)
+			if !slices.Contains(looked, l.Path) {
+				looked = append(looked, l.Path)
+			}
 			src, err := os.ReadFile(l.Path)
 			if errors.Is(err, fs.ErrNotExist) && config == "" {
 				continue
+			}
+			var servers []hostconfig.Server
+			if err == nil {
+				servers, err = hostconfig.List(src, l.ServersKey())
+				if err == nil && len(servers) == 0 && l.Key != nil {
+					continue // no entries for this project in a file listed anyway
+				}
 			}
 			if shown > 0 {
 				fmt.Fprintln(out)
 			}
 			shown++
 			fmt.Fprintf(out, "%s (%s) %s\n", h.Title, l.Scope, classify.EscapeString(l.Path, 0))
-			if err != nil {
-				fmt.Fprintf(out, "  cannot read it: %v\n", err)
-				continue
-			}
-			servers, err := hostconfig.List(src, h.Key)
 			if err != nil {
 				fmt.Fprintf(out, "  %s\n", classify.EscapeString(wrapError(l.Path, err).Error(), 0))
 				continue

@@ -169,3 +169,25 @@ func TestAWrappedClaudeDesktopConfigWorksWhenTheInspectorLaunchesIt(t *testing.T
 		t.Fatalf("unwrap did not give back the file:\n%s", now)
 	}
 }
+
+func TestWrapFindsAClaudeCodeServerOfTheLocalScopeUnderTheProjectsPath(t *testing.T) {
+	dir := t.TempDir()
+	user := filepath.Join(dir, ".claude.json")
+	orig := []byte(`{"numStartups":3,"projects":{"` + dir + `":{"allowedTools":[],"mcpServers":{"mine":{"type":"stdio","command":"my-server","args":["--stdio"],"env":{}}}}},"mcpServers":{"shared":{"type":"stdio","command":"npx","args":["-y","shared-server"]}}}` + "\n")
+	os.WriteFile(user, orig, 0o600)
+	out, errs, code := rpctapIn(t, dir, "wrap", "claude-code", "mine", "--rpctap", "/opt/bin/rpctap")
+	if code != 0 {
+		t.Fatalf("wrap: exit %d: %s", code, errs)
+	}
+	now, _ := os.ReadFile(user)
+	if !bytes.Contains(now, []byte(`"mine":{"type":"stdio","command":"/opt/bin/rpctap","args":["run","--name","mine","--","my-server","--stdio"]`)) || !bytes.Contains(now, []byte(`"shared":{"type":"stdio","command":"npx"`)) {
+		t.Fatalf("wrap said %q and made:\n%s", out, now)
+	}
+	if out, _, _ = rpctapIn(t, dir, "wrap", "--list", "claude-code"); !strings.Contains(out, "Claude Code (local) "+user+"\n  mine  wrapped  my-server --stdio\n\nClaude Code (user) "+user+"\n  shared  direct   npx -y shared-server\n") {
+		t.Errorf("wrap --list printed:\n%s", out)
+	}
+	rpctapIn(t, dir, "unwrap", "claude-code", "mine")
+	if now, _ := os.ReadFile(user); !bytes.Equal(now, orig) {
+		t.Fatalf("unwrap did not give back the file:\n%s", now)
+	}
+}

@@ -3,6 +3,7 @@ package hostconfig
 import (
 	"path"
 	"path/filepath"
+	"slices"
 	"strings"
 )
 
@@ -46,8 +47,18 @@ func HostNames() string {
 // A Location is a place a host reads its servers from.
 type Location struct {
 	Host  Host
-	Scope string // "project" (under the working directory) or "user"
+	Scope string // "project" (under the working directory), "local" (the user's, for this project) or "user"
 	Path  string
+	// Key is where the servers object is in the file, when not Host.Key.
+	Key []string
+}
+
+// ServersKey is where the servers object is in the file.
+func (l Location) ServersKey() []string {
+	if l.Key != nil {
+		return l.Key
+	}
+	return l.Host.Key
 }
 
 // Env is what the locations depend on, so that they can be computed for
@@ -90,28 +101,36 @@ func Locations(h Host, env Env) []Location {
 		}
 	}
 	var out []Location
+	var key []string // of the next add; nil: the host's
 	add := func(scope string, el ...string) {
+		defer func() { key = nil }()
 		if len(el) == 0 || el[0] == "" {
 			return
 		}
 		p := join(el...)
 		for _, l := range out {
-			if l.Path == p {
+			if l.Path == p && slices.Equal(l.Key, key) {
 				return // the project is the home directory: one file
 			}
 		}
-		out = append(out, Location{Host: h, Scope: scope, Path: p})
+		out = append(out, Location{Host: h, Scope: scope, Path: p, Key: key})
 	}
 	switch h.Name {
 	case "claude-desktop":
 		add("user", appConfig(), "Claude", "claude_desktop_config.json")
 	case "claude-code":
 		add("project", env.Cwd, ".mcp.json")
+		user := join(env.Home, ".claude.json")
 		if d := getenv("CLAUDE_CONFIG_DIR"); d != "" {
-			add("user", d, ".claude.json")
-		} else {
-			add("user", env.Home, ".claude.json")
+			user = join(d, ".claude.json")
 		}
+		// "claude mcp add" keeps a server of the local scope (the
+		// default) under the project's path in the user's file.
+		if env.Cwd != "" {
+			key = []string{"projects", env.Cwd, "mcpServers"}
+			add("local", user)
+		}
+		add("user", user)
 	case "cursor":
 		add("project", env.Cwd, ".cursor", "mcp.json")
 		add("user", env.Home, ".cursor", "mcp.json")

@@ -2,6 +2,7 @@ package hostconfig
 
 import (
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -24,9 +25,9 @@ func TestEachHostsConfigIsWhereItsMakerSaysOnEachOS(t *testing.T) {
 		{"claude-desktop", xdg, []string{"/cfg/Claude/claude_desktop_config.json"}},
 		{"claude-desktop", mac, []string{"/Users/ana/Library/Application Support/Claude/claude_desktop_config.json"}},
 		{"claude-desktop", win, []string{`C:\Users\ana\AppData\Roaming\Claude\claude_desktop_config.json`}},
-		{"claude-code", linux, []string{"/home/ana/src/app/.mcp.json", "/home/ana/.claude.json"}},
-		{"claude-code", env("linux", "/home/ana", map[string]string{"CLAUDE_CONFIG_DIR": "/etc/claude"}), []string{"/home/ana/src/app/.mcp.json", "/etc/claude/.claude.json"}},
-		{"claude-code", win, []string{`C:\src\app\.mcp.json`, `C:\Users\ana\.claude.json`}},
+		{"claude-code", linux, []string{"/home/ana/src/app/.mcp.json", "/home/ana/.claude.json projects./home/ana/src/app.mcpServers", "/home/ana/.claude.json"}},
+		{"claude-code", env("linux", "/home/ana", map[string]string{"CLAUDE_CONFIG_DIR": "/etc/claude"}), []string{"/home/ana/src/app/.mcp.json", "/etc/claude/.claude.json projects./home/ana/src/app.mcpServers", "/etc/claude/.claude.json"}},
+		{"claude-code", win, []string{`C:\src\app\.mcp.json`, `C:\Users\ana\.claude.json projects.C:\src\app.mcpServers`, `C:\Users\ana\.claude.json`}},
 		{"cursor", mac, []string{"/Users/ana/src/app/.cursor/mcp.json", "/Users/ana/.cursor/mcp.json"}},
 		{"cursor", win, []string{`C:\src\app\.cursor\mcp.json`, `C:\Users\ana\.cursor\mcp.json`}},
 		{"vscode", linux, []string{"/home/ana/src/app/.vscode/mcp.json", "/home/ana/.config/Code/User/mcp.json"}},
@@ -36,7 +37,11 @@ func TestEachHostsConfigIsWhereItsMakerSaysOnEachOS(t *testing.T) {
 		h, _ := HostNamed(tc.host)
 		var got []string
 		for _, l := range Locations(h, tc.env) {
-			got = append(got, l.Path)
+			if l.Key != nil {
+				got = append(got, l.Path+" "+strings.Join(l.Key, "."))
+			} else {
+				got = append(got, l.Path)
+			}
 		}
 		if !slices.Equal(got, tc.want) {
 			t.Errorf("%s on %s: %q, want %q", tc.host, tc.env.GOOS, got, tc.want)

@@ -66,6 +66,11 @@ func Wrap(src []byte, keyPath []string, name, rpctap string) ([]byte, error) {
 	}
 	cmdTok := string(src[cmd.start:cmd.end])
 	edits := []edit{{cmd.start, cmd.end, quote(rpctap)}}
+	minified := compact(src, e) // minified JSON stays minified
+	comma, colon := ", ", ": "
+	if minified {
+		comma, colon = ",", ":"
+	}
 	args := e.get("args")
 	switch {
 	case args == nil:
@@ -74,17 +79,20 @@ func Wrap(src []byte, keyPath []string, name, rpctap string) ([]byte, error) {
 		// instead of leaving "args": [] behind.
 		toks := []string{quote("run"), quote("--name=" + name), quote("--"), cmdTok}
 		ws := leadingSpace(src, e.members[e.memberIndex("command")].keyStart)
-		edits = append(edits, edit{cmd.end, cmd.end, "," + ws + quote("args") + ": [" + strings.Join(toks, ", ") + "]"})
+		if minified {
+			ws = ""
+		}
+		edits = append(edits, edit{cmd.end, cmd.end, "," + ws + quote("args") + colon + "[" + strings.Join(toks, comma) + "]"})
 	case args.kind != kArray:
 		return nil, fmt.Errorf("the args of server %q is not a list; fix the entry first", name)
 	case len(args.elems) == 0:
 		toks := []string{quote("run"), quote("--name"), quote(name), quote("--"), cmdTok}
-		edits = append(edits, edit{args.start + 1, args.start + 1, strings.Join(toks, ", ")})
+		edits = append(edits, edit{args.start + 1, args.start + 1, strings.Join(toks, comma)})
 	default:
 		// Each new element goes before the first one, followed by the
 		// space the array already puts between its elements.
 		toks := []string{quote("run"), quote("--name"), quote(name), quote("--"), cmdTok}
-		sep := elemSpace(src, args)
+		sep := elemSpace(src, args, minified)
 		var b strings.Builder
 		for _, t := range toks {
 			b.WriteString(t + "," + sep)
@@ -230,10 +238,22 @@ func apply(src []byte, edits []edit) []byte {
 	return out
 }
 
+// compact reports whether the object puts nothing between a comma and
+// the next key, as minified JSON does.
+func compact(src []byte, obj *node) bool {
+	for i := 1; i < len(obj.members); i++ {
+		between := src[obj.members[i-1].value.end:obj.members[i].keyStart]
+		if bytes.Equal(between, []byte(",")) {
+			return true
+		}
+	}
+	return false
+}
+
 // elemSpace is what goes between two elements of arr: the space after
 // its first comma, else (one element) the space before it when that
-// breaks the line, else one blank.
-func elemSpace(src []byte, arr *node) string {
+// breaks the line, else nothing in compact JSON and one blank elsewhere.
+func elemSpace(src []byte, arr *node, compact bool) string {
 	if len(arr.elems) > 1 {
 		between := src[arr.elems[0].end:arr.elems[1].start]
 		if i := bytes.IndexByte(between, ','); i >= 0 && isSpace(between[:i]) && isSpace(between[i+1:]) {
@@ -243,6 +263,9 @@ func elemSpace(src []byte, arr *node) string {
 	before := src[arr.start+1 : arr.elems[0].start]
 	if isSpace(before) && bytes.ContainsAny(before, "\n") {
 		return string(before)
+	}
+	if compact {
+		return ""
 	}
 	return " "
 }

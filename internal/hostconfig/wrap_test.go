@@ -208,3 +208,22 @@ func TestListShowsTheServersOwnCommandOfAWrappedEntry(t *testing.T) {
 		t.Error("the entry's env input or a comment went missing")
 	}
 }
+
+func TestWrapKeepsMinifiedJSONMinified(t *testing.T) {
+	orig := readSample(t, "claude.json")
+	w, err := Wrap(orig, []string{"mcpServers"}, "local", rpctap)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Contains(w, []byte(`"local":{"type":"stdio","command":"/opt/rpctap/bin/rpctap","args":["run","--name","local","--","/opt/srv/bin/server"]}`)) {
+		t.Errorf("the minified file got spaces:\n%s", w)
+	}
+	src := []byte(`{"mcpServers":{"a":{"command":"x","env":{}}}}`)
+	w, _ = Wrap(src, []string{"mcpServers"}, "a", rpctap)
+	if want := `{"mcpServers":{"a":{"command":"/opt/rpctap/bin/rpctap","args":["run","--name=a","--","x"],"env":{}}}}`; string(w) != want {
+		t.Errorf("got  %s\nwant %s", w, want)
+	}
+	if u, _ := Unwrap(w, []string{"mcpServers"}, "a"); !bytes.Equal(u, src) {
+		t.Errorf("unwrap gave %s", u)
+	}
+}
