@@ -202,78 +202,77 @@ func (p *parser) str() error {
 
 func (p *parser) object(depth int) (*node, error) {
 	n := &node{kind: kObject, start: p.pos}
-	p.pos++
-	for {
-		p.space()
-		if p.pos >= len(p.src) {
-			return nil, p.fail("the file ends inside an object; a } is missing")
-		}
-		if p.src[p.pos] == '}' {
-			p.pos++
-			n.end = p.pos
-			return n, nil
-		}
-		if len(n.members) > 0 {
-			if p.src[p.pos] != ',' {
-				return nil, p.fail("a comma or } is missing after the value before")
-			}
-			p.pos++
-			p.space()
-			if p.pos < len(p.src) && p.src[p.pos] == '}' {
-				continue // a trailing comma
-			}
-		}
-		if p.pos >= len(p.src) || p.src[p.pos] != '"' {
-			return nil, p.fail("a key in double quotes should be here")
+	err := p.seq('}', "an object", func() error {
+		if p.src[p.pos] != '"' {
+			return p.fail("a key in double quotes should be here")
 		}
 		keyStart := p.pos
 		if err := p.str(); err != nil {
-			return nil, err
+			return err
 		}
 		var key string
 		json.Unmarshal(p.src[keyStart:p.pos], &key) // valid: str checked it
 		p.space()
 		if p.pos >= len(p.src) || p.src[p.pos] != ':' {
-			return nil, p.fail("a : is missing after the key")
+			return p.fail("a : is missing after the key")
 		}
 		p.pos++
 		p.space()
 		v, err := p.value(depth + 1)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		n.members = append(n.members, member{key: key, value: v, keyStart: keyStart})
-	}
+		return nil
+	})
+	n.end = p.pos
+	return n, err
 }
 
 func (p *parser) array(depth int) (*node, error) {
 	n := &node{kind: kArray, start: p.pos}
+	err := p.seq(']', "an array", func() error {
+		v, err := p.value(depth + 1)
+		if err == nil {
+			n.elems = append(n.elems, v)
+		}
+		return err
+	})
+	n.end = p.pos
+	return n, err
+}
+
+// seq reads the items of an object or array from its opening bracket to
+// close, calling item at the start of each: commas between them, and one
+// after the last allowed (JSONC).
+func (p *parser) seq(close byte, what string, item func() error) error {
 	p.pos++
-	for {
+	for first := true; ; first = false {
 		p.space()
 		if p.pos >= len(p.src) {
-			return nil, p.fail("the file ends inside an array; a ] is missing")
+			return p.fail(fmt.Sprintf("the file ends inside %s; a %c is missing", what, close))
 		}
-		if p.src[p.pos] == ']' {
+		if p.src[p.pos] == close {
 			p.pos++
-			n.end = p.pos
-			return n, nil
+			return nil
 		}
-		if len(n.elems) > 0 {
+		if !first {
 			if p.src[p.pos] != ',' {
-				return nil, p.fail("a comma or ] is missing after the value before")
+				return p.fail(fmt.Sprintf("a comma or %c is missing after the value before", close))
 			}
 			p.pos++
 			p.space()
-			if p.pos < len(p.src) && p.src[p.pos] == ']' {
-				continue
+			if p.pos < len(p.src) && p.src[p.pos] == close {
+				p.pos++
+				return nil // a trailing comma
+			}
+			if p.pos >= len(p.src) {
+				return p.fail(fmt.Sprintf("the file ends inside %s; a %c is missing", what, close))
 			}
 		}
-		v, err := p.value(depth + 1)
-		if err != nil {
-			return nil, err
+		if err := item(); err != nil {
+			return err
 		}
-		n.elems = append(n.elems, v)
 	}
 }
 

@@ -52,42 +52,31 @@ func joinQuoted(s []string, q func(string) string) string {
 	return strings.Join(out, ", ")
 }
 
-// luaQuote writes s as a Lua string: printable bytes as they are, the
-// rest as decimal escapes, which every Lua reads.
-func luaQuote(s string) string {
-	var b strings.Builder
-	b.WriteByte('\'')
-	for i := 0; i < len(s); i++ {
-		switch c := s[i]; {
-		case c == '\'' || c == '\\':
-			b.WriteByte('\\')
-			b.WriteByte(c)
-		case c < 0x20 || c == 0x7f:
-			fmt.Fprintf(&b, "\\%03d", c)
-		default:
-			b.WriteByte(c)
-		}
-	}
-	b.WriteByte('\'')
-	return b.String()
-}
+// luaQuote writes s as a Lua string: control characters as decimal
+// escapes, which every Lua reads.
+func luaQuote(s string) string { return quoteWith(s, '\'', "\\%03d") }
 
 // tomlQuote writes s as a TOML basic string.
-func tomlQuote(s string) string {
+func tomlQuote(s string) string { return quoteWith(s, '"', "\\u%04x") }
+
+// quoteWith writes s between quote characters q, with q and backslash
+// escaped by a backslash and control characters by control (a format
+// of the character's code).
+func quoteWith(s string, q rune, control string) string {
 	var b strings.Builder
-	b.WriteByte('"')
+	b.WriteRune(q)
 	for _, r := range s {
 		switch {
-		case r == '"' || r == '\\':
+		case r == q || r == '\\':
 			b.WriteByte('\\')
 			b.WriteRune(r)
 		case r < 0x20 || r == 0x7f:
-			fmt.Fprintf(&b, "\\u%04x", r)
+			fmt.Fprintf(&b, control, r)
 		default:
 			b.WriteRune(r)
 		}
 	}
-	b.WriteByte('"')
+	b.WriteRune(q)
 	return b.String()
 }
 
