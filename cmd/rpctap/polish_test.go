@@ -130,6 +130,10 @@ func TestABadConfigStopsTheCommandsItSetsWithTheLineToFix(t *testing.T) {
 	if _, _, code := rpctapIn(t, dir, "version"); code != 0 {
 		t.Errorf("rpctap version, which no setting concerns, failed (exit %d) on a bad config", code)
 	}
+	os.WriteFile(cfg, []byte("theme = \"solarized\"\n"), 0o644)
+	if _, errs, code := rpctapIn(t, dir, "ui"); code != 2 || !strings.HasPrefix(errs, "rpctap: "+cfg+" line 1: theme must be") {
+		t.Errorf("ui with a bad theme: exit %d, said %q", code, errs)
+	}
 	os.Remove(cfg)
 	if out, _, _ := rpctapIn(t, dir, "config", "show"); !strings.Contains(out, "does not exist") || !strings.Contains(out, "[method_timeouts]") {
 		t.Errorf("config show without a file printed:\n%s", out)

@@ -42,13 +42,12 @@ change keeps a copy of the file beside it (FILE` + hostconfig.BackupSuffix + `).
 Restart the host (or reload its servers) afterwards; "rpctap ui" then
 shows the server's traffic live.
 
-Hosts and the files they read (project ones, under the working
-directory, first):
-  claude-desktop  claude_desktop_config.json (macOS: ~/Library/Application Support/Claude,
-                  Windows: %APPDATA%\Claude, Linux: $XDG_CONFIG_HOME/Claude)
-  claude-code     .mcp.json, then ~/.claude.json (or $CLAUDE_CONFIG_DIR/.claude.json)
-  cursor          .cursor/mcp.json, then ~/.cursor/mcp.json
-  vscode          .vscode/mcp.json, then the user's Code/User/mcp.json ("servers", JSONC)
+Hosts and the files they read (project ones, in the working directory,
+first; rpctap wrap --list shows where they are here):
+  claude-desktop  claude_desktop_config.json in the app's folder
+  claude-code     .mcp.json; ~/.claude.json (the project's entry, the top)
+  cursor          .cursor/mcp.json; ~/.cursor/mcp.json
+  vscode          .vscode/mcp.json; Code/User/mcp.json ("servers", JSONC)
 
 For an editor's language server, --print writes the snippet to paste
 (neovim, helix, vscode-lsp) instead of editing a file.`,
@@ -78,7 +77,41 @@ For an editor's language server, --print writes the snippet to paste
 	f.StringVar(&o.self, "rpctap", "", "the absolute path of the rpctap the host runs (default: this binary)")
 	f.BoolVar(&o.list, "list", false, "list the servers of each host whose config exists, and which run through rpctap")
 	f.StringVar(&o.print, "print", "", "print the snippet that starts an LSP server through rpctap in this editor: "+strings.Join(hostconfig.Editors, ", "))
+	cmd.RegisterFlagCompletionFunc("print", cobra.FixedCompletions(hostconfig.Editors, cobra.ShellCompDirectiveNoFileComp))
+	cmd.ValidArgsFunction = completeHostServer
 	return cmd
+}
+
+// completeHostServer completes a host's name, then one of its servers.
+func completeHostServer(cmd *cobra.Command, args []string, _ string) ([]string, cobra.ShellCompDirective) {
+	switch len(args) {
+	case 0:
+		var names []string
+		for _, h := range hostconfig.Hosts {
+			names = append(names, h.Name)
+		}
+		return names, cobra.ShellCompDirectiveNoFileComp
+	case 1:
+		h, ok := hostconfig.HostNamed(args[0])
+		if !ok {
+			break
+		}
+		var names []string
+		for _, l := range hostconfig.Locations(h, hostEnv()) {
+			src, err := os.ReadFile(l.Path)
+			if err != nil {
+				continue
+			}
+			servers, _ := hostconfig.List(src, l.ServersKey())
+			for _, s := range servers {
+				if !slices.Contains(names, s.Name) {
+					names = append(names, s.Name)
+				}
+			}
+		}
+		return names, cobra.ShellCompDirectiveNoFileComp
+	}
+	return nil, cobra.ShellCompDirectiveNoFileComp
 }
 
 func newUnwrapCmd() *cobra.Command {
@@ -98,6 +131,7 @@ server's own again, and the rest of the file is left as it is.`,
 	cmd.Flags().StringVar(&o.config, "config", "", "the host's config file, when it is not in its usual place")
 	cmd.Flags().BoolVar(&o.dryRun, "dry-run", false, "print the change as a diff and leave the file alone")
 	scopeFlag(cmd.Flags(), &o.scope)
+	cmd.ValidArgsFunction = completeHostServer
 	return cmd
 }
 

@@ -191,3 +191,26 @@ func TestWrapFindsAClaudeCodeServerOfTheLocalScopeUnderTheProjectsPath(t *testin
 		t.Fatalf("unwrap did not give back the file:\n%s", now)
 	}
 }
+
+func TestShellCompletionOffersHostsThenTheServersOfTheHostsConfig(t *testing.T) {
+	dir := t.TempDir()
+	copySample(t, "cursor_mcp.json", filepath.Join(dir, ".cursor", "mcp.json"))
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"__complete", "wrap", ""}, "claude-desktop\nclaude-code\ncursor\nvscode\n:4\n"},
+		{[]string{"__complete", "wrap", "cursor", ""}, "everything\nmemory\nonly\n:4\n"},
+		{[]string{"__complete", "unwrap", "cursor", ""}, "everything\nmemory\nonly\n:4\n"},
+		{[]string{"__complete", "wrap", "--print", ""}, "neovim\nhelix\nvscode-lsp\n:4\n"},
+	} {
+		if out, errs, _ := rpctapIn(t, dir, c.args...); out != c.want {
+			t.Errorf("rpctap %s printed %q (%s), want %q", strings.Join(c.args, " "), out, errs, c.want)
+		}
+	}
+	for _, shell := range []string{"bash", "zsh", "fish", "powershell"} {
+		if out, errs, code := rpctapIn(t, dir, "completion", shell); code != 0 || !strings.Contains(out, "rpctap") {
+			t.Errorf("rpctap completion %s: exit %d, %s", shell, code, errs)
+		}
+	}
+}
