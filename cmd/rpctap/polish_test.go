@@ -154,3 +154,22 @@ func TestNoColorTurnsTheLiveViewsColourOffWhateverTheTheme(t *testing.T) {
 		t.Errorf("NO_COLOR: profile %v, want plain text", r.ColorProfile())
 	}
 }
+
+func TestRedactionsInTheConfigFileAreMaskedBesidesThoseOfTheFlag(t *testing.T) {
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, ".config", "rpctap", "config.toml")
+	os.MkdirAll(filepath.Dir(cfg), 0o755)
+	os.WriteFile(cfg, []byte("redact = [\"PLAIN_VALUE\"]\n"), 0o644)
+	record := filepath.Join(dir, "s.jsonl")
+	cmd := exec.Command(rpctapBinary(t), "run", "--no-listen", "--record", record, "--redact", "OTHER=flag-given-value", "--",
+		"sh", "-c", `printf '{"jsonrpc":"2.0","method":"log","params":["%s","%s"]}\n' "$PLAIN_VALUE" flag-given-value`)
+	cmd.Env = append(os.Environ(), "HOME="+dir, "XDG_CONFIG_HOME="+filepath.Join(dir, ".config"), "PLAIN_VALUE=from-the-config-file")
+	out, err := cmd.Output()
+	if err != nil || !bytes.Contains(out, []byte("from-the-config-file")) {
+		t.Fatalf("the server's output should pass unchanged: %v %q", err, out)
+	}
+	b, _ := os.ReadFile(record)
+	if bytes.Contains(b, []byte("from-the-config-file")) || bytes.Contains(b, []byte("flag-given-value")) || !bytes.Contains(b, []byte(`"redacted":true`)) {
+		t.Errorf("the session file should mask both values:\n%s", b)
+	}
+}
