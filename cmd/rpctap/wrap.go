@@ -237,45 +237,46 @@ func rewrite(out io.Writer, hostName, server string, o wrapOptions, wrap bool) e
 		return wrapError(f.Path, err)
 	}
 	if o.dryRun {
-		// Line by line (myers): a character diff turned into lines shows
-		// lines that did not change as changed.
-		diff, err := udiff.ToUnified(f.Path, f.Path, string(f.src), myers.ComputeEdits(string(f.src), string(b)), 3)
-		if err != nil {
-			return err
-		}
-		for _, line := range strings.SplitAfter(diff, "\n") {
-			// A comment in the file may hold any bytes: show them escaped.
-			// Tabs are indentation here and stay tabs.
-			text := strings.TrimSuffix(strings.TrimSuffix(line, "\n"), "\r")
-			for i, part := range strings.Split(text, "\t") {
-				if i > 0 {
-					fmt.Fprint(out, "\t")
-				}
-				fmt.Fprint(out, classify.EscapeString(part, 0))
-			}
-			if strings.HasSuffix(line, "\n") {
-				fmt.Fprintln(out)
-			}
-		}
-		return nil
+		return printDiff(out, f.Path, f.src, b)
 	}
 	backup, err := hostconfig.Save(f.Path, f.src, b)
 	if err != nil {
 		return fmt.Errorf("cannot write %s: %w", f.Path, err)
 	}
-	verb := "now starts"
+	did := "now starts %q through rpctap; watch it with: rpctap ui"
 	if !wrap {
-		verb = "starts"
+		did = "starts %q directly again"
 	}
-	how := "through rpctap; watch it with: rpctap ui"
-	if !wrap {
-		how = "directly again"
-	}
-	fmt.Fprintf(out, "%s %s %q %s (%s).\n", h.Title, verb, server, how, f.Path)
+	fmt.Fprintf(out, "%s "+did+" (%s).\n", h.Title, server, f.Path)
 	if backup != "" {
 		fmt.Fprintf(out, "The file as it was is kept in %s.\n", backup)
 	}
 	fmt.Fprintf(out, "Restart %s, or reload its MCP servers, for the change to take effect.\n", h.Title)
+	return nil
+}
+
+// printDiff prints the change from old to new as a unified diff, line by
+// line (myers: a character diff turned into lines shows lines that did
+// not change as changed).
+func printDiff(out io.Writer, path string, old, new []byte) error {
+	diff, err := udiff.ToUnified(path, path, string(old), myers.ComputeEdits(string(old), string(new)), 3)
+	if err != nil {
+		return err
+	}
+	for _, line := range strings.SplitAfter(diff, "\n") {
+		// A comment in the file may hold any bytes: show them escaped.
+		// Tabs are indentation here and stay tabs.
+		text := strings.TrimSuffix(strings.TrimSuffix(line, "\n"), "\r")
+		for i, part := range strings.Split(text, "\t") {
+			if i > 0 {
+				fmt.Fprint(out, "\t")
+			}
+			fmt.Fprint(out, classify.EscapeString(part, 0))
+		}
+		if strings.HasSuffix(line, "\n") {
+			fmt.Fprintln(out)
+		}
+	}
 	return nil
 }
 
