@@ -29,6 +29,8 @@ type Options struct {
 	Framing classify.Framing
 	Profile classify.Profile
 	Timeout time.Duration // pending-request timeout (0: classify's default)
+	// MethodTimeouts override Timeout for the methods they name.
+	MethodTimeouts map[string]time.Duration
 
 	Record    bool   // write a session file
 	Path      string // the session file; "" picks one in the state directory
@@ -451,7 +453,7 @@ func (t *Tap) startRecorder(redact *redactor) error {
 	t.hub = newHub(opts.Framing)
 	// The tap follows at most 10,000 requests in flight: memory stays
 	// small when a peer sends requests that are never answered.
-	tr := classify.NewTracker(classify.TrackerOptions{Profile: opts.Profile, LSPFraming: opts.Framing == classify.FramingLSP, Timeout: opts.Timeout, MaxInFlight: 10_000, MaxRemembered: 4096})
+	tr := classify.NewTracker(classify.TrackerOptions{Profile: opts.Profile, LSPFraming: opts.Framing == classify.FramingLSP, Timeout: opts.Timeout, MethodTimeouts: opts.MethodTimeouts, MaxInFlight: 10_000, MaxRemembered: 4096})
 	t.rec = &recorder{stop: make(chan struct{}), started: now() - time.Since(t.started), limit: parseLimit,
 		tracker: tr, redact: redact, hub: t.hub, warn: opts.Warn}
 	// The header is encoded first, with no file yet (tee keeps it): a

@@ -16,7 +16,7 @@ type common struct {
 }
 
 func newCommon(r *lipgloss.Renderer) *common {
-	return &common{styles: DefaultStyles(r), keys: DefaultKeyMap(), hl: newHighlighter(r.ColorProfile()), profile: r.ColorProfile()}
+	return &common{styles: DefaultStyles(r), keys: DefaultKeyMap(), hl: newHighlighter(r.ColorProfile(), r.HasDarkBackground()), profile: r.ColorProfile()}
 }
 
 // intentKind is what a pane asks the root to do.

@@ -20,7 +20,7 @@ type highlighter struct {
 	lexer     chroma.Lexer
 }
 
-func newHighlighter(p termenv.Profile) *highlighter {
+func newHighlighter(p termenv.Profile, dark bool) *highlighter {
 	var f chroma.Formatter
 	switch p {
 	case termenv.TrueColor:
@@ -32,7 +32,11 @@ func newHighlighter(p termenv.Profile) *highlighter {
 	default:
 		return &highlighter{} // ASCII, NO_COLOR: plain text
 	}
-	return &highlighter{formatter: f, style: styles.Get("monokai"), lexer: chroma.Coalesce(lexers.Get("json"))}
+	style := styles.Get("monokai")
+	if !dark {
+		style = styles.Get("github") // monokai's light colours vanish on a light background
+	}
+	return &highlighter{formatter: f, style: style, lexer: chroma.Coalesce(lexers.Get("json"))}
 }
 
 // highlight returns text coloured, or as it is when colour is off or the

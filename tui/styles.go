@@ -16,8 +16,15 @@ type Styles struct {
 }
 
 // DefaultStyles builds the styles for a renderer (which knows the
-// terminal's colour profile; NO_COLOR gives plain text).
+// terminal's colour profile, NO_COLOR giving plain text, and whether its
+// background is dark: each colour has a light-background variant).
 func DefaultStyles(r *lipgloss.Renderer) Styles {
+	// Bright red, yellow, blue and green on a dark background; darker
+	// ones that read on a light one.
+	red := lipgloss.AdaptiveColor{Light: "160", Dark: "9"}
+	yellow := lipgloss.AdaptiveColor{Light: "130", Dark: "11"}
+	blue := lipgloss.AdaptiveColor{Light: "25", Dark: "12"}
+	green := lipgloss.AdaptiveColor{Light: "28", Dark: "10"}
 	s := Styles{}
 	s.App = r.NewStyle()
 	s.Header = r.NewStyle().Bold(true)
@@ -32,9 +39,9 @@ func DefaultStyles(r *lipgloss.Renderer) Styles {
 	s.RowH2S = r.NewStyle()
 	s.RowS2H = r.NewStyle()
 	s.RowErr = r.NewStyle().Foreground(lipgloss.AdaptiveColor{Light: "244", Dark: "242"})
-	s.SevError = r.NewStyle().Foreground(lipgloss.Color("9")).Bold(true)
-	s.SevWarn = r.NewStyle().Foreground(lipgloss.Color("11"))
-	s.SevInfo = r.NewStyle().Foreground(lipgloss.Color("12"))
+	s.SevError = r.NewStyle().Foreground(red).Bold(true)
+	s.SevWarn = r.NewStyle().Foreground(yellow)
+	s.SevInfo = r.NewStyle().Foreground(blue)
 	badge := func(bg string) lipgloss.Style {
 		return r.NewStyle().Background(lipgloss.Color(bg)).Foreground(lipgloss.Color("15")).Bold(true)
 	}
@@ -47,11 +54,11 @@ func DefaultStyles(r *lipgloss.Renderer) Styles {
 		"TIMEOUT":   badge("3"),
 		"LATE":      badge("3"),
 	}
-	s.FilterOK = r.NewStyle().Foreground(lipgloss.Color("10"))
-	s.FilterBad = r.NewStyle().Foreground(lipgloss.Color("9"))
+	s.FilterOK = r.NewStyle().Foreground(green)
+	s.FilterBad = r.NewStyle().Foreground(red)
 	s.Pending = r.NewStyle()
-	s.Near = r.NewStyle().Foreground(lipgloss.Color("11"))
-	s.Over = r.NewStyle().Foreground(lipgloss.Color("9")).Bold(true)
-	s.Bar = r.NewStyle().Foreground(lipgloss.Color("12"))
+	s.Near = r.NewStyle().Foreground(yellow)
+	s.Over = r.NewStyle().Foreground(red).Bold(true)
+	s.Bar = r.NewStyle().Foreground(blue)
 	return s
 }

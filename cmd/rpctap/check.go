@@ -18,16 +18,18 @@ import (
 )
 
 type checkOptions struct {
-	json    bool
-	profile classify.Profile
-	timeout time.Duration
-	failOn  classify.Severity // 0: never fail
-	name    string            // what to call stdin in the report
+	json           bool
+	profile        classify.Profile
+	timeout        time.Duration
+	failOn         classify.Severity // 0: never fail
+	name           string            // what to call stdin in the report
+	methodTimeouts map[string]time.Duration
 }
 
 func newCheckCmd() *cobra.Command {
 	var o checkOptions
 	var profile, failOn string
+	var methodTimeouts []string
 	cmd := &cobra.Command{
 		Use:   "check [--json] [--profile P] [--timeout D] [--fail-on error|warn|info|none] FILE|-",
 		Short: "Judge a recorded session and report every finding with its line",
@@ -59,12 +61,16 @@ empty file, binary data, a plain JSON-RPC log).`,
 				}
 				o.failOn = sev
 			}
+			if o.methodTimeouts, err = parseMethodTimeouts(methodTimeouts); err != nil {
+				return usageError(err)
+			}
 			return runCheck(cmd.InOrStdin(), cmd.OutOrStdout(), args[0], o)
 		},
 	}
 	cmd.Flags().BoolVar(&o.json, "json", false, "print one JSON document instead of text")
 	cmd.Flags().StringVar(&profile, "profile", "auto", "rules to judge by: auto (the file's, else from the traffic), jsonrpc, mcp or lsp")
 	cmd.Flags().DurationVar(&o.timeout, "timeout", 0, "how long a request may wait for its answer (default: the session's own, else 30s)")
+	methodTimeoutFlag(cmd.Flags(), &methodTimeouts)
 	cmd.Flags().StringVar(&failOn, "fail-on", "error", "exit 1 when a finding at or above this severity exists: error, warn, info or none")
 	return cmd
 }
@@ -84,7 +90,7 @@ func runCheck(stdin io.Reader, stdout io.Writer, path string, o checkOptions) er
 		in = f
 		name = path
 	}
-	rep, err := sessions.Check(bufio.NewReaderSize(in, 1<<20), sessions.CheckOptions{Profile: o.profile, Timeout: o.timeout})
+	rep, err := sessions.Check(bufio.NewReaderSize(in, 1<<20), sessions.CheckOptions{Profile: o.profile, Timeout: o.timeout, MethodTimeouts: o.methodTimeouts})
 	if errors.Is(err, sessions.ErrNoRecords) {
 		return exitError{code: 2, msg: notSession(classify.EscapeString(name, 200), rep)}
 	}

@@ -26,8 +26,18 @@ func newRootCmd() *cobra.Command {
 
 		SuggestionsMinimumDistance: 2,
 		RunE:                       func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
+		// Flags the user's config file sets, unless given (config.go).
+		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error { return applyUserConfig(cmd) },
+		Version:           versionText(),
+		DisableAutoGenTag: true,
 	}
+	root.SetVersionTemplate("{{.Version}}")
 	root.SetFlagErrorFunc(flagError)
 	root.AddCommand(newClassifyCmd(), newCheckCmd(), newDemoCmd(), newDemoServerCmd(), newRunCmd(), newLsCmd(), newInjectCmd(), newCatalogCmd(), newUICmd(), newWatchCmd(), newTailCmd())
+	root.AddCommand(newWrapCmd(), newUnwrapCmd(), newConfigCmd(), newVersionCmd(), newManCmd())
+	// Made now rather than at Execute, so that they get examples too.
+	root.InitDefaultHelpCmd()
+	root.InitDefaultCompletionCmd()
+	addExamples(root)
 	return root
 }

@@ -19,7 +19,7 @@ type runOptions struct {
 	name, framing, profile, record string
 	noRecord, noRedact, quiet      bool
 	verbose, noListen              bool
-	redact                         []string
+	redact, methodTimeouts         []string
 	timeout                        time.Duration
 	stdinWait, termWait, drain     time.Duration
 }
@@ -51,6 +51,7 @@ own, unless --stdin-grace, --term-grace or --drain asks it to.`,
 	f.StringVar(&o.framing, "framing", "auto", "ndjson (MCP), lsp (Content-Length) or auto (decided per direction)")
 	f.StringVar(&o.profile, "profile", "auto", "rules to judge by: auto, jsonrpc, mcp or lsp")
 	f.DurationVar(&o.timeout, "timeout", classify.DefaultTimeout, "how long a request may wait for its answer before it is flagged")
+	methodTimeoutFlag(f, &o.methodTimeouts)
 	f.StringVar(&o.record, "record", "", "write the session to this file (default: a new file in the state directory)")
 	f.BoolVar(&o.noRecord, "no-record", false, "do not write a session file")
 	f.StringArrayVar(&o.redact, "redact", nil, "mask a secret in recordings and views: NAME (the value of env var NAME) or NAME=VALUE; repeatable")
@@ -80,13 +81,17 @@ func runTap(cmd *cobra.Command, argv []string, o runOptions) error {
 		// past this size, so that the tap stays small beside the host.
 		debug.SetMemoryLimit(runMemoryLimit)
 	}
+	methodTimeouts, err := parseMethodTimeouts(o.methodTimeouts)
+	if err != nil {
+		return usageError(err)
+	}
 	stderr := cmd.ErrOrStderr()
 	warn := func(msg string) {
 		if !o.quiet {
 			fmt.Fprintln(stderr, "rpctap:", msg)
 		}
 	}
-	t, err := tap.New(tap.Options{Argv: argv, Name: o.name, Framing: framing, Profile: profile, Timeout: o.timeout,
+	t, err := tap.New(tap.Options{Argv: argv, Name: o.name, Framing: framing, Profile: profile, Timeout: o.timeout, MethodTimeouts: methodTimeouts,
 		Record: !o.noRecord, Path: o.record, Redact: o.redact, NoRedact: o.noRedact, Listen: !o.noListen,
 		StdinWait: o.stdinWait, TermWait: o.termWait, Drain: o.drain, Signals: runSignals(), Warn: warn})
 	if err != nil {

@@ -16,8 +16,6 @@ import (
 	"unicode/utf8"
 
 	tea "github.com/charmbracelet/bubbletea"
-	"github.com/charmbracelet/lipgloss"
-	"github.com/muesli/termenv"
 	"github.com/rpctap/rpctap/classify"
 	"github.com/rpctap/rpctap/sessions"
 	"github.com/rpctap/rpctap/tap"
@@ -50,12 +48,16 @@ tap (its name, pid or socket). q quits the view; live taps keep running.`,
 // runUI runs the program on the terminal device: keys come from it, never
 // from a protocol pipe.
 func runUI(srcs []*tui.Source, opts ...tui.Option) error {
+	c, err := loadUserConfig() // its theme
+	if err != nil {
+		return usageError(err)
+	}
 	tty, err := os.OpenFile("/dev/tty", os.O_RDWR, 0)
 	if err != nil {
 		return fmt.Errorf("the live view needs a terminal: %w (use rpctap tail or rpctap check instead)", err)
 	}
 	defer tty.Close()
-	r := lipgloss.NewRenderer(tty, termenv.WithColorCache(true))
+	r := uiRenderer(tty, c.Theme)
 	m := tui.New(r, srcs, opts...)
 	p := tea.NewProgram(m, tea.WithInput(tty), tea.WithOutput(tty), tea.WithAltScreen(), tea.WithMouseCellMotion())
 	_, err = p.Run()

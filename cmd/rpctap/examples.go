@@ -1,0 +1,58 @@
+package main
+
+import "github.com/spf13/cobra"
+
+// examples are the Example texts of commands that do not set their own,
+// by command path, so that every command's --help (and man page) shows
+// how it is typed. TestEveryCommandsHelpHasAnExample keeps it complete.
+var examples = map[string]string{
+	"rpctap": `  rpctap demo
+  rpctap run -- npx -y @modelcontextprotocol/server-everything stdio
+  rpctap wrap claude-desktop everything
+  rpctap ui`,
+	"rpctap run": `  rpctap run -- npx -y @modelcontextprotocol/server-everything stdio
+  rpctap run --name gopls --framing lsp -- gopls serve
+  rpctap run --record /tmp/s.jsonl --method-timeout tools/call=2m -- ./my-server`,
+	"rpctap watch": `  rpctap watch -- ./my-server --stdio
+  rpctap watch --host 'npx @modelcontextprotocol/inspector --cli --method tools/list' -- my-server`,
+	"rpctap ui": `  rpctap ui
+  rpctap ui server-everything
+  rpctap ui ~/.local/state/rpctap/sessions/20261129T184200.123Z-server-everything.jsonl`,
+	"rpctap ls": `  rpctap ls
+  rpctap ls --recent 50
+  rpctap ls --json | jq '.taps[].name'`,
+	"rpctap tail": `  rpctap tail
+  rpctap tail -f session.jsonl --filter 'method:tools/* !dir:err'
+  rpctap tail --json gopls | jq .method`,
+	"rpctap check": `  rpctap check session.jsonl
+  rpctap check --fail-on warn --json session.jsonl
+  rpctap check --profile mcp --method-timeout tools/call=2m - < session.jsonl`,
+	"rpctap classify": `  echo '{"jsonrpc":"2.0","id":null,"method":"ping"}' | rpctap classify --profile mcp
+  rpctap classify --framing lsp --dir s2h < frames.bin`,
+	"rpctap inject": `  rpctap inject '{"jsonrpc":"2.0","id":"x","method":"ping"}' --capture
+  rpctap inject --catalog null-id-request
+  rpctap inject --tap gopls --method textDocument/hover --capture --json
+  rpctap inject --method tools/call --tool echo --arg message=hi --capture`,
+	"rpctap catalog": `  rpctap catalog
+  rpctap catalog --json | jq '.[].name'`,
+	"rpctap completion": `  source <(rpctap completion bash)
+  rpctap completion zsh > "${fpath[1]}/_rpctap"
+  rpctap completion fish > ~/.config/fish/completions/rpctap.fish
+  rpctap completion powershell | Out-String | Invoke-Expression`,
+	"rpctap completion bash":       `  source <(rpctap completion bash)`,
+	"rpctap completion zsh":        `  rpctap completion zsh > "${fpath[1]}/_rpctap"`,
+	"rpctap completion fish":       `  rpctap completion fish > ~/.config/fish/completions/rpctap.fish`,
+	"rpctap completion powershell": `  rpctap completion powershell | Out-String | Invoke-Expression`,
+	"rpctap help":                  `  rpctap help wrap`,
+}
+
+// addExamples fills in the Example of each command under root that has
+// none, from examples.
+func addExamples(root *cobra.Command) {
+	if root.Example == "" {
+		root.Example = examples[root.CommandPath()]
+	}
+	for _, c := range root.Commands() {
+		addExamples(c)
+	}
+}

@@ -1,0 +1,52 @@
+package userconfig
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestTheExampleConfigSetsEverySetting(t *testing.T) {
+	c, err := Parse([]byte(Example), "config.toml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Profile != "mcp" || c.Timeout != 45*time.Second || c.Theme != "auto" || len(c.Redact) != 1 || c.MethodTimeouts["tools/call"] != 2*time.Minute {
+		t.Errorf("the example parsed as %+v", c)
+	}
+}
+
+func TestABadConfigGetsASentenceNamingItsLine(t *testing.T) {
+	for _, tc := range []struct{ src, want string }{
+		{"profile = \"mcp\"\ntimeout = 30\n", `c.toml line 2: timeout must be a duration in quotes, as in: timeout = "45s"`},
+		{"timeout = \"3 seconds\"\n", `c.toml line 1: timeout "3 seconds" is not a positive duration; write it with a unit, as in: timeout = "45s"`},
+		{"# mine\n\nprofil = \"mcp\"\n", `c.toml line 3: rpctap has no setting "profil"; the settings are profile, timeout, redact, theme, method_timeouts`},
+		{"theme = \"solarized\"", `c.toml line 1: theme must be "auto", "dark" or "light"`},
+		{"profile = \"grpc\"", `c.toml line 1: profile must be one of "auto", "jsonrpc", "mcp" or "lsp"`},
+		{"redact = \"TOKEN\"", `c.toml line 1: redact must be a list`},
+		{"theme = \"dark\"\n\n[method_timeouts]\n\"tools/call\" = \"2m\"\n\"ping\" = \"soon\"\n", `c.toml line 5: the timeout of "ping" "soon" is not a positive duration`},
+		{"theme = \"dark\"\nprofile = mcp\n", `c.toml line 2: `},
+		{"[method_timeouts\n", `c.toml line 1: `},
+	} {
+		_, err := Parse([]byte(tc.src), "c.toml")
+		if err == nil || !strings.HasPrefix(err.Error(), tc.want) || strings.Contains(err.Error(), "\n") {
+			t.Errorf("%q: got %v, want one line starting %q", tc.src, err, tc.want)
+		}
+	}
+}
+
+func TestTheConfigFileIsUnderXDGConfigHomeElseTheHomeDirectory(t *testing.T) {
+	env := func(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
+	for _, tc := range []struct {
+		env  map[string]string
+		want string
+	}{
+		{map[string]string{"XDG_CONFIG_HOME": "/x", "HOME": "/h"}, "/x/rpctap/config.toml"},
+		{map[string]string{"XDG_CONFIG_HOME": "relative", "HOME": "/h"}, "/h/.config/rpctap/config.toml"},
+		{map[string]string{"HOME": "/h"}, "/h/.config/rpctap/config.toml"},
+	} {
+		if got, _ := Path(env(tc.env)); got != tc.want {
+			t.Errorf("%v: %s, want %s", tc.env, got, tc.want)
+		}
+	}
+}
