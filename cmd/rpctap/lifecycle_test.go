@@ -123,12 +123,13 @@ func TestTapNeverStopsTheServerOnATimerOfItsOwn(t *testing.T) {
 // Issue 10 point 2: a signal at any moment from the tap's start is passed
 // on to the server, or, before the server exists, ends the tap with
 // 128+signal and a session file with its header and exit record; no
-// server is ever left behind. The signals come 20-500 ms after the start,
+// server is ever left behind. The signals come 3-480 ms after the tap
+// says it catches them (earlysignal's fd 3),
 // many while the binary initialises its packages (a syntax highlighter's
 // tables take from tens to hundreds of milliseconds), where the tap used
-// to die of them. The first milliseconds after exec are left out: no Go
-// program can catch a signal before its runtime has set up its handlers
-// (about 1.5 ms here; see package earlysignal).
+// to die of them. The time before that is left out: no Go program can
+// catch a signal before its runtime has set up its handlers (about 1.5 ms
+// on an idle machine; see package earlysignal).
 func TestSignalDuringStartupEndsTheTapCleanly(t *testing.T) {
 	bin := rpctapBinary(t)
 	tries := 30
@@ -151,7 +152,7 @@ func TestSignalDuringStartupEndsTheTapCleanly(t *testing.T) {
 		// Skewed towards the start, where the tap sets itself up: the
 		// delay's square root is uniform.
 		u := rng.Float64()
-		all = append(all, try{sigs[i%len(sigs)], 20*time.Millisecond + time.Duration(u*u*float64(480*time.Millisecond))})
+		all = append(all, try{sigs[i%len(sigs)], 3*time.Millisecond + time.Duration(u*u*float64(480*time.Millisecond))})
 	}
 	var mu sync.Mutex
 	var wg sync.WaitGroup
@@ -187,8 +188,29 @@ func signalAtStartup(bin, dir string, sig syscall.Signal, delay time.Duration) s
 	cmd.Env = append(os.Environ(), "XDG_STATE_HOME="+dir, mark)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
+	// The delay counts from when the tap catches the signals (package
+	// earlysignal says so on fd 3, before the slow package inits): on a
+	// loaded machine, exec and the Go runtime alone take tens of ms.
+	readyr, ready, err := os.Pipe()
+	if err != nil {
 		return err.Error()
+	}
+	defer readyr.Close()
+	cmd.ExtraFiles = []*os.File{ready}
+	cmd.Env = append(cmd.Env, "RPCTAP_TEST_SIGNALS_READY=fd3")
+	readyc := make(chan struct{})
+	go func() { readyr.Read(make([]byte, 1)); close(readyc) }()
+	if err := cmd.Start(); err != nil {
+		ready.Close()
+		return err.Error()
+	}
+	ready.Close()
+	select {
+	case <-readyc:
+	case <-time.After(10 * time.Second):
+		cmd.Process.Kill()
+		cmd.Wait()
+		return "the tap did not say within 10 s that it catches signals (package earlysignal)"
 	}
 	time.Sleep(delay)
 	cmd.Process.Signal(sig)
