@@ -14,7 +14,7 @@ import (
 // injected the request instead. It is safe for concurrent use: injectors
 // add ids, the relay of the answering direction takes them.
 type captureSet struct {
-	n   atomic.Int32 // ids waiting; the relay's fast path reads only this
+	n       atomic.Int32 // ids waiting; the relay's fast path reads only this
 	mu      sync.Mutex
 	ids     map[string]chan Captured
 	kept    int             // captures no one waits for (InjectOptions.Keep)
