@@ -19,6 +19,7 @@ type KeyMap struct {
 	Compose, Reply, Resend                key.Binding
 	ComposeSend, ComposeDir, ComposeClose key.Binding
 	ComposeCatalog, ComposeEditor         key.Binding
+	ComposeTemplates, ComposeForward      key.Binding
 	Interrupt                             key.Binding // quits even where text is typed
 }
 
@@ -65,6 +66,10 @@ func DefaultKeyMap() KeyMap {
 		ComposeCatalog: key.NewBinding(key.WithKeys("ctrl+k"), key.WithHelp("ctrl+k", "catalog")),
 		ComposeEditor:  key.NewBinding(key.WithKeys("ctrl+e"), key.WithHelp("ctrl+e", "$EDITOR")),
 		ComposeClose:   key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "close")),
+		// ctrl+t and ctrl+o: the text area's transpose and nothing; the
+		// composer's own keys come first.
+		ComposeTemplates: key.NewBinding(key.WithKeys("ctrl+t"), key.WithHelp("ctrl+t", "templates")),
+		ComposeForward:   key.NewBinding(key.WithKeys("ctrl+o"), key.WithHelp("ctrl+o", "capture/forward the answer")),
 	}
 }
 
