@@ -143,16 +143,18 @@ func (v *sessionView) template(reply bool) (string, classify.Direction, error) {
 		return "", 0, errors.New("only a frame of the conversation can be replied to or resent, not the server's stderr")
 	}
 	m := classify.Classify(ev.Frame, dir, v.src.Index.Profile())
+	// In the raw syntax: a control byte of the peer's stays in the text
+	// as \xHH (the text area would drop it raw), and is sent as it was.
 	if reply {
 		b, err := inject.ReplyTo(&m)
-		return string(b), dir.Opposite(), err
+		return inject.FormatRaw([][]byte{b}), dir.Opposite(), err
 	}
 	id := v.idsFresh().Next(dir)
 	b, err := inject.Resend(&m, id)
 	if err == nil {
 		v.given()[id] = true
 	}
-	return string(b), dir, err
+	return inject.FormatRaw([][]byte{b}), dir, err
 }
 
 // injectOptions are how the composer previews frames: the session's
