@@ -92,6 +92,18 @@ func (a *IDs) Next(dir classify.Direction) string {
 	return `"` + idPrefix + strconv.Itoa(a.top[dir]) + `"`
 }
 
+// Peek returns the id Next would return, without taking it: templates
+// show it, and each template's request shows the same one (one is sent
+// at a time).
+func (a *IDs) Peek(dir classify.Direction) string {
+	if dir != classify.H2S && dir != classify.S2H {
+		dir = classify.H2S
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return `"` + idPrefix + strconv.Itoa(a.top[dir]+1) + `"`
+}
+
 // Collides reports whether id (JSON text) equals the id of a request in
 // flight from the sender of dir, so that a request injected with it makes
 // two requests with one id.

@@ -228,12 +228,16 @@ func (p *composer) listView() string {
 	h := max(p.height-composerLines, 1)
 	n := p.listLen()
 	first := min(max(p.sel-h/2, 0), max(n-h, 0))
+	nameW := 0
+	for _, t := range p.templates {
+		nameW = max(nameW, min(len(classify.EscapeString(t.Name, 80)), 36))
+	}
 	var lines []string
 	for i := first; i < n && len(lines) < h; i++ {
 		var line string
 		if p.picking == pickTemplates {
 			t := p.templates[i]
-			line = fmt.Sprintf("%-28s %-4s %s", classify.EscapeString(t.Name, 80), t.Dir, classify.Escape(t.Body, 400))
+			line = fmt.Sprintf("%-*s %-4s %s", nameW, truncate(classify.EscapeString(t.Name, 80), nameW), t.Dir, classify.Escape(t.Body, 400))
 		} else {
 			e := p.catalog[i]
 			dir := "either"
