@@ -515,19 +515,57 @@ func (p *composer) warningLine() string {
 }
 
 // editorView draws the text, coloured as JSON, with peer text escaped;
-// the placeholder when there is none.
+// the placeholder when there is none. A large text is drawn from a
+// window around the cursor only, so that a key typed into a frame of
+// megabytes costs no more than one into a small one.
 func (p *composer) editorView() string {
 	text := p.ta.Value()
 	if text == "" {
 		return p.ta.View()
 	}
+	h := max(p.height-composerLines, 1)
+	li := p.ta.LineInfo()
+	row, col := p.ta.Line(), li.StartColumn+li.ColumnOffset
+	if len(text) > previewInline {
+		win, wrow, wcol := editWindow(text, row, col, p.width, h)
+		out, _ := drawEditor(highlightLines(win, p.es, nil), wrow, wcol, p.width, h, 0, p.es, p.c.styles.Selected)
+		return out
+	}
 	if p.cells == nil || p.cellsOf != text {
 		p.cells, p.cellsOf = highlightLines(text, p.es, p.lexer()), text
 	}
-	li := p.ta.LineInfo()
-	out, top := drawEditor(p.cells, p.ta.Line(), li.StartColumn+li.ColumnOffset, p.width, p.height-composerLines, p.top, p.es, p.c.styles.Selected)
+	out, top := drawEditor(p.cells, row, col, p.width, h, p.top, p.es, p.c.styles.Selected)
 	p.top = top
 	return out
+}
+
+// editWindow cuts from text the lines around line row that a w×h window
+// can show, and of each long line the runes around the cursor (col on
+// row) or its start; it returns them with the cursor's place in them.
+func editWindow(text string, row, col, w, h int) (string, int, int) {
+	lines := strings.Split(text, "\n")
+	first := max(row-h, 0)
+	last := min(row+h, len(lines)-1)
+	span := max(w, 1) * h // runes a window shows at most
+	var out []string
+	wrow, wcol := row-first, col
+	for i := first; i <= last; i++ {
+		line := lines[i]
+		if len(line) <= span {
+			out = append(out, line)
+			continue
+		}
+		r := []rune(line)
+		from := 0
+		if i == row {
+			// Whole rows before the cursor, so that wrapping keeps the
+			// columns it has in the full line.
+			from = max(col-span+max(w, 1), 0) / max(w, 1) * max(w, 1)
+			wcol = col - from
+		}
+		out = append(out, string(r[from:min(from+span, len(r))]))
+	}
+	return strings.Join(out, "\n"), wrow, wcol
 }
 
 func (p *composer) lexer() chroma.Lexer {

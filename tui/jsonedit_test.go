@@ -77,3 +77,20 @@ func TestEditorScrollsToTheCursor(t *testing.T) {
 		t.Errorf("with the cursor on line 25 of 30 in 4 rows: top %d, drawn %q", top, out)
 	}
 }
+
+// A large text is drawn from a window around the cursor: the end of a
+// line of 300,000 runes shows with the cursor at it, and the start of the
+// text is not laid out at all.
+func TestEditorDrawsALargeTextAroundTheCursor(t *testing.T) {
+	line := `{"pad":"` + strings.Repeat("x", 300_000) + `","end":"here"}`
+	win, row, col := editWindow("first line\n"+line, 1, len(line), 80, 5)
+	if row != 1 || len(win) > 1000 || !strings.HasSuffix(win, `"end":"here"}`) {
+		t.Fatalf("window of %d bytes, cursor row %d col %d; want the line's end, small", len(win), row, col)
+	}
+	plain := newCommon(asciiRenderer())
+	es := newEditStyles(plain)
+	out, _ := drawEditor(highlightLines(win, es, nil), row, col, 80, 5, 0, es, plain.styles.Selected)
+	if !strings.Contains(out, `"end":"here"}`) {
+		t.Errorf("the cursor's row does not show:\n%s", out)
+	}
+}
