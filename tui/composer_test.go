@@ -119,6 +119,12 @@ func TestComposerFitsTheDefaultTerminal(t *testing.T) {
 // host's request.
 func openLiveWithRequest(t *testing.T) *teatest.TestModel {
 	t.Helper()
+	return openLiveWith(t, `{"jsonrpc":"2.0","id":41,"method":"tools/call","params":{"name":"echo"}}`)
+}
+
+// openLiveWith is openLiveWithRequest with the host's request given.
+func openLiveWith(t *testing.T, request string) *teatest.TestModel {
+	t.Helper()
 	info, host := startLiveTap(t)
 	src, err := OpenLive(info, time.Minute)
 	if err != nil {
@@ -126,7 +132,7 @@ func openLiveWithRequest(t *testing.T) *teatest.TestModel {
 	}
 	t.Cleanup(src.Close)
 	tm := startProgram(t, []*Source{src}, 140, 40)
-	io.WriteString(host, `{"jsonrpc":"2.0","id":41,"method":"tools/call","params":{"name":"echo"}}`+"\n")
+	io.WriteString(host, request+"\n")
 	waitFor(t, tm, "← request")
 	tm.Send(press("g")) // the host's request, the first frame; keys act in order
 	return tm

@@ -4,7 +4,6 @@ import (
 	"io"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/charmbracelet/lipgloss"
 	"github.com/muesli/termenv"
@@ -42,16 +41,7 @@ func TestEditorColoursTheJSONItShows(t *testing.T) {
 // composer: a frame resent from the list with bidi controls and a line
 // separator in its strings (valid JSON) shows them as escapes, never raw.
 func TestComposerShowsPeerControlCharactersEscaped(t *testing.T) {
-	info, host := startLiveTap(t)
-	src, err := OpenLive(info, time.Minute)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(src.Close)
-	tm := startProgram(t, []*Source{src}, 140, 40)
-	io.WriteString(host, "{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"a\u202eb\u200fc\u2028d\"}\n")
-	waitFor(t, tm, "← request")
-	tm.Send(press("g"))
+	tm := openLiveWith(t, "{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"a\u202eb\u200fc\u2028d\"}")
 	tm.Send(press("I"))
 	waitFor(t, tm, `"method":"a\u202eb\u200fc\u2028d"`, "preview: request")
 	view := finalCompose(t, tm)
