@@ -587,7 +587,7 @@ func (inj *injection) splitRaw(b []byte, framing classify.Framing, o InjectOptio
 	}
 	pieces, partial := inject.SplitWire(b, framing)
 	if partial != "" && !o.Force {
-		return fmt.Errorf("refused a partial frame: %s To send it on purpose, force it (rpctap inject --raw --force, or a second ctrl+s in the composer)", upperFirst(partial))
+		return fmt.Errorf("refused a partial frame: %s (rpctap inject --raw --force sends it; in the composer, a second ctrl+s)", strings.TrimSuffix(partial, "."))
 	}
 	inj.frame = b
 	for _, p := range pieces {
@@ -601,13 +601,6 @@ func (inj *injection) splitRaw(b []byte, framing classify.Framing, o InjectOptio
 		inj.parts = append(inj.parts, part)
 	}
 	return nil
-}
-
-func upperFirst(s string) string {
-	if s == "" {
-		return s
-	}
-	return strings.ToUpper(s[:1]) + s[1:]
 }
 
 // kindPhrase names a kind of frame with its article, for sentences.

@@ -122,9 +122,15 @@ func runInject(stdin io.Reader, stdout, stderr io.Writer, args []string, o injec
 	var info tap.Info
 	var frames [][]byte
 	var err error
+	var raw []inject.Frame
 	if o.method == "" { // frames that need no tap: their faults are said first
 		if frames, _, err = injectFrames(stdin, args, o, dir, info); err != nil {
 			return err
+		}
+		if o.raw {
+			if raw, err = parseRaw(frames[0]); err != nil {
+				return err
+			}
 		}
 	}
 	if info, err = tap.FindTap(o.target); err != nil {
@@ -140,10 +146,9 @@ func runInject(stdin io.Reader, stdout, stderr io.Writer, args []string, o injec
 				classify.EscapeString(o.id, 40), inject.Sender(dir))
 		}
 	}
-	if o.raw {
-		if frames, err = rawWire(frames[0], info.Framing); err != nil {
-			return err
-		}
+	if o.raw { // written on the stream's framing
+		f, _ := classify.ParseFraming(info.Framing)
+		frames = [][]byte{inject.Wire(raw, f)}
 	}
 	failed := ""
 	for _, frame := range frames {
@@ -171,9 +176,8 @@ func runInject(stdin io.Reader, stdout, stderr io.Writer, args []string, o injec
 	return nil
 }
 
-// rawWire reads text in the raw syntax (inject.ParseRaw) into the bytes
-// to write on a stream of the framing the tap says.
-func rawWire(text []byte, framing string) ([][]byte, error) {
+// parseRaw reads text in the raw syntax (inject.ParseRaw).
+func parseRaw(text []byte) ([]inject.Frame, error) {
 	frames, err := inject.ParseRaw(string(text))
 	if err != nil {
 		return nil, usageError(fmt.Errorf("the raw frame: %w", err))
@@ -181,8 +185,7 @@ func rawWire(text []byte, framing string) ([][]byte, error) {
 	if len(frames) == 0 {
 		return nil, usageError(errors.New("the raw frame is empty: give the bytes to write, as in: rpctap inject --raw '{\"jsonrpc\":\"2.0\",\"method\":\"x\"}\\x0a'"))
 	}
-	f, _ := classify.ParseFraming(framing)
-	return [][]byte{inject.Wire(frames, f)}, nil
+	return frames, nil
 }
 
 // injectFrames builds the frames to send from the flags; for --method,
