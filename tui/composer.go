@@ -581,7 +581,9 @@ func (p *composer) ShortHelp() []key.Binding {
 	if p.picking != pickNone {
 		return []key.Binding{k.Up, k.Down, k.Open, k.ComposeClose}
 	}
-	return []key.Binding{k.ComposeSend, k.ComposeDir, k.ComposeTemplates, k.ComposeCatalog, k.ComposeForward, k.ComposeEditor, k.ComposeClose}
+	// ctrl+o shows on the direction line; at 80 columns the rest fit
+	// but for the editor.
+	return []key.Binding{k.ComposeSend, k.ComposeClose, k.ComposeDir, k.ComposeTemplates, k.ComposeCatalog, k.ComposeEditor}
 }
 
 // injectDoneMsg is what a live tap answered to an injection.
