@@ -164,3 +164,27 @@ func TestIDsNeverCollideWithTheImpersonatedSide(t *testing.T) {
 		t.Errorf("the preview says %q", p.Collisions)
 	}
 }
+
+// issue 11 point 4: an id rpctap chose is used once a request with it was
+// seen, not when it was given out, so a composer sends a template's id
+// as it is the first time and a fresh one the second.
+func TestIDsSayWhichIDWasAlreadySent(t *testing.T) {
+	ids := NewIDs()
+	id := ids.Next(classify.H2S)
+	if ids.Used(classify.H2S, []byte(id)) {
+		t.Errorf("%s is used before any request was sent with it", id)
+	}
+	m := classify.Classify([]byte(`{"jsonrpc":"2.0","id":`+id+`,"method":"ping"}`), classify.H2S, classify.JSONRPC)
+	ids.See(&m)
+	if !ids.Used(classify.H2S, []byte(id)) || ids.Used(classify.S2H, []byte(id)) {
+		t.Errorf("%s sent toward the server: Used h2s %v, s2h %v; want true, false", id, ids.Used(classify.H2S, []byte(id)), ids.Used(classify.S2H, []byte(id)))
+	}
+	r := classify.Classify([]byte(`{"jsonrpc":"2.0","id":`+id+`,"result":{}}`), classify.S2H, classify.JSONRPC)
+	ids.See(&r)
+	if !ids.Used(classify.H2S, []byte(id)) {
+		t.Errorf("%s is no longer used once answered; it was sent", id)
+	}
+	if next := ids.Next(classify.H2S); next == id || ids.Used(classify.H2S, []byte(next)) {
+		t.Errorf("the next id %s is not fresh", next)
+	}
+}

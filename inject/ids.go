@@ -19,7 +19,8 @@ import (
 // It is safe for concurrent use.
 type IDs struct {
 	mu       sync.Mutex
-	top      [3]int                 // highest N of "rpctap-N" seen, per direction
+	top      [3]int                 // highest N of "rpctap-N" seen or given out, per direction
+	used     [3]int                 // highest N of "rpctap-N" seen in a request, per direction
 	inFlight [3]map[string]struct{} // requests in flight, by id key, per direction
 }
 
@@ -61,8 +62,11 @@ func (a *IDs) see(m *classify.Message) {
 	id := m.ID()
 	if id.IsString() {
 		if s, ok := classify.StringValue(id.Raw); ok && len(s) > len(idPrefix) && s[:len(idPrefix)] == idPrefix {
-			if n, err := strconv.Atoi(s[len(idPrefix):]); err == nil && n > a.top[m.Dir] {
-				a.top[m.Dir] = n
+			if n, err := strconv.Atoi(s[len(idPrefix):]); err == nil {
+				a.top[m.Dir] = max(a.top[m.Dir], n)
+				if m.Kind == classify.KindRequest {
+					a.used[m.Dir] = max(a.used[m.Dir], n)
+				}
 			}
 		}
 	}
@@ -88,6 +92,18 @@ func (a *IDs) Next(dir classify.Direction) string {
 	return `"` + idPrefix + strconv.Itoa(a.top[dir]) + `"`
 }
 
+// Peek returns the id Next would return, without taking it: templates
+// show it, and each template's request shows the same one (one is sent
+// at a time).
+func (a *IDs) Peek(dir classify.Direction) string {
+	if dir != classify.H2S && dir != classify.S2H {
+		dir = classify.H2S
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return `"` + idPrefix + strconv.Itoa(a.top[dir]+1) + `"`
+}
+
 // Collides reports whether id (JSON text) equals the id of a request in
 // flight from the sender of dir, so that a request injected with it makes
 // two requests with one id.
@@ -100,6 +116,28 @@ func (a *IDs) Collides(dir classify.Direction, id []byte) bool {
 	defer a.mu.Unlock()
 	_, ok := a.inFlight[dir][k]
 	return ok
+}
+
+// Used reports whether a request with id (JSON text) was already sent in
+// direction dir: it is in flight, or it is an id rpctap chose
+// ("rpctap-N") at or below the highest one seen in a request. A composer
+// gives such an id a fresh one when it sends, so that sending a frame
+// twice never sends one id twice.
+func (a *IDs) Used(dir classify.Direction, id []byte) bool {
+	if dir != classify.H2S && dir != classify.S2H {
+		return false
+	}
+	if a.Collides(dir, id) {
+		return true
+	}
+	s, ok := classify.StringValue(id)
+	if !ok || len(s) <= len(idPrefix) || s[:len(idPrefix)] != idPrefix {
+		return false
+	}
+	n, err := strconv.Atoi(s[len(idPrefix):])
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return err == nil && n <= a.used[dir]
 }
 
 // inFlightCount is how many requests from dir's sender are in flight.

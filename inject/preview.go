@@ -83,32 +83,11 @@ func PreviewFrames(frames []Frame, o Options) Preview {
 		framing = classify.FramingNDJSON
 	}
 	p := Preview{Wire: Wire(frames, framing)}
-	sp := classify.NewSplitter(framing)
-	data := p.Wire
-	start := 0 // where the open frame starts in Wire
-	for off := 0; ; {
-		n, end := sp.Split(data[off:], false)
-		off += n
-		if end {
-			info := sp.Frame()
-			p.Frames = append(p.Frames, p.read(data[start:off], info, false, o))
-			start = off
-			continue
-		}
-		if off == len(data) && start == len(data) {
-			break
-		}
-		if n == 0 || off == len(data) {
-			// The stream would stay inside the frame from start: read
-			// it as it would end if nothing more came.
-			rest := classify.NewSplitter(framing)
-			rest.Split(data[start:], true)
-			info := rest.Frame()
-			p.Frames = append(p.Frames, p.read(data[start:], info, true, o))
-			p.Partial = partialReason(framing, info, len(data)-start)
-			break
-		}
+	pieces, partial := SplitWire(p.Wire, framing)
+	for _, w := range pieces {
+		p.Frames = append(p.Frames, p.read(w.Bytes, w.Info, w.Open, o))
 	}
+	p.Partial = partial
 	for i, r := range p.Frames {
 		if r.Answer != nil && p.Warning == "" {
 			p.Warning = fmt.Sprintf("A strict %s must refuse %s: it answers %s.", Receiver(o.Dir), frameName(i, len(p.Frames)), oneLine(r.Message.Answer))
@@ -120,7 +99,60 @@ func PreviewFrames(frames []Frame, o Options) Preview {
 	return p
 }
 
-func (p *Preview) read(frame []byte, info classify.FrameInfo, open bool, o Options) Read {
+// A Piece is one frame of raw bytes as their receiver reads them.
+type Piece struct {
+	Bytes []byte             // the frame's bytes: header, body and terminator
+	Info  classify.FrameInfo // its framing; for the open frame, as it would end if nothing more came
+	Open  bool               // the bytes end inside this frame (see SplitWire)
+}
+
+// Body is the frame's body, without its header and terminator.
+func (w Piece) Body() []byte { return frameBody(w.Bytes, w.Info) }
+
+// Header is an lsp frame's header block, or nil for ndjson.
+func (w Piece) Header() []byte {
+	if w.Info.HeaderLen == 0 {
+		return nil
+	}
+	return w.Bytes[:min(w.Info.HeaderLen, len(w.Bytes))]
+}
+
+// SplitWire splits bytes written raw onto a stream of the framing given
+// (auto is read as ndjson) into the frames its receiver reads. partial
+// says why the bytes would leave the stream inside a frame, so that the
+// next frame the tap relays would be read as part of it (the last piece
+// is then that open frame); it is "" when they end on a frame boundary.
+// The tap refuses a partial injection unless it is forced.
+func SplitWire(data []byte, framing classify.Framing) (pieces []Piece, partial string) {
+	if framing != classify.FramingLSP {
+		framing = classify.FramingNDJSON
+	}
+	sp := classify.NewSplitter(framing)
+	start := 0 // where the open frame starts in data
+	for off := 0; ; {
+		n, end := sp.Split(data[off:], false)
+		off += n
+		if end {
+			pieces = append(pieces, Piece{Bytes: data[start:off], Info: sp.Frame()})
+			start = off
+			continue
+		}
+		if off == len(data) && start == len(data) {
+			return pieces, ""
+		}
+		if n == 0 || off == len(data) {
+			// The stream would stay inside the frame from start: read
+			// it as it would end if nothing more came.
+			rest := classify.NewSplitter(framing)
+			rest.Split(data[start:], true)
+			info := rest.Frame()
+			pieces = append(pieces, Piece{Bytes: data[start:], Info: info, Open: true})
+			return pieces, partialReason(framing, info, len(data)-start)
+		}
+	}
+}
+
+func frameBody(frame []byte, info classify.FrameInfo) []byte {
 	body := frame
 	if info.HeaderLen > 0 {
 		body = body[min(info.HeaderLen, len(body)):]
@@ -128,6 +160,11 @@ func (p *Preview) read(frame []byte, info classify.FrameInfo, open bool, o Optio
 	if int64(len(body)) > info.BodyLen {
 		body = body[:info.BodyLen]
 	}
+	return body
+}
+
+func (p *Preview) read(frame []byte, info classify.FrameInfo, open bool, o Options) Read {
+	body := frameBody(frame, info)
 	r := Read{Info: info, Open: open, Message: classify.ClassifyFramed(body, info, o.Dir, o.Profile)}
 	if r.Message.Answer != nil {
 		r.Answer = r.Message.Answer.JSON()

@@ -239,8 +239,9 @@ var lspRequests = []string{"textDocument/hover", "textDocument/definition", "tex
 
 // Templates lists a frame to start from for each method seen (with the
 // params it last had), for each tool, prompt and resource listed, and,
-// for an LSP session, the common requests about the open document. ids
-// gives requests their ids.
+// for an LSP session, the common requests about the open document. Each
+// request shows the next id of its direction (ids.Peek), without taking
+// it: one template is sent at a time.
 func (s *Seen) Templates(ids *IDs) []Template {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -249,7 +250,7 @@ func (s *Seen) Templates(ids *IDs) []Template {
 		params := s.methods[k]
 		b := []byte(`{"jsonrpc":"2.0",`)
 		if !k.notify {
-			b = append(append(append(b, `"id":`...), ids.Next(k.dir)...), ',')
+			b = append(append(append(b, `"id":`...), ids.Peek(k.dir)...), ',')
 		}
 		b = append(append(b, `"method":`...), mustJSON(k.method)...)
 		if params != nil {
@@ -260,19 +261,19 @@ func (s *Seen) Templates(ids *IDs) []Template {
 	for _, t := range s.tools {
 		args, _ := Arguments(t.Schema, nil, false)
 		out = append(out, Template{Name: "tools/call " + t.Name, Dir: classify.H2S,
-			Body: request(ids.Next(classify.H2S), "tools/call", map[string]json.RawMessage{"name": mustJSON(t.Name), "arguments": args}, "name", "arguments")})
+			Body: request(ids.Peek(classify.H2S), "tools/call", map[string]json.RawMessage{"name": mustJSON(t.Name), "arguments": args}, "name", "arguments")})
 	}
 	for _, p := range s.prompts {
 		out = append(out, Template{Name: "prompts/get " + p.Name, Dir: classify.H2S,
-			Body: request(ids.Next(classify.H2S), "prompts/get", map[string]json.RawMessage{"name": mustJSON(p.Name), "arguments": promptArgs(p, nil, false)}, "name", "arguments")})
+			Body: request(ids.Peek(classify.H2S), "prompts/get", map[string]json.RawMessage{"name": mustJSON(p.Name), "arguments": promptArgs(p, nil, false)}, "name", "arguments")})
 	}
 	for _, r := range s.res {
 		out = append(out, Template{Name: "resources/read " + r.URI, Dir: classify.H2S,
-			Body: request(ids.Next(classify.H2S), "resources/read", map[string]json.RawMessage{"uri": mustJSON(r.URI)}, "uri")})
+			Body: request(ids.Peek(classify.H2S), "resources/read", map[string]json.RawMessage{"uri": mustJSON(r.URI)}, "uri")})
 	}
 	if s.docURI != "" {
 		for _, m := range lspRequests {
-			out = append(out, Template{Name: m, Dir: classify.H2S, Body: request(ids.Next(classify.H2S), m, lspParams(m, s.docURI), "textDocument", "position", "context")})
+			out = append(out, Template{Name: m, Dir: classify.H2S, Body: request(ids.Peek(classify.H2S), m, lspParams(m, s.docURI), "textDocument", "position", "context")})
 		}
 	}
 	return out

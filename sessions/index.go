@@ -87,10 +87,10 @@ type Entry struct {
 	Event  string             // "" for a frame, else the event kind (EventStart, EventExit, EventGap, EventNote, or one this version does not know)
 	Kind   classify.Kind      // what the frame is; 0 for err frames and event records
 	Src    string             // SrcWire, SrcInject, SrcEdit, or "other" for a value this version does not know
-	// Captured, Redacted and EOF are the frame record's flags.
-	Captured, Redacted, EOF bool
-	Size                    int64  // the frame's bytes (the body, for lsp)
-	ID                      string // the id as on the wire ("" when none; "" for a batch)
+	// Captured, Redacted, EOF and Partial are the frame record's flags.
+	Captured, Redacted, EOF, Partial bool
+	Size                             int64  // the frame's bytes (the body, for lsp)
+	ID                               string // the id as on the wire ("" when none; "" for a batch)
 	// Method is the frame's method; for a response, its request's method.
 	Method string
 	// Codes holds every finding code about the frame: its own, its batch
@@ -215,6 +215,7 @@ const (
 	flagCaptured = 1 << 2
 	flagRedacted = 1 << 3
 	flagEOF      = 1 << 4
+	flagPartial  = 1 << 5
 )
 
 var srcNames = [...]string{SrcWire, SrcInject, SrcEdit, "other"}
@@ -378,6 +379,9 @@ func (x *Index) add(ev *Event, offset int64, pre *classify.Message) {
 		}
 		if ev.EOF {
 			e.flags |= flagEOF
+		}
+		if ev.Partial {
+			e.flags |= flagPartial
 		}
 	} else {
 		e.event = 1
@@ -675,6 +679,7 @@ func (x *Index) entry(e *entry) Entry {
 		Captured: e.flags&flagCaptured != 0,
 		Redacted: e.flags&flagRedacted != 0,
 		EOF:      e.flags&flagEOF != 0,
+		Partial:  e.flags&flagPartial != 0,
 		Size:     e.size,
 		ID:       string(x.ids.bytes(e.id)),
 		Method:   method,

@@ -283,6 +283,7 @@ const (
 	keyCaptured
 	keyOffset
 	keyGap
+	keyPartial
 
 	keysFrame = keyFrame | keyFrameB64 | keyHeader | keyHeaderB64
 )
@@ -401,6 +402,9 @@ func (r *Reader) parseField(s []byte, i int, key []byte, seen *int) (next int, o
 	case "captured":
 		bit = keyCaptured
 		ev.Captured, i, ok = parseBool(s, i)
+	case "partial":
+		bit = keyPartial
+		ev.Partial, i, ok = parseBool(s, i)
 	case "event":
 		bit = keyEvent
 		if v, i, ok = parseString(s, i); ok {

@@ -137,6 +137,12 @@ type Event struct {
 	// kept from its receiver: it crossed into the tap but not out of it.
 	// Replaying a direction leaves captured frames out.
 	Captured bool
+	// Partial says the frame is the open end of a raw injection forced
+	// onto the stream: Frame holds the bytes exactly as written (an lsp
+	// header included), with no terminator, and the receiver reads them
+	// joined to the bytes that follow in the direction. Replaying a
+	// direction writes them as they are.
+	Partial bool
 
 	// Live annotations: a tap's live stream adds them to the records it
 	// sends subscribers; the file never has them.
@@ -164,6 +170,7 @@ type FrameRecord struct {
 	EOF      bool               // the frame ended its stream with no terminator
 	Redacted bool               // a secret was masked in Frame
 	Captured bool               // the frame was kept from its receiver (see Event)
+	Partial  bool               // the open end of a forced raw injection (see Event)
 
 	// Derived fields, written for people who grep with jq; readers
 	// ignore them and recompute with classify. Each is left out when

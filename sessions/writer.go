@@ -150,6 +150,9 @@ func appendFrameFields(b []byte, f FrameRecord) ([]byte, error) {
 	if f.Redacted {
 		b = append(b, `,"redacted":true`...)
 	}
+	if f.Partial {
+		b = append(b, `,"partial":true`...)
+	}
 	if f.Captured {
 		b = append(b, `,"captured":true`...)
 	}

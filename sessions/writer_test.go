@@ -378,3 +378,24 @@ func TestWriteFrameDoesNotAllocate(t *testing.T) {
 		}
 	}
 }
+
+// issue 11 point 1: the open end of a forced raw injection is written
+// with "partial":true and read back, the index keeps the flag.
+func TestPartialFlagIsWrittenReadAndIndexed(t *testing.T) {
+	w, buf := newTestWriter(t)
+	if err := w.WriteFrame(sessions.FrameRecord{T: 1, Dir: classify.H2S, Src: sessions.SrcInject, Frame: []byte(`{"jsonrpc":`), Partial: true}); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Contains(buf.Bytes(), []byte(`"src":"inject","partial":true`)) {
+		t.Errorf("the record does not say partial: %s", buf.Bytes())
+	}
+	evs, _ := readAll(t, buf.Bytes())
+	if len(evs) != 1 || !evs[0].Partial || string(evs[0].Frame) != `{"jsonrpc":` {
+		t.Fatalf("read back %+v", evs)
+	}
+	x := sessions.NewIndex(sessions.IndexOptions{})
+	x.Add(&evs[0], 0)
+	if e := x.At(0); !e.Partial || e.Src != sessions.SrcInject {
+		t.Errorf("indexed as %+v", e)
+	}
+}

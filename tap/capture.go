@@ -1,6 +1,7 @@
 package tap
 
 import (
+	"fmt"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -13,9 +14,11 @@ import (
 // injected the request instead. It is safe for concurrent use: injectors
 // add ids, the relay of the answering direction takes them.
 type captureSet struct {
-	n   atomic.Int32 // ids waiting; the relay's fast path reads only this
-	mu  sync.Mutex
-	ids map[string]chan Captured
+	n       atomic.Int32 // ids waiting; the relay's fast path reads only this
+	mu      sync.Mutex
+	ids     map[string]chan Captured
+	kept    int             // captures no one waits for (InjectOptions.Keep)
+	keptIDs map[string]bool // their ids
 }
 
 // Captured is the answer to an injected request, kept from the side that
@@ -32,21 +35,41 @@ func newCaptureSet() *captureSet { return &captureSet{ids: map[string]chan Captu
 func (c *captureSet) active() bool { return c.n.Load() > 0 }
 
 // add registers an id (as classify.ID.Key) and returns the channel its
-// answer's body will arrive on.
-func (c *captureSet) add(key string) chan Captured {
+// answer's body will arrive on. A kept capture (no one waits for it: it
+// lasts until the answer comes) counts towards maxKept.
+func (c *captureSet) add(key string, kept bool) (chan Captured, error) {
 	ch := make(chan Captured, 1)
 	c.mu.Lock()
+	defer c.mu.Unlock()
+	if kept {
+		if c.kept >= maxKept {
+			return nil, fmt.Errorf("%d injected requests are waiting for their captured answers already; the tap keeps no more until some are answered (send without capture to forward the answer)", maxKept)
+		}
+		c.kept++
+		if c.keptIDs == nil {
+			c.keptIDs = map[string]bool{}
+		}
+		c.keptIDs[key] = true
+	}
 	c.ids[key] = ch
 	c.n.Store(int32(len(c.ids)))
-	c.mu.Unlock()
-	return ch
+	return ch, nil
+}
+
+// forget drops key from the ids; the caller holds mu.
+func (c *captureSet) forget(key string) {
+	delete(c.ids, key)
+	if c.keptIDs[key] {
+		delete(c.keptIDs, key)
+		c.kept--
+	}
+	c.n.Store(int32(len(c.ids)))
 }
 
 // drop forgets an id whose answer is no longer wanted.
 func (c *captureSet) drop(key string) {
 	c.mu.Lock()
-	delete(c.ids, key)
-	c.n.Store(int32(len(c.ids)))
+	c.forget(key)
 	c.mu.Unlock()
 }
 
@@ -61,8 +84,7 @@ func (c *captureSet) take(body []byte, at time.Duration) bool {
 	c.mu.Lock()
 	ch, ok := c.ids[key]
 	if ok {
-		delete(c.ids, key)
-		c.n.Store(int32(len(c.ids)))
+		c.forget(key)
 	}
 	c.mu.Unlock()
 	if ok {

@@ -139,6 +139,24 @@ type InjectReply struct {
 // SendInject asks the tap at socket to inject a frame; with capture it
 // waits up to wait for the answer.
 func SendInject(socket, dir string, frame []byte, capture bool, wait time.Duration) (InjectReply, error) {
+	return SendInjectWith(socket, InjectRequest{Dir: dir, Frame: frame, Capture: capture, Wait: wait})
+}
+
+// An InjectRequest is a frame for SendInjectWith and how to inject it
+// (see InjectOptions).
+type InjectRequest struct {
+	Dir   string // h2s or s2h
+	Frame []byte
+	// Raw, Force, Capture and Keep are as in InjectOptions: with Keep, the
+	// reply comes at once and the answer goes to the session file only.
+	Raw, Force, Capture, Keep bool
+	Wait                      time.Duration // with Capture (not Keep), how long to wait for the answer
+}
+
+// SendInjectWith asks the tap at socket to inject a frame as ir says;
+// with capture (and not keep) it waits up to ir.Wait for the answer.
+func SendInjectWith(socket string, ir InjectRequest) (InjectReply, error) {
+	dir, frame, capture, wait := ir.Dir, ir.Frame, ir.Capture, ir.Wait
 	c, err := Dial(socket)
 	if err != nil {
 		return InjectReply{}, err
@@ -147,7 +165,8 @@ func SendInject(socket, dir string, frame []byte, capture bool, wait time.Durati
 	// The frame follows the request line as it is, so that a frame of any
 	// size keeps the line short.
 	size := int64(len(frame))
-	req, _ := json.Marshal(request{Op: "inject", Dir: dir, Size: &size, Capture: capture, WaitMs: int(wait / time.Millisecond)})
+	req, _ := json.Marshal(request{Op: "inject", Dir: dir, Size: &size, Capture: capture, WaitMs: int(wait / time.Millisecond),
+		Raw: ir.Raw, Force: ir.Force, Keep: capture && ir.Keep})
 	if size > maxInjectFrame {
 		return InjectReply{}, fmt.Errorf("the frame is %d bytes; a tap injects frames of up to %d MiB", size, maxInjectFrame>>20)
 	}
@@ -171,7 +190,7 @@ func SendInject(socket, dir string, frame []byte, capture bool, wait time.Durati
 	if err := json.Unmarshal(line, &rep); err != nil {
 		return rep, err
 	}
-	if !rep.OK || !capture {
+	if !rep.OK || !capture || ir.Keep {
 		return rep, nil
 	}
 	line, err = r.ReadBytes('\n')

@@ -35,16 +35,23 @@ type dest struct {
 	dead   atomic.Bool
 }
 
-// An injection is a whole frame to insert at the next frame boundary.
+// An injection is bytes to insert at the next frame boundary: one frame
+// with its framing, or raw bytes that may hold several.
 type injection struct {
-	frame   []byte // with its framing (newline or Content-Length header)
-	body    []byte // the frame without framing, as recorded
-	header  []byte // LSP header block, when not plain
+	frame   []byte       // the bytes written: with framing (newline or Content-Length header)
+	parts   []injectPart // the frames in frame as their receiver reads them, as recorded
 	src     string
 	capture bool
 	done    chan error
 	// sent is when the frame was written (set before done is sent).
 	sent time.Duration
+}
+
+// An injectPart is one frame of an injection, as recorded.
+type injectPart struct {
+	body    []byte // the frame without framing (a partial one: its bytes as written)
+	header  []byte // LSP header block, when not plain
+	partial bool   // the open end of a forced raw injection: the stream stays inside it
 }
 
 // errClosed says the destination was closed before an injection could be
@@ -98,7 +105,9 @@ func (d *dest) drainLocked() {
 		d.qmu.Unlock()
 		inj.sent = now()
 		if !d.failed() { // recorded first, as the relay's frames are
-			d.note(item{at: inj.sent, dir: d.dir, data: inj.body, header: inj.header, src: inj.src, whole: true})
+			for _, p := range inj.parts {
+				d.note(item{at: inj.sent, dir: d.dir, data: p.body, header: p.header, src: inj.src, whole: true, partial: p.partial})
+			}
 		}
 		err := d.writeLocked(inj.frame)
 		d.kicked()

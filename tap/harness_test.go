@@ -248,6 +248,8 @@ func replay(evs []sessions.Event, dir classify.Direction, framing classify.Frami
 
 func appendRecorded(out []byte, e *sessions.Event, framing classify.Framing) []byte {
 	switch {
+	case e.Partial: // the bytes as written
+		out = append(out, e.Frame...)
 	case framing == classify.FramingLSP && e.Dir != classify.Err:
 		if e.Header != nil {
 			out = append(out, e.Header...)

@@ -34,7 +34,7 @@ func TestFrameIsRecordedBeforeItsReceiverCanAnswerIt(t *testing.T) {
 		return len(p), nil
 	})
 	d := &dest{dir: classify.H2S, w: server, note: note}
-	inj := &injection{frame: []byte("injected\n"), body: []byte("injected"), done: make(chan error, 1)}
+	inj := &injection{frame: []byte("injected\n"), parts: []injectPart{{body: []byte("injected")}}, done: make(chan error, 1)}
 	d.inject(inj)
 	if err := <-inj.done; err != nil {
 		t.Fatal(err)

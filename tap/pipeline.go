@@ -218,6 +218,7 @@ type job struct {
 	info     classify.FrameInfo
 	eof      bool
 	captured bool
+	partial  bool // the open end of a forced raw injection
 	event    sessions.EventRecord
 	spool    *spool
 	spoolErr error  // the spool could not be made
@@ -282,7 +283,7 @@ func (r *recorder) encodeFrame(dst []byte, j *job, body, header []byte, p classi
 	header, maskedHeader := r.redact.mask(header)
 	j.redacted = maskedBody || maskedHeader
 	rec := sessions.FrameRecord{T: int64(j.t / time.Microsecond), Dir: j.dir, Src: j.src, Frame: body, Header: header,
-		EOF: j.eof, Captured: j.captured, Redacted: j.redacted}
+		EOF: j.eof, Captured: j.captured, Redacted: j.redacted, Partial: j.partial}
 	if j.dir != classify.Err {
 		info := j.info
 		info.BodyLen += int64(len(body) - n)

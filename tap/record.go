@@ -27,6 +27,7 @@ type item struct {
 	src      string
 	whole    bool // data is one whole frame body (an injection)
 	captured bool // data is whole frames kept from their receiver
+	partial  bool // with whole: the open end of a forced raw injection
 	eof      bool // the direction's stream ended
 	event    *sessions.EventRecord
 }
@@ -353,7 +354,7 @@ func (r *recorder) process(it item) {
 // whole records an injected frame.
 func (r *recorder) whole(it item) {
 	n := int64(len(it.data))
-	r.addJob(job{kind: jobFrame, t: it.at - r.started, dir: it.dir, src: it.src, info: classify.FrameInfo{BodyLen: n, Size: n}}, it.data, it.header)
+	r.addJob(job{kind: jobFrame, t: it.at - r.started, dir: it.dir, src: it.src, info: classify.FrameInfo{BodyLen: n, Size: n}, partial: it.partial}, it.data, it.header)
 }
 
 // wire splits a direction's bytes into frames and records each.

@@ -11,11 +11,13 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
 
 	"github.com/rpctap/rpctap/classify"
+	"github.com/rpctap/rpctap/inject"
 	"github.com/rpctap/rpctap/sessions"
 )
 
@@ -37,7 +39,23 @@ import (
 //	                   with capture, the answer and how long it took, from
 //	                   the frame's write to the answer's read:
 //	                   {"reply":{…},"latency_us":N} or
-//	                   {"reply":null,"error":"…"}
+//	                   {"reply":null,"error":"…"}; once wait_ms has passed
+//	                   with no answer, the capture ends and a late answer
+//	                   goes on to the other side
+//	  "raw":true     the frame's bytes go on the wire exactly as given, no
+//	                 framing added (several frames, a hand-made lsp header,
+//	                 a line with no newline), still only at a frame
+//	                 boundary, never inside a relayed frame; each frame
+//	                 the receiver reads in them is recorded with src inject
+//	  "force":true   with raw, bytes that leave the stream inside a frame
+//	                 (a partial frame) are sent, their open end recorded
+//	                 with "partial":true; without it they are refused, and
+//	                 the error says why
+//	  "keep":true    with capture, the tap answers {"ok":true,"id":…} only
+//	                 and keeps the capture until the answer comes or the
+//	                 session ends, however late: the answer is recorded
+//	                 ("captured":true), never forwarded (the live view
+//	                 injects so; at most maxKept wait at a time)
 //
 // A request that is too long, not JSON, or not whole within
 // requestTimeout gets {"ok":false,"error":"…"} and the connection closed.
@@ -49,6 +67,9 @@ type request struct {
 	Size    *int64 `json:"size,omitempty"` // inject: the frame's bytes follow the line
 	Capture bool   `json:"capture"`
 	WaitMs  int    `json:"wait_ms"`
+	Raw     bool   `json:"raw,omitempty"`   // inject: the bytes as they are, no framing added
+	Force   bool   `json:"force,omitempty"` // inject: raw bytes that end inside a frame
+	Keep    bool   `json:"keep,omitempty"`  // inject: capture with no wait (see InjectOptions.Keep)
 }
 
 // Bounds on what a socket client sends: the request line, an injected
@@ -364,7 +385,7 @@ func (t *Tap) serveInject(c net.Conn, br *bufio.Reader, req request) {
 		}
 	}
 	c.SetReadDeadline(time.Time{})
-	res, err := t.Inject(dir, body, req.Capture)
+	res, err := t.Inject(dir, body, InjectOptions{Raw: req.Raw, Force: req.Force, Capture: req.Capture, Keep: req.Capture && req.Keep})
 	if req.Size != nil {
 		body = nil
 		<-t.injecting
@@ -374,7 +395,7 @@ func (t *Tap) serveInject(c net.Conn, br *bufio.Reader, req request) {
 		return
 	}
 	reply(c, map[string]any{"ok": true, "id": res.ID})
-	if res.Reply == nil {
+	if res.Reply == nil || req.Keep {
 		return
 	}
 	wait := time.Duration(req.WaitMs) * time.Millisecond
@@ -458,10 +479,36 @@ func (r InjectResult) cancel() {
 	}
 }
 
-// Inject inserts a frame (its body: the framing is added) into the stream
-// towards dir's receiver at the next frame boundary, records it with src
-// inject, and with capture keeps the receiver's answer from the other side.
-func (t *Tap) Inject(dir classify.Direction, body []byte, capture bool) (InjectResult, error) {
+// InjectOptions say how a frame is injected.
+type InjectOptions struct {
+	// Raw says the bytes go on the wire exactly as given, with no framing
+	// added: several frames, a hand-made lsp header, a line with no
+	// newline. They are still written at a frame boundary, never inside a
+	// relayed frame, and recorded as the frames the receiver reads.
+	Raw bool
+	// Force sends raw bytes that leave the stream inside a frame (a
+	// partial frame: the next frame relayed would be read as part of
+	// it); without it such bytes are refused, with the reason.
+	Force bool
+	// Capture keeps the receiver's answer to the injected request from
+	// the other side, and hands it over on InjectResult.Reply.
+	Capture bool
+	// Keep, with Capture, keeps the capture until the answer comes or
+	// the session ends, whether or not anyone waits for it: the answer
+	// is recorded (captured) and never reaches the side that did not
+	// send the request, however late it is. The live view injects so.
+	Keep bool
+}
+
+// maxKept bounds the captures kept with no one waiting, per direction: a
+// peer that never answers does not grow the tap's memory past it.
+const maxKept = 4096
+
+// Inject inserts a frame into the stream towards dir's receiver at the
+// next frame boundary: its body, to which the stream's framing is added,
+// or with o.Raw its bytes as they are. It records it with src inject,
+// and with o.Capture keeps the receiver's answer from the other side.
+func (t *Tap) Inject(dir classify.Direction, body []byte, o InjectOptions) (InjectResult, error) {
 	if dir != classify.H2S && dir != classify.S2H {
 		return InjectResult{}, errors.New("a frame can be injected towards the server (h2s) or the host (s2h) only")
 	}
@@ -479,35 +526,50 @@ func (t *Tap) Inject(dir classify.Direction, body []byte, capture bool) (InjectR
 	if framing == 0 {
 		framing = t.opts.Framing
 	}
-	// frame is the body with its framing; the recorded body is a slice of
-	// it, so the tap holds one copy of the frame.
-	var frame []byte
-	switch framing {
-	case classify.FramingLSP:
-		header := "Content-Length: " + strconv.Itoa(len(body)) + "\r\n\r\n"
-		frame = append(append(make([]byte, 0, len(header)+len(body)), header...), body...)
-		body = frame[len(header):]
-	default:
-		if bytes.IndexByte(body, '\n') >= 0 {
-			return InjectResult{}, errors.New("the frame holds a line feed, which would split it into two frames on a newline-framed stream; remove it (JSON needs none)")
+	inj := &injection{src: sessions.SrcInject, capture: o.Capture, done: make(chan error, 1)}
+	var req []byte // the frame whose answer is captured
+	if o.Raw {
+		if err := inj.splitRaw(body, framing, o); err != nil {
+			return InjectResult{}, err
 		}
-		frame = append(append(make([]byte, 0, len(body)+1), body...), '\n')
-		body = frame[:len(body)]
+		if o.Capture && (len(inj.parts) != 1 || inj.parts[0].partial) {
+			return InjectResult{}, errors.New("--capture keeps the answer to one request, and these raw bytes are not one whole frame; send them without --capture, or one request at a time")
+		}
+		req = inj.parts[0].body
+	} else {
+		// frame is the body with its framing; the recorded body is a
+		// slice of it, so the tap holds one copy of the frame.
+		switch framing {
+		case classify.FramingLSP:
+			header := "Content-Length: " + strconv.Itoa(len(body)) + "\r\n\r\n"
+			inj.frame = append(append(make([]byte, 0, len(header)+len(body)), header...), body...)
+			body = inj.frame[len(header):]
+		default:
+			if bytes.IndexByte(body, '\n') >= 0 {
+				return InjectResult{}, errors.New("the frame holds a line feed, which would split it into two frames on a newline-framed stream; remove it (JSON needs none), or send the bytes as they are with --raw")
+			}
+			inj.frame = append(append(make([]byte, 0, len(body)+1), body...), '\n')
+			body = inj.frame[:len(body)]
+		}
+		inj.parts = []injectPart{{body: body}}
+		req = body
 	}
 	var res InjectResult
-	m := classify.Classify(body, dir, classify.JSONRPC)
-	if m.HasID() {
+	m := classify.Classify(req, dir, classify.JSONRPC)
+	if m.HasID() && len(inj.parts) == 1 {
 		res.ID = string(m.ID().Raw)
 	}
-	if capture {
+	if o.Capture {
 		if m.Kind != classify.KindRequest {
 			return InjectResult{}, fmt.Errorf("--capture keeps the answer to a request, and this frame is %s, which gets no answer; send it without --capture, or make it a request with an id, as in: {\"jsonrpc\":\"2.0\",\"id\":\"rpctap-1\",\"method\":\"ping\"}", kindPhrase(m.Kind))
 		}
 		res.key = m.ID().Key()
 		res.set = set
-		res.Reply = set.add(res.key)
+		var err error
+		if res.Reply, err = set.add(res.key, o.Keep); err != nil {
+			return InjectResult{}, err
+		}
 	}
-	inj := &injection{frame: frame, body: body, src: sessions.SrcInject, capture: capture, done: make(chan error, 1)}
 	d.inject(inj)
 	if err := <-inj.done; err != nil {
 		res.cancel()
@@ -515,6 +577,30 @@ func (t *Tap) Inject(dir classify.Direction, body []byte, capture bool) (InjectR
 	}
 	res.Sent = inj.sent
 	return res, nil
+}
+
+// splitRaw takes raw bytes as the frames their receiver reads, each
+// recorded on its own; an open last frame is refused unless forced.
+func (inj *injection) splitRaw(b []byte, framing classify.Framing, o InjectOptions) error {
+	if len(b) == 0 {
+		return errors.New("the raw frame is empty: give the bytes to write")
+	}
+	pieces, partial := inject.SplitWire(b, framing)
+	if partial != "" && !o.Force {
+		return fmt.Errorf("refused a partial frame: %s (rpctap inject --raw --force sends it; in the composer, a second ctrl+s)", strings.TrimSuffix(partial, "."))
+	}
+	inj.frame = b
+	for _, p := range pieces {
+		part := injectPart{body: p.Body()}
+		switch {
+		case p.Open:
+			part = injectPart{body: p.Bytes, partial: true}
+		case p.Info.HeaderLen > 0 && !p.Info.PlainHeader:
+			part.header = p.Header()
+		}
+		inj.parts = append(inj.parts, part)
+	}
+	return nil
 }
 
 // kindPhrase names a kind of frame with its article, for sentences.

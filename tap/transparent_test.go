@@ -234,16 +234,24 @@ func (in *injector) run(tp *Tap, rng *rand.Rand, stop <-chan struct{}) {
 		}
 		body := fmt.Appendf(nil, `{"jsonrpc":"2.0","method":"rpctap/test","params":{"stream":%d,"dir":"%s","n":%d,"pad":"%s"}}`,
 			in.stream, in.dir, n, strings.Repeat("p", in.padSize(rng, n)))
-		_, err := tp.Inject(in.dir, body, false)
+		// One injection in five is raw: two frames in one write, the
+		// first with a hand-made lsp header; they too must land whole,
+		// between relayed frames.
+		raw := rng.IntN(5) == 0
+		bodies, frames := [][]byte{body}, [][]byte{in.framed(body, false)}
+		var err error
+		if raw {
+			second := fmt.Appendf(nil, `{"jsonrpc":"2.0","method":"rpctap/raw","params":{"stream":%d,"n":%d}}`, in.stream, n)
+			bodies, frames = append(bodies, second), [][]byte{in.framed(body, true), in.framed(second, false)}
+			_, err = tp.Inject(in.dir, bytes.Join(frames, nil), InjectOptions{Raw: true})
+		} else {
+			_, err = tp.Inject(in.dir, body, InjectOptions{})
+		}
 		switch {
 		case err == nil:
 			in.largest = max(in.largest, len(body))
-			in.bodies = append(in.bodies, body)
-			if in.framing == classify.FramingLSP {
-				in.frames = append(in.frames, fmt.Appendf(nil, "Content-Length: %d\r\n\r\n%s", len(body), body))
-			} else {
-				in.frames = append(in.frames, append(body, '\n'))
-			}
+			in.bodies = append(in.bodies, bodies...)
+			in.frames = append(in.frames, frames...)
 		case errors.Is(err, errClosed):
 			return
 		case strings.Contains(err.Error(), "has not started"):
@@ -253,6 +261,18 @@ func (in *injector) run(tp *Tap, rng *rand.Rand, stop <-chan struct{}) {
 			return
 		}
 	}
+}
+
+// framed is body with the stream's framing; hand adds a header of the
+// injector's own on lsp.
+func (in *injector) framed(body []byte, hand bool) []byte {
+	switch {
+	case in.framing == classify.FramingLSP && hand:
+		return fmt.Appendf(nil, "Content-Length: %d\r\nX-Rpctap-Test: raw\r\n\r\n%s", len(body), body)
+	case in.framing == classify.FramingLSP:
+		return fmt.Appendf(nil, "Content-Length: %d\r\n\r\n%s", len(body), body)
+	}
+	return append(bytes.Clone(body), '\n')
 }
 
 // storeMax makes a at least v.

@@ -184,6 +184,18 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			}
 		}
 		return m, nil
+	case templatesMsg:
+		for _, v := range m.views {
+			if v.id != msg.session || v.composer == nil {
+				continue
+			}
+			if msg.err != nil {
+				v.composer.note(msg.err.Error())
+			} else {
+				v.composer.setTemplates(msg.templates)
+			}
+		}
+		return m, nil
 	case injectDoneMsg:
 		if v := m.view(); v != nil && v.id == msg.session {
 			m.status = msg.text
@@ -465,6 +477,8 @@ func (m *Model) composeKey(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
 		cmd := v.composer.fill(text, dir)
 		v.composer.note(note)
 		return m, cmd
+	case in.templates:
+		return m, templatesCmd(v.id, v.src, v.idsFresh())
 	case in.send != nil:
 		m.status = "sending…"
 		return m, injectCmd(v.id, v.src.Socket(), *in.send)
@@ -689,7 +703,7 @@ func (m *Model) helpView() string {
 	}
 	rows = append(rows, lipgloss.JoinHorizontal(lipgloss.Top, row...))
 	var words []string
-	for _, long := range []string{"UNMATCHED", "INVALID", "REDACTED", "OPAQUE", "LEAKY", "TIMEOUT"} {
+	for _, long := range []string{"UNMATCHED", "INVALID", "REDACTED", "OPAQUE", "LEAKY", "TIMEOUT", "CAPTURED", "PARTIAL"} {
 		words = append(words, compactBadges[long]+" "+strings.ToLower(long))
 	}
 	legend := ansi.Wrap(s.Dim.Render("narrow tables shorten badges: "+strings.Join(words, " · ")), m.width, " ")

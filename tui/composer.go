@@ -1,9 +1,11 @@
 package tui
 
 import (
+	"bytes"
 	"fmt"
 	"strings"
 
+	"github.com/alecthomas/chroma/v2"
 	"github.com/charmbracelet/bubbles/cursor"
 	"github.com/charmbracelet/bubbles/key"
 	"github.com/charmbracelet/bubbles/textarea"
@@ -36,16 +38,38 @@ type composer struct {
 	armed   bool // the warning was shown: a second send sends
 	// noteText is the composer's feedback, kept until the text changes.
 	noteText string
-	// picking: the catalog's entries show in place of the text; sel is
-	// the one selected.
-	picking bool
-	sel     int
-	catalog []inject.Entry
+	// picking: a list shows in place of the text (the catalog, or the
+	// templates of the session); sel is the entry selected.
+	picking   pickList
+	sel       int
+	catalog   []inject.Entry
+	templates []inject.Template
+	// forward sends the answer to the next request on to the other side
+	// instead of capturing it (ctrl+o; reset by a send).
+	forward bool
+	// given is the view's set of ids its templates gave out (see
+	// sessionView.given).
+	given map[string]bool
+	// The drawn text: its cells, coloured, for the text it is of, and
+	// the first row shown.
+	es      *editStyles
+	cells   [][]cell
+	cellsOf string
+	top     int
 	width   int
 	height  int
 }
 
-func newComposer(c *common, session int, dir classify.Direction, opts inject.Options) *composer {
+// pickList is the list the composer shows in place of its text.
+type pickList int
+
+const (
+	pickNone pickList = iota
+	pickCatalog
+	pickTemplates
+)
+
+func newComposer(c *common, session int, dir classify.Direction, opts inject.Options, given map[string]bool) *composer {
 	ta := textarea.New()
 	ta.ShowLineNumbers = false
 	ta.Prompt = ""
@@ -57,7 +81,7 @@ func newComposer(c *common, session int, dir classify.Direction, opts inject.Opt
 	ta.KeyMap.DeleteAfterCursor = key.NewBinding(key.WithKeys())
 	ta.Cursor.SetMode(cursor.CursorStatic)
 	ta.Focus()
-	p := &composer{c: c, session: session, ta: ta, dir: dir, opts: opts, catalog: inject.Catalog()}
+	p := &composer{c: c, session: session, ta: ta, dir: dir, opts: opts, catalog: inject.Catalog(), given: given, es: newEditStyles(c)}
 	return p
 }
 
@@ -84,30 +108,46 @@ const composerLines = 3
 
 // A composerIntent is what the composer asks the root to do.
 type composerIntent struct {
-	quit  bool // ctrl+c: no text holds it
-	close bool
-	pick  *inject.Entry // fill the composer with this catalog entry
-	edit  bool          // open the text in $EDITOR
-	send  *injectRequest
+	quit      bool // ctrl+c: no text holds it
+	close     bool
+	pick      *inject.Entry // fill the composer with this catalog entry
+	templates bool          // list the session's templates (built in a command)
+	edit      bool          // open the text in $EDITOR
+	send      *injectRequest
 }
 
 // An injectRequest is the frames to send to a live tap, a plain value.
 type injectRequest struct {
 	dir    classify.Direction
-	frames [][]byte
+	frames []injectFrame
+}
+
+// An injectFrame is one write to the tap.
+type injectFrame struct {
+	bytes   []byte
+	raw     bool   // the bytes as they are (the text used raw escapes)
+	force   bool   // a partial frame, confirmed
+	capture bool   // a request whose answer the tap keeps (the view's default)
+	id      string // the request's id, for the status line
 }
 
 // Update handles a key: the composer's own, else the text area's.
 func (p *composer) Update(msg tea.KeyMsg) (composerIntent, tea.Cmd) {
 	k := p.c.keys
-	if p.picking {
-		return p.pickKey(msg), nil
+	if p.picking != pickNone {
+		return p.pickKey(msg)
 	}
 	switch {
 	case key.Matches(msg, k.Interrupt):
 		return composerIntent{quit: true}, nil
 	case key.Matches(msg, k.ComposeCatalog):
-		p.picking = true
+		p.picking, p.sel = pickCatalog, 0
+		return composerIntent{}, nil
+	case key.Matches(msg, k.ComposeTemplates):
+		p.note("reading the session for templates…")
+		return composerIntent{templates: true}, nil
+	case key.Matches(msg, k.ComposeForward):
+		p.forward = !p.forward
 		return composerIntent{}, nil
 	case key.Matches(msg, k.ComposeEditor):
 		return composerIntent{edit: true}, nil
@@ -128,41 +168,85 @@ func (p *composer) Update(msg tea.KeyMsg) (composerIntent, tea.Cmd) {
 	return composerIntent{}, cmd
 }
 
-// pickKey handles a key while the catalog shows: move, pick, or go back
-// to the text.
-func (p *composer) pickKey(msg tea.KeyMsg) composerIntent {
+// pickKey handles a key while a list shows: move, pick, or go back to
+// the text.
+func (p *composer) pickKey(msg tea.KeyMsg) (composerIntent, tea.Cmd) {
 	k := p.c.keys
+	n := p.listLen()
 	switch {
 	case key.Matches(msg, k.Interrupt):
-		return composerIntent{quit: true}
-	case key.Matches(msg, k.ComposeClose), key.Matches(msg, k.ComposeCatalog):
-		p.picking = false
+		return composerIntent{quit: true}, nil
+	case key.Matches(msg, k.ComposeClose), key.Matches(msg, k.ComposeCatalog) && p.picking == pickCatalog,
+		key.Matches(msg, k.ComposeTemplates) && p.picking == pickTemplates:
+		p.picking = pickNone
 	case key.Matches(msg, k.Up):
 		p.sel = max(p.sel-1, 0)
 	case key.Matches(msg, k.Down):
-		p.sel = min(p.sel+1, len(p.catalog)-1)
-	case key.Matches(msg, k.Open):
-		p.picking = false
-		e := p.catalog[p.sel]
-		return composerIntent{pick: &e}
+		p.sel = max(min(p.sel+1, n-1), 0)
+	case key.Matches(msg, k.Open) && n > 0:
+		list := p.picking
+		p.picking = pickNone
+		if list == pickCatalog {
+			e := p.catalog[p.sel]
+			return composerIntent{pick: &e}, nil
+		}
+		t := p.templates[p.sel]
+		m := classify.Classify(t.Body, t.Dir, classify.JSONRPC)
+		if m.HasID() {
+			p.given[string(m.ID().Raw)] = true
+		}
+		cmd := p.fill(inject.FormatRaw([][]byte{t.Body}), t.Dir)
+		p.note("template " + classify.EscapeString(t.Name, 60) + ": edit the placeholders, then ctrl+s")
+		return composerIntent{}, cmd
 	}
-	return composerIntent{}
+	return composerIntent{}, nil
 }
 
-// catalogView lists the catalog's entries around the selected one, with
-// the direction each makes sense in and its rule.
-func (p *composer) catalogView() string {
+func (p *composer) listLen() int {
+	if p.picking == pickTemplates {
+		return len(p.templates)
+	}
+	return len(p.catalog)
+}
+
+// setTemplates shows the session's templates to pick from.
+func (p *composer) setTemplates(ts []inject.Template) {
+	p.templates = ts
+	p.noteText = ""
+	if len(ts) == 0 {
+		p.note("no templates yet: the session has shown no method (a tools/list result gives one per tool)")
+		return
+	}
+	p.picking, p.sel = pickTemplates, 0
+}
+
+// listView lists the catalog's entries (with the direction each makes
+// sense in and its rule) or the templates (with where each goes and its
+// frame) around the selected one.
+func (p *composer) listView() string {
 	s := p.c.styles
 	h := max(p.height-composerLines, 1)
-	first := min(max(p.sel-h/2, 0), max(len(p.catalog)-h, 0))
+	n := p.listLen()
+	first := min(max(p.sel-h/2, 0), max(n-h, 0))
+	nameW := 0
+	for _, t := range p.templates {
+		nameW = max(nameW, min(len(classify.EscapeString(t.Name, 80)), 36))
+	}
 	var lines []string
-	for i := first; i < len(p.catalog) && len(lines) < h; i++ {
-		e := p.catalog[i]
-		dir := "either"
-		if e.Dir != inject.Either {
-			dir = e.Dir.String()
+	for i := first; i < n && len(lines) < h; i++ {
+		var line string
+		if p.picking == pickTemplates {
+			t := p.templates[i]
+			line = fmt.Sprintf("%-*s %-4s %s", nameW, truncate(classify.EscapeString(t.Name, 80), nameW), t.Dir, classify.Escape(t.Body, 400))
+		} else {
+			e := p.catalog[i]
+			dir := "either"
+			if e.Dir != inject.Either {
+				dir = e.Dir.String()
+			}
+			line = fmt.Sprintf("%-24s %-6s %s", e.Name, dir, e.Rule)
 		}
-		line := truncate(fmt.Sprintf("%-24s %-6s %s", e.Name, dir, e.Rule), p.width)
+		line = truncate(line, p.width)
 		if i == p.sel {
 			line = s.Selected.Render(line)
 		}
@@ -175,7 +259,9 @@ func (p *composer) catalogView() string {
 }
 
 // send turns the text into frames to send, or says why not: a frame the
-// tap cannot take, a preview not ready, a warning not yet confirmed.
+// tap cannot take, a preview not ready, a warning (or a partial frame)
+// not yet confirmed. A request whose id the view gave out and that was
+// sent already gets a fresh id now, and the text shows it.
 func (p *composer) send() composerIntent {
 	switch {
 	case strings.TrimSpace(p.ta.Value()) == "":
@@ -191,23 +277,115 @@ func (p *composer) send() composerIntent {
 		p.note("write a frame first, as in " + p.ta.Placeholder)
 		return composerIntent{}
 	}
-	for _, f := range p.frames {
-		if f.Raw {
-			p.note(`not sent: the tap adds the framing to every frame it injects, so a frame ending in \c cannot be sent yet; drop the \c`)
-			return composerIntent{}
-		}
-	}
 	if p.preview.Warning != "" && !p.armed {
 		p.armed = true
-		p.note("ctrl+s again sends it anyway: " + p.preview.Warning)
+		if p.preview.Partial != "" {
+			p.note("ctrl+s again forces this partial frame: " + p.preview.Partial)
+		} else {
+			p.note("ctrl+s again sends it anyway: " + p.preview.Warning)
+		}
 		return composerIntent{}
 	}
-	p.armed, p.noteText = false, ""
+	frames := p.freshIDs()
 	req := &injectRequest{dir: p.dir}
-	for _, f := range p.frames {
-		req.frames = append(req.frames, f.Body)
+	if p.needsRaw(frames) {
+		wire := inject.Wire(frames, p.framing())
+		f := injectFrame{bytes: wire, raw: true, force: p.preview.Partial != ""}
+		if pieces, _ := inject.SplitWire(wire, p.framing()); len(pieces) == 1 && !pieces[0].Open {
+			f.id, f.capture = p.requestID(pieces[0].Body())
+		}
+		req.frames = []injectFrame{f}
+	} else {
+		for _, fr := range frames {
+			f := injectFrame{bytes: fr.Body}
+			f.id, f.capture = p.requestID(fr.Body)
+			req.frames = append(req.frames, f)
+		}
 	}
+	if p.forward {
+		for i := range req.frames {
+			req.frames[i].capture = false
+		}
+	}
+	for _, fr := range frames { // sent: a second send gets fresh ids
+		m := classify.Classify(fr.Body, p.dir, classify.JSONRPC)
+		p.opts.IDs.See(&m)
+	}
+	p.armed, p.noteText, p.forward = false, "", false
 	return composerIntent{send: req}
+}
+
+// framing is the stream's framing the frames go on.
+func (p *composer) framing() classify.Framing {
+	if p.opts.Framing == classify.FramingLSP {
+		return classify.FramingLSP
+	}
+	return classify.FramingNDJSON
+}
+
+// needsRaw says the frames cannot be sent one by one with the framing
+// the tap adds: one ends in \c, or holds a line feed on ndjson.
+func (p *composer) needsRaw(frames []inject.Frame) bool {
+	for _, f := range frames {
+		if f.Raw || p.framing() == classify.FramingNDJSON && bytes.IndexByte(f.Body, '\n') >= 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// requestID is a request's id (JSON text), and whether it is one whose
+// answer can be captured.
+func (p *composer) requestID(body []byte) (string, bool) {
+	m := classify.Classify(body, p.dir, classify.JSONRPC)
+	if m.Kind != classify.KindRequest || !m.HasID() {
+		return "", false
+	}
+	return string(m.ID().Raw), true
+}
+
+// freshIDs gives each request whose id the view gave out, and which was
+// sent already, a fresh id, in the frames and in the text.
+func (p *composer) freshIDs() []inject.Frame {
+	frames := append([]inject.Frame(nil), p.frames...)
+	text := p.ta.Value()
+	changed := false
+	for i, f := range frames {
+		m := classify.Classify(f.Body, p.dir, classify.JSONRPC)
+		if m.Kind != classify.KindRequest || !m.HasID() {
+			continue
+		}
+		old := string(m.ID().Raw)
+		if !p.given[old] || !p.opts.IDs.Used(p.dir, m.ID().Raw) {
+			continue
+		}
+		id := p.opts.IDs.Next(p.dir)
+		body, err := inject.Resend(&m, id)
+		if err != nil {
+			continue
+		}
+		frames[i].Body = body
+		p.given[id] = true
+		text = strings.Replace(text, old, id, 1)
+		changed = true
+	}
+	if changed {
+		p.ta.SetValue(text)
+		p.changed()
+	}
+	return frames
+}
+
+// reused names the first request whose id the view gave out and which
+// was sent already: ctrl+s gives it a fresh one.
+func (p *composer) reused() string {
+	for _, f := range p.frames {
+		m := classify.Classify(f.Body, p.dir, classify.JSONRPC)
+		if m.Kind == classify.KindRequest && m.HasID() && p.given[string(m.ID().Raw)] && p.opts.IDs.Used(p.dir, m.ID().Raw) {
+			return classify.Escape(m.ID().Raw, 40)
+		}
+	}
+	return ""
 }
 
 // note sets the composer's line of feedback.
@@ -263,17 +441,21 @@ func (p *composer) applyPreview(msg previewMsg) {
 // View draws the text area, the direction, the preview and the warning.
 func (p *composer) View() string {
 	s := p.c.styles
-	dir := "→ to the server, as if from the host (h2s)"
+	dir := "→ to the server, as if from the host"
 	if p.dir == classify.S2H {
-		dir = "← to the host, as if from the server (s2h)"
+		dir = "← to the host, as if from the server"
 	}
-	top := p.ta.View()
-	if p.picking {
-		top = p.catalogView()
+	answer := s.Dim.Render(" · answer captured (ctrl+o)")
+	if p.forward {
+		answer = s.SevWarn.Render(" · answer FORWARDED to the " + inject.Sender(p.dir) + " (ctrl+o)")
+	}
+	top := p.editorView()
+	if p.picking != pickNone {
+		top = p.listView()
 	}
 	lines := []string{
 		top,
-		truncate(s.Title.Render("inject ")+dir+s.Dim.Render("  ctrl+d/tab switches"), p.width),
+		truncate(s.Title.Render("inject ")+dir+answer, p.width),
 		truncate(p.previewLine(), p.width),
 		truncate(p.warningLine(), p.width),
 	}
@@ -324,19 +506,84 @@ func (p *composer) warningLine() string {
 		return s.SevWarn.Render(p.noteText)
 	case p.ready && p.preview.Warning != "":
 		return s.SevWarn.Render("⚠ " + p.preview.Warning)
+	case p.ready && p.reused() != "":
+		return s.Dim.Render("the id " + p.reused() + " was sent already: ctrl+s sends this with a fresh one")
 	case p.ready && len(p.preview.Collisions) > 0:
 		return s.SevWarn.Render("⚠ " + p.preview.Collisions[0])
 	}
 	return ""
 }
 
+// editorView draws the text, coloured as JSON, with peer text escaped;
+// the placeholder when there is none. A large text is drawn from a
+// window around the cursor only, so that a key typed into a frame of
+// megabytes costs no more than one into a small one.
+func (p *composer) editorView() string {
+	text := p.ta.Value()
+	if text == "" {
+		return p.ta.View()
+	}
+	h := max(p.height-composerLines, 1)
+	li := p.ta.LineInfo()
+	row, col := p.ta.Line(), li.StartColumn+li.ColumnOffset
+	if len(text) > previewInline {
+		win, wrow, wcol := editWindow(text, row, col, p.width, h)
+		out, _ := drawEditor(highlightLines(win, p.es, nil), wrow, wcol, p.width, h, 0, p.es, p.c.styles.Selected)
+		return out
+	}
+	if p.cells == nil || p.cellsOf != text {
+		p.cells, p.cellsOf = highlightLines(text, p.es, p.lexer()), text
+	}
+	out, top := drawEditor(p.cells, row, col, p.width, h, p.top, p.es, p.c.styles.Selected)
+	p.top = top
+	return out
+}
+
+// editWindow cuts from text the lines around line row that a w×h window
+// can show, and of each long line the runes around the cursor (col on
+// row) or its start; it returns them with the cursor's place in them.
+func editWindow(text string, row, col, w, h int) (string, int, int) {
+	lines := strings.Split(text, "\n")
+	first := max(row-h, 0)
+	last := min(row+h, len(lines)-1)
+	span := max(w, 1) * h // runes a window shows at most
+	var out []string
+	wrow, wcol := row-first, col
+	for i := first; i <= last; i++ {
+		line := lines[i]
+		if len(line) <= span {
+			out = append(out, line)
+			continue
+		}
+		r := []rune(line)
+		from := 0
+		if i == row {
+			// Whole rows before the cursor, so that wrapping keeps the
+			// columns it has in the full line.
+			from = max(col-span+max(w, 1), 0) / max(w, 1) * max(w, 1)
+			wcol = col - from
+		}
+		out = append(out, string(r[from:min(from+span, len(r))]))
+	}
+	return strings.Join(out, "\n"), wrow, wcol
+}
+
+func (p *composer) lexer() chroma.Lexer {
+	if p.c.hl == nil {
+		return nil
+	}
+	return p.c.hl.lexer
+}
+
 // ShortHelp is the footer while the composer is open.
 func (p *composer) ShortHelp() []key.Binding {
 	k := p.c.keys
-	if p.picking {
+	if p.picking != pickNone {
 		return []key.Binding{k.Up, k.Down, k.Open, k.ComposeClose}
 	}
-	return []key.Binding{k.ComposeSend, k.ComposeDir, k.ComposeCatalog, k.ComposeEditor, k.ComposeClose}
+	// ctrl+o shows on the direction line; at 80 columns the rest fit
+	// but for the editor.
+	return []key.Binding{k.ComposeSend, k.ComposeClose, k.ComposeDir, k.ComposeTemplates, k.ComposeCatalog, k.ComposeEditor}
 }
 
 // injectDoneMsg is what a live tap answered to an injection.
@@ -346,11 +593,16 @@ type injectDoneMsg struct {
 }
 
 // injectCmd sends the frames to the tap at socket, one after another, and
-// says what happened. It copies what it needs: no model is read.
+// says what happened. It copies what it needs: no model is read. A
+// request's answer is captured with a kept capture: the tap holds it
+// from the other side however late it comes, and records it, and the
+// view shows it paired with the request; no one waits for it here.
 func injectCmd(session int, socket string, req injectRequest) tea.Cmd {
 	return func() tea.Msg {
+		captured, forwarded := 0, 0
+		var last string
 		for i, f := range req.frames {
-			rep, err := tap.SendInject(socket, req.dir.String(), f, false, 0)
+			rep, err := tap.SendInjectWith(socket, tap.InjectRequest{Dir: req.dir.String(), Frame: f.bytes, Raw: f.raw, Force: f.force, Capture: f.capture, Keep: true})
 			which := "the frame"
 			if len(req.frames) > 1 {
 				which = fmt.Sprintf("frame %d of %d", i+1, len(req.frames))
@@ -361,11 +613,28 @@ func injectCmd(session int, socket string, req injectRequest) tea.Cmd {
 			case !rep.OK:
 				return injectDoneMsg{session, fmt.Sprintf("the tap refused %s: %s", which, classify.EscapeString(rep.Error, 0))}
 			}
+			switch {
+			case f.capture:
+				captured++
+				last = f.id
+			case f.id != "":
+				forwarded++
+				last = f.id
+			}
 		}
 		what := "sent the frame"
 		if len(req.frames) > 1 {
 			what = fmt.Sprintf("sent %d frames", len(req.frames))
+		} else if last != "" {
+			what = "sent " + classify.EscapeString(last, 40)
 		}
-		return injectDoneMsg{session, fmt.Sprintf("%s to the %s", what, inject.Receiver(req.dir))}
+		what += " to the " + inject.Receiver(req.dir)
+		switch {
+		case captured > 0 && forwarded == 0:
+			what += "; its answer is captured (shown paired, not forwarded)"
+		case forwarded > 0:
+			what += "; its answer goes on to the " + inject.Sender(req.dir)
+		}
+		return injectDoneMsg{session, what}
 	}
 }

@@ -4,12 +4,17 @@ import (
 	"bytes"
 	"io"
 	"os"
+	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
 
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/x/exp/teatest"
+	"github.com/rpctap/rpctap/classify"
+	"github.com/rpctap/rpctap/sessions"
+	"github.com/rpctap/rpctap/tap"
 )
 
 // openLiveComposer runs the view on a live tap (cat as the server) and
@@ -114,6 +119,12 @@ func TestComposerFitsTheDefaultTerminal(t *testing.T) {
 // host's request.
 func openLiveWithRequest(t *testing.T) *teatest.TestModel {
 	t.Helper()
+	return openLiveWith(t, `{"jsonrpc":"2.0","id":41,"method":"tools/call","params":{"name":"echo"}}`)
+}
+
+// openLiveWith is openLiveWithRequest with the host's request given.
+func openLiveWith(t *testing.T, request string) *teatest.TestModel {
+	t.Helper()
 	info, host := startLiveTap(t)
 	src, err := OpenLive(info, time.Minute)
 	if err != nil {
@@ -121,7 +132,7 @@ func openLiveWithRequest(t *testing.T) *teatest.TestModel {
 	}
 	t.Cleanup(src.Close)
 	tm := startProgram(t, []*Source{src}, 140, 40)
-	io.WriteString(host, `{"jsonrpc":"2.0","id":41,"method":"tools/call","params":{"name":"echo"}}`+"\n")
+	io.WriteString(host, request+"\n")
 	waitFor(t, tm, "← request")
 	tm.Send(press("g")) // the host's request, the first frame; keys act in order
 	return tm
@@ -181,17 +192,187 @@ printf '{"jsonrpc":"2.0","id":"mode-%s","method":"from-editor"}\n' "$(stat -c %a
 	finalCompose(t, tm)
 }
 
-// issue 11 point 1: the tap's refusal shows in the status line, as the
-// tap words it: a line feed inside a frame on a newline-framed stream.
-func TestComposerShowsTheTapsRefusal(t *testing.T) {
-	tm, _ := openLiveComposer(t, 140, 40)
-	typeText(tm, `{"jsonrpc":"2.0","method":"a\x0ab"}`)
+// issue 11 point 1: a text with a raw escape (\x0a inside a frame on a
+// newline-framed stream) goes to the tap as the bytes typed, raw: the
+// server reads two frames, each recorded as injected.
+func TestComposerSendsRawEscapesAsTheBytesTyped(t *testing.T) {
+	tm, src := openLiveComposer(t, 140, 40)
+	typeText(tm, `{"jsonrpc":"2.0","method":"raw-a\x0a","params":"raw-b"}`)
 	waitFor(t, tm, "2 frames")
 	tm.Send(ctrl(tea.KeyCtrlS))
 	waitFor(t, tm, "ctrl+s again sends it anyway")
 	tm.Send(ctrl(tea.KeyCtrlS))
-	waitFor(t, tm, "the tap refused the frame: the frame holds a line feed")
+	waitFor(t, tm, "sent the frame to the server")
+	waitRecorded(t, src, `"src":"inject","kind":"not-json","frame":"{\"jsonrpc\":\"2.0\",\"method\":\"raw-a"`, `"src":"inject","kind":"not-json","frame":"\",\"params\":\"raw-b\"}"`)
 	finalCompose(t, tm)
+}
+
+// waitRecorded waits until the session file of src holds each of what.
+func waitRecorded(t *testing.T, src *Source, what ...string) []byte {
+	t.Helper()
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		b, _ := os.ReadFile(src.Path)
+		all := true
+		for _, w := range what {
+			all = all && bytes.Contains(b, []byte(w))
+		}
+		if all {
+			return b
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the session never held %q; it holds:\n%s", what, b)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// issue 11 point 1: a partial frame (\c: no newline after it) is refused
+// with the reason on screen; a second ctrl+s forces it, and the tap
+// records it as partial.
+func TestComposerRefusesAPartialFrameUntilForced(t *testing.T) {
+	tm, src := openLiveComposer(t, 140, 40)
+	typeText(tm, `{"jsonrpc":"2.0","method":"half"\c`)
+	waitFor(t, tm, "Refused unless forced", "no line feed after them")
+	tm.Send(ctrl(tea.KeyCtrlS))
+	waitFor(t, tm, "ctrl+s again forces this partial frame")
+	if b, _ := os.ReadFile(src.Path); bytes.Contains(b, []byte("half")) {
+		t.Fatalf("the partial frame was sent on the first ctrl+s:\n%s", b)
+	}
+	tm.Send(ctrl(tea.KeyCtrlS))
+	waitFor(t, tm, "sent the frame to the server")
+	waitRecorded(t, src, `"src":"inject","partial":true`, `half`)
+	finalCompose(t, tm)
+}
+
+// answeringServer answers tools/list with one tool, echo (message
+// required, note optional), and a ping with a string id with an empty
+// result; it echoes every other line back, as cat does.
+var answeringServer = []string{"sed", "-u",
+	`s/.*"id":\([0-9]*\),"method":"tools\/list".*/{"jsonrpc":"2.0","id":\1,"result":{"tools":[{"name":"echo","inputSchema":{"type":"object","properties":{"note":{"type":"string"},"message":{"type":"string"},"times":{"type":"integer"}},"required":["message"]}}]}}/;` +
+		`s/.*"id":"\([^"]*\)","method":"ping".*/{"jsonrpc":"2.0","id":"\1","result":{}}/`}
+
+// openAnswering runs the view on a live tap in front of answeringServer,
+// after the host listed the tools, and opens the composer.
+func openAnswering(t *testing.T, w, h int) (*teatest.TestModel, *Source) {
+	t.Helper()
+	info, host := startLiveTapWith(t, tap.Options{Argv: answeringServer, Record: true, Path: filepath.Join(t.TempDir(), "live.jsonl"), Timeout: time.Minute})
+	src, err := OpenLive(info, time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(src.Close)
+	io.WriteString(host, `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`+"\n")
+	tm := startProgram(t, []*Source{src}, w, h)
+	waitFor(t, tm, "tools/list", "live")
+	tm.Send(press("i"))
+	waitFor(t, tm, "to the server, as if from the host")
+	return tm, src
+}
+
+// issue 11 point 2: ctrl+t lists a template for each tool of the last
+// tools/list result; enter fills the composer with a tools/call whose
+// arguments are the tool's inputSchema as a skeleton, required first,
+// types as placeholders.
+func TestTemplatePickFillsAToolCallWithItsArgumentSkeleton(t *testing.T) {
+	tm, _ := openAnswering(t, 160, 40)
+	tm.Send(ctrl(tea.KeyCtrlT))
+	waitFor(t, tm, "tools/call echo", "tools/list")
+	tm.Send(press("j")) // tools/list, then tools/call echo
+	tm.Send(press("enter"))
+	waitFor(t, tm, `"method":"tools/call","params":{"name":"echo","arguments":{"message":"<string>","note":"<string>","times":0}}}`, "preview: request", "template tools/call echo")
+	finalCompose(t, tm)
+}
+
+// issue 11 point 2: a request sent from the view has its answer captured:
+// the host never gets it, the list shows it CAPTURED, paired with the
+// injected request, both rows with its latency. Sent again, the same text
+// goes with a fresh id.
+func TestCapturedReplyShowsPairedWithItsLatency(t *testing.T) {
+	tm, src := openAnswering(t, 160, 40)
+	tm.Send(ctrl(tea.KeyCtrlT))
+	waitFor(t, tm, "tools/call echo")
+	tm.Send(press("enter")) // tools/list: a request with a fresh id
+	waitFor(t, tm, "template tools/list")
+	tm.Send(ctrl(tea.KeyCtrlA))
+	for range 200 {
+		tm.Send(tea.KeyMsg{Type: tea.KeyDelete})
+	}
+	typeText(tm, `{"jsonrpc":"2.0","id":"rpctap-1","method":"ping"}`)
+	waitFor(t, tm, "preview: request")
+	tm.Send(ctrl(tea.KeyCtrlS))
+	waitFor(t, tm, `sent "rpctap-1" to the server; its answer is captured`)
+	b := waitRecorded(t, src, `"captured":true`)
+	if !bytes.Contains(b, []byte(`"captured":true,"kind":"response","id":"rpctap-1"`)) {
+		t.Fatalf("the answer to rpctap-1 is not recorded as captured:\n%s", b)
+	}
+	tm.Send(press("esc"))
+	x := src.Index
+	var req, resp sessions.Entry
+	deadline := time.Now().Add(15 * time.Second)
+	for resp.Pair == 0 && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+		for i := range x.Len() {
+			switch e := x.At(i); {
+			case e.ID == `"rpctap-1"` && e.Kind == classify.KindRequest:
+				req = e
+			case e.ID == `"rpctap-1"` && e.Captured:
+				resp = e
+			}
+		}
+	}
+	if resp.Pair != req.Seq || req.Pair != resp.Seq || resp.Latency <= 0 {
+		t.Fatalf("the captured answer %+v is not paired with the injected request %+v", resp, req)
+	}
+	lat := fmtLatency(resp.Latency)
+	waitFor(t, tm, "+request", "CAPTURED", lat)
+	view := finalView(t, tm)
+	if strings.Count(view, lat) < 2 {
+		t.Errorf("the latency %s shows on fewer than both rows of the pair:\n%s", lat, view)
+	}
+}
+
+// issue 11 point 2: ctrl+o turns forwarding on for the next frame: its
+// answer goes on to the host, which never sent the request (an unmatched
+// response, on purpose); the send turns it off again.
+func TestForwardToggleSendsTheAnswerOnToTheHost(t *testing.T) {
+	tm, src := openAnswering(t, 160, 40) // the answer is captured by default
+	tm.Send(ctrl(tea.KeyCtrlO))
+	waitFor(t, tm, "answer FORWARDED to the host (ctrl+o)")
+	typeText(tm, `{"jsonrpc":"2.0","id":"fwd-1","method":"ping"}`)
+	waitFor(t, tm, "preview: request")
+	tm.Send(ctrl(tea.KeyCtrlS))
+	waitFor(t, tm, `sent "fwd-1" to the server; its answer goes on to the host`, "answer captured (ctrl+o)")
+	b := waitRecorded(t, src, `"kind":"response","id":"fwd-1"`)
+	if bytes.Contains(b, []byte(`"captured":true`)) {
+		t.Errorf("the answer was captured with forwarding on:\n%s", b)
+	}
+	finalCompose(t, tm)
+}
+
+// issue 11 point 4: the composer's ids are chosen when it sends, not when
+// it opened: a template sent twice goes with two ids.
+func TestComposerGivesATemplateAFreshIDEachSend(t *testing.T) {
+	tm, src := openAnswering(t, 160, 40)
+	tm.Send(ctrl(tea.KeyCtrlT))
+	waitFor(t, tm, "tools/call echo")
+	tm.Send(press("enter")) // tools/list
+	waitFor(t, tm, `"id":"rpctap-1","method":"tools/list"`)
+	tm.Send(ctrl(tea.KeyCtrlS))
+	waitFor(t, tm, `sent "rpctap-1"`, `the id "rpctap-1" was sent already: ctrl+s sends this with a fresh one`)
+	tm.Send(ctrl(tea.KeyCtrlS))
+	waitFor(t, tm, `sent "rpctap-`)
+	b := waitRecorded(t, src, `"src":"inject","kind":"request","id":"rpctap-1"`)
+	for deadline := time.Now().Add(15 * time.Second); bytes.Count(b, []byte(`"src":"inject","kind":"request"`)) < 2 && time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		b, _ = os.ReadFile(src.Path)
+	}
+	ids := regexp.MustCompile(`"src":"inject","kind":"request","id":"(rpctap-\d+)","method":"tools/list"`).FindAllSubmatch(b, -1)
+	if len(ids) != 2 || bytes.Equal(ids[0][1], ids[1][1]) {
+		t.Fatalf("the template sent twice went with ids %q; want two different ones:\n%s", ids, b)
+	}
+	if view := finalCompose(t, tm); !strings.Contains(view, `"id":"`+string(ids[1][1])+`","method":"tools/list"`) {
+		t.Errorf("the text does not show the id %s it was sent with:\n%s", ids[1][1], view)
+	}
 }
 
 // issue 11 point 1: a large text is previewed in a command, off Update;

@@ -19,6 +19,7 @@ type KeyMap struct {
 	Compose, Reply, Resend                key.Binding
 	ComposeSend, ComposeDir, ComposeClose key.Binding
 	ComposeCatalog, ComposeEditor         key.Binding
+	ComposeTemplates, ComposeForward      key.Binding
 	Interrupt                             key.Binding // quits even where text is typed
 }
 
@@ -61,10 +62,14 @@ func DefaultKeyMap() KeyMap {
 		Resend:         key.NewBinding(key.WithKeys("I"), key.WithHelp("I", "resend this")),
 		Interrupt:      key.NewBinding(key.WithKeys("ctrl+c"), key.WithHelp("ctrl+c", "quit")),
 		ComposeSend:    key.NewBinding(key.WithKeys("ctrl+s"), key.WithHelp("ctrl+s", "send")),
-		ComposeDir:     key.NewBinding(key.WithKeys("ctrl+d", "tab"), key.WithHelp("ctrl+d/tab", "direction")),
+		ComposeDir:     key.NewBinding(key.WithKeys("ctrl+d", "tab"), key.WithHelp("tab", "dir")),
 		ComposeCatalog: key.NewBinding(key.WithKeys("ctrl+k"), key.WithHelp("ctrl+k", "catalog")),
-		ComposeEditor:  key.NewBinding(key.WithKeys("ctrl+e"), key.WithHelp("ctrl+e", "$EDITOR")),
+		ComposeEditor:  key.NewBinding(key.WithKeys("ctrl+e"), key.WithHelp("ctrl+e", "editor")),
 		ComposeClose:   key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "close")),
+		// ctrl+t and ctrl+o: the text area's transpose and nothing; the
+		// composer's own keys come first.
+		ComposeTemplates: key.NewBinding(key.WithKeys("ctrl+t"), key.WithHelp("ctrl+t", "templates")),
+		ComposeForward:   key.NewBinding(key.WithKeys("ctrl+o"), key.WithHelp("ctrl+o", "capture/forward the answer")),
 	}
 }
 

@@ -2,7 +2,9 @@ package tui
 
 import (
 	"context"
+	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"testing"
 	"time"
@@ -18,14 +20,19 @@ func startLiveTap(t *testing.T) (tap.Info, io.WriteCloser) {
 	return startLiveTapWith(t, tap.Options{Record: true, Path: filepath.Join(t.TempDir(), "live.jsonl"), Timeout: 300 * time.Millisecond})
 }
 
-// startLiveTapWith runs cat behind a listening tap with opts (argv, name
+// startLiveTapWith runs cat (or opts.Argv) behind a listening tap with opts (argv, name
 // and framing are set here) and waits until the tap lists itself.
 func startLiveTapWith(t *testing.T, opts tap.Options) (tap.Info, io.WriteCloser) {
 	t.Helper()
 	hostR, hostW := io.Pipe()
 	outR, outW := io.Pipe()
 	go io.Copy(io.Discard, outR)
-	opts.Argv, opts.Name, opts.Framing, opts.Listen = []string{"cat"}, "live-"+filepath.Base(t.TempDir()), classify.FramingNDJSON, true
+	if opts.Argv == nil {
+		opts.Argv = []string{"cat"}
+	}
+	// The name is unique on the machine: tests of other processes list
+	// their taps in the same live directory.
+	opts.Name, opts.Framing, opts.Listen = fmt.Sprintf("live-%d-%s", os.Getpid(), filepath.Base(t.TempDir())), classify.FramingNDJSON, true
 	tp, err := tap.New(opts)
 	if err != nil {
 		t.Fatal(err)

@@ -3,6 +3,7 @@ package tui
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -28,10 +29,16 @@ type sessionView struct {
 	filterText string
 	search     *search   // frames marked, not hidden; nil: none
 	composer   *composer // open in place of the detail and pending panes; nil: closed
-	width      int
-	height     int
-	lastLen    int
-	lastSel    int
+	// alloc chooses the composer's ids; idsFresh feeds it the index's
+	// entries from fed on.
+	alloc   *inject.IDs
+	auto    map[string]bool // see given
+	fed     int
+	idBuf   []sessions.Entry
+	width   int
+	height  int
+	lastLen int
+	lastSel int
 }
 
 func newSessionView(id int, c *common, src *Source) *sessionView {
@@ -73,7 +80,7 @@ func (v *sessionView) ensureComposer(dir classify.Direction) error {
 		return err
 	}
 	if v.composer == nil {
-		v.composer = newComposer(v.c, v.id, dir, v.injectOptions())
+		v.composer = newComposer(v.c, v.id, dir, v.injectOptions(), v.given())
 		v.setSize(v.width, v.height)
 	}
 	return nil
@@ -136,54 +143,68 @@ func (v *sessionView) template(reply bool) (string, classify.Direction, error) {
 		return "", 0, errors.New("only a frame of the conversation can be replied to or resent, not the server's stderr")
 	}
 	m := classify.Classify(ev.Frame, dir, v.src.Index.Profile())
+	// In the raw syntax: a control byte of the peer's stays in the text
+	// as \xHH (the text area would drop it raw), and is sent as it was.
 	if reply {
 		b, err := inject.ReplyTo(&m)
-		return string(b), dir.Opposite(), err
+		return inject.FormatRaw([][]byte{b}), dir.Opposite(), err
 	}
-	ids := v.injectOptions().IDs
-	if v.composer != nil {
-		ids = v.composer.opts.IDs
+	id := v.idsFresh().Next(dir)
+	b, err := inject.Resend(&m, id)
+	if err == nil {
+		v.given()[id] = true
 	}
-	b, err := inject.Resend(&m, ids.Next(dir))
-	return string(b), dir, err
+	return inject.FormatRaw([][]byte{b}), dir, err
 }
 
 // injectOptions are how the composer previews frames: the session's
 // framing and profile, and the ids of requests in flight.
 func (v *sessionView) injectOptions() inject.Options {
 	x := v.src.Index
-	o := inject.Options{Framing: classify.FramingNDJSON, Profile: x.Profile(), IDs: v.ids()}
+	o := inject.Options{Framing: classify.FramingNDJSON, Profile: x.Profile(), IDs: v.idsFresh()}
 	if h, ok := x.Header(); ok && h.Framing == classify.FramingLSP.String() {
 		o.Framing = classify.FramingLSP
 	}
 	return o
 }
 
-// ids feeds an id allocator with what the index knows: the requests in
-// flight, and every id rpctap chose ("rpctap-N"), so that fresh ids
-// collide with none.
-func (v *sessionView) ids() *inject.IDs {
-	ids := inject.NewIDs()
+// given is the set of ids the view's templates gave out (JSON text): the
+// composer gives one a fresh id when it sends it a second time.
+func (v *sessionView) given() map[string]bool {
+	if v.auto == nil {
+		v.auto = map[string]bool{}
+	}
+	return v.auto
+}
+
+// idsFresh brings the view's id allocator up to date with the index:
+// every request and response indexed since the last call, so that the
+// composer's ids are judged and chosen against the session as it is now,
+// not as it was when the composer opened. It reads entries only (no
+// payload), and each once.
+func (v *sessionView) idsFresh() *inject.IDs {
+	if v.alloc == nil {
+		v.alloc = inject.NewIDs()
+	}
 	x := v.src.Index
 	see := func(dir classify.Direction, id, rest string) {
 		m := classify.Classify([]byte(`{"jsonrpc":"2.0","id":`+id+rest), dir, classify.JSONRPC)
-		ids.See(&m)
+		v.alloc.See(&m)
 	}
-	var buf []sessions.Entry
-	for from, n := 0, x.Len(); from < n; from += 4096 {
-		buf = x.Entries(buf[:0], from, min(from+4096, n))
-		for _, e := range buf {
-			if strings.HasPrefix(e.ID, `"rpctap-`) && e.Kind == classify.KindRequest {
-				// Read as a response: it counts for the top id, and
-				// puts nothing in flight.
+	for n := x.Len(); v.fed < n; {
+		v.idBuf = x.Entries(v.idBuf[:0], v.fed, min(v.fed+4096, n))
+		for _, e := range v.idBuf {
+			switch {
+			case e.ID == "" || e.Captured && e.Kind != classify.KindResponse:
+			case e.Kind == classify.KindRequest:
+				see(e.Dir, e.ID, `,"method":"x"}`)
+			case e.Kind == classify.KindResponse:
 				see(e.Dir, e.ID, `,"result":null}`)
 			}
 		}
+		v.fed += len(v.idBuf)
 	}
-	for _, p := range x.Pending() {
-		see(p.Dir, p.ID, `,"method":"x"}`)
-	}
-	return ids
+	return v.alloc
 }
 
 // sync picks up what the source added since the last tick.
@@ -193,6 +214,9 @@ func (v *sessionView) sync(now time.Time) tea.Cmd {
 	if n != v.lastLen {
 		v.lastLen = n
 		v.stats.sync(x)
+	}
+	if v.composer != nil {
+		v.idsFresh()
 	}
 	scan := v.traffic.sync(v.id, v.src)
 	search := v.extendSearch()
@@ -328,4 +352,62 @@ func (v *sessionView) View(now time.Time) string {
 	pend := pane(v.focus == panePending).Width(v.pending.width).Height(v.pending.height).
 		Render(v.pending.View(sessNow, v.src.Timeout()))
 	return lipgloss.JoinVertical(lipgloss.Left, top, lipgloss.JoinHorizontal(lipgloss.Top, det, pend))
+}
+
+// templatesMsg is the session's templates, built off Update.
+type templatesMsg struct {
+	session   int
+	templates []inject.Template
+	err       error
+}
+
+// templatesCmd builds the templates of the session src shows: from the
+// last frame of each method seen (with its params), the last tools/list,
+// prompts/list and resources/list results (a tools/call for each tool,
+// with an argument skeleton from its inputSchema), and for LSP the
+// common requests about the document opened last. It reads only those
+// frames back, in order; ids come from ids (safe for concurrent use).
+func templatesCmd(session int, src *Source, ids *inject.IDs) tea.Cmd {
+	return func() tea.Msg {
+		x := src.Index
+		type key struct {
+			dir    classify.Direction
+			kind   classify.Kind
+			method string
+		}
+		last := map[key]int{}
+		var buf []sessions.Entry
+		for from, n := 0, x.Len(); from < n; from += 4096 {
+			buf = x.Entries(buf[:0], from, min(from+4096, n))
+			for i, e := range buf {
+				if (e.Kind == classify.KindRequest || e.Kind == classify.KindNotification) && e.Method != "" {
+					last[key{e.Dir, e.Kind, e.Method}] = from + i
+				}
+			}
+		}
+		var pos []int
+		for k, p := range last {
+			pos = append(pos, p)
+			if k.kind != classify.KindRequest || !strings.HasSuffix(k.method, "/list") {
+				continue
+			}
+			if pair := x.At(p).Pair; pair != 0 { // the list's result
+				if r, ok := x.BySeq(pair); ok {
+					pos = append(pos, r)
+				}
+			}
+		}
+		slices.Sort(pos)
+		seen := inject.NewSeen()
+		h, _ := x.Header()
+		for _, p := range pos {
+			ev, err := src.Record(p)
+			if err != nil {
+				return templatesMsg{session: session, err: fmt.Errorf("cannot read the session's frames for templates: %w", err)}
+			}
+			m := h.Classify(ev.Frame, ev.Dir, x.Profile())
+			seen.See(&m)
+		}
+		return templatesMsg{session: session, templates: seen.Templates(ids)}
+	}
 }

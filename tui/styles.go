@@ -53,6 +53,8 @@ func DefaultStyles(r *lipgloss.Renderer) Styles {
 		"LEAKY":     badge("5"),
 		"TIMEOUT":   badge("3"),
 		"LATE":      badge("3"),
+		"CAPTURED":  badge("4"),
+		"PARTIAL":   badge("1"),
 	}
 	s.FilterOK = r.NewStyle().Foreground(green)
 	s.FilterBad = r.NewStyle().Foreground(red)

@@ -381,7 +381,9 @@ func (p *trafficPane) row(e *sessions.Entry, c columns, started time.Time, plain
 		c.method, truncate(classify.EscapeString(e.Method, c.method*4), c.method))
 	if c.lat > 0 {
 		lat := ""
-		if e.Kind == classify.KindResponse {
+		if e.Kind == classify.KindResponse || e.Src == sessions.SrcInject && e.Pair != 0 {
+			// An injected request shows its answer's latency too: the
+			// answer is captured, so the pair is the whole story.
 			lat = fmtLatency(e.Latency)
 		}
 		line += fmt.Sprintf("%*s ", c.lat, lat)
@@ -396,7 +398,7 @@ func (p *trafficPane) row(e *sessions.Entry, c columns, started time.Time, plain
 // screen spells them out).
 var compactBadges = map[string]string{
 	"UNMATCHED": "UNM", "INVALID": "INV", "REDACTED": "RED", "OPAQUE": "OPQ",
-	"LEAKY": "LKY", "TIMEOUT": "TMO", "LATE": "LATE",
+	"LEAKY": "LKY", "TIMEOUT": "TMO", "LATE": "LATE", "CAPTURED": "CAP", "PARTIAL": "PRT",
 }
 
 // badges are the flags the tool exists for, as words a glance catches, in
@@ -459,6 +461,12 @@ func worstMark(s classify.Severity) string {
 func entryBadges(e *sessions.Entry) []string {
 	has := func(c classify.Code) bool { return e.Codes.Has(c) }
 	var out []string
+	if e.Captured {
+		out = append(out, "CAPTURED")
+	}
+	if e.Partial {
+		out = append(out, "PARTIAL")
+	}
 	if has(classify.CodeUnmatchedResponse) || has(classify.CodeDuplicateResponse) {
 		out = append(out, "UNMATCHED")
 	}

@@ -25,13 +25,14 @@ type injectOptions struct {
 	args              []string
 	size              int
 	capture, json     bool
+	raw, force        bool
 	wait              time.Duration
 }
 
 func newInjectCmd() *cobra.Command {
 	var o injectOptions
 	cmd := &cobra.Command{
-		Use:   "inject [--tap NAME|PID] [--dir h2s|s2h] [--capture [--json]] FRAME | --file F|- | --catalog NAME | --method M",
+		Use:   "inject [--tap NAME|PID] [--dir h2s|s2h] [--capture [--json]] [--raw [--force]] FRAME | --file F|- | --catalog NAME | --method M",
 		Short: "Insert a frame into a live session at the next frame boundary",
 		Long: `Sends a frame (its body: rpctap adds the framing the stream uses) to the
 server (--dir h2s, the default) or to the host (--dir s2h) of a live tap.
@@ -49,6 +50,13 @@ The frame is one of:
                      argument, read by the type the tool's inputSchema gives
                      it; prompts/get takes --tool PROMPT, resources/read
                      --tool URI; other methods get the params they last had
+
+With --raw, the frame (FRAME or --file) is read in the composer's raw
+syntax and its bytes are written exactly, with no framing added: one
+frame a line, \xHH for any byte (\x0a a line feed inside a frame), \c
+at the end of a line for no newline (or, on lsp, no header: write your
+own). Bytes that would leave the stream inside a frame (a partial frame)
+are refused with the reason unless --force is given.
 
 A request gets a fresh id ("rpctap-N") that no id of the side it
 impersonates uses, unless --id gives one. Malformed frames are sent as they
@@ -75,6 +83,10 @@ error, or when the tap cannot be reached or refuses the frame.`,
 				return usageError(errors.New("give the frame as one argument (quote it), as in: rpctap inject '{\"jsonrpc\":\"2.0\",\"id\":\"rpctap-1\",\"method\":\"ping\"}'"))
 			case o.json && !o.capture:
 				return usageError(errors.New("--json prints the captured answer: add --capture"))
+			case o.force && !o.raw:
+				return usageError(errors.New("--force sends a partial raw frame: add --raw, as in: rpctap inject --raw --force '{\"jsonrpc\":\"2.0\"\\c'"))
+			case o.raw && (o.catalog != "" || o.method != ""):
+				return usageError(errors.New("--raw reads FRAME or --file in the raw syntax; --catalog and --method build their frames themselves"))
 			case (o.tool != "" || len(o.args) > 0) && o.method == "":
 				return usageError(errors.New("--tool and --arg fill a template: add --method, as in --method tools/call --tool echo --arg message=hi"))
 			}
@@ -97,6 +109,8 @@ error, or when the tap cannot be reached or refuses the frame.`,
 	f.StringVar(&o.tool, "tool", "", "with --method tools/call, the tool (prompts/get: the prompt; resources/read: the URI)")
 	f.StringArrayVar(&o.args, "arg", nil, "with --method, an argument as name=value (repeat for more)")
 	f.StringVar(&o.id, "id", "", "the request's id as JSON (\"abc\" or 7); for --catalog, the id of the request in flight an entry names")
+	f.BoolVar(&o.raw, "raw", false, "write the frame's bytes exactly, read in the raw syntax (\\xHH, \\c): no framing added")
+	f.BoolVar(&o.force, "force", false, "with --raw, send bytes that leave the stream inside a frame (a partial frame)")
 	f.BoolVar(&o.capture, "capture", false, "keep the answer from the other side and print it with its latency")
 	f.BoolVar(&o.json, "json", false, "with --capture, print one JSON object per frame")
 	f.DurationVar(&o.wait, "wait", 10*time.Second, "with --capture, how long to wait for the answer")
@@ -108,9 +122,15 @@ func runInject(stdin io.Reader, stdout, stderr io.Writer, args []string, o injec
 	var info tap.Info
 	var frames [][]byte
 	var err error
+	var raw []inject.Frame
 	if o.method == "" { // frames that need no tap: their faults are said first
 		if frames, _, err = injectFrames(stdin, args, o, dir, info); err != nil {
 			return err
+		}
+		if o.raw {
+			if raw, err = parseRaw(frames[0]); err != nil {
+				return err
+			}
 		}
 	}
 	if info, err = tap.FindTap(o.target); err != nil {
@@ -126,9 +146,13 @@ func runInject(stdin io.Reader, stdout, stderr io.Writer, args []string, o injec
 				classify.EscapeString(o.id, 40), inject.Sender(dir))
 		}
 	}
+	if o.raw { // written on the stream's framing
+		f, _ := classify.ParseFraming(info.Framing)
+		frames = [][]byte{inject.Wire(raw, f)}
+	}
 	failed := ""
 	for _, frame := range frames {
-		rep, err := tap.SendInject(info.Socket, o.dir, frame, o.capture, o.wait)
+		rep, err := tap.SendInjectWith(info.Socket, tap.InjectRequest{Dir: o.dir, Frame: frame, Raw: o.raw, Force: o.force, Capture: o.capture, Wait: o.wait})
 		if err != nil {
 			return err
 		}
@@ -150,6 +174,18 @@ func runInject(stdin io.Reader, stdout, stderr io.Writer, args []string, o injec
 		return exitError{code: 1, msg: failed}
 	}
 	return nil
+}
+
+// parseRaw reads text in the raw syntax (inject.ParseRaw).
+func parseRaw(text []byte) ([]inject.Frame, error) {
+	frames, err := inject.ParseRaw(string(text))
+	if err != nil {
+		return nil, usageError(fmt.Errorf("the raw frame: %w", err))
+	}
+	if len(frames) == 0 {
+		return nil, usageError(errors.New("the raw frame is empty: give the bytes to write, as in: rpctap inject --raw '{\"jsonrpc\":\"2.0\",\"method\":\"x\"}\\x0a'"))
+	}
+	return frames, nil
 }
 
 // injectFrames builds the frames to send from the flags; for --method,

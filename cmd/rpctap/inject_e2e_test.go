@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -11,6 +12,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/rpctap/rpctap/sessions"
+	"github.com/rpctap/rpctap/tap"
 )
 
 // hostScript is what the long-lived host does; between its tools/list and
@@ -147,5 +151,84 @@ func TestInspectorIsTheSameWithAnInjectionDuringItsCall(t *testing.T) {
 	}
 	if !strings.Contains(plainOut, "Long running operation completed") {
 		t.Errorf("the inspector printed %s", plainOut)
+	}
+}
+
+// issue 11 point 1: rpctap inject --raw writes the bytes as given to
+// server-everything: two frames in one argument (\x0a between them), a
+// partial frame refused with the reason, then forced and completed by a
+// second raw write; the server answers every frame it reads.
+func TestRawInjectionReachesServerEverythingAsWritten(t *testing.T) {
+	server := needPeer(t, "node_modules/.bin/mcp-server-everything")
+	h := startLiveHost(t, fmt.Sprintf("e2e-raw-%d", time.Now().UnixNano()), server, "stdio")
+	h.handshake(t)
+	if out, code := h.inject(t, "--raw", `{"jsonrpc":"2.0","id":"rpctap-r1","method":"ping"}\x0a{"jsonrpc":"2.0","id":"rpctap-r2","method":"ping"}`); code != 0 {
+		t.Fatalf("inject --raw of two frames: exit %d: %s", code, out)
+	}
+	h.waitLine(t, `"id":"rpctap-r2"`)
+	partial := `{"jsonrpc":"2.0","id":"rpctap-p","method":"ping"\c`
+	if out, code := h.inject(t, "--raw", partial); code != 2 || !strings.Contains(string(out), "refused a partial frame") || !strings.Contains(string(out), "force it") {
+		t.Errorf("a partial frame without --force: exit %d: %s", code, out)
+	}
+	if out, code := h.inject(t, "--raw", "--force", partial); code != 0 {
+		t.Fatalf("inject --raw --force: exit %d: %s", code, out)
+	}
+	if out, code := h.inject(t, "--raw", `}`); code != 0 {
+		t.Fatalf("inject --raw of the frame's end: exit %d: %s", code, out)
+	}
+	h.waitLine(t, `"id":"rpctap-p"`) // the server read the two writes as one frame
+	h.send(t, `{"jsonrpc":"2.0","id":2,"method":"ping"}`)
+	h.waitLine(t, `"id":2`)
+	h.close(t)
+	rec, _ := os.ReadFile(h.record)
+	for _, want := range []string{`"src":"inject","kind":"request","id":"rpctap-r2"`, `"src":"inject","partial":true`} {
+		if !bytes.Contains(rec, []byte(want)) {
+			t.Errorf("the session file lacks %s:\n%s", want, rec)
+		}
+	}
+}
+
+// issue 11 point 2: an injection as the live view makes it (capture kept,
+// no one waiting on the socket) toward server-everything: the answer,
+// though it comes after the client's wait, never reaches the host; it is
+// recorded as captured, and paired with the request, with its latency.
+func TestViewStyleCaptureKeepsALateAnswerFromTheHost(t *testing.T) {
+	server := needPeer(t, "node_modules/.bin/mcp-server-everything")
+	h := startLiveHost(t, fmt.Sprintf("e2e-keep-%d", time.Now().UnixNano()), server, "stdio")
+	h.handshake(t)
+	info, err := tap.FindTap(h.name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	call := `{"jsonrpc":"2.0","id":"rpctap-9","method":"tools/call","params":{"name":"trigger-long-running-operation","arguments":{"duration":1,"steps":1}}}`
+	rep, err := tap.SendInjectWith(info.Socket, tap.InjectRequest{Dir: "h2s", Frame: []byte(call), Capture: true, Keep: true, Wait: 50 * time.Millisecond})
+	if err != nil || !rep.OK {
+		t.Fatalf("inject: %v %+v", err, rep)
+	}
+	h.waitRecorded(t, `"captured":true`)
+	h.send(t, `{"jsonrpc":"2.0","id":2,"method":"ping"}`)
+	h.waitLine(t, `"id":2`)
+	h.close(t)
+	for _, l := range h.lines() {
+		if strings.Contains(l, "rpctap-9") {
+			t.Errorf("the host read the answer to the injected call: %s", l)
+		}
+	}
+	x := sessions.NewIndex(sessions.IndexOptions{})
+	if err := x.ReadFile(context.Background(), h.record, nil); err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for i := range x.Len() {
+		e := x.At(i)
+		if e.Captured && e.ID == `"rpctap-9"` {
+			found = true
+			if e.Pair == 0 || e.Latency < 900*time.Millisecond {
+				t.Errorf("the captured answer is paired with line %d, latency %v; want its request, at least the server's 1 s", e.Pair, e.Latency)
+			}
+		}
+	}
+	if !found {
+		t.Error("the index has no captured answer to rpctap-9")
 	}
 }
