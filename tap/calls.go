@@ -26,36 +26,35 @@ type Call struct {
 	TraceParent, TraceState string
 }
 
-// maxOpenCalls bounds the requests a tap keeps for Options.Calls while
-// they wait for their answer (as many as the tracker follows): past it,
-// the oldest is forgotten and its answer makes no Call.
+// maxOpenCalls bounds the traced requests (those that carry a trace
+// context) a tap keeps for Options.Calls while they wait for their answer,
+// as many as the tracker follows: past it, the oldest is forgotten, and
+// its answer makes a Call without its trace context.
 const maxOpenCalls = 10_000
 
-// openCall is a request in flight, kept until its answer comes.
-type openCall struct {
-	method, id  string
-	start       time.Duration
-	parent, tst string
-}
+// traceContext is what a traced request carried, kept until its answer.
+type traceContext struct{ parent, state string }
 
 type callKey struct {
 	seq int64
 	id  string // the id's key (classify.ID.Key)
 }
 
-// calls pairs requests with their answers for Options.Calls, on the
-// committer's goroutine (under the recorder's mu). Its memory is bounded
-// by maxOpenCalls.
+// calls makes the Calls of Options.Calls, on the committer's goroutine
+// (under the recorder's mu). The tracker's pairs give a call's method and
+// latency, the answer its id and error; only the trace context of a
+// request is kept here, for requests that carry one, bounded by
+// maxOpenCalls. A request without one costs nothing until it is answered.
 type calls struct {
 	send  func(Call)
 	epoch time.Time // the wall time of the session clock's zero
-	open  map[callKey]openCall
+	open  map[callKey]traceContext
 	order []callKey // keys in the order they were opened; some are gone
 	head  int
 }
 
 func newCalls(send func(Call), epoch time.Time) *calls {
-	return &calls{send: send, epoch: epoch, open: map[callKey]openCall{}}
+	return &calls{send: send, epoch: epoch, open: map[callKey]traceContext{}}
 }
 
 // observe takes a frame the tracker has just seen, at t on the session
@@ -63,11 +62,11 @@ func newCalls(send func(Call), epoch time.Time) *calls {
 func (c *calls) observe(seq int64, t time.Duration, m *classify.Message, pairs []classify.Pair) {
 	switch m.Kind {
 	case classify.KindRequest:
-		c.opened(seq, t, m)
+		c.opened(seq, m)
 	case classify.KindBatch:
 		for i := range m.Members {
 			if m.Members[i].Kind == classify.KindRequest {
-				c.opened(seq, t, &m.Members[i])
+				c.opened(seq, &m.Members[i])
 			}
 		}
 	}
@@ -75,26 +74,28 @@ func (c *calls) observe(seq int64, t time.Duration, m *classify.Message, pairs [
 		return
 	}
 	if m.Kind != classify.KindBatch {
-		c.answered(pairs[0], t, m, true)
+		c.answered(pairs[0], t, m)
 		return
 	}
 	for _, p := range pairs {
-		for i := range m.Members {
-			if c.answered(p, t, &m.Members[i], false) {
-				break
-			}
+		if p.Member < len(m.Members) {
+			c.answered(p, t, &m.Members[p.Member])
 		}
 	}
 }
 
-func (c *calls) opened(seq int64, t time.Duration, m *classify.Message) {
+func (c *calls) opened(seq int64, m *classify.Message) {
+	meta := m.Meta()
+	if meta == nil {
+		return
+	}
+	parent, ok := classify.StringValue(classify.Member(meta, "traceparent"))
+	if !ok || parent == "" {
+		return
+	}
+	state, _ := classify.StringValue(classify.Member(meta, "tracestate"))
 	if len(c.open) >= maxOpenCalls {
 		c.forgetOldest()
-	}
-	oc := openCall{method: m.Method(), id: idText(m.ID()), start: t}
-	if meta := m.Meta(); meta != nil {
-		oc.parent, _ = classify.StringValue(classify.Member(meta, "traceparent"))
-		oc.tst, _ = classify.StringValue(classify.Member(meta, "tracestate"))
 	}
 	k := callKey{seq, m.ID().Key()}
 	if _, dup := c.open[k]; !dup {
@@ -103,7 +104,7 @@ func (c *calls) opened(seq int64, t time.Duration, m *classify.Message) {
 		}
 		c.order = append(c.order, k)
 	}
-	c.open[k] = oc
+	c.open[k] = traceContext{parent, state}
 }
 
 // compact drops from order the keys of requests answered since, so that
@@ -118,7 +119,7 @@ func (c *calls) compact() {
 	c.order, c.head = kept, 0
 }
 
-// forgetOldest drops the request that has waited longest.
+// forgetOldest drops the traced request that has waited longest.
 func (c *calls) forgetOldest() {
 	for c.head < len(c.order) {
 		k := c.order[c.head]
@@ -134,32 +135,38 @@ func (c *calls) forgetOldest() {
 	}
 }
 
-// answered sends the Call of pair p when response r answers it; a lone
-// response (only) that names no request, such as an error with a null
-// id, answers the request the tracker paired it with.
-func (c *calls) answered(p classify.Pair, t time.Duration, r *classify.Message, lone bool) bool {
-	k := callKey{p.Request, r.ID().Key()}
-	oc, ok := c.open[k]
-	if !ok && lone {
-		for key, v := range c.open {
-			if key.seq == p.Request && v.method == p.Method {
-				k, oc, ok = key, v, true
-				break
+// answered sends the Call of pair p, answered by r at t.
+func (c *calls) answered(p classify.Pair, t time.Duration, r *classify.Message) {
+	call := Call{Dir: r.Dir.Opposite(), Method: p.Method, Start: c.epoch.Add(t - p.Latency), End: c.epoch.Add(t), HasError: r.HasError()}
+	if r.HasID() {
+		call.ID = idText(r.ID())
+	}
+	call.ErrorCode, call.HasCode = r.ErrorCode()
+	if len(c.open) > 0 {
+		k := callKey{p.Request, ""}
+		if r.HasID() {
+			k.id = r.ID().Key()
+		}
+		tc, ok := c.open[k]
+		if !ok && (!r.HasID() || r.ID().IsNull()) {
+			// An error that names no request, paired with the one the
+			// tracker knows it answers (MCP's failed initialize).
+			for key, v := range c.open {
+				if key.seq == p.Request {
+					k, tc, ok = key, v, true
+					break
+				}
 			}
 		}
+		if ok {
+			delete(c.open, k)
+			if len(c.open) == 0 {
+				c.order, c.head = c.order[:0], 0
+			}
+			call.TraceParent, call.TraceState = tc.parent, tc.state
+		}
 	}
-	if !ok {
-		return false
-	}
-	delete(c.open, k)
-	if len(c.open) == 0 {
-		c.order, c.head = c.order[:0], 0
-	}
-	call := Call{Dir: r.Dir.Opposite(), Method: oc.method, ID: oc.id, Start: c.epoch.Add(oc.start), End: c.epoch.Add(t),
-		HasError: r.HasError(), TraceParent: oc.parent, TraceState: oc.tst}
-	call.ErrorCode, call.HasCode = r.ErrorCode()
 	c.send(call)
-	return true
 }
 
 // idText is an id as a span names it: a string's content, a number as

@@ -125,7 +125,7 @@ func runTap(cmd *cobra.Command, argv []string, o runOptions) error {
 	if spans != nil {
 		st := spans.Close(otlpFlushWait)
 		if o.verbose {
-			warn(fmt.Sprintf("OTLP: %d spans sent, %d dropped, %d refused by the collector, of %d answered requests", st.Sent, st.Dropped, st.Failed, st.Calls))
+			warn(fmt.Sprintf("OTLP: %d spans sent, %d dropped, %d not taken by the collector, of %d answered requests", st.Sent, st.Dropped, st.Failed, st.Calls))
 		}
 	}
 	if err != nil {

@@ -50,7 +50,7 @@ type Config struct {
 	Getenv func(string) string
 	// Warn says what goes wrong, one sentence each time.
 	Warn func(string)
-	// QueueSize bounds the calls waiting for the SDK (default 4096).
+	// QueueSize bounds the calls waiting for the SDK (default 1024).
 	QueueSize int
 }
 
@@ -72,18 +72,27 @@ func Wanted(endpoint string, getenv func(string) string) bool {
 // from one goroutine at a time (the tap's recorder); Close once, after
 // the last Send.
 type Exporter struct {
-	queue    chan tap.Call
-	tp       *sdktrace.TracerProvider
-	tracer   trace.Tracer
-	session  string
-	where    string // the endpoint, for messages (no credentials)
-	warn     func(string)
-	worker   chan struct{}
-	said     atomic.Bool  // the Exporter has said that spans are lost
-	calls    atomic.Int64 // calls handed to Send
-	dropped  atomic.Int64 // calls dropped at the queue
-	failed   atomic.Int64 // spans the collector did not take
-	sent     atomic.Int64 // spans the collector took
+	queue   chan tap.Call
+	tp      *sdktrace.TracerProvider
+	tracer  trace.Tracer
+	session string
+	where   string // the endpoint, for messages (no credentials)
+	warn    func(string)
+	worker  chan struct{}
+	said    atomic.Bool  // the Exporter has said that spans are lost
+	calls   atomic.Int64 // calls handed to Send
+	dropped atomic.Int64 // calls dropped at the queue
+	failed  atomic.Int64 // spans the collector did not take
+	sent    atomic.Int64 // spans the collector took
+	// exporting is when the export in flight began (unix ns; 0: none),
+	// and failing is set while the last export failed: a collector that
+	// is stuck or gone is not waited for at the end.
+	exporting atomic.Int64
+	failing   atomic.Bool
+	// failedAt is when the last export failed (unix ns; 0: it did not):
+	// for retryAfter after it, calls are dropped without a span being
+	// made, so a collector that is gone costs the machine no CPU.
+	failedAt atomic.Int64
 	stopOnce sync.Once
 }
 
@@ -144,7 +153,7 @@ func New(cfg Config) (*Exporter, error) {
 	}
 	size := cfg.QueueSize
 	if size <= 0 {
-		size = 4096
+		size = 1024
 	}
 	e.queue = make(chan tap.Call, size)
 	res, err := resource.New(context.Background(),
@@ -157,9 +166,16 @@ func New(cfg Config) (*Exporter, error) {
 	// handler, which by default logs every failure on stderr: the host's
 	// stderr. rpctap says it once, as it does for lost spans.
 	otel.SetErrorHandler(otel.ErrorHandlerFunc(func(err error) { e.lost(err.Error()) }))
+	// The SDK's queue of finished spans, smaller than its default unless
+	// OTEL_BSP_MAX_QUEUE_SIZE says otherwise: the tap's memory stays small
+	// whatever the collector does.
+	bsp := []sdktrace.BatchSpanProcessorOption{sdktrace.WithBlocking()}
+	if getenv("OTEL_BSP_MAX_QUEUE_SIZE") == "" && getenv("OTEL_BSP_MAX_EXPORT_BATCH_SIZE") == "" {
+		bsp = append(bsp, sdktrace.WithMaxQueueSize(512), sdktrace.WithMaxExportBatchSize(256))
+	}
 	e.tp = sdktrace.NewTracerProvider(
 		sdktrace.WithResource(res),
-		sdktrace.WithSpanProcessor(sdktrace.NewBatchSpanProcessor(&counting{e: e, SpanExporter: client}, sdktrace.WithBlocking())),
+		sdktrace.WithSpanProcessor(sdktrace.NewBatchSpanProcessor(&counting{e: e, SpanExporter: client}, bsp...)),
 	)
 	e.tracer = e.tp.Tracer("github.com/rpctap/rpctap")
 	go e.run()
@@ -174,14 +190,21 @@ func (e *Exporter) Send(c tap.Call) {
 	case e.queue <- c:
 	default:
 		e.dropped.Add(1)
-		e.lost(fmt.Sprintf("the queue of %d calls is full", cap(e.queue)))
+		if !e.said.Load() {
+			e.lost(fmt.Sprintf("the queue of %d calls is full", cap(e.queue)))
+		}
 	}
 }
 
 // lost says, the first time only, that spans are being lost and why.
 func (e *Exporter) lost(why string) {
+	e.say(fmt.Sprintf("spans for the OTLP collector at %s are being dropped (%s); traffic is not slowed, and rpctap says this once", e.where, classify.EscapeString(why, 300)))
+}
+
+// say says msg when nothing was said of lost spans yet.
+func (e *Exporter) say(msg string) {
 	if e.said.CompareAndSwap(false, true) {
-		e.warn(fmt.Sprintf("spans for the OTLP collector at %s are being dropped (%s); traffic is not slowed, and rpctap says this once", e.where, classify.EscapeString(why, 300)))
+		e.warn(msg)
 	}
 }
 
@@ -190,6 +213,10 @@ func (e *Exporter) run() {
 	defer close(e.worker)
 	prop := propagation.TraceContext{}
 	for c := range e.queue {
+		if f := e.failedAt.Load(); f != 0 && time.Since(time.Unix(0, f)) < retryAfter {
+			e.dropped.Add(1)
+			continue
+		}
 		ctx := context.Background()
 		if c.TraceParent != "" {
 			carrier := propagation.MapCarrier{"traceparent": c.TraceParent}
@@ -223,6 +250,9 @@ func (e *Exporter) run() {
 	}
 }
 
+// retryAfter is how long after a failed export calls are dropped unmade.
+const retryAfter = time.Second
+
 // maxText bounds the text of a span's name and attributes.
 const maxText = 256
 
@@ -243,10 +273,25 @@ func (e *Exporter) Stats() Stats {
 	return Stats{Calls: e.calls.Load(), Sent: e.sent.Load(), Dropped: e.dropped.Load(), Failed: e.failed.Load()}
 }
 
-// Close sends what is queued, waiting at most wait for the collector, and
-// stops the exporter. Spans it could not send in that time are lost, and
-// said to be (once, as any loss is).
+// stuckAfter is how long an export may take before the collector counts
+// as stuck, and the end of the session does not wait for it.
+const stuckAfter = 250 * time.Millisecond
+
+// answering reports whether the collector takes exports: the last one did
+// not fail, and none has been waiting for longer than stuckAfter.
+func (e *Exporter) answering() bool {
+	began := e.exporting.Load()
+	return !e.failing.Load() && (began == 0 || time.Since(time.Unix(0, began)) < stuckAfter)
+}
+
+// Close sends what is queued and stops the exporter. It waits at most
+// wait for a collector that answers, and not at all for one that is
+// stuck or gone (the tap's exit never waits on an observer). Spans it
+// could not send are lost, and said to be (once, as any loss is).
 func (e *Exporter) Close(wait time.Duration) Stats {
+	if !e.answering() {
+		wait = 0
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), wait)
 	defer cancel()
 	e.stopOnce.Do(func() { close(e.queue) })
@@ -257,7 +302,11 @@ func (e *Exporter) Close(wait time.Duration) Stats {
 	err := e.tp.Shutdown(ctx)
 	st := e.Stats()
 	if unsent := st.Calls - st.Dropped - st.Sent - st.Failed; unsent > 0 && (err != nil || ctx.Err() != nil) {
-		e.lost(fmt.Sprintf("%d were still unsent when the session ended and the collector did not take them within %s", unsent, wait))
+		if wait == 0 {
+			e.say(fmt.Sprintf("%d spans for the OTLP collector at %s were not sent: it was not answering when the session ended", unsent, e.where))
+		} else {
+			e.say(fmt.Sprintf("%d spans for the OTLP collector at %s were not sent: it did not take them within %s of the session's end", unsent, e.where, wait))
+		}
 	}
 	return st
 }
@@ -270,7 +319,15 @@ type counting struct {
 }
 
 func (c *counting) ExportSpans(ctx context.Context, spans []sdktrace.ReadOnlySpan) error {
+	c.e.exporting.Store(time.Now().UnixNano())
 	err := c.SpanExporter.ExportSpans(ctx, spans)
+	c.e.exporting.Store(0)
+	c.e.failing.Store(err != nil)
+	if err == nil {
+		c.e.failedAt.Store(0)
+	} else {
+		c.e.failedAt.Store(time.Now().UnixNano())
+	}
 	if err != nil {
 		c.e.failed.Add(int64(len(spans)))
 		why := err.Error()

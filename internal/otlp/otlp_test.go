@@ -2,7 +2,6 @@ package otlp
 
 import (
 	"encoding/hex"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -13,79 +12,10 @@ import (
 	"time"
 
 	"github.com/rpctap/rpctap/classify"
+	"github.com/rpctap/rpctap/internal/otlp/otlptest"
 	"github.com/rpctap/rpctap/tap"
-	coltracepb "go.opentelemetry.io/proto/otlp/collector/trace/v1"
-	commonpb "go.opentelemetry.io/proto/otlp/common/v1"
 	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
-	"google.golang.org/protobuf/proto"
 )
-
-// A Collector is an in-process OTLP/HTTP receiver: it decodes the real
-// protobuf payload of each export, as a collector does.
-type Collector struct {
-	*httptest.Server
-	mu       sync.Mutex
-	requests []*coltracepb.ExportTraceServiceRequest
-	headers  []http.Header
-	paths    []string
-}
-
-func NewCollector(t testing.TB) *Collector {
-	c := &Collector{}
-	c.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		body, err := io.ReadAll(r.Body)
-		var req coltracepb.ExportTraceServiceRequest
-		if err == nil {
-			err = proto.Unmarshal(body, &req)
-		}
-		if err != nil || r.Header.Get("Content-Type") != "application/x-protobuf" {
-			t.Errorf("the collector got what is not an OTLP protobuf export (%s): %v", r.Header.Get("Content-Type"), err)
-			http.Error(w, "bad export", http.StatusBadRequest)
-			return
-		}
-		c.mu.Lock()
-		c.requests = append(c.requests, &req)
-		c.headers = append(c.headers, r.Header.Clone())
-		c.paths = append(c.paths, r.URL.Path)
-		c.mu.Unlock()
-		out, _ := proto.Marshal(&coltracepb.ExportTraceServiceResponse{})
-		w.Header().Set("Content-Type", "application/x-protobuf")
-		w.Write(out)
-	}))
-	t.Cleanup(c.Close)
-	return c
-}
-
-// Spans are the spans received, with their resource's attributes.
-func (c *Collector) Spans() (spans []*tracepb.Span, resource map[string]string) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	resource = map[string]string{}
-	for _, req := range c.requests {
-		for _, rs := range req.ResourceSpans {
-			for k, v := range attrs(rs.Resource.Attributes) {
-				resource[k] = v
-			}
-			for _, ss := range rs.ScopeSpans {
-				spans = append(spans, ss.Spans...)
-			}
-		}
-	}
-	return spans, resource
-}
-
-func attrs(kvs []*commonpb.KeyValue) map[string]string {
-	out := map[string]string{}
-	for _, kv := range kvs {
-		switch v := kv.Value.Value.(type) {
-		case *commonpb.AnyValue_StringValue:
-			out[kv.Key] = v.StringValue
-		case *commonpb.AnyValue_IntValue:
-			out[kv.Key] = "int:" + strconv.FormatInt(v.IntValue, 10)
-		}
-	}
-	return out
-}
 
 func env(vars map[string]string) func(string) string {
 	return func(k string) string { return vars[k] }
@@ -94,7 +24,7 @@ func env(vars map[string]string) func(string) string {
 const parent = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
 
 func TestSpansReachTheCollectorWithRPCAttributesAndTheirTraceParent(t *testing.T) {
-	col := NewCollector(t)
+	col := otlptest.NewCollector(t)
 	var warnings []string
 	e, err := New(Config{Endpoint: col.URL, Headers: []string{"x-team=rpc=tap"}, Service: "server-everything", Session: "s1",
 		Getenv: env(nil), Warn: func(s string) { warnings = append(warnings, s) }})
@@ -116,10 +46,10 @@ func TestSpansReachTheCollectorWithRPCAttributesAndTheirTraceParent(t *testing.T
 	if res["service.name"] != "server-everything" {
 		t.Errorf("resource %v, want service.name server-everything", res)
 	}
-	if got := col.paths[0]; got != "/v1/traces" {
+	if got := col.Paths()[0]; got != "/v1/traces" {
 		t.Errorf("exported to %s, want /v1/traces", got)
 	}
-	if got := col.headers[0].Get("x-team"); got != "rpc=tap" {
+	if got := col.Headers()[0].Get("x-team"); got != "rpc=tap" {
 		t.Errorf("header x-team = %q, want rpc=tap", got)
 	}
 	byName := map[string]*tracepb.Span{}
@@ -130,7 +60,7 @@ func TestSpansReachTheCollectorWithRPCAttributesAndTheirTraceParent(t *testing.T
 	if call == nil || nope == nil || roots == nil {
 		t.Fatalf("spans %v", spans)
 	}
-	a := attrs(call.Attributes)
+	a := otlptest.Attrs(call.Attributes)
 	want := map[string]string{"rpc.system": "jsonrpc", "rpc.method": "tools/call", "rpc.jsonrpc.request_id": "7", "rpc.jsonrpc.version": "2.0", "rpctap.direction": "h2s", "rpctap.session.id": "s1"}
 	for k, v := range want {
 		if a[k] != v {
@@ -155,20 +85,20 @@ func TestSpansReachTheCollectorWithRPCAttributesAndTheirTraceParent(t *testing.T
 		t.Errorf("kind %v", call.Kind)
 	}
 	// An error answer: its code, and the span's status.
-	if a := attrs(nope.Attributes); a["rpc.jsonrpc.error_code"] != "int:-32601" || nope.Status.GetCode() != tracepb.Status_STATUS_CODE_ERROR {
+	if a := otlptest.Attrs(nope.Attributes); a["rpc.jsonrpc.error_code"] != "int:-32601" || nope.Status.GetCode() != tracepb.Status_STATUS_CODE_ERROR {
 		t.Errorf("an error answer: %v, status %v", a, nope.Status)
 	}
 	// No usable traceparent: a root span of a trace of its own.
 	if len(nope.ParentSpanId) != 0 || len(roots.ParentSpanId) != 0 || string(roots.TraceId) == string(call.TraceId) {
 		t.Errorf("spans without a traceparent have a parent: %x %x", nope.ParentSpanId, roots.ParentSpanId)
 	}
-	if attrs(roots.Attributes)["rpctap.direction"] != "s2h" {
-		t.Errorf("roots/list: %v", attrs(roots.Attributes))
+	if otlptest.Attrs(roots.Attributes)["rpctap.direction"] != "s2h" {
+		t.Errorf("roots/list: %v", otlptest.Attrs(roots.Attributes))
 	}
 }
 
 func TestTheStandardOTELVariablesNameTheCollectorAndItsHeaders(t *testing.T) {
-	col := NewCollector(t)
+	col := otlptest.NewCollector(t)
 	t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", col.URL)
 	t.Setenv("OTEL_EXPORTER_OTLP_HEADERS", "authorization=Bearer%20abc")
 	t.Setenv("OTEL_SERVICE_NAME", "from-env")
@@ -184,8 +114,8 @@ func TestTheStandardOTELVariablesNameTheCollectorAndItsHeaders(t *testing.T) {
 		t.Fatalf("stats %+v", st)
 	}
 	_, res := col.Spans()
-	if col.paths[0] != "/v1/traces" || col.headers[0].Get("Authorization") != "Bearer abc" || res["service.name"] != "from-env" {
-		t.Errorf("path %s, authorization %q, service %q", col.paths[0], col.headers[0].Get("Authorization"), res["service.name"])
+	if col.Paths()[0] != "/v1/traces" || col.Headers()[0].Get("Authorization") != "Bearer abc" || res["service.name"] != "from-env" {
+		t.Errorf("path %s, authorization %q, service %q", col.Paths()[0], col.Headers()[0].Get("Authorization"), res["service.name"])
 	}
 }
 
@@ -246,7 +176,7 @@ func TestACollectorThatNeverAnswersNeitherBlocksSendNorCloseAndIsSaidOnce(t *tes
 	if err != nil {
 		t.Fatal(err)
 	}
-	const n = 20_000 // more than the SDK's queue (2048) and this one
+	const n = 20_000 // more than the SDK's queue and this one
 	done := make(chan struct{})
 	go func() {
 		for i := range n {
