@@ -129,7 +129,7 @@ func (r *Reader) SkippedLines() []int { return r.skippedLines }
 type NewerVersionError struct{ Version int }
 
 func (e *NewerVersionError) Error() string {
-	return fmt.Sprintf("the session file is in format version %d, from a newer rpctap; this rpctap reads versions up to %d: update rpctap to open it (go install github.com/rpctap/rpctap/cmd/rpctap@latest)", e.Version, Version)
+	return fmt.Sprintf("update rpctap to open this session file: it is in format version %d, from a newer rpctap, and this one reads versions up to %d (go install github.com/rpctap/rpctap/cmd/rpctap@latest)", e.Version, Version)
 }
 
 // HeaderFaults says what is wrong with the header line, one sentence a
