@@ -259,16 +259,7 @@ func WriteSARIF(w io.Writer, f ReportFile, rep *Report) error {
 			r.Related = []sarifRelated{{ID: 1, sarifLocation: loc(cf.Related), Message: sarifText{Text: "the frame this finding links to"}}}
 		}
 		p := sarifProps{ID: classify.EscapeString(cf.ID, 200), Method: classify.EscapeString(cf.Method, 200), Frame: cf.Frame}
-		if cf.Dir != 0 {
-			p.Dir = cf.Dir.String()
-		}
-		if cf.Kind != 0 {
-			p.Kind = cf.Kind.String()
-		}
-		if cf.Member >= 0 {
-			m := cf.Member
-			p.Member = &m
-		}
+		p.Dir, p.Kind, p.Member = cf.Place()
 		if p != (sarifProps{}) {
 			r.Props = &p
 		}

@@ -222,16 +222,7 @@ func writeCheckJSON(w io.Writer, name string, rep *sessions.Report) {
 	for _, f := range rep.Findings {
 		jf := checkJSONFinding{Code: f.Code.String(), Severity: f.Severity.String(), Line: f.Line, Message: f.Message,
 			Method: f.Method, Related: f.Related}
-		if f.Dir != 0 {
-			jf.Dir = f.Dir.String()
-		}
-		if f.Kind != 0 {
-			jf.Kind = f.Kind.String()
-		}
-		if f.Member >= 0 {
-			m := f.Member
-			jf.Member = &m
-		}
+		jf.Dir, jf.Kind, jf.Member = f.Place()
 		if f.ID != "" {
 			if json.Valid([]byte(f.ID)) {
 				jf.ID = json.RawMessage(f.ID)
