@@ -32,6 +32,13 @@ type Call struct {
 // its answer makes a Call without its trace context.
 const maxOpenCalls = 10_000
 
+// maxTraceParent and maxTraceState bound the trace context kept of a
+// request (as JSON text, escapes included).
+const (
+	maxTraceParent = 128
+	maxTraceState  = 1024
+)
+
 // traceContext is what a traced request carried, kept until its answer.
 type traceContext struct{ parent, state string }
 
@@ -89,11 +96,20 @@ func (c *calls) opened(seq int64, m *classify.Message) {
 	if meta == nil {
 		return
 	}
-	parent, ok := classify.StringValue(classify.Member(meta, "traceparent"))
+	// W3C bounds both (55 and 512 characters): a peer's longer value is
+	// not trace context, and is not kept.
+	raw := classify.Member(meta, "traceparent")
+	if len(raw) > maxTraceParent+2 {
+		return
+	}
+	parent, ok := classify.StringValue(raw)
 	if !ok || parent == "" {
 		return
 	}
-	state, _ := classify.StringValue(classify.Member(meta, "tracestate"))
+	var state string
+	if raw := classify.Member(meta, "tracestate"); len(raw) <= maxTraceState+2 {
+		state, _ = classify.StringValue(raw)
+	}
 	if len(c.open) >= maxOpenCalls {
 		c.forgetOldest()
 	}

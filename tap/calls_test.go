@@ -3,6 +3,7 @@ package tap
 import (
 	"fmt"
 	"sort"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -91,5 +92,18 @@ func TestCallsKeepBoundedMemoryForRequestsNeverAnswered(t *testing.T) {
 	}
 	if len(c.open) > maxOpenCalls || len(c.order)-c.head > 2*maxOpenCalls+1 {
 		t.Errorf("%d requests never answered: %d kept, %d keys; want at most %d", 3*maxOpenCalls, len(c.open), len(c.order)-c.head, maxOpenCalls)
+	}
+	// A peer's huge trace context is none: nothing of it is kept.
+	c = newCalls(func(Call) {}, time.Now())
+	huge := strings.Repeat("0", 1<<20)
+	frame(classify.H2S, `{"jsonrpc":"2.0","id":"huge","method":"m","params":{"_meta":{"traceparent":"`+huge+`"}}}`)
+	frame(classify.H2S, `{"jsonrpc":"2.0","id":"state","method":"m","params":{"_meta":{"traceparent":"00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01","tracestate":"`+huge+`"}}}`)
+	if len(c.open) != 1 {
+		t.Errorf("%d requests kept, want the one with a usable traceparent", len(c.open))
+	}
+	for _, tc := range c.open {
+		if len(tc.parent)+len(tc.state) > maxTraceParent+maxTraceState {
+			t.Errorf("kept %d bytes of trace context", len(tc.parent)+len(tc.state))
+		}
 	}
 }
