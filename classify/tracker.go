@@ -55,6 +55,9 @@ type Pair struct {
 	Method string
 	// Latency is the time from the request to its response.
 	Latency time.Duration
+	// Member is the response's index in its batch (0 when the response
+	// frame is no batch).
+	Member int
 }
 
 // PendingRequest is a request still waiting for its answer.
@@ -109,6 +112,7 @@ type Tracker struct {
 	initKey     string
 	findings    []SessionFinding
 	pairs       []Pair
+	member      int // the batch member being observed
 	key, key2   []byte
 	lastMethod  string
 	free        []*flight
@@ -230,8 +234,10 @@ func (t *Tracker) Observe(seq int64, at time.Duration, m *Message) Observation {
 	if m.Kind == KindBatch {
 		t.adjustBatch(m)
 		for i := range m.Members {
+			t.member = i
 			t.observe(seq, at, &m.Members[i])
 		}
+		t.member = 0
 	} else {
 		t.observe(seq, at, m)
 	}
@@ -539,7 +545,7 @@ func (t *Tracker) response(seq int64, at time.Duration, m *Message) {
 		return
 	case ok && f.state == cancelled:
 		f.state = answeredS
-		t.pairs = append(t.pairs, Pair{Request: f.seq, Response: seq, Method: f.method, Latency: at - f.sent})
+		t.pairs = append(t.pairs, Pair{Request: f.seq, Response: seq, Method: f.method, Latency: at - f.sent, Member: t.member})
 		return
 	case ok:
 		t.emit(seq, CodeDuplicateResponse, Error, duplicateAnswer, f.seq)
@@ -620,7 +626,7 @@ func (t *Tracker) nFlightsFrom(dir Direction) int {
 }
 
 func (t *Tracker) pair(seq int64, at time.Duration, f *flight) {
-	t.pairs = append(t.pairs, Pair{Request: f.seq, Response: seq, Method: f.method, Latency: at - f.sent})
+	t.pairs = append(t.pairs, Pair{Request: f.seq, Response: seq, Method: f.method, Latency: at - f.sent, Member: t.member})
 	if f.timedOut {
 		t.emit(seq, CodeLateResponse, Warn, "The answer came after its request had timed out; a host may have given up on it.", f.seq)
 	}

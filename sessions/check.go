@@ -41,6 +41,22 @@ type CheckFinding struct {
 	Frame string
 }
 
+// Place names where in its frame f is, for reports: the direction and
+// kind ("" when unknown) and the batch member's index (nil when none).
+func (f CheckFinding) Place() (dir, kind string, member *int) {
+	if f.Dir != 0 {
+		dir = f.Dir.String()
+	}
+	if f.Kind != 0 {
+		kind = f.Kind.String()
+	}
+	if f.Member >= 0 {
+		m := f.Member
+		member = &m
+	}
+	return dir, kind, member
+}
+
 // A Report is what Check found.
 type Report struct {
 	Findings []CheckFinding

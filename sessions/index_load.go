@@ -252,6 +252,9 @@ func (x *Index) load(ctx context.Context, src *eofNotifier, live bool, poll time
 			if errors.Is(b.err, io.EOF) {
 				return nil
 			}
+			if ve := (*NewerVersionError)(nil); errors.As(b.err, &ve) {
+				return b.err // it says what to do; the UI shows its start
+			}
 			return fmt.Errorf("reading the session file: %w", b.err)
 		}
 		free <- b

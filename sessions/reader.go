@@ -56,6 +56,7 @@ type Reader struct {
 	decided   bool  // the first non-blank line has been read
 	pending   bool  // ev holds a record read while deciding
 	err       error // an error met by Header, for Next to return
+	newer     error // the file is of a newer format version: every Next returns it
 
 	ev        Event
 	code      int
@@ -122,6 +123,15 @@ const maxSkippedLines = 1000
 // order: all of them, or the first 1,000 when Skipped is more.
 func (r *Reader) SkippedLines() []int { return r.skippedLines }
 
+// A NewerVersionError is what a Reader's Next returns for a session file
+// of a format version newer than this rpctap reads: it does not guess at
+// what the file means.
+type NewerVersionError struct{ Version int }
+
+func (e *NewerVersionError) Error() string {
+	return fmt.Sprintf("update rpctap to open this session file: it is in format version %d, from a newer rpctap, and this one reads versions up to %d (go install github.com/rpctap/rpctap/cmd/rpctap@latest)", e.Version, Version)
+}
+
 // HeaderFaults says what is wrong with the header line, one sentence a
 // fault: a field of the wrong type, a format version this reader does not
 // read. The Reader reads on with defaults in place of what is wrong.
@@ -146,6 +156,9 @@ func (r *Reader) Offset() int64 { return r.start }
 // Event, and the bytes its slices point to, are reused: they are valid
 // until the next call to Next.
 func (r *Reader) Next() (*Event, error) {
+	if r.newer != nil {
+		return nil, r.newer
+	}
 	if r.err != nil {
 		err := r.err
 		r.err = nil
@@ -192,6 +205,9 @@ func (r *Reader) decide() error {
 		r.decided = true
 		if h, faults, ok := parseHeader(line); ok {
 			r.header, r.hasHeader, r.headerFaults = h, true, faults
+			if h.Version > Version {
+				r.newer = &NewerVersionError{Version: h.Version}
+			}
 			return nil
 		}
 		if r.parseRecord(line) {
@@ -514,7 +530,7 @@ func parseHeader(line []byte) (h Header, faults []string, ok bool) {
 		if _, ok := fields["version"]; !ok {
 			faults = append(faults, fmt.Sprintf("the header has no format version; this rpctap reads version %d", Version))
 		}
-	} else if h.Version != Version {
+	} else if h.Version < 1 {
 		faults = append(faults, fmt.Sprintf("the header says format version %d; this rpctap reads version %d, and may misread the file", h.Version, Version))
 	}
 	field("id", &h.ID, "a string")

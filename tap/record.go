@@ -47,6 +47,7 @@ type recorder struct {
 	redact   *redactor
 	hub      *hub
 	warn     func(string)
+	calls    *calls // nil unless Options.Calls is set
 	spoolDir string // where frames too large to hold wait for their end
 	// profile is the tracker's profile as of the last committed frame:
 	// what encoders judge frames by (the committer judges again the
@@ -576,6 +577,9 @@ func (r *recorder) observe(t time.Duration, m *classify.Message, written bool) {
 	}
 	if written {
 		r.publishLast(m, obs.Findings, obs.Pairs)
+	}
+	if r.calls != nil {
+		r.calls.observe(r.seq, t, m, obs.Pairs)
 	}
 }
 

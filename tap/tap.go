@@ -49,6 +49,12 @@ type Options struct {
 
 	// Warn receives the tap's own diagnostics (one sentence each).
 	Warn func(string)
+
+	// Calls, when set, receives every request that got its answer, as
+	// the answer is recorded, in order. It is called on the recorder's
+	// goroutine, which traffic waits for when it falls behind: it must
+	// return at once (hand the Call to a bounded queue, or drop it).
+	Calls func(Call)
 }
 
 // A Tap runs one server between a host's stdio and the server's.
@@ -116,6 +122,9 @@ func New(opts Options) (*Tap, error) {
 	t.id = hex.EncodeToString(idb[:])
 	return t, nil
 }
+
+// ID is the session's id, as its header says.
+func (t *Tap) ID() string { return t.id }
 
 // Path is the session file the tap writes, once Run has started.
 func (t *Tap) Path() string { return t.path }
@@ -456,6 +465,9 @@ func (t *Tap) startRecorder(redact *redactor) error {
 	tr := classify.NewTracker(classify.TrackerOptions{Profile: opts.Profile, LSPFraming: opts.Framing == classify.FramingLSP, Timeout: opts.Timeout, MethodTimeouts: opts.MethodTimeouts, MaxInFlight: 10_000, MaxRemembered: 4096})
 	t.rec = &recorder{stop: make(chan struct{}), started: now() - time.Since(t.started), limit: parseLimit,
 		tracker: tr, redact: redact, hub: t.hub, warn: opts.Warn}
+	if opts.Calls != nil {
+		t.rec.calls = newCalls(opts.Calls, t.started)
+	}
 	// The header is encoded first, with no file yet (tee keeps it): a
 	// header built here, with its id and start time, in this package's
 	// format version, is never refused, and the file's own failures are

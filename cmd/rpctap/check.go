@@ -18,7 +18,7 @@ import (
 )
 
 type checkOptions struct {
-	json           bool
+	format         string // text, json, junit or sarif
 	profile        classify.Profile
 	timeout        time.Duration
 	failOn         classify.Severity // 0: never fail
@@ -30,13 +30,19 @@ func newCheckCmd() *cobra.Command {
 	var o checkOptions
 	var profile, failOn string
 	var methodTimeouts []string
+	var asJSON bool
 	cmd := &cobra.Command{
-		Use:   "check [--json] [--profile P] [--timeout D] [--fail-on error|warn|info|none] FILE|-",
+		Use:   "check [--format text|json|junit|sarif] [--profile P] [--timeout D] [--fail-on error|warn|info|none] FILE|-",
 		Short: "Judge a recorded session and report every finding with its line",
 		Long: `Runs the envelope reader and the session tracker over a session file
 (or stdin with -) and reports every finding with the 1-based line of the
 session file it is about. Timeouts are judged by the recording's own
 timestamps.
+
+--format json prints one JSON document (--json is the same); junit a JUnit
+XML report with one test case per finding code, for CI test views; sarif
+a SARIF 2.1.0 log with a rule per finding code and each finding located
+at its line of the session file, for code-scanning views.
 
 Lines that are not records are skipped and named by their line numbers;
 faults of the header line (a field of the wrong type, a format version
@@ -48,6 +54,17 @@ empty file, binary data, a plain JSON-RPC log).`,
 		Args: takesArgs(1, 1, "one session file (or - for stdin)", "rpctap check SESSION.jsonl (rpctap ls lists recent sessions)"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			var err error
+			if asJSON {
+				if cmd.Flags().Changed("format") && o.format != "json" {
+					return usageError(fmt.Errorf("--json asks for --format json, but --format %s was given too: give one of them", o.format))
+				}
+				o.format = "json"
+			}
+			switch o.format {
+			case "text", "json", "junit", "sarif":
+			default:
+				return usageError(fmt.Errorf("unknown --format %q: use text, json, junit or sarif", o.format))
+			}
 			if o.profile, err = classify.ParseProfile(profile); err != nil {
 				return usageError(err)
 			}
@@ -67,7 +84,8 @@ empty file, binary data, a plain JSON-RPC log).`,
 			return runCheck(cmd.InOrStdin(), cmd.OutOrStdout(), args[0], o)
 		},
 	}
-	cmd.Flags().BoolVar(&o.json, "json", false, "print one JSON document instead of text")
+	cmd.Flags().StringVar(&o.format, "format", "text", "how to report: text, json, junit (JUnit XML) or sarif (SARIF 2.1.0)")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "the same as --format json")
 	cmd.Flags().StringVar(&profile, "profile", "auto", "rules to judge by: auto (the file's, else from the traffic), jsonrpc, mcp or lsp")
 	cmd.Flags().DurationVar(&o.timeout, "timeout", 0, "how long a request may wait for its answer (default: the session's own, else 30s)")
 	methodTimeoutFlag(cmd.Flags(), &methodTimeouts)
@@ -98,12 +116,24 @@ func runCheck(stdin io.Reader, stdout io.Writer, path string, o checkOptions) er
 		return exitError{code: 2, msg: fmt.Sprintf("cannot read %s: %v", name, err)}
 	}
 	w := bufio.NewWriter(stdout)
-	if o.json {
+	file := sessions.ReportFile{Name: path, FailOn: o.failOn}
+	if path == "-" {
+		file.Name = name
+	}
+	switch o.format {
+	case "json":
 		writeCheckJSON(w, name, rep)
-	} else {
+	case "junit":
+		err = sessions.WriteJUnit(w, file, rep)
+	case "sarif":
+		err = sessions.WriteSARIF(w, file, rep)
+	default:
 		writeCheckText(w, name, rep)
 	}
-	if err := w.Flush(); err != nil {
+	if err == nil {
+		err = w.Flush()
+	}
+	if err != nil {
 		return fmt.Errorf("writing the report: %w", err)
 	}
 	if o.failOn != 0 && (rep.Worst() >= o.failOn || len(rep.HeaderFaults) > 0) {
@@ -198,16 +228,7 @@ func writeCheckJSON(w io.Writer, name string, rep *sessions.Report) {
 	for _, f := range rep.Findings {
 		jf := checkJSONFinding{Code: f.Code.String(), Severity: f.Severity.String(), Line: f.Line, Message: f.Message,
 			Method: f.Method, Related: f.Related}
-		if f.Dir != 0 {
-			jf.Dir = f.Dir.String()
-		}
-		if f.Kind != 0 {
-			jf.Kind = f.Kind.String()
-		}
-		if f.Member >= 0 {
-			m := f.Member
-			jf.Member = &m
-		}
+		jf.Dir, jf.Kind, jf.Member = f.Place()
 		if f.ID != "" {
 			if json.Valid([]byte(f.ID)) {
 				jf.ID = json.RawMessage(f.ID)

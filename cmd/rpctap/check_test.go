@@ -35,7 +35,7 @@ type checkFinding struct {
 
 func checkJSONOf(t *testing.T, path string, o checkOptions) (checkDoc, error) {
 	t.Helper()
-	o.json = true
+	o.format = "json"
 	var out bytes.Buffer
 	err := runCheck(nil, &out, path, o)
 	var doc checkDoc
@@ -198,12 +198,12 @@ func TestCheckOfAFileThatIsNotASessionExitsTwo(t *testing.T) {
 	} {
 		path := filepath.Join(dir, strings.ReplaceAll(c.name, " ", "-"))
 		os.WriteFile(path, []byte(c.data), 0o600)
-		for _, asJSON := range []bool{false, true} {
+		for _, format := range []string{"text", "json", "sarif", "junit"} {
 			var out bytes.Buffer
-			err := runCheck(nil, &out, path, checkOptions{failOn: classify.Error, json: asJSON})
+			err := runCheck(nil, &out, path, checkOptions{failOn: classify.Error, format: format})
 			var ex exitError
 			if !errors.As(err, &ex) || ex.code != 2 || !strings.Contains(ex.msg, c.says) || !strings.Contains(ex.msg, "rpctap ls") {
-				t.Errorf("%s (json %v): %v; want exit 2 saying %q and where to find sessions", c.name, asJSON, err, c.says)
+				t.Errorf("%s (format %s): %v; want exit 2 saying %q and where to find sessions", c.name, format, err, c.says)
 			}
 		}
 	}
@@ -231,7 +231,7 @@ func TestCheckNamesSkippedLinesAndHeaderFaults(t *testing.T) {
 		Faults    []string `json:"header_faults"`
 	}
 	out.Reset()
-	runCheck(nil, &out, path, checkOptions{json: true})
+	runCheck(nil, &out, path, checkOptions{format: "json"})
 	if err := json.Unmarshal(out.Bytes(), &doc); err != nil || doc.Skipped != 3 || fmt.Sprint(doc.SkippedAt) != "[3 5 6]" || doc.Faults == nil || len(doc.Faults) != 0 {
 		t.Errorf("--json: %+v (%v); want 3 skipped lines at [3 5 6] and no header faults", doc, err)
 	}
@@ -251,12 +251,45 @@ func TestCheckNamesSkippedLinesAndHeaderFaults(t *testing.T) {
 			t.Errorf("header %s: %v\n%s\nwant exit 1 and a header fault saying %q", c.header, err, out.String(), c.says)
 		}
 		out.Reset()
-		runCheck(nil, &out, path, checkOptions{json: true})
+		runCheck(nil, &out, path, checkOptions{format: "json"})
 		if err := json.Unmarshal(out.Bytes(), &doc); err != nil || len(doc.Faults) == 0 || !strings.Contains(strings.Join(doc.Faults, "\n"), c.says) {
 			t.Errorf("header %s: --json header_faults %q (%v); want one saying %q", c.header, doc.Faults, err, c.says)
 		}
 		if strings.Contains(out.String(), "smoke") {
 			t.Errorf("a fault repeats the header's text: %s", out.String())
+		}
+	}
+}
+
+// Issue 14 point 3: check --format picks the report; --json stays as
+// --format json, and asking for two different formats is refused.
+func TestCheckFormatFlagPicksTheReportAndJSONStaysAnAlias(t *testing.T) {
+	const path = "../../testdata/sessions/conversations/unmatched-response.jsonl"
+	for _, c := range []struct {
+		args []string
+		want string // how the report starts, or the usage error
+	}{
+		{[]string{"--format", "text"}, "../../testdata"},
+		{[]string{"--json"}, "{\n"},
+		{[]string{"--format", "json"}, "{\n"},
+		{[]string{"--json", "--format", "json"}, "{\n"},
+		{[]string{"--format", "sarif"}, `{"$schema":`},
+		{[]string{"--format", "junit"}, `<?xml version="1.0"`},
+		{[]string{"--json", "--format", "sarif"}, "give one of them"},
+		{[]string{"--format", "xml"}, "use text, json, junit or sarif"},
+	} {
+		var out bytes.Buffer
+		root := newRootCmd()
+		root.SetOut(&out)
+		root.SetErr(&out)
+		root.SetArgs(append(append([]string{"check", "--fail-on", "none"}, c.args...), path))
+		err := root.Execute()
+		got := out.String()
+		if err != nil {
+			got = err.Error()
+		}
+		if !strings.HasPrefix(got, c.want) && !strings.Contains(got, c.want) {
+			t.Errorf("check %v: %.80q, want %q", c.args, got, c.want)
 		}
 	}
 }

@@ -89,7 +89,9 @@ func TestJSONOutputsAreValidUTF8WithUnsafeCharactersEscaped(t *testing.T) {
 	path := evilSession(t)
 	tail := tailOf(t, path, true)
 	var check bytes.Buffer
-	runCheck(nil, &check, path, checkOptions{failOn: 0, json: true})
+	runCheck(nil, &check, path, checkOptions{failOn: 0, format: "json"})
+	var sarif bytes.Buffer
+	runCheck(nil, &sarif, path, checkOptions{failOn: 0, format: "sarif"})
 	var ls bytes.Buffer
 	taps := []tap.Info{{Name: "srv\u202e", Argv: []string{"srv", "--x=\u009b2J\u2028"}, Session: "/tmp/s\x9b.jsonl"}}
 	if err := writeLsJSON(&ls, taps, []sessions.SessionFile{{Path: "/tmp/a\u202eb\x9b.jsonl"}}); err != nil {
@@ -102,7 +104,7 @@ func TestJSONOutputsAreValidUTF8WithUnsafeCharactersEscaped(t *testing.T) {
 	if err := runClassify(strings.NewReader(in), &cl, classifyOptions{profile: classify.Auto, dir: classify.H2S, framing: classify.FramingNDJSON}); err != nil {
 		t.Fatal(err)
 	}
-	for name, out := range map[string][]byte{"tail --json": tail, "check --json": check.Bytes(), "ls --json": ls.Bytes(), "inject --capture": reply.Bytes(), "classify": cl.Bytes()} {
+	for name, out := range map[string][]byte{"tail --json": tail, "check --json": check.Bytes(), "check --format sarif": sarif.Bytes(), "ls --json": ls.Bytes(), "inject --capture": reply.Bytes(), "classify": cl.Bytes()} {
 		if c, bad := unsafeOnScreen(out); bad {
 			t.Errorf("%s prints %q raw:\n%s", name, c, out)
 		}
@@ -147,9 +149,11 @@ func TestTextOutputsShowAPeersBackslashApartFromRealControls(t *testing.T) {
 	tail := tailOf(t, path, false)
 	var check bytes.Buffer
 	runCheck(nil, &check, path, checkOptions{failOn: 0})
+	var junit bytes.Buffer
+	runCheck(nil, &junit, path, checkOptions{failOn: 0, format: "junit"})
 	var ls bytes.Buffer
 	writeLsText(&ls, []tap.Info{{Name: `srv\x1b`, Argv: []string{"srv", `--x=\u202e`, "\u202e"}}}, nil)
-	for name, out := range map[string][]byte{"tail": tail, "check": check.Bytes(), "ls": ls.Bytes()} {
+	for name, out := range map[string][]byte{"tail": tail, "check": check.Bytes(), "check --format junit": junit.Bytes(), "ls": ls.Bytes()} {
 		if c, bad := unsafeOnScreen(out); bad {
 			t.Errorf("%s prints %q raw:\n%s", name, c, out)
 		}

@@ -26,7 +26,16 @@ var examples = map[string]string{
   rpctap tail --json gopls | jq .method`,
 	"rpctap check": `  rpctap check session.jsonl
   rpctap check --fail-on warn --json session.jsonl
+  rpctap check --format sarif session.jsonl > rpctap.sarif
+  rpctap check --format junit --fail-on warn session.jsonl > rpctap-junit.xml
   rpctap check --profile mcp --method-timeout tools/call=2m - < session.jsonl`,
+	"rpctap sessions": `  rpctap sessions ls
+  rpctap sessions prune --older-than 30d --dry-run`,
+	"rpctap sessions ls": `  rpctap sessions ls
+  rpctap sessions ls --json | jq -r '.[].path'`,
+	"rpctap sessions rm": `  rpctap sessions rm ~/.local/state/rpctap/sessions/20261201T101500.000Z-everything.jsonl`,
+	"rpctap sessions prune": `  rpctap sessions prune --older-than 2w --dry-run
+  rpctap sessions prune --older-than 30d --yes`,
 	"rpctap classify": `  echo '{"jsonrpc":"2.0","id":null,"method":"ping"}' | rpctap classify --profile mcp
   rpctap classify --framing lsp --dir s2h < frames.bin`,
 	"rpctap inject": `  rpctap inject '{"jsonrpc":"2.0","id":"x","method":"ping"}' --capture

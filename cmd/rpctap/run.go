@@ -2,15 +2,18 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"runtime/debug"
 	"syscall"
 	"time"
 
 	"github.com/rpctap/rpctap/classify"
 	"github.com/rpctap/rpctap/internal/earlysignal"
+	"github.com/rpctap/rpctap/internal/otlp"
 	"github.com/rpctap/rpctap/tap"
 	"github.com/spf13/cobra"
 )
@@ -22,6 +25,8 @@ type runOptions struct {
 	redact, methodTimeouts         []string
 	timeout                        time.Duration
 	stdinWait, termWait, drain     time.Duration
+	otlpEndpoint                   string
+	otlpHeaders                    []string
 }
 
 func newRunCmd() *cobra.Command {
@@ -61,6 +66,8 @@ own, unless --stdin-grace, --term-grace or --drain asks it to.`,
 	f.BoolVar(&o.noListen, "no-listen", false, "do not serve live views on a socket")
 	f.DurationVar(&o.stdinWait, "stdin-grace", 0, "send CMD SIGTERM when it has not exited this long after the host closed stdin (default: never; the host decides when to stop CMD)")
 	f.DurationVar(&o.termWait, "term-grace", 0, "send CMD SIGKILL when it has not exited this long after it was signalled to stop, by the host or by --stdin-grace (default: never)")
+	f.StringVar(&o.otlpEndpoint, "otlp-endpoint", "", "send a span per answered request to this OTLP/HTTP collector, as in http://localhost:4318 (default: OTEL_EXPORTER_OTLP_ENDPOINT, when set)")
+	f.StringArrayVar(&o.otlpHeaders, "otlp-header", nil, "a header K=V for the OTLP collector (with OTEL_EXPORTER_OTLP_HEADERS); repeatable")
 	f.DurationVar(&o.drain, "drain", 0, "once CMD has exited, stop reading its stdout when it stays silent this long, for a child of CMD that holds it open (default: read until it closes, as a host would)")
 	return serverCommand(cmd)
 }
@@ -91,16 +98,41 @@ func runTap(cmd *cobra.Command, argv []string, o runOptions) error {
 			fmt.Fprintln(stderr, "rpctap:", msg)
 		}
 	}
-	t, err := tap.New(tap.Options{Argv: argv, Name: o.name, Framing: framing, Profile: profile, Timeout: o.timeout, MethodTimeouts: methodTimeouts,
+	topts := tap.Options{Argv: argv, Name: o.name, Framing: framing, Profile: profile, Timeout: o.timeout, MethodTimeouts: methodTimeouts,
 		Record: !o.noRecord, Path: o.record, Redact: o.redact, NoRedact: o.noRedact, Listen: !o.noListen,
-		StdinWait: o.stdinWait, TermWait: o.termWait, Drain: o.drain, Signals: runSignals(), Warn: warn})
+		StdinWait: o.stdinWait, TermWait: o.termWait, Drain: o.drain, Signals: runSignals(), Warn: warn}
+	if len(o.otlpHeaders) > 0 && !otlp.Wanted(o.otlpEndpoint, os.Getenv) {
+		return usageError(errors.New("--otlp-header needs a collector: give --otlp-endpoint URL (or set OTEL_EXPORTER_OTLP_ENDPOINT)"))
+	}
+	var spans *otlp.Exporter
+	if otlp.Wanted(o.otlpEndpoint, os.Getenv) {
+		topts.Calls = func(c tap.Call) { spans.Send(c) } // set below, before Run
+	}
+	t, err := tap.New(topts)
 	if err != nil {
 		return usageError(err)
+	}
+	if topts.Calls != nil {
+		service := o.name
+		if service == "" {
+			service = filepath.Base(argv[0])
+		}
+		spans, err = otlp.New(otlp.Config{Endpoint: o.otlpEndpoint, Headers: o.otlpHeaders, Service: service, Session: t.ID(),
+			Getenv: os.Getenv, Warn: warn})
+		if err != nil {
+			return usageError(err)
+		}
 	}
 	// A host that stops reading must not kill the tap before the server
 	// has been shut down: writes to a closed stdout return an error.
 	signal.Ignore(syscall.SIGPIPE)
 	res, err := t.Run(context.Background(), os.Stdin, os.Stdout, stderr)
+	if spans != nil {
+		st := spans.Close(otlpFlushWait)
+		if o.verbose {
+			warn(fmt.Sprintf("OTLP: %d spans sent, %d dropped, %d not taken by the collector, of %d answered requests", st.Sent, st.Dropped, st.Failed, st.Calls))
+		}
+	}
 	if err != nil {
 		return exitError{code: max(res.ExitCode, 1), msg: err.Error()}
 	}
@@ -126,6 +158,11 @@ func runSignals() <-chan os.Signal {
 	signal.Notify(c, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
 	return c
 }
+
+// otlpFlushWait is how long rpctap run waits, at its end, for the OTLP
+// collector to take the spans still queued: a collector that does not
+// answer delays the tap's exit by no more than this.
+const otlpFlushWait = time.Second
 
 // runMemoryLimit is the Go heap size past which rpctap run collects
 // garbage eagerly (a soft limit: it never fails an allocation).

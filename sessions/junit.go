@@ -1,0 +1,122 @@
+package sessions
+
+import (
+	"bufio"
+	"encoding/xml"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/rpctap/rpctap/classify"
+)
+
+// WriteJUnit writes rep as a JUnit XML report for CI test views: one test
+// suite for the session file, and in it one test case per finding code
+// (every code, so that a view shows which rules held), plus one for the
+// file's header. A code with findings at or above f.FailOn fails, its
+// failure listing each finding by line; findings below it are listed in
+// the case's system-out and it passes. Peer text is escaped for a
+// terminal, and XML-escaped.
+func WriteJUnit(w io.Writer, f ReportFile, rep *Report) error {
+	bw := bufio.NewWriterSize(w, 64<<10)
+	byCode := map[classify.Code][]int{}
+	for i, cf := range rep.Findings {
+		byCode[cf.Code] = append(byCode[cf.Code], i)
+	}
+	codes := classify.Codes()
+	failing := func(idx []int) bool {
+		for _, i := range idx {
+			if f.FailOn != 0 && rep.Findings[i].Severity >= f.FailOn {
+				return true
+			}
+		}
+		return false
+	}
+	failures := 0
+	for _, c := range codes {
+		if failing(byCode[c]) {
+			failures++
+		}
+	}
+	if len(rep.HeaderFaults) > 0 && f.FailOn != 0 {
+		failures++
+	}
+	name := f.Name
+	if name == "" || name == "-" {
+		name = "stdin"
+	}
+	name = classify.EscapeString(name, 200)
+	esc := func(s string) string {
+		var b strings.Builder
+		xml.EscapeText(&b, []byte(s))
+		return b.String()
+	}
+	attr := func(s string) string { return `"` + esc(s) + `"` }
+	// Element text keeps its line breaks and quotes; everything in it
+	// went through classify's escaping, so it holds no character XML
+	// refuses.
+	text := strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;").Replace
+	suite := "rpctap check " + name
+	fmt.Fprintf(bw, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=%s tests=\"%d\" failures=\"%d\" errors=\"0\">\n",
+		attr(suite), len(codes)+1, failures)
+	fmt.Fprintf(bw, "  <testsuite name=%s tests=\"%d\" failures=\"%d\" errors=\"0\" skipped=\"0\">\n", attr(suite), len(codes)+1, failures)
+	fmt.Fprintf(bw, "    <properties>\n      <property name=\"file\" value=%s/>\n      <property name=\"profile\" value=%s/>\n      <property name=\"frames\" value=\"%d\"/>\n      <property name=\"skipped_lines\" value=\"%d\"/>\n    </properties>\n",
+		attr(name), attr(rep.Profile.String()), rep.Frames, rep.Skipped)
+	classname := "rpctap.check"
+
+	// The header.
+	fmt.Fprintf(bw, "    <testcase classname=%s name=\"header\">", attr(classname))
+	if len(rep.HeaderFaults) > 0 {
+		tag := "system-out"
+		if f.FailOn != 0 {
+			tag = "failure"
+			fmt.Fprintf(bw, "\n      <failure message=%s type=\"error\">", attr(fmt.Sprintf("%d faults in the session header", len(rep.HeaderFaults))))
+		} else {
+			bw.WriteString("\n      <system-out>")
+		}
+		for _, h := range rep.HeaderFaults {
+			bw.WriteString(text(name + ":1: " + classify.EscapeString(h, 400) + "\n"))
+		}
+		fmt.Fprintf(bw, "</%s>\n    ", tag)
+	}
+	bw.WriteString("</testcase>\n")
+
+	for _, c := range codes {
+		idx := byCode[c]
+		fmt.Fprintf(bw, "    <testcase classname=%s name=%s>", attr(classname), attr(c.String()))
+		if len(idx) == 0 {
+			bw.WriteString("</testcase>\n")
+			continue
+		}
+		if failing(idx) {
+			worst := classify.Severity(0)
+			for _, i := range idx {
+				worst = max(worst, rep.Findings[i].Severity)
+			}
+			fmt.Fprintf(bw, "\n      <failure message=%s type=%s>", attr(fmt.Sprintf("%d %s findings", len(idx), c)), attr(worst.String()))
+		} else {
+			bw.WriteString("\n      <system-out>")
+		}
+		for _, i := range idx {
+			cf := &rep.Findings[i]
+			line := fmt.Sprintf("%s:%d: %s: %s", name, cf.Line, cf.Severity, cf.Message)
+			if cf.Method != "" {
+				line += " [" + classify.EscapeString(cf.Method, 80) + "]"
+			}
+			if cf.Related != 0 {
+				line += fmt.Sprintf(" (see line %d)", cf.Related)
+			}
+			bw.WriteString(text(line + "\n"))
+			if cf.Frame != "" {
+				bw.WriteString(text("    " + cf.Frame + "\n"))
+			}
+		}
+		if failing(idx) {
+			bw.WriteString("</failure>\n    </testcase>\n")
+		} else {
+			bw.WriteString("</system-out>\n    </testcase>\n")
+		}
+	}
+	bw.WriteString("  </testsuite>\n</testsuites>\n")
+	return bw.Flush()
+}

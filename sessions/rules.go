@@ -1,0 +1,47 @@
+package sessions
+
+// ruleText is what the design doc envelope.md says of each finding code
+// (its findings tables, with the kinds table for the kinds): when it is
+// raised, and its severity, with why, in Markdown. SARIF rules carry it as
+// their help; change it with the doc.
+var ruleText = map[string]struct{ when, severity string }{
+	"not-json":                {"not one valid JSON value (trailing bytes after the value included)", "error (the MCP stdio transport allows only MCP messages on stdin and stdout; logs belong on stderr)"},
+	"blank-line":              {"nothing but whitespace", "warn"},
+	"bad-header":              {"LSP header block malformed (no Content-Length, bad number, body shorter than declared)", "error"},
+	"non-object":              {"a JSON scalar (`null`, `42`, `\"hi\"`, `true`)", "error"},
+	"batch":                   {"a JSON array", "info in `jsonrpc`; error in `mcp` when the negotiated protocol version is 2025-06-18 or later (batching was removed)"},
+	"empty-batch":             {"an empty array, `[]`", "error"},
+	"stray-object":            {"an object with neither `method` nor `id` (and no `error` with `\"jsonrpc\": \"2.0\"`)", "warn on `s2h` (stdout log line); error on `h2s` (a strict server answers -32600 \"a message needs a method or an id\")"},
+	"bad-method":              {"method not a string", "error"},
+	"bad-id":                  {"id not a string, number or null", "error"},
+	"bad-jsonrpc":             {"jsonrpc missing or not `\"2.0\"`", "error"},
+	"bad-params":              {"params not structured (MCP: not an object)", "error"},
+	"null-id":                 {"a request with `\"id\": null`", "warn in `jsonrpc`; error in `mcp` (a request id MUST NOT be null)"},
+	"fractional-id":           {"a number id with a fraction or exponent", "warn"},
+	"unsafe-int-id":           {"an integer id outside ±(2^53−1)", "warn (JavaScript peers lose precision)"},
+	"reserved-method":         {"a method beginning with `rpc.`", "warn"},
+	"result-and-error":        {"a response with both `result` and `error`", "error"},
+	"no-result-or-error":      {"a response with neither", "error"},
+	"bad-error-object":        {"`error` not an object, or `code` not an integer, or `message` not a string", "error"},
+	"null-id-error":           {"an error response with `\"id\": null`", "error in `mcp` (MCP omits the id; spec-strict clients throw on null); fine in `jsonrpc`"},
+	"missing-id-error":        {"an error response with no `id` member", "warn in `jsonrpc` (JSON-RPC wants `\"id\": null`); fine in `mcp`"},
+	"result-without-id":       {"a result response whose id is null or absent", "error"},
+	"duplicate-member":        {"a member name that appears twice in the envelope object (`id`, `method`, `jsonrpc`, `params`, `result`, `error`): parsers disagree on which copy wins, so what the tap shows may differ from what the receiver acts on; the first copy is used for the kind", "error"},
+	"opaque-error":            {"an error whose message is empty, or only the standard text for its code (\"Internal error\" for -32603, ...), with no `data`: the peer withheld the detail", "info"},
+	"leaky-error":             {"an error whose text shows internals: stack frames, absolute file paths, `Traceback`, `panic:`, `goroutine N [`, `at Object.<anonymous>`", "warn (handler text can name a host's internals to a third-party peer)"},
+	"redacted":                {"rpctap masked a secret in this frame (the value of a secret-looking environment variable, or one named by `--redact`)", "info"},
+	"unsafe-text":             {"a string value contains control characters other than tab and line feed (C0, DEL, C1), bidi or other format characters (`\\p{Cf}`), or U+2028/U+2029", "warn (shown escaped; see the UI rules)"},
+	"oversize":                {"the frame is larger than the parse limit (default 16 MiB, named in the session header); it is forwarded whole, classified from its first bytes only (a member seen in those bytes is present, however long its value)", "warn"},
+	"notification-as-request": {"a method that names a notification (`notifications/…`, `$/…`, `initialized`, `exit`) sent with an id", "warn (it may never be answered)"},
+	"request-as-notification": {"a method that the profile knows as a request (`initialize`, `ping`, `tools/list`, `tools/call`, `textDocument/definition`, …) sent without an id", "warn (it will never be answered)"},
+	"unmatched-response":      {"a response whose id matches no request in flight from the other direction", "error"},
+	"duplicate-response":      {"a second response to an id that was already answered", "error"},
+	"late-response":           {"a response that arrives after its request was flagged `timeout` (it still pairs)", "warn"},
+	"error-names-no-request":  {"an error response with a null or absent id; the tracker links it to the most recent frame that the responder's side could not read, if any", "warn"},
+	"id-reused":               {"a request whose id equals that of a request from the same side that is still in flight", "error"},
+	"timeout":                 {"a request still unanswered after the timeout (default 30 s; per-method overrides; an MCP `notifications/progress` for its progress token restarts the clock)", "warn"},
+	"cancelled":               {"a request named by `notifications/cancelled` (MCP) or `$/cancelRequest` (LSP); a response after it is expected and allowed", "info"},
+	"before-initialize":       {"MCP sessions that use the `initialize` handshake (revisions up to 2025-11-25): a request other than `initialize` or `ping` before the `initialize` response, or from the host before `notifications/initialized`. A session that starts with `server/discover` (revision 2026-07-28, which has no handshake) is never flagged, nor is a client that falls back from `server/discover` to `initialize`", "error"},
+	"unanswered-invalid":      {"a frame that carries a strict answer (see below) got no error answer from its receiver within the timeout", "info (shows whether the peer follows the rule)"},
+	"untracked":               {"the tracker's in-flight table was full and it stopped following this request, so its answer can no longer be paired", "warn"},
+}
