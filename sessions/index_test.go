@@ -852,9 +852,17 @@ func TestPaceHoldsIndexingBackBetweenBatches(t *testing.T) {
 	case err := <-done:
 		t.Fatalf("the stream was indexed (%v) and Pace never asked", err)
 	}
-	time.Sleep(50 * time.Millisecond)
-	if n := x.Len(); n == 0 || n >= len(recs) {
-		t.Errorf("while Pace waited the index had %d of %d records, want one batch's worth", n, len(recs))
+	// The batch before the wait is published (however slowly, under the
+	// race detector on a loaded machine), then it stops growing while
+	// Pace holds, short of the whole file.
+	n, last := 0, -1
+	for deadline := time.Now().Add(15 * time.Second); (n == 0 || n != last) && time.Now().Before(deadline); {
+		last = n
+		time.Sleep(100 * time.Millisecond)
+		n = x.Len()
+	}
+	if n == 0 || n >= len(recs) || n != last {
+		t.Errorf("while Pace waited the index had %d of %d records (%d just before), want one batch's worth, held", n, len(recs), last)
 	}
 	close(release)
 	if err := <-done; err != nil {
