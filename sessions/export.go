@@ -213,7 +213,7 @@ type exporter struct {
 	res    ExportResult
 	// fold: records at positions [foldFrom, foldTo) are left out.
 	foldFrom, foldTo int
-	back             *RecordReader
+	recs, back       *RecordReader // records in order; answers
 	buf              []byte
 }
 
@@ -236,7 +236,8 @@ func openExport(path string, opts ExportOptions) (*exporter, error) {
 	if s.f, err = os.Open(path); err != nil {
 		return nil, fmt.Errorf("reading the session file: %w", err)
 	}
-	s.back = NewRecordReader(s.f)
+	s.recs = NewRecordReader(s.f)
+	s.back = s.recs.Twin()
 	s.res.Records = s.counts.Entries
 	s.foldFrom, s.foldTo = s.counts.Entries, s.counts.Entries
 	max := opts.MaxFrames
@@ -253,17 +254,17 @@ func openExport(path string, opts ExportOptions) (*exporter, error) {
 
 // walk calls fn with each record of the session in order, with its index
 // entry and position, masked. Records in the fold are not read: fold is
-// called once in their place (when not nil).
+// called once in their place (when not nil). With frames false, only the
+// frame records that hold requests are read (and given to fn).
 func (s *exporter) walk(fn func(pos int, e *Entry, ev *Event) error, fold func() error) error {
-	if _, err := s.f.Seek(0, io.SeekStart); err != nil {
-		return err
-	}
-	rd := NewReader(bufio.NewReaderSize(s.f, 1<<20))
+	return s.walkEntries(true, fn, fold)
+}
+
+func (s *exporter) walkEntries(all bool, fn func(pos int, e *Entry, ev *Event) error, fold func() error) error {
 	n := s.counts.Entries
 	var chunk []Entry
 	base := 0
-	pos := 0
-	for pos < n {
+	for pos := 0; pos < n; pos++ {
 		if pos == s.foldFrom && s.foldTo > s.foldFrom {
 			if fold != nil {
 				if err := fold(); err != nil {
@@ -271,45 +272,26 @@ func (s *exporter) walk(fn func(pos int, e *Entry, ev *Event) error, fold func()
 				}
 			}
 			pos = s.foldTo
-		}
-		if pos >= n {
-			break
+			if pos >= n {
+				break
+			}
 		}
 		if pos < base || pos >= base+len(chunk) {
 			base = pos
 			chunk = s.x.Entries(chunk[:0], pos, pos+1024)
 		}
 		e := &chunk[pos-base]
-		if e.Offset >= 0 && rd.End() != e.Offset && pos == s.foldTo {
-			// Past the fold: read on from the first record shown.
-			if _, err := s.f.Seek(e.Offset, io.SeekStart); err != nil {
-				return err
-			}
-			rd = NewReader(bufio.NewReaderSize(s.f, 1<<20))
-			rd.decided, rd.lineNo = true, int(e.Seq)-1
+		if !all && !(e.IsFrame() && (e.Kind == classify.KindRequest || e.Kind == classify.KindBatch)) {
+			continue
 		}
-		var ev *Event
-		for {
-			var err error
-			ev, err = rd.Next()
-			if err != nil {
-				if errors.Is(err, io.EOF) {
-					return fmt.Errorf("the session file ended before line %d: did it change while it was exported?", e.Seq)
-				}
-				return fmt.Errorf("reading the session file: %w", err)
-			}
-			if int64(ev.Line) >= e.Seq {
-				break
-			}
-		}
-		if int64(ev.Line) != e.Seq {
-			return fmt.Errorf("line %d of the session file is not the record indexed: did it change while it was exported?", e.Seq)
+		ev, err := s.recs.Read(*e)
+		if err != nil {
+			return fmt.Errorf("%w (did the session file change while it was exported?)", err)
 		}
 		s.mask(ev)
 		if err := fn(pos, e, ev); err != nil {
 			return err
 		}
-		pos++
 	}
 	return nil
 }

@@ -213,7 +213,7 @@ func (s *exporter) htmlRecord(b []byte, pos int, e *Entry, ev *Event) []byte {
 		b = append(b, html.EscapeString(head+s.eventText(ev))...)
 		return append(b, "</div>\n"...)
 	}
-	title := s.frameTitle(e, ev, func(t string, _ bool) string { return classify.EscapeString(t, 120) })
+	title := string(s.appendFrameTitle(nil, e, ev, func(b []byte, t string) []byte { return classify.AppendEscaped(b, []byte(t), 120) }))
 	b = append(b, "<details><summary>"...)
 	b = append(b, html.EscapeString(head+title)...)
 	b = append(b, "</summary><pre>"...)

@@ -44,10 +44,7 @@ func (p *exportPair) status() string {
 // answer when it has one.
 func (s *exporter) eachPair(fn func(p *exportPair) error) error {
 	var respEntry Entry
-	return s.walk(func(pos int, e *Entry, ev *Event) error {
-		if !e.IsFrame() || (e.Kind != classify.KindRequest && e.Kind != classify.KindBatch) {
-			return nil
-		}
+	return s.walkEntries(false, func(pos int, e *Entry, ev *Event) error {
 		m := s.classify(ev)
 		pairs := s.pairs.Of(e.Seq)
 		one := func(req *classify.Message, member int) error {
@@ -155,6 +152,16 @@ func (j *jsonOut) value(frame []byte) *jsonOut {
 	return j.strBytes(frame)
 }
 
+// message writes a classified frame as value does, trusting the
+// classification where it read the whole frame as JSON.
+func (j *jsonOut) message(m *classify.Message) *jsonOut {
+	if m.Kind >= classify.KindBatch && m.Size == int64(len(m.Frame)) {
+		j.b = classify.AppendSafeJSON(j.b, m.Frame)
+		return j
+	}
+	return j.value(m.Frame)
+}
+
 // id writes an id as it was on the wire (it is valid JSON), or null.
 func (j *jsonOut) id(m *classify.Message) *jsonOut {
 	if !m.HasID() {
@@ -258,9 +265,9 @@ func (s *exporter) jsonDoc(w io.Writer) error {
 		if p.member >= 0 {
 			j.raw(`,"member":`).int(int64(p.member))
 		}
-		j.raw(`,"id":`).id(p.reqMsg).raw(`,"method":`).str(p.reqMsg.Method()).raw(`,"frame":`).value(p.reqMsg.Frame).raw("}")
+		j.raw(`,"id":`).id(p.reqMsg).raw(`,"method":`).str(p.reqMsg.Method()).raw(`,"frame":`).message(p.reqMsg).raw("}")
 		if p.respMsg != nil {
-			j.raw(`,"response":{"line":`).int(p.resp.Seq).raw(`,"time":`).time(s.at(p.resp.T)).raw(`,"frame":`).value(p.respMsg.Frame).raw("}")
+			j.raw(`,"response":{"line":`).int(p.resp.Seq).raw(`,"time":`).time(s.at(p.resp.T)).raw(`,"frame":`).message(p.respMsg).raw("}")
 			j.raw(`,"latency_ms":`).ms(p.latency)
 		} else {
 			j.raw(`,"response":null`)

@@ -69,11 +69,13 @@ func (s *exporter) mdSummary(w io.Writer) {
 
 // mdRecord appends one record of the transcript.
 func (s *exporter) mdRecord(b []byte, pos int, e *Entry, ev *Event) []byte {
-	b = fmt.Appendf(b, "\n**line %d** · +%s · ", e.Seq, ms(time.Duration(e.T)*time.Microsecond))
+	b = strconv.AppendInt(append(b, "\n**line "...), e.Seq, 10)
+	b = appendMS(append(b, "** · +"...), time.Duration(e.T)*time.Microsecond)
+	b = append(b, " · "...)
 	if !e.IsFrame() {
 		return append(append(b, mdText(s.eventText(ev))...), '\n')
 	}
-	b = append(b, s.frameTitle(e, ev, mdCode)...)
+	b = s.appendFrameTitle(b, e, ev, appendMdCode)
 	b = append(b, "\n\n"...)
 	var body []byte
 	lang := "json"
@@ -111,40 +113,41 @@ func (s *exporter) mdRecord(b []byte, pos int, e *Entry, ev *Event) []byte {
 	return b
 }
 
-// frameTitle says what a frame is: its direction, kind, method and id,
-// its pair; code quotes peer text for the format.
-func (s *exporter) frameTitle(e *Entry, ev *Event, code func(string, bool) string) string {
-	var t strings.Builder
-	t.WriteString(dirText(e.Dir))
+// appendFrameTitle appends what a frame is: its direction, kind, method
+// and id, its pair; code appends peer text quoted for the format.
+func (s *exporter) appendFrameTitle(t []byte, e *Entry, ev *Event, code func([]byte, string) []byte) []byte {
+	t = append(t, dirText(e.Dir)...)
 	if e.Dir == classify.Err {
-		return t.String()
+		return t
 	}
-	t.WriteString(" · ")
-	t.WriteString(e.Kind.String())
+	t = append(t, " · "...)
+	t = append(t, e.Kind.String()...)
 	if e.Method != "" {
-		t.WriteString(" " + code(s.red.MaskString(e.Method), false))
+		t = code(append(t, ' '), s.red.MaskString(e.Method))
 	}
 	if e.ID != "" {
-		t.WriteString(" · id " + code(s.red.MaskString(e.ID), false))
+		t = code(append(t, " · id "...), s.red.MaskString(e.ID))
 	}
 	switch {
 	case e.Pair != 0 && e.Kind == classify.KindResponse:
-		fmt.Fprintf(&t, " · answers line %d after %s", e.Pair, ms(e.Latency))
+		t = strconv.AppendInt(append(t, " · answers line "...), e.Pair, 10)
+		t = appendMS(append(t, " after "...), e.Latency)
 	case e.Pair != 0:
-		fmt.Fprintf(&t, " · answered on line %d after %s", e.Pair, ms(e.Latency))
+		t = strconv.AppendInt(append(t, " · answered on line "...), e.Pair, 10)
+		t = appendMS(append(t, " after "...), e.Latency)
 	case e.Kind == classify.KindRequest && e.Status != StatusOK && e.Status != StatusError:
-		t.WriteString(" · " + e.Status.String())
+		t = append(append(t, " · "...), e.Status.String()...)
 	}
 	if e.Src != SrcWire {
-		t.WriteString(" · " + e.Src)
+		t = append(append(t, " · "...), e.Src...)
 	}
 	if e.Captured {
-		t.WriteString(" · captured")
+		t = append(t, " · captured"...)
 	}
 	if ev.Redacted {
-		t.WriteString(" · redacted")
+		t = append(t, " · redacted"...)
 	}
-	return t.String()
+	return t
 }
 
 // eventText says what an event record is, for people.
@@ -178,6 +181,18 @@ func dirText(d classify.Direction) string {
 		return "server stderr"
 	}
 	return d.String()
+}
+
+// appendMdCode appends mdCode(s, false).
+func appendMdCode(dst []byte, s string) []byte {
+	plain := s != ""
+	for i := 0; i < len(s) && plain; i++ {
+		plain = s[i] > 0x20 && s[i] < 0x7f && s[i] != '`' && s[i] != '\\'
+	}
+	if plain && len(s) <= 120 {
+		return append(append(append(dst, '`'), s...), '`')
+	}
+	return append(dst, mdCode(s, false)...)
 }
 
 // mdCode quotes peer text as Markdown inline code, escaped for a
@@ -229,8 +244,10 @@ func longestRun(b []byte, c byte) int {
 }
 
 // ms writes a duration in milliseconds, to the microsecond.
-func ms(d time.Duration) string {
-	return strconv.FormatFloat(float64(d.Microseconds())/1000, 'f', -1, 64) + " ms"
+func ms(d time.Duration) string { return string(appendMS(nil, d)) }
+
+func appendMS(b []byte, d time.Duration) []byte {
+	return append(strconv.AppendFloat(b, float64(d.Microseconds())/1000, 'f', -1, 64), " ms"...)
 }
 
 func count(n int, noun string) string {

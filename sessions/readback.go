@@ -7,19 +7,39 @@ import (
 	"io"
 )
 
+// recordWindow is how much of the file a RecordReader reads at once:
+// records read in file order, or close to it, cost one read a window.
+const recordWindow = 1 << 20
+
 // A RecordReader reads records of a session file back by their index
-// entries, one read each, keeping its buffer from one to the next. The
-// Event it returns is valid until its next Read. It is not safe for
-// concurrent use.
+// entries. It reads the file a window at a time, so records read in file
+// order (or near it) take one read for many. The Event it returns is
+// valid until its next Read. It is not safe for concurrent use.
 type RecordReader struct {
-	f   io.ReaderAt
-	buf []byte
-	r   Reader
+	*window
+	line []byte // the line being decoded (decoding writes over it)
+	r    Reader
+}
+
+// A window is the part of the file a RecordReader read last.
+type window struct {
+	f      io.ReaderAt
+	win    []byte // the file's bytes from winOff
+	winOff int64
+	winEnd bool // win reaches the end of the file
 }
 
 // NewRecordReader returns a RecordReader of the session file f.
 func NewRecordReader(f io.ReaderAt) *RecordReader {
-	return &RecordReader{f: f, r: Reader{decided: true}}
+	return &RecordReader{window: &window{f: f}, r: Reader{decided: true}}
+}
+
+// Twin returns a RecordReader of the same file that shares rr's window
+// (records read by each are near each other: a request and its answer)
+// but has Events of its own: an Event from one stays valid while the
+// other reads.
+func (rr *RecordReader) Twin() *RecordReader {
+	return &RecordReader{window: rr.window, r: Reader{decided: true}}
 }
 
 // Read reads the record of entry e, as ReadRecord does.
@@ -27,37 +47,18 @@ func (rr *RecordReader) Read(e Entry) (*Event, error) {
 	if e.Offset < 0 {
 		return nil, fmt.Errorf("line %d was indexed without its place in the file, so it cannot be read back", e.Seq)
 	}
-	// A record is its frame, escaped (at most 6 bytes a byte, less in
-	// base64), and a few fields: most fit the first guess.
-	n := int(min(e.Size, 1<<30))*2 + 512
-	var line []byte
-	for {
-		if cap(rr.buf) < n {
-			rr.buf = make([]byte, n)
-		}
-		b := rr.buf[:n]
-		k, err := rr.f.ReadAt(b, e.Offset)
-		b = b[:k]
-		if i := bytes.IndexByte(b, '\n'); i >= 0 {
-			line = b[:i+1]
-			break
-		}
-		if errors.Is(err, io.EOF) {
-			line = b
-			break
-		}
-		if err != nil {
-			return nil, fmt.Errorf("reading line %d of the session file: %w", e.Seq, err)
-		}
-		n *= 4
-	}
-	if cap(rr.buf) > maxKeptLine {
-		defer func() { rr.buf = nil }()
+	line, err := rr.lineAt(e)
+	if err != nil {
+		return nil, err
 	}
 	if isBlank(line) {
 		return nil, fmt.Errorf("line %d is past the end of the session file: is it the file that was indexed?", e.Seq)
 	}
-	if !rr.r.parseRecord(line) {
+	rr.line = append(rr.line[:0], line...)
+	if cap(rr.line) > maxKeptLine {
+		defer func() { rr.line = nil }()
+	}
+	if !rr.r.parseRecord(rr.line) {
 		return nil, fmt.Errorf("line %d of the session file is not the record indexed: is it the file that was indexed?", e.Seq)
 	}
 	ev := &rr.r.ev
@@ -66,4 +67,39 @@ func (rr *RecordReader) Read(e Entry) (*Event, error) {
 		return nil, fmt.Errorf("line %d of the session file is not the record indexed: is it the file that was indexed?", e.Seq)
 	}
 	return ev, nil
+}
+
+// lineAt returns the line at e.Offset, from the window when it is there,
+// else from a new window read there (as large as the line needs: a record
+// is its frame, escaped, at most 6 bytes a byte, and a few fields).
+func (rr *window) lineAt(e Entry) ([]byte, error) {
+	if e.Offset >= rr.winOff && e.Offset < rr.winOff+int64(len(rr.win)) {
+		b := rr.win[e.Offset-rr.winOff:]
+		if i := bytes.IndexByte(b, '\n'); i >= 0 {
+			return b[:i+1], nil
+		}
+		if rr.winEnd {
+			return b, nil
+		}
+	}
+	n := max(recordWindow, int(min(e.Size, 1<<30))*2+512)
+	for {
+		if cap(rr.win) < n || cap(rr.win) > max(recordWindow, maxKeptLine) {
+			rr.win = make([]byte, n)
+		}
+		rr.win = rr.win[:cap(rr.win)]
+		k, err := rr.f.ReadAt(rr.win, e.Offset)
+		rr.win, rr.winOff, rr.winEnd = rr.win[:k], e.Offset, errors.Is(err, io.EOF)
+		if i := bytes.IndexByte(rr.win, '\n'); i >= 0 {
+			return rr.win[:i+1], nil
+		}
+		if rr.winEnd {
+			return rr.win, nil
+		}
+		if err != nil {
+			rr.win = rr.win[:0]
+			return nil, fmt.Errorf("reading line %d of the session file: %w", e.Seq, err)
+		}
+		n *= 4
+	}
 }
