@@ -236,8 +236,8 @@ func openExport(path string, opts ExportOptions) (*exporter, error) {
 	if s.f, err = os.Open(path); err != nil {
 		return nil, fmt.Errorf("reading the session file: %w", err)
 	}
-	s.recs = NewRecordReader(s.f)
-	s.back = s.recs.Twin()
+	// recs is read in walkEntries' goroutine, back (answers) in the caller's.
+	s.recs, s.back = NewRecordReader(s.f), NewRecordReader(s.f)
 	s.res.Records = s.counts.Entries
 	s.foldFrom, s.foldTo = s.counts.Entries, s.counts.Entries
 	max := opts.MaxFrames
@@ -261,16 +261,90 @@ func (s *exporter) walk(fn func(pos int, e *Entry, ev *Event) error, fold func()
 }
 
 func (s *exporter) walkEntries(all bool, fn func(pos int, e *Entry, ev *Event) error, fold func() error) error {
+	// Two goroutines: this one reads and masks the records, a batch at a
+	// time, a batch or two ahead of the caller's fn, which formats them.
+	full, free := make(chan *walkBatch, 2), make(chan *walkBatch, 3)
+	for range 3 {
+		free <- &walkBatch{}
+	}
+	done := make(chan struct{})
+	defer close(done)
+	go func() {
+		defer close(full)
+		s.readBatches(all, full, free, done)
+	}()
+	for b := range full {
+		for i := range b.items {
+			it := &b.items[i]
+			if it.fold {
+				if fold != nil {
+					if err := fold(); err != nil {
+						return err
+					}
+				}
+				continue
+			}
+			it.ev.Frame, it.ev.Header = b.data[it.frame[0]:it.frame[1]], nil
+			if it.header[1] > it.header[0] {
+				it.ev.Header = b.data[it.header[0]:it.header[1]]
+			}
+			if err := fn(it.pos, &it.e, &it.ev); err != nil {
+				return err
+			}
+		}
+		if b.err != nil {
+			return b.err
+		}
+		free <- b
+	}
+	return nil
+}
+
+// A walkBatch is records read ahead, their bytes in data.
+type walkBatch struct {
+	items []walkItem
+	data  []byte
+	err   error
+}
+
+type walkItem struct {
+	pos           int
+	e             Entry
+	ev            Event
+	frame, header [2]int // where ev's bytes are in data
+	fold          bool   // the fold is here
+}
+
+// readBatches reads the records walkEntries walks into batches.
+func (s *exporter) readBatches(all bool, full chan<- *walkBatch, free <-chan *walkBatch, done <-chan struct{}) {
 	n := s.counts.Entries
 	var chunk []Entry
 	base := 0
+	var b *walkBatch
+	next := func() bool {
+		select {
+		case b = <-free:
+			b.items, b.data, b.err = b.items[:0], b.data[:0], nil
+			return true
+		case <-done:
+			return false
+		}
+	}
+	send := func() bool {
+		select {
+		case full <- b:
+			b = nil
+			return true
+		case <-done:
+			return false
+		}
+	}
+	if !next() {
+		return
+	}
 	for pos := 0; pos < n; pos++ {
 		if pos == s.foldFrom && s.foldTo > s.foldFrom {
-			if fold != nil {
-				if err := fold(); err != nil {
-					return err
-				}
-			}
+			b.items = append(b.items, walkItem{fold: true})
 			pos = s.foldTo
 			if pos >= n {
 				break
@@ -286,14 +360,28 @@ func (s *exporter) walkEntries(all bool, fn func(pos int, e *Entry, ev *Event) e
 		}
 		ev, err := s.recs.Read(*e)
 		if err != nil {
-			return fmt.Errorf("%w (did the session file change while it was exported?)", err)
+			b.err = fmt.Errorf("%w (did the session file change while it was exported?)", err)
+			send()
+			return
 		}
 		s.mask(ev)
-		if err := fn(pos, e, ev); err != nil {
-			return err
+		it := walkItem{pos: pos, e: *e, ev: *ev}
+		it.frame[0] = len(b.data)
+		b.data = append(b.data, ev.Frame...)
+		it.frame[1] = len(b.data)
+		it.header[0] = len(b.data)
+		b.data = append(b.data, ev.Header...)
+		it.header[1] = len(b.data)
+		b.items = append(b.items, it)
+		if len(b.items) >= 512 || len(b.data) >= 1<<20 {
+			if !send() || !next() {
+				return
+			}
 		}
 	}
-	return nil
+	if len(b.items) > 0 {
+		send()
+	}
 }
 
 // mask masks the secrets the exporter's redactor knows in a record.

@@ -34,14 +34,6 @@ func NewRecordReader(f io.ReaderAt) *RecordReader {
 	return &RecordReader{window: &window{f: f}, r: Reader{decided: true}}
 }
 
-// Twin returns a RecordReader of the same file that shares rr's window
-// (records read by each are near each other: a request and its answer)
-// but has Events of its own: an Event from one stays valid while the
-// other reads.
-func (rr *RecordReader) Twin() *RecordReader {
-	return &RecordReader{window: rr.window, r: Reader{decided: true}}
-}
-
 // Read reads the record of entry e, as ReadRecord does.
 func (rr *RecordReader) Read(e Entry) (*Event, error) {
 	if e.Offset < 0 {
