@@ -112,6 +112,10 @@ type jsonOut struct {
 	w   io.Writer
 	b   []byte
 	err error
+	// sec and secText cache the formatted second of the last time
+	// written: a session's times share their seconds.
+	sec     int64
+	secText []byte
 }
 
 func (j *jsonOut) flush() {
@@ -170,9 +174,15 @@ func (j *jsonOut) id(m *classify.Message) *jsonOut {
 	return j.value(m.ID().Raw)
 }
 
+// time writes t in UTC to the microsecond (RFC 3339).
 func (j *jsonOut) time(t time.Time) *jsonOut {
-	j.b = t.UTC().AppendFormat(append(j.b, '"'), "2006-01-02T15:04:05.000000Z07:00")
-	j.b = append(j.b, '"')
+	t = t.UTC()
+	if sec := t.Unix(); sec != j.sec || j.secText == nil {
+		j.sec, j.secText = sec, t.AppendFormat(j.secText[:0], "2006-01-02T15:04:05")
+	}
+	us := t.Nanosecond() / 1000
+	j.b = append(append(j.b, '"'), j.secText...)
+	j.b = append(j.b, '.', byte('0'+us/100000), byte('0'+us/10000%10), byte('0'+us/1000%10), byte('0'+us/100%10), byte('0'+us/10%10), byte('0'+us%10), 'Z', '"')
 	return j
 }
 
