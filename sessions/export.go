@@ -236,8 +236,10 @@ func openExport(path string, opts ExportOptions) (*exporter, error) {
 	if s.f, err = os.Open(path); err != nil {
 		return nil, fmt.Errorf("reading the session file: %w", err)
 	}
-	// recs is read in walkEntries' goroutine, back (answers) in the caller's.
+	// Both are read in walkEntries' reading goroutine: recs the records
+	// in order, back the answers.
 	s.recs, s.back = NewRecordReader(s.f), NewRecordReader(s.f)
+	s.pairs.List() // sorted now, read by both goroutines from here on
 	s.res.Records = s.counts.Entries
 	s.foldFrom, s.foldTo = s.counts.Entries, s.counts.Entries
 	max := opts.MaxFrames
@@ -257,10 +259,12 @@ func openExport(path string, opts ExportOptions) (*exporter, error) {
 // called once in their place (when not nil). With frames false, only the
 // frame records that hold requests are read (and given to fn).
 func (s *exporter) walk(fn func(pos int, e *Entry, ev *Event) error, fold func() error) error {
-	return s.walkEntries(true, fn, fold)
+	return s.walkEntries(true, func(it *walkItem, _ []walkItem) error { return fn(it.pos, &it.e, &it.ev) }, fold)
 }
 
-func (s *exporter) walkEntries(all bool, fn func(pos int, e *Entry, ev *Event) error, fold func() error) error {
+// walkEntries is walk, or with all false, a walk of the requests alone,
+// each with the answers of its pairs (read ahead too), in pair order.
+func (s *exporter) walkEntries(all bool, fn func(it *walkItem, answers []walkItem) error, fold func() error) error {
 	// Two goroutines: this one reads and masks the records, a batch at a
 	// time, a batch or two ahead of the caller's fn, which formats them.
 	full, free := make(chan *walkBatch, 2), make(chan *walkBatch, 3)
@@ -275,6 +279,12 @@ func (s *exporter) walkEntries(all bool, fn func(pos int, e *Entry, ev *Event) e
 	}()
 	for b := range full {
 		for i := range b.items {
+			b.items[i].ev.Frame, b.items[i].ev.Header = b.data[b.items[i].frame[0]:b.items[i].frame[1]], nil
+			if h := b.items[i].header; h[1] > h[0] {
+				b.items[i].ev.Header = b.data[h[0]:h[1]]
+			}
+		}
+		for i := 0; i < len(b.items); i++ {
 			it := &b.items[i]
 			if it.fold {
 				if fold != nil {
@@ -284,13 +294,14 @@ func (s *exporter) walkEntries(all bool, fn func(pos int, e *Entry, ev *Event) e
 				}
 				continue
 			}
-			it.ev.Frame, it.ev.Header = b.data[it.frame[0]:it.frame[1]], nil
-			if it.header[1] > it.header[0] {
-				it.ev.Header = b.data[it.header[0]:it.header[1]]
+			k := i + 1
+			for k < len(b.items) && b.items[k].answer {
+				k++
 			}
-			if err := fn(it.pos, &it.e, &it.ev); err != nil {
+			if err := fn(it, b.items[i+1:k]); err != nil {
 				return err
 			}
+			i = k - 1
 		}
 		if b.err != nil {
 			return b.err
@@ -313,6 +324,21 @@ type walkItem struct {
 	ev            Event
 	frame, header [2]int // where ev's bytes are in data
 	fold          bool   // the fold is here
+	// answer marks the answer of a pair of the request before it, with
+	// the pair's latency.
+	answer  bool
+	latency time.Duration
+}
+
+// add appends a record to the batch.
+func (b *walkBatch) add(it walkItem) {
+	it.frame[0] = len(b.data)
+	b.data = append(b.data, it.ev.Frame...)
+	it.frame[1] = len(b.data)
+	it.header[0] = len(b.data)
+	b.data = append(b.data, it.ev.Header...)
+	it.header[1] = len(b.data)
+	b.items = append(b.items, it)
 }
 
 // readBatches reads the records walkEntries walks into batches.
@@ -365,14 +391,18 @@ func (s *exporter) readBatches(all bool, full chan<- *walkBatch, free <-chan *wa
 			return
 		}
 		s.mask(ev)
-		it := walkItem{pos: pos, e: *e, ev: *ev}
-		it.frame[0] = len(b.data)
-		b.data = append(b.data, ev.Frame...)
-		it.frame[1] = len(b.data)
-		it.header[0] = len(b.data)
-		b.data = append(b.data, ev.Header...)
-		it.header[1] = len(b.data)
-		b.items = append(b.items, it)
+		b.add(walkItem{pos: pos, e: *e, ev: *ev})
+		if !all {
+			for _, pr := range s.pairs.Of(e.Seq) {
+				ae, aev, err := s.response(pr.Response)
+				if err != nil {
+					b.err = err
+					send()
+					return
+				}
+				b.add(walkItem{e: ae, ev: *aev, answer: true, latency: pr.Latency})
+			}
+		}
 		if len(b.items) >= 512 || len(b.data) >= 1<<20 {
 			if !send() || !next() {
 				return
@@ -399,17 +429,18 @@ func (s *exporter) mask(ev *Event) {
 }
 
 // response reads back the record on line seq, masked.
-func (s *exporter) response(seq int64) (*Event, error) {
+func (s *exporter) response(seq int64) (Entry, *Event, error) {
 	i, ok := s.x.BySeq(seq)
 	if !ok {
-		return nil, fmt.Errorf("line %d is not in the index", seq)
+		return Entry{}, nil, fmt.Errorf("line %d is not in the index", seq)
 	}
-	ev, err := s.back.Read(s.x.At(i))
+	e := s.x.At(i)
+	ev, err := s.back.Read(e)
 	if err != nil {
-		return nil, err
+		return e, nil, err
 	}
 	s.mask(ev)
-	return ev, nil
+	return e, ev, nil
 }
 
 // classify judges a (masked) record's frame for what the export shows of

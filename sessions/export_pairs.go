@@ -43,18 +43,13 @@ func (p *exportPair) status() string {
 // eachPair calls fn with each request of the session in order, with its
 // answer when it has one.
 func (s *exporter) eachPair(fn func(p *exportPair) error) error {
-	var respEntry Entry
-	return s.walkEntries(false, func(pos int, e *Entry, ev *Event) error {
-		m := s.classify(ev)
-		pairs := s.pairs.Of(e.Seq)
+	return s.walkEntries(false, func(it *walkItem, answers []walkItem) error {
+		m := s.classify(&it.ev)
 		one := func(req *classify.Message, member int) error {
-			p := exportPair{reqPos: pos, req: e, reqEv: ev, reqMsg: req, member: member}
-			for _, pr := range pairs {
-				rev, err := s.response(pr.Response)
-				if err != nil {
-					return err
-				}
-				rm := s.classify(rev)
+			p := exportPair{reqPos: it.pos, req: &it.e, reqEv: &it.ev, reqMsg: req, member: member}
+			for k := range answers {
+				a := &answers[k]
+				rm := s.classify(&a.ev)
 				answer := &rm
 				if rm.Kind == classify.KindBatch || member >= 0 {
 					answer = answerIn(&rm, req)
@@ -62,9 +57,7 @@ func (s *exporter) eachPair(fn func(p *exportPair) error) error {
 				if answer == nil {
 					continue
 				}
-				i, _ := s.x.BySeq(pr.Response)
-				respEntry = s.x.At(i)
-				p.resp, p.respEv, p.respMsg, p.latency = &respEntry, rev, answer, pr.Latency
+				p.resp, p.respEv, p.respMsg, p.latency = &a.e, &a.ev, answer, a.latency
 				break
 			}
 			s.res.Pairs++

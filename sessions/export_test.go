@@ -373,3 +373,27 @@ func TestPrettyCutsLongValuesAndStaysJSON(t *testing.T) {
 		t.Errorf("an escape was cut:\n%s", got)
 	}
 }
+
+// Each request of a batch is a pair of its own, with the answer that
+// carries its id, wherever that is in the batch of answers.
+func TestBatchMembersArePairedByTheirIDs(t *testing.T) {
+	got, res := exportString(t, "../testdata/export/batch.jsonl", ExportOptions{Format: FormatJSON})
+	var doc struct {
+		Pairs []struct {
+			Request  struct{ Method string }
+			Response struct{ Frame json.RawMessage }
+			Status   string
+		}
+	}
+	if err := json.Unmarshal([]byte(got), &doc); err != nil {
+		t.Fatal(err)
+	}
+	if res.Pairs != 2 || len(doc.Pairs) != 2 {
+		t.Fatalf("%d pairs, want the batch's 2 requests", len(doc.Pairs))
+	}
+	a, b := doc.Pairs[0], doc.Pairs[1]
+	if a.Request.Method != "a" || a.Status != "error" || !strings.Contains(string(a.Response.Frame), `"id":1`) ||
+		b.Request.Method != "b" || b.Status != "ok" || !strings.Contains(string(b.Response.Frame), `"id":2`) {
+		t.Errorf("pairs: %+v", doc.Pairs)
+	}
+}
