@@ -1,6 +1,7 @@
 package classify
 
 import (
+	"encoding/binary"
 	"strconv"
 	"unicode/utf16"
 	"unicode/utf8"
@@ -123,6 +124,13 @@ func AppendSafeJSON(dst, js []byte) []byte {
 	}
 	plain := 0 // js[plain:i] is still to be copied
 	for i := 0; i < len(js); {
+		// Eight printable ASCII bytes at a time: most of any JSON.
+		for i+8 <= len(js) && !unsafeWord(binary.LittleEndian.Uint64(js[i:])) {
+			i += 8
+		}
+		if i >= len(js) {
+			break
+		}
 		c := js[i]
 		if c >= 0x20 && c < 0x7f || c == '\t' || c == '\n' {
 			i++
@@ -150,6 +158,14 @@ func AppendSafeJSON(dst, js []byte) []byte {
 		plain = i
 	}
 	return append(dst, js[plain:]...)
+}
+
+// unsafeWord reports whether any of the eight bytes in x is outside
+// printable ASCII (below 0x20, DEL, or 0x80 and above).
+func unsafeWord(x uint64) bool {
+	const lo7, lo8, hi8 = 0x7f7f7f7f7f7f7f7f, 0x0101010101010101, 0x8080808080808080
+	low := x & lo7
+	return (x|^(low+lo8*0x60)|(low+lo8))&hi8 != 0
 }
 
 // EscapeString is Escape for a string.

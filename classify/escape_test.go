@@ -111,3 +111,20 @@ func TestEveryKindHasAPhraseWithItsArticle(t *testing.T) {
 		}
 	}
 }
+
+// AppendSafeJSON skips eight printable ASCII bytes at a time: a word with
+// any other byte anywhere in it takes the byte path, so each byte is
+// escaped as it is alone.
+func TestAppendSafeJSONWordsEscapeAsBytesDo(t *testing.T) {
+	for c := 0; c < 256; c++ {
+		alone := string(AppendSafeJSON(nil, []byte{byte(c)}))
+		for at := 0; at < 17; at++ {
+			in := []byte(strings.Repeat("a", 24))
+			in[at] = byte(c)
+			want := strings.Repeat("a", at) + alone + strings.Repeat("a", 23-at)
+			if got := string(AppendSafeJSON(nil, in)); got != want {
+				t.Fatalf("byte %#x at %d: got %q, want %q", c, at, got, want)
+			}
+		}
+	}
+}

@@ -3,7 +3,6 @@ package sessions
 import (
 	"cmp"
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -151,6 +150,11 @@ type IndexOptions struct {
 	// indexing back (a live view waits while the machine has no CPU to
 	// spare). It should return soon once ctx is done.
 	Pace func(ctx context.Context)
+	// OnPair, when not nil, is called with each pair the tracker makes
+	// (every member of a batch too, where an entry links only its first),
+	// in the order of the responses, while the index is locked: it must
+	// not call the Index.
+	OnPair func(classify.Pair)
 }
 
 // An Index is the compact, in-memory index of one session: an entry a
@@ -462,6 +466,9 @@ func (x *Index) add(ev *Event, offset int64, pre *classify.Message) {
 	}
 	for _, pr := range obs.Pairs {
 		x.pair(p, &m, pr)
+		if x.opts.OnPair != nil {
+			x.opts.OnPair(pr)
+		}
 	}
 	x.session(obs.Findings)
 	x.counts.Pending = x.tr.InFlight()
@@ -775,25 +782,10 @@ func (x *Index) Counts() Counts {
 // ReadRecord reads the record of entry e back from the session file f, by
 // its offset, and decodes it as a Reader does; the Event's Line is e.Seq.
 // It fails when the line there is not e's record (its time, direction,
-// kind or size differ: the file is not the one indexed).
+// kind or size differ: the file is not the one indexed). To read many
+// records, use a RecordReader, which keeps its buffer.
 func ReadRecord(f io.ReaderAt, e Entry) (*Event, error) {
-	if e.Offset < 0 {
-		return nil, fmt.Errorf("line %d was indexed without its place in the file, so it cannot be read back", e.Seq)
-	}
-	r := NewReader(io.NewSectionReader(f, e.Offset, math.MaxInt64-e.Offset))
-	r.decided = true          // the line is a record, never the header
-	r.lineNo = int(e.Seq) - 1 // so that the Event's Line is e.Seq
-	ev, err := r.Next()
-	if errors.Is(err, io.EOF) {
-		return nil, fmt.Errorf("line %d is past the end of the session file: is it the file that was indexed?", e.Seq)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("reading line %d of the session file: %w", e.Seq, err)
-	}
-	if r.Offset() != 0 || ev.T != e.T || ev.Kind != e.Event || (ev.IsFrame() && (ev.Dir != e.Dir || int64(len(ev.Frame)) != e.Size)) {
-		return nil, fmt.Errorf("line %d of the session file is not the record indexed: is it the file that was indexed?", e.Seq)
-	}
-	return ev, nil
+	return NewRecordReader(f).Read(e)
 }
 
 // chunkShift sizes the chunks entries and findings are kept in: they never

@@ -266,7 +266,7 @@ func (r *recorder) encode(b *batch) {
 		case jobSpool:
 			// The frame's first bytes are judged masked, as its record
 			// will be; a secret cut by their end is in no record.
-			j.held, _ = r.redact.mask(j.held)
+			j.held, _ = r.redact.Mask(j.held)
 			j.m = classify.ClassifyFramed(j.held, j.info, j.dir, b.profile)
 		}
 	}
@@ -279,8 +279,8 @@ func (r *recorder) encode(b *batch) {
 // of the session file judges them.
 func (r *recorder) encodeFrame(dst []byte, j *job, body, header []byte, p classify.Profile) ([]byte, error) {
 	n := len(body)
-	body, maskedBody := r.redact.mask(body)
-	header, maskedHeader := r.redact.mask(header)
+	body, maskedBody := r.redact.Mask(body)
+	header, maskedHeader := r.redact.Mask(header)
 	j.redacted = maskedBody || maskedHeader
 	rec := sessions.FrameRecord{T: int64(j.t / time.Microsecond), Dir: j.dir, Src: j.src, Frame: body, Header: header,
 		EOF: j.eof, Captured: j.captured, Redacted: j.redacted, Partial: j.partial}

@@ -404,7 +404,7 @@ func (t *Tap) serveInject(c net.Conn, br *bufio.Reader, req request) {
 	}
 	select {
 	case ans := <-res.Reply:
-		body, _ := t.rec.redact.mask(ans.Body)
+		body, _ := t.rec.redact.Mask(ans.Body)
 		c.Write([]byte(`{"reply":`))
 		if json.Valid(body) && bytes.IndexByte(body, '\n') >= 0 {
 			// The reply is one line: an LSP body may hold line feeds.

@@ -35,7 +35,7 @@ func (s *spool) write(p []byte) {
 
 // record writes rec to w with the frame's body: size bytes from off,
 // with the secrets red knows masked. It closes the spool.
-func (s *spool) record(w *sessions.Writer, rec sessions.FrameRecord, off, size int64, red *redactor) error {
+func (s *spool) record(w *sessions.Writer, rec sessions.FrameRecord, off, size int64, red *sessions.Redactor) error {
 	defer s.close()
 	if s.err == nil {
 		s.err = s.bw.Flush()
@@ -46,12 +46,12 @@ func (s *spool) record(w *sessions.Writer, rec sessions.FrameRecord, off, size i
 	masked := false
 	if red != nil {
 		// The record says it was redacted before its bytes: look first.
-		scan := red.writer(io.Discard)
+		scan := red.Writer(io.Discard)
 		if _, err := io.Copy(scan, io.NewSectionReader(s.f, off, size)); err != nil {
 			return err
 		}
 		scan.Close()
-		masked = scan.masked
+		masked = scan.Masked()
 		rec.Redacted = rec.Redacted || masked
 	}
 	fs, err := w.BeginFrame(rec)
@@ -64,7 +64,7 @@ func (s *spool) record(w *sessions.Writer, rec sessions.FrameRecord, off, size i
 		}
 		return fs.Close()
 	}
-	mw := red.writer(fs)
+	mw := red.Writer(fs)
 	if _, err := io.Copy(mw, io.NewSectionReader(s.f, off, size)); err != nil {
 		return err
 	}

@@ -193,7 +193,7 @@ func (t *Tap) Run(ctx context.Context, hostIn io.Reader, hostOut io.WriteCloser,
 	}
 	if err := cmd.Start(); err != nil {
 		closeAll()
-		return Result{ExitCode: 127}, fmt.Errorf("cannot start %s: %w", redact.maskString(opts.Argv[0]), unwrapExec(err))
+		return Result{ExitCode: 127}, fmt.Errorf("cannot start %s: %w", redact.MaskString(opts.Argv[0]), unwrapExec(err))
 	}
 	t.cmd = cmd
 	growPipe(stdinW)
@@ -447,18 +447,18 @@ func unwrapExec(err error) error {
 	return err
 }
 
-func (t *Tap) redactor() (*redactor, error) {
+func (t *Tap) redactor() (*sessions.Redactor, error) {
 	if t.opts.NoRedact {
 		return nil, nil
 	}
-	return newRedactor(t.opts.Env, t.opts.Redact)
+	return sessions.NewRedactor(t.opts.Env, t.opts.Redact)
 }
 
 // startRecorder opens the session file and starts the recorder. Without a
 // file it still runs, for the tracker and live subscribers.
-func (t *Tap) startRecorder(redact *redactor) error {
+func (t *Tap) startRecorder(redact *sessions.Redactor) error {
 	opts := t.opts
-	t.argv, t.name = redact.maskStrings(opts.Argv), redact.maskString(opts.Name)
+	t.argv, t.name = redact.MaskStrings(opts.Argv), redact.MaskString(opts.Name)
 	t.hub = newHub(opts.Framing)
 	// The tap follows at most 10,000 requests in flight: memory stays
 	// small when a peer sends requests that are never answered.

@@ -181,7 +181,7 @@ func runWatchHost(host string, argv []string, framing classify.Framing, profile 
 	logPath := logf.Name()
 	// The host's output (tool results among it) is kept masked, as the
 	// session is: it goes to the log through a pipe and a masking writer.
-	masked, err := tap.MaskingWriter(os.Environ(), nil, logf)
+	masked, err := sessions.MaskingWriter(os.Environ(), nil, logf)
 	if err != nil {
 		return err
 	}

@@ -1,4 +1,4 @@
-package tap
+package sessions
 
 import (
 	"bytes"
@@ -13,11 +13,12 @@ import (
 	"github.com/rpctap/rpctap/classify"
 )
 
-// A redactor masks secrets in what is recorded and shown: it is the one
-// step that every byte the tap writes to its session file or serves to an
+// A Redactor masks secrets in what is recorded and shown: it is the one
+// step that every byte a tap writes to its session file or serves to an
 // observer goes through (frame bodies of any size, LSP header blocks, the
 // fields derived from them, the session header's argv and name, the answer
-// to a captured injection). The wire is never changed.
+// to a captured injection), and every export of a session. The wire is
+// never changed.
 //
 // A secret is found however a peer spelled it in JSON: each of its
 // characters may be written as itself or as any JSON string escape that
@@ -25,9 +26,9 @@ import (
 // pair for a character past U+FFFF). Escapes nested inside a JSON string
 // that is itself inside a JSON string are not followed.
 //
-// A nil *redactor masks nothing. A redactor is read only once made, so
+// A nil *Redactor masks nothing. A Redactor is read only once made, so
 // any number of goroutines may use it at once.
-type redactor struct {
+type Redactor struct {
 	secrets []secret // longest value first
 	// spots are where each character is in the values (ASCII ones by
 	// index, the others in other): an escape of a character in none of
@@ -66,11 +67,11 @@ func secretName(name string) bool {
 	return false
 }
 
-// newRedactor collects the values to mask: those of environment variables
+// NewRedactor collects the values to mask: those of environment variables
 // with secret-looking names, and those named by --redact: NAME (the value
 // of that variable) or NAME=VALUE (a literal value, shown as NAME).
-func newRedactor(env []string, flags []string) (*redactor, error) {
-	r := &redactor{}
+func NewRedactor(env []string, flags []string) (*Redactor, error) {
+	r := &Redactor{}
 	add := func(name, value string) {
 		if len(value) < minSecretLen {
 			return
@@ -146,9 +147,9 @@ func escapeLen(c rune) int {
 	return 6
 }
 
-// mask returns b with every secret masked, and whether any was; b itself
+// Mask returns b with every secret masked, and whether any was; b itself
 // is returned when nothing was, and is never changed.
-func (r *redactor) mask(b []byte) ([]byte, bool) {
+func (r *Redactor) Mask(b []byte) ([]byte, bool) {
 	if r == nil {
 		return b, false
 	}
@@ -159,19 +160,19 @@ func (r *redactor) mask(b []byte) ([]byte, bool) {
 	return out, true
 }
 
-// maskString is mask for a string.
-func (r *redactor) maskString(s string) string {
-	if out, ok := r.mask([]byte(s)); ok {
+// MaskString is Mask for a string.
+func (r *Redactor) MaskString(s string) string {
+	if out, ok := r.Mask([]byte(s)); ok {
 		return string(out)
 	}
 	return s
 }
 
-// maskStrings masks each of ss, in a new slice when any is masked.
-func (r *redactor) maskStrings(ss []string) []string {
+// MaskStrings masks each of ss, in a new slice when any is masked.
+func (r *Redactor) MaskStrings(ss []string) []string {
 	var out []string
 	for i, s := range ss {
-		if m := r.maskString(s); m != s {
+		if m := r.MaskString(s); m != s {
 			if out == nil {
 				out = slices.Clone(ss)
 			}
@@ -192,7 +193,7 @@ func (r *redactor) maskStrings(ss []string) []string {
 // A spelling that starts right after a backslash that escapes its first
 // byte is masked with that backslash. When nothing is masked, dst is
 // returned as it was.
-func (r *redactor) appendMasked(dst, b []byte, stop int) (out []byte, next int, masked bool) {
+func (r *Redactor) appendMasked(dst, b []byte, stop int) (out []byte, next int, masked bool) {
 	if stop <= 0 {
 		return dst, 0, false
 	}
@@ -245,7 +246,7 @@ func oddBackslashes(b []byte) bool {
 // A finder finds the spellings of secrets in b that start before stop, in
 // order.
 type finder struct {
-	r    *redactor
+	r    *Redactor
 	b    []byte
 	stop int
 	// lit is, for each secret, where its value is next written as it
@@ -308,7 +309,7 @@ func (f *finder) find(from int) (start, end int, s *secret) {
 
 // longerFirst reports whether a comes before b in r's order (the longer
 // value first).
-func longerFirst(r *redactor, a, b *secret) bool {
+func longerFirst(r *Redactor, a, b *secret) bool {
 	for i := range r.secrets {
 		switch &r.secrets[i] {
 		case b:
@@ -321,7 +322,7 @@ func longerFirst(r *redactor, a, b *secret) bool {
 }
 
 // spotsOf returns where the character c is in the values.
-func (r *redactor) spotsOf(c rune) []spot {
+func (r *Redactor) spotsOf(c rune) []spot {
 	if c < utf8.RuneSelf {
 		return r.spots[c]
 	}
@@ -355,11 +356,11 @@ func spelledAt(b []byte, p int, value []byte) (end int, ok bool) {
 	return j, true
 }
 
-// A maskWriter masks secrets in bytes that come in pieces (a frame too
+// A MaskWriter masks secrets in bytes that come in pieces (a frame too
 // large to hold): it holds back the last bytes of each piece that could
 // begin a secret cut by the piece's end, until the next piece or Close.
-type maskWriter struct {
-	r      *redactor
+type MaskWriter struct {
+	r      *Redactor
 	w      io.Writer
 	held   []byte
 	out    []byte
@@ -367,9 +368,14 @@ type maskWriter struct {
 	err    error
 }
 
-func (r *redactor) writer(w io.Writer) *maskWriter { return &maskWriter{r: r, w: w} }
+// Writer returns a MaskWriter that passes what is written to it on to w,
+// masked. r must not be nil.
+func (r *Redactor) Writer(w io.Writer) *MaskWriter { return &MaskWriter{r: r, w: w} }
 
-func (m *maskWriter) Write(p []byte) (int, error) {
+// Masked reports whether anything written so far was masked.
+func (m *MaskWriter) Masked() bool { return m.masked }
+
+func (m *MaskWriter) Write(p []byte) (int, error) {
 	if m.err != nil {
 		return 0, m.err
 	}
@@ -379,14 +385,14 @@ func (m *maskWriter) Write(p []byte) (int, error) {
 }
 
 // Close writes what is held back (it does not close the writer below).
-func (m *maskWriter) Close() error {
+func (m *MaskWriter) Close() error {
 	m.pass(len(m.held))
 	return m.err
 }
 
 // pass writes the held bytes before stop (with a secret that starts before
 // it) and keeps the rest.
-func (m *maskWriter) pass(stop int) {
+func (m *MaskWriter) pass(stop int) {
 	if m.err != nil || stop <= 0 {
 		return
 	}
@@ -408,14 +414,14 @@ func (m *maskWriter) pass(stop int) {
 // back the last bytes that could begin a secret until the next write or
 // Close, which writes them (and does not close w).
 func MaskingWriter(env, flags []string, w io.Writer) (io.WriteCloser, error) {
-	r, err := newRedactor(env, flags)
+	r, err := NewRedactor(env, flags)
 	if err != nil {
 		return nil, err
 	}
 	if r == nil || len(r.secrets) == 0 {
 		return nopWriteCloser{w}, nil
 	}
-	return r.writer(w), nil
+	return r.Writer(w), nil
 }
 
 type nopWriteCloser struct{ io.Writer }

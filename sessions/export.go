@@ -1,0 +1,562 @@
+package sessions
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/rpctap/rpctap/classify"
+)
+
+// An ExportFormat is a kind of export of a session.
+type ExportFormat int
+
+// The export formats.
+const (
+	FormatMarkdown ExportFormat = iota + 1 // a transcript for issues and PRs
+	FormatMermaid                          // a sequenceDiagram, folded
+	FormatHTML                             // one self-contained page, folded
+	FormatJSON                             // pairs, findings and per-method latency
+	FormatHAR                              // HAR 1.2, an entry per pair
+	FormatOTLP                             // OTLP JSON lines, a span per pair
+)
+
+var formatNames = [...]string{"", "markdown", "mermaid", "html", "json", "har", "otlp"}
+
+// ExportFormatNames lists the formats by name, for help and errors.
+const ExportFormatNames = "markdown, mermaid, html, json, har or otlp"
+
+func (f ExportFormat) String() string {
+	if f > 0 && int(f) < len(formatNames) {
+		return formatNames[f]
+	}
+	return "unknown"
+}
+
+// ParseExportFormat reads a format's name ("md" is markdown too).
+func ParseExportFormat(s string) (ExportFormat, error) {
+	if s == "md" {
+		return FormatMarkdown, nil
+	}
+	for i, n := range formatNames {
+		if i > 0 && n == s {
+			return ExportFormat(i), nil
+		}
+	}
+	return 0, fmt.Errorf("unknown export format %q: use %s", s, ExportFormatNames)
+}
+
+// DefaultMaxFrames is how many records a format shows of a session unless
+// told otherwise: the formats a reader takes in whole (a diagram, a page)
+// cannot stream, so they fold a long session; the others show all of it
+// (0).
+func (f ExportFormat) DefaultMaxFrames() int {
+	switch f {
+	case FormatMermaid:
+		return 200
+	case FormatHTML:
+		return 2000
+	}
+	return 0
+}
+
+// Folds reports whether the format may leave records out (--max-frames):
+// those that show the session record by record.
+func (f ExportFormat) Folds() bool {
+	return f == FormatMarkdown || f == FormatMermaid || f == FormatHTML
+}
+
+// ExportOptions configure an export.
+type ExportOptions struct {
+	Format ExportFormat
+	// MaxFrames is how many records a folding format shows (the first
+	// and last half of them), with a note of how many were left out in
+	// between: 0 means the format's default, negative means all.
+	MaxFrames int
+	// Redactor masks secrets in everything taken from the session (nil:
+	// nothing more is masked than the recording's own redaction).
+	Redactor *Redactor
+	// Profile, Timeout and MethodTimeouts judge the session as check does.
+	Profile        classify.Profile
+	Timeout        time.Duration
+	MethodTimeouts map[string]time.Duration
+	// Cuts bound long values in the text formats (zero: DefaultCuts).
+	Cuts Cuts
+	// Source names the session file in the export (its path as given).
+	Source string
+	// Version is rpctap's version, for the HAR creator and OTLP scope.
+	Version string
+}
+
+// An ExportResult says what an export wrote.
+type ExportResult struct {
+	// Records counts the session's records; Shown those the export
+	// showed (fewer when it folded).
+	Records, Shown int
+	// Pairs counts request/response pairs (requests with no answer too)
+	// the export wrote, for the formats made of pairs.
+	Pairs int
+}
+
+// Folded reports whether records were left out.
+func (r ExportResult) Folded() bool { return r.Shown < r.Records }
+
+// ErrSameFile is returned by ExportFile asked to write over its input.
+var ErrSameFile = errors.New("the output is the session file itself")
+
+// ExportFile exports the session file at path to out, through a temporary
+// file in out's directory renamed over out once complete, so that out is
+// never left half written; out "" or "-" writes to stdout instead. It
+// never writes over the session file.
+func ExportFile(path, out string, stdout io.Writer, opts ExportOptions) (ExportResult, error) {
+	if out == "" || out == "-" {
+		bw := bufio.NewWriterSize(stdout, 1<<20)
+		res, err := Export(bw, path, opts)
+		if ferr := bw.Flush(); err == nil && ferr != nil {
+			err = fmt.Errorf("writing the export: %w", ferr)
+		}
+		return res, err
+	}
+	if same, err := sameFile(path, out); err != nil {
+		return ExportResult{}, err
+	} else if same {
+		return ExportResult{}, ErrSameFile
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(out), "."+filepath.Base(out)+".*.tmp")
+	if err != nil {
+		return ExportResult{}, fmt.Errorf("cannot write the export next to %s: %w", out, err)
+	}
+	defer os.Remove(tmp.Name()) // after the rename, there is nothing to remove
+	bw := bufio.NewWriterSize(tmp, 1<<20)
+	res, err := Export(bw, path, opts)
+	if err == nil {
+		err = bw.Flush()
+	}
+	if err == nil {
+		err = tmp.Chmod(0o644)
+	}
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp.Name(), out)
+	}
+	if err != nil {
+		return res, fmt.Errorf("writing the export to %s: %w", out, err)
+	}
+	return res, nil
+}
+
+// sameFile reports whether out names the file at path (by inode, so a
+// link or another spelling of the path counts).
+func sameFile(path, out string) (bool, error) {
+	in, err := os.Stat(path)
+	if err != nil {
+		return false, err
+	}
+	o, err := os.Stat(out)
+	if errors.Is(err, os.ErrNotExist) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	return os.SameFile(in, o), nil
+}
+
+// Export writes the session file at path to w in opts.Format. It reads
+// the file twice, streaming: first into an Index (an entry a record, no
+// payloads) and the session's pairs, then record by record to write them,
+// reading a pair's answer back by its offset. Memory grows with the
+// number of records (about a hundred bytes each), never with their size.
+func Export(w io.Writer, path string, opts ExportOptions) (ExportResult, error) {
+	s, err := openExport(path, opts)
+	if err != nil {
+		return ExportResult{}, err
+	}
+	defer s.f.Close()
+	switch opts.Format {
+	case FormatMarkdown:
+		err = s.markdown(w)
+	case FormatMermaid:
+		err = s.mermaid(w)
+	case FormatHTML:
+		err = s.html(w)
+	case FormatJSON:
+		err = s.jsonDoc(w)
+	case FormatHAR:
+		err = s.har(w)
+	case FormatOTLP:
+		err = s.otlp(w)
+	default:
+		err = fmt.Errorf("unknown export format: use %s", ExportFormatNames)
+	}
+	return s.res, err
+}
+
+// exporter is one export under way.
+type exporter struct {
+	opts   ExportOptions
+	f      *os.File
+	x      *Index
+	pairs  Pairs
+	hdr    Header
+	hasHdr bool
+	counts Counts
+	red    *Redactor
+	cuts   Cuts
+	res    ExportResult
+	// fold: records at positions [foldFrom, foldTo) are left out.
+	foldFrom, foldTo int
+	recs, back       *RecordReader // records in order; answers
+	buf              []byte
+}
+
+func openExport(path string, opts ExportOptions) (*exporter, error) {
+	s := &exporter{opts: opts, red: opts.Redactor, cuts: opts.Cuts}
+	if s.cuts == (Cuts{}) {
+		s.cuts = DefaultCuts
+	}
+	iopts := s.pairs.CollectPairs(IndexOptions{Profile: opts.Profile, Timeout: opts.Timeout, MethodTimeouts: opts.MethodTimeouts})
+	x, err := IndexFile(path, iopts, nil)
+	if err != nil {
+		return nil, fmt.Errorf("reading the session file: %w", err)
+	}
+	s.x = x
+	s.hdr, s.hasHdr = x.Header()
+	s.counts = x.Counts()
+	if s.counts.Entries == 0 && !s.hasHdr {
+		return nil, ErrNoRecords
+	}
+	if s.f, err = os.Open(path); err != nil {
+		return nil, fmt.Errorf("reading the session file: %w", err)
+	}
+	// Both are read in walkEntries' reading goroutine: recs the records
+	// in order, back the answers.
+	s.recs, s.back = NewRecordReader(s.f), NewRecordReader(s.f)
+	s.pairs.List() // sorted now, read by both goroutines from here on
+	s.res.Records = s.counts.Entries
+	s.foldFrom, s.foldTo = s.counts.Entries, s.counts.Entries
+	max := opts.MaxFrames
+	if max == 0 {
+		max = opts.Format.DefaultMaxFrames()
+	}
+	if opts.Format.Folds() && max > 0 && s.counts.Entries > max {
+		s.foldFrom = (max + 1) / 2
+		s.foldTo = s.counts.Entries - max/2
+	}
+	s.res.Shown = s.counts.Entries - (s.foldTo - s.foldFrom)
+	return s, nil
+}
+
+// walk calls fn with each record of the session in order, with its index
+// entry and position, masked. Records in the fold are not read: fold is
+// called once in their place (when not nil). With frames false, only the
+// frame records that hold requests are read (and given to fn).
+func (s *exporter) walk(fn func(pos int, e *Entry, ev *Event) error, fold func() error) error {
+	return s.walkEntries(true, func(it *walkItem, _ []walkItem) error { return fn(it.pos, &it.e, &it.ev) }, fold)
+}
+
+// walkEntries is walk, or with all false, a walk of the requests alone,
+// each with the answers of its pairs (read ahead too), in pair order.
+func (s *exporter) walkEntries(all bool, fn func(it *walkItem, answers []walkItem) error, fold func() error) error {
+	// Two goroutines: this one reads and masks the records, a batch at a
+	// time, a batch or two ahead of the caller's fn, which formats them.
+	full, free := make(chan *walkBatch, 2), make(chan *walkBatch, 3)
+	for range 3 {
+		free <- &walkBatch{}
+	}
+	done := make(chan struct{})
+	defer close(done)
+	go func() {
+		defer close(full)
+		s.readBatches(all, full, free, done)
+	}()
+	for b := range full {
+		for i := range b.items {
+			b.items[i].ev.Frame, b.items[i].ev.Header = b.data[b.items[i].frame[0]:b.items[i].frame[1]], nil
+			if h := b.items[i].header; h[1] > h[0] {
+				b.items[i].ev.Header = b.data[h[0]:h[1]]
+			}
+		}
+		for i := 0; i < len(b.items); i++ {
+			it := &b.items[i]
+			if it.fold {
+				if fold != nil {
+					if err := fold(); err != nil {
+						return err
+					}
+				}
+				continue
+			}
+			k := i + 1
+			for k < len(b.items) && b.items[k].answer {
+				k++
+			}
+			if err := fn(it, b.items[i+1:k]); err != nil {
+				return err
+			}
+			i = k - 1
+		}
+		if b.err != nil {
+			return b.err
+		}
+		free <- b
+	}
+	return nil
+}
+
+// A walkBatch is records read ahead, their bytes in data.
+type walkBatch struct {
+	items []walkItem
+	data  []byte
+	err   error
+}
+
+type walkItem struct {
+	pos           int
+	e             Entry
+	ev            Event
+	frame, header [2]int // where ev's bytes are in data
+	fold          bool   // the fold is here
+	// answer marks the answer of a pair of the request before it, with
+	// the pair's latency.
+	answer  bool
+	latency time.Duration
+}
+
+// add appends a record to the batch.
+func (b *walkBatch) add(it walkItem) {
+	it.frame[0] = len(b.data)
+	b.data = append(b.data, it.ev.Frame...)
+	it.frame[1] = len(b.data)
+	it.header[0] = len(b.data)
+	b.data = append(b.data, it.ev.Header...)
+	it.header[1] = len(b.data)
+	b.items = append(b.items, it)
+}
+
+// readBatches reads the records walkEntries walks into batches.
+func (s *exporter) readBatches(all bool, full chan<- *walkBatch, free <-chan *walkBatch, done <-chan struct{}) {
+	n := s.counts.Entries
+	var chunk []Entry
+	base := 0
+	var b *walkBatch
+	next := func() bool {
+		select {
+		case b = <-free:
+			b.items, b.data, b.err = b.items[:0], b.data[:0], nil
+			return true
+		case <-done:
+			return false
+		}
+	}
+	send := func() bool {
+		select {
+		case full <- b:
+			b = nil
+			return true
+		case <-done:
+			return false
+		}
+	}
+	if !next() {
+		return
+	}
+	for pos := 0; pos < n; pos++ {
+		if pos == s.foldFrom && s.foldTo > s.foldFrom {
+			b.items = append(b.items, walkItem{fold: true})
+			pos = s.foldTo
+			if pos >= n {
+				break
+			}
+		}
+		if pos < base || pos >= base+len(chunk) {
+			base = pos
+			chunk = s.x.Entries(chunk[:0], pos, pos+1024)
+		}
+		e := &chunk[pos-base]
+		if !all && !(e.IsFrame() && (e.Kind == classify.KindRequest || e.Kind == classify.KindBatch)) {
+			continue
+		}
+		ev, err := s.recs.Read(*e)
+		if err != nil {
+			b.err = fmt.Errorf("%w (did the session file change while it was exported?)", err)
+			send()
+			return
+		}
+		s.mask(ev)
+		b.add(walkItem{pos: pos, e: *e, ev: *ev})
+		if !all {
+			for _, pr := range s.pairs.Of(e.Seq) {
+				ae, aev, err := s.response(pr.Response)
+				if err != nil {
+					b.err = err
+					send()
+					return
+				}
+				b.add(walkItem{e: ae, ev: *aev, answer: true, latency: pr.Latency})
+			}
+		}
+		if len(b.items) >= 512 || len(b.data) >= 1<<20 {
+			if !send() || !next() {
+				return
+			}
+		}
+	}
+	if len(b.items) > 0 {
+		send()
+	}
+}
+
+// mask masks the secrets the exporter's redactor knows in a record.
+func (s *exporter) mask(ev *Event) {
+	if s.red == nil {
+		return
+	}
+	var m1, m2 bool
+	ev.Frame, m1 = s.red.Mask(ev.Frame)
+	if ev.Header != nil {
+		ev.Header, m2 = s.red.Mask(ev.Header)
+	}
+	ev.Text = s.red.MaskString(ev.Text)
+	ev.Redacted = ev.Redacted || m1 || m2
+}
+
+// response reads back the record on line seq, masked.
+func (s *exporter) response(seq int64) (Entry, *Event, error) {
+	i, ok := s.x.BySeq(seq)
+	if !ok {
+		return Entry{}, nil, fmt.Errorf("line %d is not in the index", seq)
+	}
+	e := s.x.At(i)
+	ev, err := s.back.Read(e)
+	if err != nil {
+		return e, nil, err
+	}
+	s.mask(ev)
+	return e, ev, nil
+}
+
+// classify judges a (masked) record's frame for what the export shows of
+// it: its kind, id, method, members.
+func (s *exporter) classify(ev *Event) classify.Message {
+	return s.hdr.Classify(ev.Frame, ev.Dir, s.x.Profile())
+}
+
+// stats counts the session's methods: requests and notifications from
+// the index, answers from the pairs.
+func (s *exporter) stats() []MethodStats {
+	var b statsBuilder
+	var chunk []Entry
+	for pos := 0; pos < s.counts.Entries; pos += len(chunk) {
+		chunk = s.x.Entries(chunk[:0], pos, pos+4096)
+		for i := range chunk {
+			e := &chunk[i]
+			switch {
+			case e.Kind == classify.KindRequest:
+				b.request(e.Method)
+			case e.Kind == classify.KindNotification:
+				b.notification(e.Method)
+			}
+		}
+	}
+	for _, p := range s.pairs.List() {
+		isErr := false
+		if i, ok := s.x.BySeq(p.Response); ok {
+			isErr = s.x.At(i).Status == StatusError
+		}
+		k := b.of(p.Method)
+		if i, ok := s.x.BySeq(p.Request); ok && s.x.At(i).Kind == classify.KindBatch {
+			b.stats[k].Requests++ // a batch member: counted by its pair
+		}
+		b.answer(p.Method, p.Latency, isErr)
+	}
+	return b.done()
+}
+
+// findings returns the findings about the entry at position pos, masked.
+func (s *exporter) findings(pos int) []EntryFinding {
+	fs := s.x.Findings(pos)
+	for i := range fs {
+		fs[i].Message = s.red.MaskString(fs[i].Message)
+	}
+	return fs
+}
+
+// text is peer text made safe for the text formats: masked and escaped.
+func (s *exporter) text(t string, max int) string {
+	return classify.EscapeString(s.red.MaskString(t), max)
+}
+
+// prettyFrame appends a frame pretty-printed and cut, safe for a
+// terminal; ok is false when the frame is not JSON (then nothing is
+// appended).
+func (s *exporter) prettyFrame(dst, frame []byte) ([]byte, bool) {
+	if !classify.Valid(frame) {
+		return dst, false
+	}
+	s.buf = appendPretty(s.buf[:0], frame, s.cuts)
+	return classify.AppendSafeJSON(dst, s.buf), true
+}
+
+// jsonMember returns the raw value of member key of the JSON object obj.
+func jsonMember(obj []byte, key string) (json.RawMessage, bool) {
+	if len(obj) == 0 || obj[0] != '{' {
+		return nil, false
+	}
+	var m map[string]json.RawMessage
+	if json.Unmarshal(obj, &m) != nil {
+		return nil, false
+	}
+	v, ok := m[key]
+	return v, ok
+}
+
+// jsonString decodes a JSON string value.
+func jsonString(v []byte) (string, bool) {
+	var s string
+	if json.Unmarshal(v, &s) != nil {
+		return "", false
+	}
+	return s, true
+}
+
+// sessionName is what the export calls the session: its name, else its
+// file.
+func (s *exporter) sessionName() string {
+	if s.hdr.Name != "" {
+		return s.red.MaskString(s.hdr.Name)
+	}
+	if s.opts.Source != "" {
+		return filepath.Base(s.opts.Source)
+	}
+	return "session"
+}
+
+// at is the wall-clock time of t microseconds into the session.
+func (s *exporter) at(t int64) time.Time {
+	return s.hdr.Started.Add(time.Duration(t) * time.Microsecond)
+}
+
+// leftOut counts the frames in the fold.
+func (s *exporter) leftOut() (frames int, fromLine, toLine int64) {
+	if s.foldTo <= s.foldFrom {
+		return 0, 0, 0
+	}
+	var chunk []Entry
+	for pos := s.foldFrom; pos < s.foldTo; pos += len(chunk) {
+		chunk = s.x.Entries(chunk[:0], pos, min(pos+4096, s.foldTo))
+		for i := range chunk {
+			if chunk[i].IsFrame() {
+				frames++
+			}
+		}
+	}
+	return frames, s.x.At(s.foldFrom).Seq, s.x.At(s.foldTo - 1).Seq
+}

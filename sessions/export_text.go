@@ -1,0 +1,351 @@
+package sessions
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/rpctap/rpctap/classify"
+)
+
+// The Markdown export: a transcript for issues and PRs.
+
+func (s *exporter) markdown(out io.Writer) error {
+	w := bufio.NewWriterSize(out, 64<<10)
+	fmt.Fprintf(w, "# rpctap session %s\n\n", mdCode(s.sessionName(), false))
+	s.mdSummary(w)
+	fmt.Fprintf(w, "\n## Transcript\n")
+	var b []byte
+	err := s.walk(func(pos int, e *Entry, ev *Event) error {
+		b = s.mdRecord(b[:0], pos, e, ev)
+		_, err := w.Write(b)
+		return err
+	}, func() error {
+		frames, from, to := s.leftOut()
+		_, err := fmt.Fprintf(w, "\n> **%s left out here** (lines %d–%d of %d records): `rpctap export --max-frames N` shows more.\n",
+			count(frames, "frame"), from, to, s.counts.Entries)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	return w.Flush()
+}
+
+func (s *exporter) mdSummary(w io.Writer) {
+	c := s.counts
+	fmt.Fprintf(w, "| | |\n|---|---|\n")
+	if s.opts.Source != "" {
+		fmt.Fprintf(w, "| file | %s |\n", mdCode(s.opts.Source, true))
+	}
+	if s.hasHdr {
+		fmt.Fprintf(w, "| session | %s |\n", mdCode(s.red.MaskString(s.hdr.ID), true))
+		fmt.Fprintf(w, "| command | %s |\n", mdCode(strings.Join(s.red.MaskStrings(s.hdr.Argv), " "), true))
+		fmt.Fprintf(w, "| started | %s |\n", s.hdr.Started.UTC().Format("2006-01-02 15:04:05.000 UTC"))
+	}
+	fmt.Fprintf(w, "| profile | %s, framing %s |\n", s.x.Profile(), mdText(classify.EscapeString(s.hdr.FramingOrDefault(), 20)))
+	fmt.Fprintf(w, "| records | %d: %d host → server, %d server → host, %d stderr, %s |\n", c.Entries, c.H2S, c.S2H, c.Err, count(c.Events, "event"))
+	fmt.Fprintf(w, "| findings | %s, %s, %s (records by their worst) |\n", count(c.Errors, "error"), count(c.Warnings, "warning"), count(c.Infos, "note"))
+	if s.res.Folded() {
+		fmt.Fprintf(w, "| shown | %d of %d records (`--max-frames`) |\n", s.res.Shown, s.res.Records)
+	}
+	stats := s.stats()
+	if len(stats) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "\n## Methods\n\n| method | requests | notifications | answered | errors | p50 | p95 | p99 |\n|---|---:|---:|---:|---:|---:|---:|---:|\n")
+	for _, m := range stats {
+		lat := "– | – | –"
+		if m.Answered > 0 {
+			lat = fmt.Sprintf("%s | %s | %s", ms(m.P50), ms(m.P95), ms(m.P99))
+		}
+		fmt.Fprintf(w, "| %s | %d | %d | %d | %d | %s |\n", mdCode(s.red.MaskString(m.Method), true), m.Requests, m.Notifications, m.Answered, m.Errors, lat)
+	}
+}
+
+// mdRecord appends one record of the transcript.
+func (s *exporter) mdRecord(b []byte, pos int, e *Entry, ev *Event) []byte {
+	b = strconv.AppendInt(append(b, "\n**line "...), e.Seq, 10)
+	b = appendMS(append(b, "** · +"...), time.Duration(e.T)*time.Microsecond)
+	b = append(b, " · "...)
+	if !e.IsFrame() {
+		return append(append(b, mdText(s.eventText(ev))...), '\n')
+	}
+	b = s.appendFrameTitle(b, e, ev, appendMdCode)
+	b = append(b, "\n\n"...)
+	var body []byte
+	lang := "json"
+	if e.Dir == classify.Err {
+		lang = "text"
+		body = classify.AppendEscaped(nil, ev.Frame, 4*s.cuts.String)
+	} else if pretty, ok := s.prettyFrame(nil, ev.Frame); ok {
+		body = pretty
+	} else {
+		lang = "text"
+		body = classify.AppendEscaped(nil, ev.Frame, 4*s.cuts.String)
+	}
+	fence := strings.Repeat("`", max(3, longestRun(body, '`')+1))
+	b = append(b, fence...)
+	b = append(b, lang...)
+	b = append(b, '\n')
+	b = append(b, body...)
+	b = append(b, '\n')
+	b = append(b, fence...)
+	b = append(b, '\n')
+	if e.Codes != 0 {
+		b = append(b, '\n')
+		for _, f := range s.findings(pos) {
+			b = fmt.Appendf(b, "> **%s** `%s`: %s", f.Severity, f.Code, mdText(classify.EscapeString(f.Message, 0)))
+			if f.Member >= 0 {
+				b = fmt.Appendf(b, " (batch member %d)", f.Member)
+			}
+			if f.Related != 0 {
+				b = fmt.Appendf(b, " (see line %d)", f.Related)
+			}
+			b = append(b, "\n>\n"...)
+		}
+		b = b[:len(b)-2]
+	}
+	return b
+}
+
+// appendFrameTitle appends what a frame is: its direction, kind, method
+// and id, its pair; code appends peer text quoted for the format.
+func (s *exporter) appendFrameTitle(t []byte, e *Entry, ev *Event, code func([]byte, string) []byte) []byte {
+	t = append(t, dirText(e.Dir)...)
+	if e.Dir == classify.Err {
+		return t
+	}
+	t = append(t, " · "...)
+	t = append(t, e.Kind.String()...)
+	if e.Method != "" {
+		t = code(append(t, ' '), s.red.MaskString(e.Method))
+	}
+	if e.ID != "" {
+		t = code(append(t, " · id "...), s.red.MaskString(e.ID))
+	}
+	switch {
+	case e.Pair != 0 && e.Kind == classify.KindResponse:
+		t = strconv.AppendInt(append(t, " · answers line "...), e.Pair, 10)
+		t = appendMS(append(t, " after "...), e.Latency)
+	case e.Pair != 0:
+		t = strconv.AppendInt(append(t, " · answered on line "...), e.Pair, 10)
+		t = appendMS(append(t, " after "...), e.Latency)
+	case e.Kind == classify.KindRequest && e.Status != StatusOK && e.Status != StatusError:
+		t = append(append(t, " · "...), e.Status.String()...)
+	}
+	if e.Src != SrcWire {
+		t = append(append(t, " · "...), e.Src...)
+	}
+	if e.Captured {
+		t = append(t, " · captured"...)
+	}
+	if ev.Redacted {
+		t = append(t, " · redacted"...)
+	}
+	return t
+}
+
+// eventText says what an event record is, for people.
+func (s *exporter) eventText(ev *Event) string {
+	switch ev.Kind {
+	case EventExit:
+		switch {
+		case ev.Signal != "":
+			return "the server was killed by " + classify.EscapeString(ev.Signal, 40)
+		case ev.Code != nil:
+			return fmt.Sprintf("the server exited with status %d", *ev.Code)
+		}
+		return "the server exited"
+	case EventStart:
+		return "the server started"
+	case EventGap:
+		return fmt.Sprintf("%s %s could not be recorded", count(int(ev.Missing), "frame"), dirText(ev.Dir))
+	case EventNote:
+		return "note: " + s.text(ev.Text, 400)
+	}
+	return "event " + classify.EscapeString(ev.Kind, 40)
+}
+
+func dirText(d classify.Direction) string {
+	switch d {
+	case classify.H2S:
+		return "host → server"
+	case classify.S2H:
+		return "server → host"
+	case classify.Err:
+		return "server stderr"
+	}
+	return d.String()
+}
+
+// appendMdCode appends mdCode(s, false).
+func appendMdCode(dst []byte, s string) []byte {
+	plain := s != ""
+	for i := 0; i < len(s) && plain; i++ {
+		plain = s[i] > 0x20 && s[i] < 0x7f && s[i] != '`' && s[i] != '\\'
+	}
+	if plain && len(s) <= 120 {
+		return append(append(append(dst, '`'), s...), '`')
+	}
+	return append(dst, mdCode(s, false)...)
+}
+
+// mdCode quotes peer text as Markdown inline code, escaped for a
+// terminal; in a table cell, pipes are escaped too.
+func mdCode(s string, cell bool) string {
+	s = classify.EscapeString(s, 120)
+	if cell {
+		s = strings.ReplaceAll(s, "|", `\|`)
+	}
+	fence := strings.Repeat("`", longestRun([]byte(s), '`')+1)
+	if strings.HasPrefix(s, "`") || strings.HasSuffix(s, "`") || s == "" {
+		s = " " + s + " "
+	}
+	return fence + s + fence
+}
+
+// mdText escapes text (already escaped for a terminal) for Markdown
+// prose: what could start emphasis, a link, code, HTML or a table cell is
+// backslash-escaped.
+func mdText(s string) string {
+	var b strings.Builder
+	for _, c := range s {
+		switch c {
+		case '\\', '`', '*', '_', '[', ']', '<', '>', '|', '~', '#', '!':
+			b.WriteByte('\\')
+		case '&':
+			b.WriteString("&amp;")
+			continue
+		}
+		b.WriteRune(c)
+	}
+	return b.String()
+}
+
+func longestRun(b []byte, c byte) int {
+	if bytes.IndexByte(b, c) < 0 {
+		return 0
+	}
+	best, n := 0, 0
+	for _, x := range b {
+		if x == c {
+			n++
+			best = max(best, n)
+		} else {
+			n = 0
+		}
+	}
+	return best
+}
+
+// ms writes a duration in milliseconds, to the microsecond.
+func ms(d time.Duration) string { return string(appendMS(nil, d)) }
+
+func appendMS(b []byte, d time.Duration) []byte {
+	return append(strconv.AppendFloat(b, float64(d.Microseconds())/1000, 'f', -1, 64), " ms"...)
+}
+
+func count(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
+}
+
+// The Mermaid export: a sequenceDiagram, one arrow per frame.
+
+func (s *exporter) mermaid(out io.Writer) error {
+	w := bufio.NewWriterSize(out, 64<<10)
+	fmt.Fprintf(w, "sequenceDiagram\n    participant H as Host\n    participant S as %s\n", mmdText("Server "+classify.EscapeString(s.sessionName(), 60), 60))
+	err := s.walk(func(pos int, e *Entry, ev *Event) error {
+		s.mermaidRecord(w, pos, e, ev)
+		return nil
+	}, func() error {
+		frames, from, to := s.leftOut()
+		fmt.Fprintf(w, "    Note over H,S: %s\n", mmdText(fmt.Sprintf("%s left out (lines %d to %d); rpctap export --max-frames N shows more", count(frames, "frame"), from, to), 0))
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	return w.Flush()
+}
+
+func (s *exporter) mermaidRecord(w io.Writer, pos int, e *Entry, ev *Event) {
+	if !e.IsFrame() {
+		fmt.Fprintf(w, "    Note over H,S: %s\n", mmdText(fmt.Sprintf("line %d: %s", e.Seq, s.eventText(ev)), 120))
+		return
+	}
+	if e.Dir == classify.Err {
+		fmt.Fprintf(w, "    Note right of S: %s\n", mmdText(fmt.Sprintf("line %d stderr: %s", e.Seq, classify.Escape(ev.Frame, 80)), 0))
+		return
+	}
+	from, to := "H", "S"
+	if e.Dir == classify.S2H {
+		from, to = "S", "H"
+	}
+	arrow := "->>"
+	label := fmt.Sprintf("%d %s", e.Seq, e.Kind)
+	switch e.Kind {
+	case classify.KindResponse:
+		arrow = "-->>"
+		if e.Status == StatusError {
+			arrow = "--x"
+			label = fmt.Sprintf("%d error", e.Seq)
+		} else {
+			label = fmt.Sprintf("%d result", e.Seq)
+		}
+	case classify.KindNotification:
+		arrow = "-)"
+	case classify.KindRequest, classify.KindBatch:
+	default:
+		arrow = "-x"
+	}
+	if e.Method != "" {
+		label += " " + classify.EscapeString(s.red.MaskString(e.Method), 60)
+	}
+	if e.ID != "" {
+		label += " id " + classify.EscapeString(s.red.MaskString(e.ID), 30)
+	}
+	if e.Kind == classify.KindResponse && e.Pair != 0 {
+		label += " (" + ms(e.Latency) + ")"
+	}
+	if e.Src != SrcWire {
+		label += " [" + e.Src + "]"
+	}
+	fmt.Fprintf(w, "    %s%s%s: %s\n", from, arrow, to, mmdText(label, 0))
+	if e.Codes != 0 {
+		for _, f := range s.findings(pos) {
+			fmt.Fprintf(w, "    Note over H,S: %s\n", mmdText(fmt.Sprintf("%s %s: %s", f.Severity, f.Code, classify.EscapeString(f.Message, 0)), 120))
+		}
+	}
+}
+
+// mmdText makes text (already escaped for a terminal) safe in a Mermaid
+// label: letters, digits, spaces and
+// a few marks stay; every other character is written as Mermaid's entity
+// code (#35; for #), so that nothing in it is read as syntax. It is cut at
+// max characters (max > 0).
+func mmdText(s string, max int) string {
+	var b strings.Builder
+	n := 0
+	for _, c := range s {
+		if max > 0 && n >= max {
+			b.WriteString("…")
+			break
+		}
+		n++
+		switch {
+		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9', c == ' ', c == '.', c == '/', c == '_', c == '(', c == ')', c == ',', c == '\'', c == '-', c == ':', c == '+', c == '=':
+			b.WriteRune(c)
+		default:
+			fmt.Fprintf(&b, "#%d;", c)
+		}
+	}
+	return b.String()
+}

@@ -1,0 +1,187 @@
+package sessions
+
+import (
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"strconv"
+	"time"
+
+	"github.com/rpctap/rpctap/classify"
+)
+
+// A Span is the OpenTelemetry span of one request/response pair, as the
+// OTLP export writes it and a live exporter may send it: one span per
+// pair, named after the method, with attributes after the semantic
+// conventions for RPC (rpc.system "jsonrpc", rpc.method,
+// rpc.jsonrpc.request_id, rpc.jsonrpc.error_code).
+type Span struct {
+	TraceID [16]byte
+	SpanID  [8]byte
+	// Parent is the parent span's id from the request's
+	// params._meta.traceparent (W3C trace context); zero when there is
+	// none, and the span is a root of the session's own trace.
+	Parent     [8]byte
+	Flags      byte // the traceparent's trace flags, when there was one
+	Name       string
+	Start, End time.Time
+	// Attributes in order; values are string, int64 or bool.
+	Attributes []SpanAttribute
+	// Error says the answer was a JSON-RPC error; ErrorMessage is its
+	// message.
+	Error        bool
+	ErrorMessage string
+	// Answered is false for a request with no answer in the session (End
+	// is then Start).
+	Answered bool
+}
+
+// A SpanAttribute is one attribute of a Span.
+type SpanAttribute struct {
+	Key   string
+	Value any // string, int64 or bool
+}
+
+// A SpanPair is what PairSpan builds a span from.
+type SpanPair struct {
+	// SessionID names the session: spans of a session without trace
+	// context share a trace whose id derives from it, and span ids
+	// derive from it and the request's line.
+	SessionID string
+	// Request is the request (a batch member on its own); Response its
+	// answer, or nil.
+	Request, Response *classify.Message
+	// RequestLine and ResponseLine are their lines in the session file;
+	// Member is the request's index in its batch, or -1.
+	RequestLine, ResponseLine int64
+	Member                    int
+	Start, End                time.Time
+}
+
+// PairSpan builds the span of a pair. Ids are derived, not random, so
+// that an export of the same session gives the same spans.
+func PairSpan(p SpanPair) Span {
+	s := Span{Name: p.Request.Method(), Start: p.Start, End: p.Start}
+	if s.Name == "" {
+		s.Name = "jsonrpc"
+	}
+	s.SpanID = spanID(p.SessionID, p.RequestLine, p.Member)
+	if tid, parent, flags, ok := ParseTraceparent(traceparentOf(p.Request)); ok {
+		s.TraceID, s.Parent, s.Flags = tid, parent, flags
+	} else {
+		s.TraceID = sessionTraceID(p.SessionID)
+	}
+	s.Attributes = append(s.Attributes,
+		SpanAttribute{"rpc.system", "jsonrpc"},
+		SpanAttribute{"rpc.method", p.Request.Method()},
+		SpanAttribute{"rpc.jsonrpc.version", "2.0"},
+	)
+	if p.Request.HasID() {
+		s.Attributes = append(s.Attributes, SpanAttribute{"rpc.jsonrpc.request_id", idText(p.Request.ID())})
+	}
+	s.Attributes = append(s.Attributes,
+		SpanAttribute{"rpctap.direction", p.Request.Dir.String()},
+		SpanAttribute{"rpctap.request_line", p.RequestLine})
+	if r := p.Response; r != nil {
+		s.Answered, s.End = true, p.End
+		s.Attributes = append(s.Attributes, SpanAttribute{"rpctap.response_line", p.ResponseLine})
+		if r.HasError() {
+			s.Error = true
+			if code, ok := r.ErrorCode(); ok {
+				s.Attributes = append(s.Attributes, SpanAttribute{"rpc.jsonrpc.error_code", code})
+			}
+			if msg, ok := errorMessage(r); ok {
+				s.ErrorMessage = msg
+				s.Attributes = append(s.Attributes, SpanAttribute{"rpc.jsonrpc.error_message", msg})
+			}
+		}
+	} else {
+		s.Attributes = append(s.Attributes, SpanAttribute{"rpctap.answered", false})
+	}
+	return s
+}
+
+// idText is an id as the semantic conventions want it: a string's text,
+// or a number's digits.
+func idText(id classify.ID) string {
+	if id.IsString() {
+		if s, err := strconv.Unquote(string(id.Raw)); err == nil {
+			return s
+		}
+	}
+	return string(id.Raw)
+}
+
+// errorMessage is the message of a response's error object.
+func errorMessage(r *classify.Message) (string, bool) {
+	v, ok := jsonMember(r.Error(), "message")
+	if !ok || len(v) == 0 || v[0] != '"' {
+		return "", false
+	}
+	s, ok := jsonString(v)
+	return s, ok
+}
+
+// traceparentOf is the request's params._meta.traceparent, or "".
+func traceparentOf(m *classify.Message) string {
+	v, ok := jsonMember(m.Meta(), "traceparent")
+	if !ok {
+		return ""
+	}
+	s, _ := jsonString(v)
+	return s
+}
+
+// ParseTraceparent reads a W3C traceparent header value
+// ("00-<trace id>-<parent id>-<flags>"); ok is false when it is not one,
+// or its ids are all zeros.
+func ParseTraceparent(s string) (trace [16]byte, parent [8]byte, flags byte, ok bool) {
+	if len(s) < 55 || s[2] != '-' || s[35] != '-' || s[52] != '-' || (len(s) > 55 && (s[:2] == "00" || s[55] != '-')) {
+		return trace, parent, 0, false
+	}
+	var ver, fl [1]byte
+	if !lowerHex(s[:2], ver[:]) || ver[0] == 0xff || !lowerHex(s[3:35], trace[:]) || !lowerHex(s[36:52], parent[:]) || !lowerHex(s[53:55], fl[:]) {
+		return trace, parent, 0, false
+	}
+	if trace == ([16]byte{}) || parent == ([8]byte{}) {
+		return trace, parent, 0, false
+	}
+	return trace, parent, fl[0], true
+}
+
+// lowerHex decodes s, lower-case hex only, into dst.
+func lowerHex(s string, dst []byte) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+			return false
+		}
+	}
+	_, err := hex.Decode(dst, []byte(s))
+	return err == nil
+}
+
+// sessionTraceID is the trace of a session's spans that carry no trace
+// context.
+func sessionTraceID(session string) [16]byte {
+	sum := sha256.Sum256([]byte("rpctap trace\x00" + session))
+	var id [16]byte
+	copy(id[:], sum[:])
+	return id
+}
+
+// spanID is the id of the span of the request on line seq (member of
+// its batch, or -1).
+func spanID(session string, seq int64, member int) [8]byte {
+	var b []byte
+	b = append(b, "rpctap span\x00"...)
+	b = append(b, session...)
+	b = binary.BigEndian.AppendUint64(append(b, 0), uint64(seq))
+	b = binary.BigEndian.AppendUint32(b, uint32(member))
+	sum := sha256.Sum256(b)
+	var id [8]byte
+	copy(id[:], sum[:])
+	if id == ([8]byte{}) {
+		id[7] = 1
+	}
+	return id
+}
