@@ -90,6 +90,22 @@ type FrameInfo struct {
 	EOF bool
 }
 
+// Body is the frame's body: frame (the frame's bytes as read, or their
+// first bytes) without its header block and terminator.
+func (info FrameInfo) Body(frame []byte) []byte {
+	b := frame
+	if info.HeaderLen > 0 {
+		if info.HeaderLen >= len(b) {
+			return nil
+		}
+		b = b[info.HeaderLen:]
+	}
+	if int64(len(b)) > info.BodyLen {
+		b = b[:info.BodyLen]
+	}
+	return b
+}
+
 // FrameSpan is a frame of a complete byte stream and where it starts.
 type FrameSpan struct {
 	Start int64

@@ -24,7 +24,7 @@ func (f Frame) Truncated() bool { return int64(len(f.Bytes)) < f.Info.Size }
 
 // Body is the frame without its framing: the line without '\n', or the LSP
 // body (possibly cut, see Truncated).
-func (f Frame) Body() []byte { return frameBody(f.Bytes, f.Info) }
+func (f Frame) Body() []byte { return f.Info.Body(f.Bytes) }
 
 // Header is the LSP header block, or nil.
 func (f Frame) Header() []byte {

@@ -448,7 +448,7 @@ func (r *recorder) endFrame(d *dirState, frame []byte, t time.Duration, dir clas
 		// The frame's first limit bytes go with the job as they are (no
 		// copy), and the direction starts a small buffer again.
 		j.kind, j.t, j.spool, j.spoolErr = jobSpool, d.at, d.spool, d.err
-		j.held = frameBody(frame, info)
+		j.held = info.Body(frame)
 		if header != nil {
 			header = bytes.Clone(header)
 		}
@@ -457,7 +457,7 @@ func (r *recorder) endFrame(d *dirState, frame []byte, t time.Duration, dir clas
 		d.size = 0
 		return
 	}
-	r.addJob(j, frameBody(frame, info), header)
+	r.addJob(j, info.Body(frame), header)
 	d.asm = d.asm[:0]
 	d.size = 0
 }

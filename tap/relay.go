@@ -114,7 +114,7 @@ func (r *relay) forward(at time.Duration, atEOF bool) {
 		}
 		if r.captures != nil && r.captures.active() {
 			frame := r.buf[done:r.scanned]
-			if r.captures.take(frameBody(frame, r.sp.Frame()), at) {
+			if r.captures.take(r.sp.Frame().Body(frame), at) {
 				// The frames before it go out first; the answer itself
 				// is recorded, not forwarded.
 				r.flush(r.buf[:done], at)
@@ -192,19 +192,4 @@ func (r *relay) finish() {
 	r.dst.note(item{at: now(), dir: r.dir, eof: true})
 	r.dst.kicked()
 	r.dst.mu.Unlock()
-}
-
-// frameBody cuts a frame's bytes (or a prefix of them) down to its body.
-func frameBody(frame []byte, info classify.FrameInfo) []byte {
-	b := frame
-	if info.HeaderLen > 0 {
-		if info.HeaderLen >= len(b) {
-			return nil
-		}
-		b = b[info.HeaderLen:]
-	}
-	if int64(len(b)) > info.BodyLen {
-		b = b[:info.BodyLen]
-	}
-	return b
 }

@@ -139,11 +139,10 @@ func runDemo(stdout io.Writer, o demoOptions) error {
 
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	var res tap.Result
 	var runErr error
 	ran := make(chan struct{})
 	go func() {
-		res, runErr = t.Run(ctx, tapIn, tapOut, io.Discard)
+		_, runErr = t.Run(ctx, tapIn, tapOut, io.Discard)
 		tapOut.Close()
 		close(ran)
 	}()
@@ -189,20 +188,9 @@ func runDemo(stdout io.Writer, o demoOptions) error {
 		cancel()
 		host.End(context.Background())
 	}
-	select {
-	case <-ran:
-	case <-time.After(5 * time.Second):
-	}
-	for _, w := range warnings {
-		fmt.Fprintln(os.Stderr, "rpctap:", w)
-	}
-	if p := t.Path(); p != "" {
-		fmt.Fprintln(os.Stderr, "rpctap: the demo's session is in", p)
-	}
-	if err == nil && runErr != nil {
+	if endHere(ran, t, &warnings) && err == nil && runErr != nil {
 		err = runErr
 	}
-	_ = res
 	return err
 }
 

@@ -139,17 +139,26 @@ func runWatch(host string, argv []string, framing classify.Framing, profile clas
 	}
 	uiErr := runUI([]*tui.Source{src})
 	cancel()
+	endHere(ran, t, &warnings)
+	return uiErr
+}
+
+// endHere ends a tap that runs in this process: it waits up to 5 s for
+// its Run to return (ran closes then), then says on stderr what the tap
+// warned about and where its session is. It reports whether Run returned.
+func endHere(ran <-chan struct{}, t *tap.Tap, warnings *[]string) bool {
 	select {
 	case <-ran:
 	case <-time.After(5 * time.Second):
+		return false // the tap still runs: its warnings are not ours to read yet
 	}
-	for _, w := range warnings {
+	for _, w := range *warnings {
 		fmt.Fprintln(os.Stderr, "rpctap:", w)
 	}
 	if p := t.Path(); p != "" {
 		fmt.Fprintln(os.Stderr, "rpctap: session recorded in", p)
 	}
-	return uiErr
+	return true
 }
 
 // runWatchHost starts the host with the server command replaced by a tap

@@ -40,7 +40,7 @@ func (fr *frameReader) next() ([]byte, classify.FrameInfo, error) {
 		fr.off += n
 		if end {
 			info := fr.sp.Frame()
-			return body(frame, info), info, nil
+			return info.Body(frame), info, nil
 		}
 		if fr.eof {
 			return nil, classify.FrameInfo{}, io.EOF
@@ -59,21 +59,6 @@ func (fr *frameReader) next() ([]byte, classify.FrameInfo, error) {
 			return nil, classify.FrameInfo{}, err
 		}
 	}
-}
-
-// body is a frame's bytes without their framing.
-func body(frame []byte, info classify.FrameInfo) []byte {
-	b := frame
-	if info.HeaderLen > 0 {
-		if info.HeaderLen >= len(b) {
-			return nil
-		}
-		b = b[info.HeaderLen:]
-	}
-	if int64(len(b)) > info.BodyLen {
-		b = b[:info.BodyLen]
-	}
-	return b
 }
 
 // A frameWriter writes whole frames, one at a time, from any goroutine.
