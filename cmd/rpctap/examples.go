@@ -36,6 +36,11 @@ var examples = map[string]string{
 	"rpctap sessions rm": `  rpctap sessions rm ~/.local/state/rpctap/sessions/20261201T101500.000Z-everything.jsonl`,
 	"rpctap sessions prune": `  rpctap sessions prune --older-than 2w --dry-run
   rpctap sessions prune --older-than 30d --yes`,
+	"rpctap export": `  rpctap export session.jsonl --format html -o session.html
+  rpctap export session.jsonl --format markdown > session.md
+  rpctap export session.jsonl --format mermaid --max-frames 100
+  rpctap export session.jsonl --format har -o session.har
+  rpctap export session.jsonl --format otlp -o spans.json`,
 	"rpctap classify": `  echo '{"jsonrpc":"2.0","id":null,"method":"ping"}' | rpctap classify --profile mcp
   rpctap classify --framing lsp --dir s2h < frames.bin`,
 	"rpctap inject": `  rpctap inject '{"jsonrpc":"2.0","id":"x","method":"ping"}' --capture
