@@ -1,0 +1,157 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/rpctap/rpctap/sessions"
+	"github.com/rpctap/rpctap/tap"
+	"github.com/spf13/cobra"
+)
+
+type replayOptions struct {
+	asServer, asHost         string
+	match                    string
+	ignore                   []string
+	speed                    float64
+	noDelay, strictVersion   bool
+	verbose, quiet           bool
+	record                   string
+	noRecord                 bool
+	exitCode, json           bool
+	notifications            bool
+	timeout, grace, termWait time.Duration
+}
+
+func newReplayCmd() *cobra.Command {
+	var o replayOptions
+	cmd := &cobra.Command{
+		Use:   "replay (--as-server FILE | --as-host FILE [--] CMD [ARGS...]) [flags]",
+		Short: "Play a recording back: as the server for a live host, or as the host against a fresh server",
+		Long: `rpctap replay --as-server FILE plays the recorded server on stdio: put it in a
+host's configuration in place of the real server. Each request the host
+sends is answered with the recorded answer of the best-matching recorded
+request (same method, then params compared structurally; ids, "_meta" and
+--ignore paths do not count), its id rewritten to the host's. The server's
+notifications and requests are played after the frame they came after in
+the recording, with their recorded delays. A request with no match gets a
+JSON-RPC error that names the nearest recorded request. Nothing but
+protocol frames is written to stdout; --verbose says on stderr what replay
+does, and the replay is recorded in a session file of its own.
+
+rpctap replay --as-host FILE -- CMD plays the recorded host against a fresh
+server CMD: it sends the host's frames in order, waits for each answer
+where the recording did, answers the server's requests as the host did,
+records a new session, and compares every answer with the recorded one.
+It prints a report; --exit-code exits 1 on any difference.`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			switch {
+			case o.asServer == "" && o.asHost == "":
+				return usageError(errors.New("rpctap replay needs --as-server FILE or --as-host FILE, as in: rpctap replay --as-server SESSION.jsonl (rpctap ls lists recent sessions)"))
+			case o.asServer != "" && o.asHost != "":
+				return usageError(errors.New("rpctap replay plays one side: give --as-server FILE or --as-host FILE, not both"))
+			case o.asServer != "" && len(args) > 0:
+				return usageError(fmt.Errorf("rpctap replay --as-server is the server itself and runs no command, but was given %s; to play the host against a server, use: rpctap replay --as-host FILE -- CMD", quoteArgs(args)))
+			case o.asHost != "" && len(args) == 0:
+				return usageError(errors.New("rpctap replay --as-host needs the server's command, as in: rpctap replay --as-host SESSION.jsonl -- npx -y @modelcontextprotocol/server-everything stdio"))
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if o.asServer != "" {
+				return runReplayServer(cmd, o)
+			}
+			return runReplayHost(cmd, args, o)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.asServer, "as-server", "", "play the recorded server of this session file on stdio")
+	f.StringVar(&o.asHost, "as-host", "", "play the recorded host of this session file against CMD")
+	f.StringVar(&o.match, "match", sessions.MatchBest, "how host requests find their recorded answer: best, sequential or strict (--as-server)")
+	f.StringArrayVar(&o.ignore, "ignore", nil, "a JSON pointer from the message's root to leave out of comparisons, as in /result/content/0/text (a segment * matches anything); repeatable")
+	f.Float64Var(&o.speed, "speed", 1, "play the recorded delays this many times faster (--as-server)")
+	f.BoolVar(&o.noDelay, "no-delay", false, "send recorded frames as soon as they are due, with no recorded delays (--as-server)")
+	f.BoolVar(&o.strictVersion, "strict-version", false, "answer initialize only when the host asks for the recorded protocol version (--as-server)")
+	f.BoolVar(&o.verbose, "verbose", false, "say on stderr what replay does")
+	f.BoolVar(&o.quiet, "quiet", false, "print nothing of rpctap's own on stderr, not even warnings")
+	f.StringVar(&o.record, "record", "", "write the replayed session to this file (default: a new file in the state directory)")
+	f.BoolVar(&o.noRecord, "no-record", false, "do not write a session file of the replay")
+	f.BoolVar(&o.exitCode, "exit-code", false, "exit 1 when an answer differs from the recording (--as-host)")
+	f.BoolVar(&o.json, "json", false, "print the report as one JSON document (--as-host)")
+	f.BoolVar(&o.notifications, "notifications", false, "also compare the order of the server's notifications (--as-host)")
+	f.DurationVar(&o.timeout, "timeout", 10*time.Second, "how long to wait for each answer before it counts as missing (--as-host)")
+	f.DurationVar(&o.grace, "stdin-grace", 2*time.Second, "once the recorded host is done, SIGTERM the server when it has not exited this long after its stdin was closed (--as-host)")
+	f.DurationVar(&o.termWait, "term-grace", 2*time.Second, "SIGKILL the server when it has not exited this long after SIGTERM (--as-host)")
+	return serverCommand(cmd)
+}
+
+func (o replayOptions) parseIgnore() (sessions.Ignore, error) {
+	ig, err := sessions.ParseIgnore(o.ignore)
+	if err != nil {
+		return ig, usageError(err)
+	}
+	return ig, nil
+}
+
+// replaySignals ends ctx on SIGINT, SIGTERM or SIGHUP.
+func replaySignals() (context.Context, func()) {
+	return signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
+}
+
+func runReplayServer(cmd *cobra.Command, o replayOptions) error {
+	switch o.match {
+	case sessions.MatchBest, sessions.MatchSequential, sessions.MatchStrict:
+	default:
+		return usageError(fmt.Errorf("unknown --match %q: use best, sequential or strict", o.match))
+	}
+	if o.speed <= 0 {
+		return usageError(fmt.Errorf("--speed must be more than 0 (2 plays twice as fast), not %g", o.speed))
+	}
+	ig, err := o.parseIgnore()
+	if err != nil {
+		return err
+	}
+	framing, err := sessions.RecordingFraming(o.asServer)
+	if err != nil {
+		return exitError{code: 2, msg: err.Error()}
+	}
+	stderr := cmd.ErrOrStderr()
+	opts := sessions.ServeOptions{Match: o.match, Ignore: ig, Speed: o.speed, NoDelay: o.noDelay, StrictVersion: o.strictVersion,
+		Record: !o.noRecord, RecordPath: o.record, Argv: append([]string{"rpctap", "replay", "--as-server"}, o.asServer)}
+	if o.verbose && !o.quiet {
+		opts.Log = func(msg string) { fmt.Fprintln(stderr, "rpctap replay:", msg) }
+	}
+	signal.Ignore(syscall.SIGPIPE)
+	ctx, stop := replaySignals()
+	defer stop()
+	st, err := sessions.ServeReplay(ctx, o.asServer, bodies{tap.NewFrameReader(cmd.InOrStdin(), framing, 0)}, cmd.OutOrStdout(), opts)
+	if err != nil {
+		return exitError{code: 2, msg: err.Error()}
+	}
+	if o.verbose && !o.quiet {
+		fmt.Fprintf(stderr, "rpctap replay: %d requests answered from the recording, %d without a match; %d frames sent\n", st.Answered, st.Unmatched, st.Sent)
+		if st.Path != "" {
+			fmt.Fprintln(stderr, "rpctap replay: session recorded in", st.Path)
+		}
+	}
+	return nil
+}
+
+// bodies gives a FrameReader's frames to replay as their bodies.
+type bodies struct{ fr *tap.FrameReader }
+
+func (b bodies) Next() ([]byte, error) {
+	f, err := b.fr.Next()
+	if err != nil {
+		return nil, err
+	}
+	return f.Body(), nil
+}
+
+func runReplayHost(cmd *cobra.Command, argv []string, o replayOptions) error {
+	return usageError(errors.New("rpctap replay --as-host is not built yet"))
+}
