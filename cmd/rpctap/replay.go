@@ -2,12 +2,16 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os/signal"
+	"strings"
 	"syscall"
 	"time"
 
+	"github.com/rpctap/rpctap/classify"
 	"github.com/rpctap/rpctap/sessions"
 	"github.com/rpctap/rpctap/tap"
 	"github.com/spf13/cobra"
@@ -153,5 +157,181 @@ func (b bodies) Next() ([]byte, error) {
 }
 
 func runReplayHost(cmd *cobra.Command, argv []string, o replayOptions) error {
-	return usageError(errors.New("rpctap replay --as-host is not built yet"))
+	ig, err := o.parseIgnore()
+	if err != nil {
+		return err
+	}
+	framing, err := sessions.RecordingFraming(o.asHost)
+	if err != nil {
+		return exitError{code: 2, msg: err.Error()}
+	}
+	stderr := cmd.ErrOrStderr()
+	warn := func(msg string) {
+		if !o.quiet {
+			fmt.Fprintln(stderr, "rpctap replay:", msg)
+		}
+	}
+	t, err := tap.New(tap.Options{Argv: argv, Framing: framing, Record: !o.noRecord, Path: o.record,
+		StdinWait: o.grace, TermWait: o.termWait, Warn: warn})
+	if err != nil {
+		return usageError(err)
+	}
+	signal.Ignore(syscall.SIGPIPE)
+	toServer, hostIn := io.Pipe()
+	fromServer, hostOut := io.Pipe()
+	type ran struct {
+		res tap.Result
+		err error
+	}
+	done := make(chan ran, 1)
+	go func() {
+		res, err := t.Run(context.Background(), toServer, hostOut, stderr)
+		hostOut.Close()
+		toServer.Close()
+		done <- ran{res, err}
+	}()
+	opts := sessions.HostOptions{Ignore: ig, Timeout: o.timeout, Notifications: o.notifications}
+	if o.verbose && !o.quiet {
+		opts.Log = func(msg string) { fmt.Fprintln(stderr, "rpctap replay:", msg) }
+	}
+	rep, err := sessions.PlayHost(context.Background(), o.asHost, bodies{tap.NewFrameReader(fromServer, framing, 0)}, hostIn, opts)
+	fromServer.Close() // the tap's writes end when no one reads
+	r := <-done
+	if err != nil {
+		return exitError{code: 2, msg: err.Error()}
+	}
+	if r.err != nil {
+		return exitError{code: 2, msg: r.err.Error()}
+	}
+	out := cmd.OutOrStdout()
+	if o.json {
+		writeHostJSON(out, o.asHost, argv, r.res, rep)
+	} else {
+		writeHostText(out, o.asHost, argv, r.res, rep)
+	}
+	if o.exitCode && rep.Differs() {
+		return exitError{code: 1}
+	}
+	return nil
+}
+
+func writeHostText(w io.Writer, file string, argv []string, res tap.Result, rep *sessions.HostReport) {
+	fmt.Fprintf(w, "replay of %s against %s\n", classify.EscapeString(file, 200), classify.EscapeString(strings.Join(argv, " "), 200))
+	width := 0
+	for _, c := range rep.Calls {
+		width = max(width, len(classify.EscapeString(c.Method, 60)))
+	}
+	for _, c := range rep.Calls {
+		what := "id " + classify.EscapeString(c.ID, 40)
+		if c.Server {
+			what = "(the server's request)"
+		}
+		fmt.Fprintf(w, "  line %-5d %-*s  %-8s %s", c.Line, width, classify.EscapeString(c.Method, 60), what, c.Outcome)
+		if c.Outcome != sessions.OutcomeMissing && !c.Server {
+			fmt.Fprintf(w, "  (%s, recorded %s)", roundDur(c.Now), roundDur(c.Recorded))
+		}
+		fmt.Fprintln(w)
+		for _, ch := range c.Changes {
+			fmt.Fprintf(w, "      %s\n", describeChange(ch))
+		}
+	}
+	if n := rep.Notifications; n != nil {
+		if n.Same {
+			fmt.Fprintf(w, "  notifications: the same %d, in the same order\n", n.Now)
+		} else {
+			fmt.Fprintf(w, "  notifications: %d recorded, %d now; the first difference is at #%d: %s recorded, %s now\n",
+				n.Recorded, n.Now, n.At+1, orNone(n.Was), orNone(n.Is))
+		}
+	}
+	fmt.Fprintf(w, "%s: %d same, %d changed, %d missing, %d new %s\n", plural(len(rep.Calls), "request"), rep.Same, rep.Changed, rep.Missing, rep.NewErrors,
+		map[bool]string{true: "error", false: "errors"}[rep.NewErrors == 1])
+	if res.Path != "" {
+		fmt.Fprintf(w, "session recorded in %s\n", classify.EscapeString(res.Path, 300))
+	}
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "nothing"
+	}
+	return classify.EscapeString(s, 80)
+}
+
+func roundDur(d time.Duration) time.Duration {
+	switch {
+	case d >= time.Second:
+		return d.Round(10 * time.Millisecond)
+	case d >= time.Millisecond:
+		return d.Round(100 * time.Microsecond)
+	}
+	return d.Round(time.Microsecond)
+}
+
+// describeChange puts one difference in words.
+func describeChange(c sessions.Change) string {
+	path := c.Path
+	if path == "" {
+		path = "(the whole message)"
+	}
+	path = classify.EscapeString(path, 120)
+	switch {
+	case c.Was == "":
+		return fmt.Sprintf("%s: added %s", path, classify.EscapeString(c.Now, 160))
+	case c.Now == "":
+		return fmt.Sprintf("%s: removed (was %s)", path, classify.EscapeString(c.Was, 160))
+	}
+	return fmt.Sprintf("%s: %s recorded, %s now", path, classify.EscapeString(c.Was, 160), classify.EscapeString(c.Now, 160))
+}
+
+type hostJSONChange struct {
+	Path string          `json:"path"`
+	Was  json.RawMessage `json:"recorded,omitempty"`
+	Now  json.RawMessage `json:"now,omitempty"`
+}
+
+type hostJSONCall struct {
+	Line       int64            `json:"line"`
+	Method     string           `json:"method"`
+	ID         json.RawMessage  `json:"id,omitempty"`
+	Server     bool             `json:"server_request,omitempty"`
+	Outcome    string           `json:"outcome"`
+	Changes    []hostJSONChange `json:"changes,omitempty"`
+	RecordedMS float64          `json:"recorded_ms"`
+	NowMS      float64          `json:"now_ms"`
+}
+
+type hostJSON struct {
+	Recording     string                      `json:"recording"`
+	Argv          []string                    `json:"argv"`
+	Session       string                      `json:"session,omitempty"`
+	ExitCode      int                         `json:"exit_code"`
+	Differs       bool                        `json:"differs"`
+	Counts        map[string]int              `json:"counts"`
+	Calls         []hostJSONCall              `json:"calls"`
+	Notifications *sessions.NotificationOrder `json:"notifications,omitempty"`
+}
+
+func writeHostJSON(w io.Writer, file string, argv []string, res tap.Result, rep *sessions.HostReport) {
+	doc := hostJSON{Recording: file, Argv: argv, Session: res.Path, ExitCode: res.ExitCode, Differs: rep.Differs(), Calls: []hostJSONCall{},
+		Counts:        map[string]int{"same": rep.Same, "changed": rep.Changed, "missing": rep.Missing, "new_error": rep.NewErrors},
+		Notifications: rep.Notifications}
+	for _, c := range rep.Calls {
+		jc := hostJSONCall{Line: c.Line, Method: c.Method, Server: c.Server, Outcome: c.Outcome,
+			RecordedMS: float64(c.Recorded.Microseconds()) / 1000, NowMS: float64(c.Now.Microseconds()) / 1000}
+		if c.ID != "" && json.Valid([]byte(c.ID)) {
+			jc.ID = json.RawMessage(c.ID)
+		}
+		for _, ch := range c.Changes {
+			jch := hostJSONChange{Path: ch.Path}
+			if ch.Was != "" {
+				jch.Was = json.RawMessage(ch.Was)
+			}
+			if ch.Now != "" {
+				jch.Now = json.RawMessage(ch.Now)
+			}
+			jc.Changes = append(jc.Changes, jch)
+		}
+		doc.Calls = append(doc.Calls, jc)
+	}
+	printJSON(w, doc, true)
 }
