@@ -407,7 +407,7 @@ func (s *server) answer(m *classify.Message, body []byte, now time.Time) {
 	q.used = true
 	s.log("%s id %s: answered as line %d of the recording", esc(method), esc(m.ID().String()), q.line)
 	if q.pair >= 0 {
-		s.push(outItem{due: now.Add(s.wait(s.rec.delay(q.pair))), frame: q.pair, id: m.ID().Raw, answer: true})
+		s.push(outItem{due: now.Add(s.wait(s.rec.delay(q.pair))), frame: q.pair, id: bytes.Clone(m.ID().Raw), answer: true})
 	} else {
 		s.log("the recording never answered line %d, so neither does replay", q.line)
 	}
