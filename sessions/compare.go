@@ -86,6 +86,12 @@ type hasher struct {
 // false when msg is not one JSON value.
 func (ig Ignore) Hash(msg []byte) (h uint64, ok bool) {
 	hs := hasher{ig: ig}
+	return hs.hash(msg)
+}
+
+// hash is Ignore.Hash, reusing the hasher's memory.
+func (hs *hasher) hash(msg []byte) (h uint64, ok bool) {
+	hs.path = hs.path[:0]
 	i := skipSpace(msg, 0)
 	h, i, ok = hs.value(msg, i, 0)
 	return h, ok && skipSpace(msg, i) == len(msg)
@@ -192,16 +198,31 @@ func (hs *hasher) value(s []byte, i, depth int) (uint64, int, bool) {
 }
 
 // str decodes the JSON string at s[i] (its opening quote), into a
-// scratch buffer when it has escapes; s is never changed.
+// scratch buffer when it has escapes; s is never changed. It finds the
+// closing quote with bytes.IndexByte, and does not check for raw control
+// characters: the hash of a string that is not quite JSON is still its
+// bytes' hash.
 func (hs *hasher) str(s []byte, i int) ([]byte, int, bool) {
 	if i >= len(s) || s[i] != '"' {
 		return nil, 0, false
 	}
-	end, ok := skipString(s, i+1)
-	if !ok {
-		return nil, 0, false
+	j := i + 1
+	for {
+		k := bytes.IndexByte(s[j:], '"')
+		if k < 0 {
+			return nil, 0, false
+		}
+		j += k
+		n := 0
+		for p := j - 1; p > i && s[p] == '\\'; p-- {
+			n++
+		}
+		if n%2 == 0 {
+			break
+		}
+		j++
 	}
-	raw := s[i+1 : end-1]
+	raw, end := s[i+1:j], j+1
 	if bytes.IndexByte(raw, '\\') < 0 {
 		return raw, end, true
 	}

@@ -538,20 +538,9 @@ func describeChanges(cs []Change, was, now string) string {
 	if len(cs) == 0 {
 		return "only in paths left out"
 	}
-	var parts []string
-	for _, c := range cs {
-		path := c.Path
-		if path == "" {
-			path = "the whole message"
-		}
-		switch {
-		case c.Was == "":
-			parts = append(parts, fmt.Sprintf("%s only %s (%s)", path, now, classify.EscapeString(c.Now, 80)))
-		case c.Now == "":
-			parts = append(parts, fmt.Sprintf("%s only %s (%s)", path, was, classify.EscapeString(c.Was, 80)))
-		default:
-			parts = append(parts, fmt.Sprintf("%s is %s %s, %s %s", path, classify.EscapeString(c.Was, 80), was, classify.EscapeString(c.Now, 80), now))
-		}
+	parts := make([]string, len(cs))
+	for i, c := range cs {
+		parts[i] = DescribeChange(c, was, now)
 	}
 	return strings.Join(parts, "; ")
 }

@@ -232,7 +232,7 @@ func writeHostText(w io.Writer, file string, argv []string, res tap.Result, rep 
 		}
 		fmt.Fprintln(w)
 		for _, ch := range c.Changes {
-			fmt.Fprintf(w, "      %s\n", describeChange(ch))
+			fmt.Fprintf(w, "      %s\n", sessions.DescribeChange(ch, "recorded", "now"))
 		}
 	}
 	if n := rep.Notifications; n != nil {
@@ -265,22 +265,6 @@ func roundDur(d time.Duration) time.Duration {
 		return d.Round(100 * time.Microsecond)
 	}
 	return d.Round(time.Microsecond)
-}
-
-// describeChange puts one difference in words.
-func describeChange(c sessions.Change) string {
-	path := c.Path
-	if path == "" {
-		path = "(the whole message)"
-	}
-	path = classify.EscapeString(path, 120)
-	switch {
-	case c.Was == "":
-		return fmt.Sprintf("%s: added %s", path, classify.EscapeString(c.Now, 160))
-	case c.Now == "":
-		return fmt.Sprintf("%s: removed (was %s)", path, classify.EscapeString(c.Was, 160))
-	}
-	return fmt.Sprintf("%s: %s recorded, %s now", path, classify.EscapeString(c.Was, 160), classify.EscapeString(c.Now, 160))
 }
 
 type hostJSONChange struct {
@@ -321,16 +305,7 @@ func writeHostJSON(w io.Writer, file string, argv []string, res tap.Result, rep 
 		if c.ID != "" && json.Valid([]byte(c.ID)) {
 			jc.ID = json.RawMessage(c.ID)
 		}
-		for _, ch := range c.Changes {
-			jch := hostJSONChange{Path: ch.Path}
-			if ch.Was != "" {
-				jch.Was = json.RawMessage(ch.Was)
-			}
-			if ch.Now != "" {
-				jch.Now = json.RawMessage(ch.Now)
-			}
-			jc.Changes = append(jc.Changes, jch)
-		}
+		jc.Changes = jsonChanges(c.Changes)
 		doc.Calls = append(doc.Calls, jc)
 	}
 	printJSON(w, doc, true)

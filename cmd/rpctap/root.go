@@ -28,6 +28,6 @@ func newRootCmd() *cobra.Command {
 		RunE:                       func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
 	}
 	root.SetFlagErrorFunc(flagError)
-	root.AddCommand(newClassifyCmd(), newCheckCmd(), newDemoCmd(), newRunCmd(), newLsCmd(), newInjectCmd(), newCatalogCmd(), newUICmd(), newWatchCmd(), newTailCmd(), newReplayCmd())
+	root.AddCommand(newClassifyCmd(), newCheckCmd(), newDemoCmd(), newRunCmd(), newLsCmd(), newInjectCmd(), newCatalogCmd(), newUICmd(), newWatchCmd(), newTailCmd(), newReplayCmd(), newDiffCmd())
 	return root
 }
