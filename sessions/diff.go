@@ -221,7 +221,8 @@ func summarize(path string, ig Ignore) (*summary, error) {
 				if lat := p.Latency.Microseconds(); lat >= 0 {
 					s.latency[pc.group] = append(s.latency[pc.group], int32(min(lat, math.MaxInt32)))
 				}
-				if _, seen := s.calls[pc.key]; !seen {
+				// A listing's answer is compared item by item instead.
+				if _, seen := s.calls[pc.key]; !seen && !isListing(p.Method) {
 					out, _ := hs.hash(ev.Frame)
 					s.calls[pc.key] = call{req: p.Request, resp: line, reqOff: pc.off, respOff: rd.Offset(), outcome: out, group: pc.group}
 				}
@@ -265,6 +266,10 @@ func (s *summary) group(m *classify.Message) string {
 		name = name[:200]
 	}
 	return s.intern(method + " " + name)
+}
+
+func isListing(method string) bool {
+	return method == "tools/list" || method == "prompts/list" || method == "resources/list"
 }
 
 // listing keeps the definitions in a tools/list, prompts/list or
