@@ -148,6 +148,10 @@ func TestDiffOfASessionWithItselfOrWithOtherIdsAndMetaFindsNothing(t *testing.T)
 	if rep := diffOf(t, base, base); len(rep.Differences) != 0 {
 		t.Errorf("a session differs from itself:%s", describe(rep.Differences))
 	}
+	unmatched := func(f []frameAt) []frameAt { return append(f, frameAt{9000, 's', `{"jsonrpc":"2.0","id":99,"result":{}}`}) }
+	if rep := diffOf(t, mcpConversation(unmatched), mcpConversation(unmatched)); len(rep.Differences) != 0 {
+		t.Errorf("a finding both sessions have is reported:%s", describe(rep.Differences))
+	}
 	renumbered := mcpConversation(func(f []frameAt) []frameAt {
 		f[5].frame = `{"jsonrpc":"2.0","id":"two","method":"tools/call","params":{"_meta":{"progressToken":7},"arguments":{"message":"hi"},"name":"echo"}}`
 		f[6].frame = `{"id":"two","jsonrpc":"2.0","result":{"_meta":{"at":"now"},"content":[{"text":"h\u0069","type":"text"}]}}`

@@ -192,6 +192,14 @@ func TestReplayServerPlaysServerFramesAfterTheFrameTheyFollowedWithItsOwnRequest
 	}
 }
 
+func TestReplayServerAnswersTheHandshakeWhateverTheProtocolVersionEvenWhenStrict(t *testing.T) {
+	s := startReplayServer(t, "ndjson", mcpConversation(nil), ServeOptions{Match: MatchStrict})
+	s.send(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2099-01-01","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`)
+	if got := s.lines(t, 1)[0]; !strings.Contains(got, `"result":{"protocolVersion":"2025-11-25"`) {
+		t.Errorf("got %s", got)
+	}
+}
+
 func TestReplayServerStrictVersionRefusesAnotherProtocolVersion(t *testing.T) {
 	s := startReplayServer(t, "ndjson", mcpConversation(nil), ServeOptions{StrictVersion: true})
 	s.send(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2099-01-01","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`)
