@@ -148,7 +148,9 @@ func TestDiffOfASessionWithItselfOrWithOtherIdsAndMetaFindsNothing(t *testing.T)
 	if rep := diffOf(t, base, base); len(rep.Differences) != 0 {
 		t.Errorf("a session differs from itself:%s", describe(rep.Differences))
 	}
-	unmatched := func(f []frameAt) []frameAt { return append(f, frameAt{9000, 's', `{"jsonrpc":"2.0","id":99,"result":{}}`}) }
+	unmatched := func(f []frameAt) []frameAt {
+		return append(f, frameAt{9000, 's', `{"jsonrpc":"2.0","id":99,"result":{}}`})
+	}
 	if rep := diffOf(t, mcpConversation(unmatched), mcpConversation(unmatched)); len(rep.Differences) != 0 {
 		t.Errorf("a finding both sessions have is reported:%s", describe(rep.Differences))
 	}

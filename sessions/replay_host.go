@@ -155,6 +155,11 @@ type player struct {
 	methods  map[string]string
 }
 
+type serverReq struct {
+	line   int64
+	method string
+}
+
 // sent is a recorded request replayed, waiting for its answer.
 type sent struct {
 	index int // in rep.Calls
@@ -182,9 +187,11 @@ func (p *player) intern(s string) string {
 
 // play walks the recording and sends the host's part.
 func (p *player) play(ctx context.Context, rd *Reader, hdr Header) error {
-	tr := classify.NewTracker(classify.TrackerOptions{Profile: p.profile, LSPFraming: p.framing == classify.FramingLSP, Timeout: -1})
-	requests := map[int64]sent{}     // recorded host request line → where it went
-	serverReqs := map[int64]string{} // recorded server request line → its method
+	// The recording's requests in flight, by their ids' keys (each side
+	// has its ids): the host's, replayed, and the server's.
+	requests := map[string]sent{}
+	serverReqs := map[string]serverReq{}
+	profile := p.profile
 	for {
 		ev, err := rd.Next()
 		if errors.Is(err, io.EOF) {
@@ -198,7 +205,9 @@ func (p *player) play(ctx context.Context, rd *Reader, hdr Header) error {
 		}
 		if ev.Kind == EventNote && ev.Text == NoteFramingLSP {
 			p.framing = classify.FramingLSP
-			tr.UseLSPFraming()
+			if profile == classify.Auto {
+				profile = classify.LSP
+			}
 		}
 		if ev.Kind == EventExit {
 			return nil
@@ -206,8 +215,11 @@ func (p *player) play(ctx context.Context, rd *Reader, hdr Header) error {
 		if !ev.IsFrame() || ev.Dir == classify.Err || ev.Captured {
 			continue
 		}
-		m := hdr.Classify(ev.Frame, ev.Dir, tr.Profile())
-		obs := tr.Observe(int64(ev.Line), time.Duration(ev.T)*time.Microsecond, &m)
+		m := hdr.Classify(ev.Frame, ev.Dir, profile)
+		var key string
+		if m.HasID() {
+			key = m.ID().Key()
+		}
 		if ev.Dir == classify.S2H {
 			switch m.Kind {
 			case classify.KindNotification:
@@ -215,14 +227,12 @@ func (p *player) play(ctx context.Context, rd *Reader, hdr Header) error {
 					p.recNotes = append(p.recNotes, p.intern(m.Method()))
 				}
 			case classify.KindRequest:
-				serverReqs[int64(ev.Line)] = m.Method()
+				serverReqs[key] = serverReq{line: int64(ev.Line), method: m.Method()}
 			case classify.KindResponse:
-				for _, pr := range obs.Pairs {
-					if s, ok := requests[pr.Request]; ok {
-						delete(requests, pr.Request)
-						if err := p.await(ctx, s, ev); err != nil {
-							return err
-						}
+				if s, ok := requests[key]; ok && m.HasID() {
+					delete(requests, key)
+					if err := p.await(ctx, s, ev); err != nil {
+						return err
 					}
 				}
 			}
@@ -232,18 +242,16 @@ func (p *player) play(ctx context.Context, rd *Reader, hdr Header) error {
 		switch m.Kind {
 		case classify.KindResponse:
 			// The host answered a server request: answer the live one.
-			for _, pr := range obs.Pairs {
-				if method, ok := serverReqs[pr.Request]; ok {
-					delete(serverReqs, pr.Request)
-					if err := p.answerServer(ctx, method, pr.Request, ev); err != nil {
-						return err
-					}
+			if r, ok := serverReqs[key]; ok && m.HasID() {
+				delete(serverReqs, key)
+				if err := p.answerServer(ctx, r.method, r.line, ev); err != nil {
+					return err
 				}
 			}
 			continue
 		case classify.KindRequest:
 			p.rep.Calls = append(p.rep.Calls, CallResult{Line: int64(ev.Line), Method: p.intern(m.Method()), ID: string(m.ID().Raw), Outcome: OutcomeMissing})
-			requests[int64(ev.Line)] = sent{index: len(p.rep.Calls) - 1, key: m.ID().Key(), at: time.Now(), t: ev.T}
+			requests[key] = sent{index: len(p.rep.Calls) - 1, key: key, at: time.Now(), t: ev.T}
 		}
 		if err := p.send(ev.Frame, ev.Header); err != nil {
 			return err

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -67,7 +68,9 @@ thresholds), else 0; 2 when a file cannot be read.`,
 	return cmd
 }
 
-func writeDiffText(w io.Writer, a, b string, rep *sessions.DiffReport) {
+func writeDiffText(out io.Writer, a, b string, rep *sessions.DiffReport) {
+	w := bufio.NewWriter(out)
+	defer w.Flush()
 	fmt.Fprintf(w, "A %s (%d frames)\nB %s (%d frames)\n", classify.EscapeString(a, 200), rep.FramesA, classify.EscapeString(b, 200), rep.FramesB)
 	for _, d := range rep.Differences {
 		fmt.Fprintf(w, "  %s: %s", d.Kind, classify.EscapeString(d.Name, 200))

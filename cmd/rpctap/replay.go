@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
@@ -215,7 +216,9 @@ func runReplayHost(cmd *cobra.Command, argv []string, o replayOptions) error {
 	return nil
 }
 
-func writeHostText(w io.Writer, file string, argv []string, res tap.Result, rep *sessions.HostReport) {
+func writeHostText(out io.Writer, file string, argv []string, res tap.Result, rep *sessions.HostReport) {
+	w := bufio.NewWriter(out)
+	defer w.Flush()
 	fmt.Fprintf(w, "replay of %s against %s\n", classify.EscapeString(file, 200), classify.EscapeString(strings.Join(argv, " "), 200))
 	width := 0
 	for _, c := range rep.Calls {
