@@ -248,24 +248,29 @@ func (s *summary) intern(v string) string {
 // group names the calls a request belongs to, for latencies and reports:
 // its method, and for MCP's calls of one thing, that thing's name.
 func (s *summary) group(m *classify.Message) string {
-	method := m.Method()
+	if name := calledName(m); name != "" {
+		return s.intern(m.Method() + " " + name)
+	}
+	return s.intern(m.Method())
+}
+
+// calledName is the tool, prompt or resource an MCP request names
+// (tools/call, prompts/get, resources/read), cut to 200 bytes, or "".
+func calledName(m *classify.Message) string {
 	var field string
-	switch method {
+	switch m.Method() {
 	case "tools/call", "prompts/get":
 		field = "name"
 	case "resources/read":
 		field = "uri"
 	default:
-		return s.intern(method)
+		return ""
 	}
-	name, ok := classify.StringValue(classify.Member(m.Params(), field))
-	if !ok {
-		return s.intern(method)
-	}
+	name, _ := classify.StringValue(classify.Member(m.Params(), field))
 	if len(name) > 200 {
 		name = name[:200]
 	}
-	return s.intern(method + " " + name)
+	return name
 }
 
 func isListing(method string) bool {

@@ -38,6 +38,7 @@ const (
 type CallResult struct {
 	Line   int64  // the recorded request's line
 	Method string // its method
+	Name   string // the tool, prompt or resource it names (tools/call, prompts/get, resources/read)
 	ID     string // its id as on the wire
 	// Server says the request was the server's, answered by the host:
 	// Missing then means the server never asked it.
@@ -250,7 +251,7 @@ func (p *player) play(ctx context.Context, rd *Reader, hdr Header) error {
 			}
 			continue
 		case classify.KindRequest:
-			p.rep.Calls = append(p.rep.Calls, CallResult{Line: int64(ev.Line), Method: p.intern(m.Method()), ID: string(m.ID().Raw), Outcome: OutcomeMissing})
+			p.rep.Calls = append(p.rep.Calls, CallResult{Line: int64(ev.Line), Method: p.intern(m.Method()), Name: calledName(&m), ID: string(m.ID().Raw), Outcome: OutcomeMissing})
 			requests[key] = sent{index: len(p.rep.Calls) - 1, key: key, at: time.Now(), t: ev.T}
 		}
 		if err := p.send(ev.Frame, ev.Header); err != nil {

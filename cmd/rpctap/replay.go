@@ -220,16 +220,22 @@ func writeHostText(out io.Writer, file string, argv []string, res tap.Result, re
 	w := bufio.NewWriter(out)
 	defer w.Flush()
 	fmt.Fprintf(w, "replay of %s against %s\n", classify.EscapeString(file, 200), classify.EscapeString(strings.Join(argv, " "), 200))
+	name := func(c sessions.CallResult) string {
+		if c.Name != "" {
+			return classify.EscapeString(c.Method, 60) + " " + classify.EscapeString(c.Name, 80)
+		}
+		return classify.EscapeString(c.Method, 60)
+	}
 	width := 0
 	for _, c := range rep.Calls {
-		width = max(width, len(classify.EscapeString(c.Method, 60)))
+		width = max(width, len(name(c)))
 	}
 	for _, c := range rep.Calls {
 		what := "id " + classify.EscapeString(c.ID, 40)
 		if c.Server {
 			what = "(the server's request)"
 		}
-		fmt.Fprintf(w, "  line %-5d %-*s  %-8s %s", c.Line, width, classify.EscapeString(c.Method, 60), what, c.Outcome)
+		fmt.Fprintf(w, "  line %-5d %-*s  %-8s %-9s", c.Line, width, name(c), what, c.Outcome)
 		if c.Outcome != sessions.OutcomeMissing && !c.Server {
 			fmt.Fprintf(w, "  (%s, recorded %s)", roundDur(c.Now), roundDur(c.Recorded))
 		}
@@ -279,6 +285,7 @@ type hostJSONChange struct {
 type hostJSONCall struct {
 	Line       int64            `json:"line"`
 	Method     string           `json:"method"`
+	Name       string           `json:"name,omitempty"`
 	ID         json.RawMessage  `json:"id,omitempty"`
 	Server     bool             `json:"server_request,omitempty"`
 	Outcome    string           `json:"outcome"`
@@ -303,7 +310,7 @@ func writeHostJSON(w io.Writer, file string, argv []string, res tap.Result, rep 
 		Counts:        map[string]int{"same": rep.Same, "changed": rep.Changed, "missing": rep.Missing, "new_error": rep.NewErrors},
 		Notifications: rep.Notifications}
 	for _, c := range rep.Calls {
-		jc := hostJSONCall{Line: c.Line, Method: c.Method, Server: c.Server, Outcome: c.Outcome,
+		jc := hostJSONCall{Line: c.Line, Method: c.Method, Name: c.Name, Server: c.Server, Outcome: c.Outcome,
 			RecordedMS: float64(c.Recorded.Microseconds()) / 1000, NowMS: float64(c.Now.Microseconds()) / 1000}
 		if c.ID != "" && json.Valid([]byte(c.ID)) {
 			jc.ID = json.RawMessage(c.ID)

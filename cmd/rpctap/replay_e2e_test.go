@@ -12,9 +12,10 @@ import (
 
 // replayHostJSON runs rpctap replay --as-host --json --exit-code and
 // returns its report and exit status.
-func replayHostJSON(t *testing.T, dir, file string, server ...string) (hostJSON, int) {
+func replayHostJSON(t *testing.T, dir, file string, flags []string, server ...string) (hostJSON, int) {
 	t.Helper()
-	args := append([]string{"replay", "--as-host", file, "--json", "--exit-code", "--no-record", "--"}, server...)
+	args := append(append([]string{"replay", "--as-host", file, "--json", "--exit-code", "--no-record"}, flags...), "--")
+	args = append(args, server...)
 	cmd := exec.Command(rpctapBinary(t), args...)
 	cmd.Dir = dir
 	var stderr bytes.Buffer
@@ -37,14 +38,18 @@ func TestReplayAsServerAnswersTheInspectorAsServerEverythingDidAndAsHostFindsNoD
 	inspector := needPeer(t, "node_modules/.bin/inspector")
 	server := needPeer(t, "node_modules/.bin/mcp-server-everything")
 	bin := rpctapBinary(t)
-	calls := map[string][]string{
-		"tools-list":      {"--method", "tools/list"},
-		"tools-call-echo": {"--method", "tools/call", "--tool-name", "echo", "--tool-arg", "message=hi"},
-		"tools-call-sum":  {"--method", "tools/call", "--tool-name", "get-sum", "--tool-arg", "a=2", "--tool-arg", "b=3"},
-		"resources-read":  {"--method", "resources/read", "--uri", "demo://resource/static/document/features.md"},
-		"prompts-get":     {"--method", "prompts/get", "--prompt-name", "args-prompt", "--prompt-args", "city=Paris"},
+	calls := map[string]struct{ call, ignore []string }{
+		"tools-list":      {call: []string{"--method", "tools/list"}},
+		"tools-call-echo": {call: []string{"--method", "tools/call", "--tool-name", "echo", "--tool-arg", "message=hi"}},
+		"tools-call-sum":  {call: []string{"--method", "tools/call", "--tool-name", "get-sum", "--tool-arg", "a=2", "--tool-arg", "b=3"}},
+		"resources-read":  {call: []string{"--method", "resources/read", "--uri", "demo://resource/static/document/features.md"}},
+		"prompts-get":     {call: []string{"--method", "prompts/get", "--prompt-name", "args-prompt", "--prompt-args", "city=Paris"}},
+		// The dynamic resource says when it was made (to the second).
+		"resources-read-dynamic": {call: []string{"--method", "resources/read", "--uri", "demo://resource/dynamic/text/1"},
+			ignore: []string{"--ignore", "/result/contents/*/text"}},
 	}
-	for name, call := range calls {
+	for name, c := range calls {
+		call := c.call
 		t.Run(name, func(t *testing.T) {
 			dir := t.TempDir()
 			record := filepath.Join(dir, "s.jsonl")
@@ -57,7 +62,7 @@ func TestReplayAsServerAnswersTheInspectorAsServerEverythingDidAndAsHostFindsNoD
 			// The replay's own session file holds the conversation.
 			checkSessionHasNoErrors(t, filepath.Join(dir, "replay.jsonl"))
 
-			doc, code := replayHostJSON(t, dir, record, server, "stdio")
+			doc, code := replayHostJSON(t, dir, record, c.ignore, server, "stdio")
 			if code != 0 || doc.Differs || doc.Counts["same"] < 3 || doc.Counts["same"] != len(doc.Calls) {
 				t.Errorf("replay --as-host against a fresh server-everything: exit %d, counts %v, differs %v", code, doc.Counts, doc.Differs)
 			}
@@ -74,11 +79,11 @@ func TestReplayAsHostReportsExactlyTheAnswerADriftedServerChanged(t *testing.T) 
 	record := filepath.Join(dir, "s.jsonl")
 	timed(t, dir, client, "-call", `echo={"message":"hi"}`, "-call", `add={"a":2,"b":3}`, "--", bin, "run", "--record", record, "--", server)
 
-	same, code := replayHostJSON(t, dir, record, server)
+	same, code := replayHostJSON(t, dir, record, nil, server)
 	if code != 0 || same.Differs || same.Counts["same"] != 4 {
 		t.Errorf("against the server it was recorded with: exit %d, counts %v", code, same.Counts)
 	}
-	doc, code := replayHostJSON(t, dir, record, drifted)
+	doc, code := replayHostJSON(t, dir, record, nil, drifted)
 	if code != 1 {
 		t.Errorf("against the drifted server, --exit-code exited %d, want 1", code)
 	}
@@ -88,7 +93,7 @@ func TestReplayAsHostReportsExactlyTheAnswerADriftedServerChanged(t *testing.T) 
 			changed = append(changed, c)
 		}
 	}
-	if len(changed) != 1 || changed[0].Method != "tools/call" || len(changed[0].Changes) != 1 ||
+	if len(changed) != 1 || changed[0].Method != "tools/call" || changed[0].Name != "echo" || len(changed[0].Changes) != 1 ||
 		changed[0].Changes[0].Path != "/result/content/0/text" || string(changed[0].Changes[0].Now) != `"HI"` {
 		t.Errorf("want exactly echo's text changed to \"HI\", got %+v", changed)
 	}
@@ -106,7 +111,7 @@ func TestReplayOverContentLengthFramingWithGopls(t *testing.T) {
 	if !bytes.Contains(live, []byte("Greet")) || !bytes.Equal(live, replayed) {
 		t.Errorf("the LSP client's output differs against the replay:\n live     %s\n replayed %s", live, replayed)
 	}
-	doc, code := replayHostJSON(t, dir, record, "env", "GO_TELEMETRY_CHILD=2", gopls, "serve")
+	doc, code := replayHostJSON(t, dir, record, nil, "env", "GO_TELEMETRY_CHILD=2", gopls, "serve")
 	if code != 0 || doc.Differs || doc.Counts["same"] != 3 {
 		t.Errorf("replay --as-host against a fresh gopls: exit %d, counts %v, calls %+v", code, doc.Counts, doc.Calls)
 	}
