@@ -293,17 +293,7 @@ func (d *differ) diff(a, b any) {
 			d.add(a, b)
 			return
 		}
-		keys := make([]string, 0, len(x)+len(y))
-		for k := range x {
-			keys = append(keys, k)
-		}
-		for k := range y {
-			if _, ok := x[k]; !ok {
-				keys = append(keys, k)
-			}
-		}
-		slices.Sort(keys)
-		for _, k := range keys {
+		for _, k := range sortedKeys(x, y) {
 			d.path = append(d.path, k)
 			if !d.ig.skips(d.path) {
 				va, okA := x[k]
