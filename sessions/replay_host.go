@@ -94,7 +94,7 @@ const (
 func PlayHost(ctx context.Context, path string, fromServer FrameSource, toServer io.WriteCloser, opts HostOptions) (*HostReport, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, fmt.Errorf("opening the recording: %w", err)
+		return nil, fmt.Errorf("cannot open the recording: %w (rpctap ls lists recent sessions)", err)
 	}
 	defer f.Close()
 	if opts.Timeout <= 0 {

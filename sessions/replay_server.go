@@ -66,7 +66,7 @@ type ServeStats struct {
 func ServeReplay(ctx context.Context, path string, in FrameSource, out io.Writer, opts ServeOptions) (ServeStats, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return ServeStats{}, fmt.Errorf("opening the recording: %w", err)
+		return ServeStats{}, fmt.Errorf("cannot open the recording: %w (rpctap ls lists recent sessions)", err)
 	}
 	defer f.Close()
 	rec, err := loadRecording(f, f, opts.Ignore)
@@ -94,11 +94,12 @@ func ServeReplay(ctx context.Context, path string, in FrameSource, out io.Writer
 	return st, err
 }
 
-// Framing is the framing of the session file at path, as replay reads it.
+// RecordingFraming is the framing of the session file at path, as replay
+// reads it.
 func RecordingFraming(path string) (classify.Framing, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return 0, fmt.Errorf("opening the recording: %w", err)
+		return 0, fmt.Errorf("cannot open the recording: %w (rpctap ls lists recent sessions)", err)
 	}
 	defer f.Close()
 	rd := NewReader(f)
@@ -194,7 +195,16 @@ func serve(ctx context.Context, rec *recording, in FrameSource, out io.Writer, o
 		defer close(done)
 		s.writeLoop(ctx)
 	}()
-	readErr := s.readLoop(ctx, in)
+	// A host may stop replay with a signal (ctx) while its input is still
+	// open: the read that waits on it is then left behind.
+	readDone := make(chan error, 1)
+	go func() { readDone <- s.readLoop(ctx, in) }()
+	var readErr error
+	select {
+	case readErr = <-readDone:
+	case <-ctx.Done():
+		readErr = ctx.Err()
+	}
 	s.mu.Lock()
 	s.closing = true
 	s.mu.Unlock()

@@ -225,3 +225,27 @@ func TestReplayServerFramesAnswersWithContentLengthForAnLSPRecording(t *testing.
 		t.Errorf("replay wrote %q, want %q", got, want)
 	}
 }
+
+// blockedSource never gives a frame, as a host that keeps its input open.
+type blockedSource struct{}
+
+func (blockedSource) Next() ([]byte, error) { select {} }
+
+func TestReplayServerEndsWhenStoppedWhileTheHostsInputIsStillOpen(t *testing.T) {
+	path := writeSession(t, "ndjson", mcpConversation(nil))
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		_, err := ServeReplay(ctx, path, blockedSource{}, &syncBuffer{}, ServeOptions{})
+		done <- err
+	}()
+	cancel()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Errorf("ServeReplay: %v", err)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("ServeReplay went on waiting for the host's input after it was stopped")
+	}
+}
