@@ -237,13 +237,7 @@ func summarize(path string, ig Ignore) (*summary, error) {
 	return s, nil
 }
 
-func (s *summary) intern(v string) string {
-	if w, ok := s.interned[v]; ok {
-		return w
-	}
-	s.interned[v] = v
-	return v
-}
+func (s *summary) intern(v string) string { return internIn(s.interned, v) }
 
 // group names the calls a request belongs to, for latencies and reports:
 // its method, and for MCP's calls of one thing, that thing's name.

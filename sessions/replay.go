@@ -131,11 +131,7 @@ func (rec *recording) intern(s string) string {
 	if s == "" {
 		return ""
 	}
-	if v, ok := rec.methods[s]; ok {
-		return v
-	}
-	rec.methods[s] = s
-	return s
+	return internIn(rec.methods, s)
 }
 
 // read returns the bytes of frame i (and its recorded LSP header, if any),

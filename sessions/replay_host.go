@@ -179,10 +179,15 @@ func (p *player) intern(s string) string {
 	if p.methods == nil {
 		p.methods = map[string]string{}
 	}
-	if v, ok := p.methods[s]; ok {
+	return internIn(p.methods, s)
+}
+
+// internIn returns the copy of s kept in seen, keeping s when there is none.
+func internIn(seen map[string]string, s string) string {
+	if v, ok := seen[s]; ok {
 		return v
 	}
-	p.methods[s] = s
+	seen[s] = s
 	return s
 }
 
@@ -366,6 +371,7 @@ func (p *player) readLive(in FrameSource) error {
 		p.changed = make(chan struct{})
 		p.mu.Unlock()
 	}()
+	live := map[string]string{} // the live methods, interned apart from play's
 	for {
 		body, err := in.Next()
 		if err != nil {
@@ -387,7 +393,7 @@ func (p *player) readLive(in FrameSource) error {
 			p.asked[method] = append(p.asked[method], bytes.Clone(m.ID().Raw))
 		case classify.KindNotification:
 			if p.opts.Notifications {
-				p.liveNotes = append(p.liveNotes, p.intern(m.Method()))
+				p.liveNotes = append(p.liveNotes, internIn(live, m.Method()))
 			}
 		}
 		close(p.changed)
