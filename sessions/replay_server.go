@@ -45,6 +45,9 @@ type ServeOptions struct {
 	RecordPath string
 	// Argv is the command line the replay's session file names.
 	Argv []string
+	// Forward, when not nil, is the real server that requests matching
+	// nothing in the recording go to (--unmatched forward).
+	Forward *Forward
 	// Log, when not nil, is told what replay does, one line at a time
 	// (peer text escaped).
 	Log func(string)
@@ -55,8 +58,8 @@ type ServeOptions struct {
 
 // ServeStats says what a replay as the server did.
 type ServeStats struct {
-	Answered, Unmatched, Sent, Dropped int
-	Path                               string // the replay's own session file, if one was written
+	Answered, Unmatched, Forwarded, Sent, Dropped int
+	Path                                          string // the replay's own session file, if one was written
 }
 
 // ServeReplay plays the recorded server of the session file at path for
@@ -128,6 +131,7 @@ type server struct {
 	rec   *recording
 	opts  ServeOptions
 	file  *sessionFile // nil when not recording
+	fwd   *forwarding  // nil unless forwarding
 	out   io.Writer
 	start time.Time
 	speed float64
@@ -189,6 +193,11 @@ func serve(ctx context.Context, rec *recording, in FrameSource, out io.Writer, o
 	s.mu.Lock()
 	s.scheduleAfter(-1, s.start)
 	s.mu.Unlock()
+	if opts.Forward != nil {
+		s.fwd = newForwarding(opts.Forward, rec.framing)
+		go s.readForward()
+		go s.writeForward()
+	}
 
 	done := make(chan struct{})
 	go func() {
@@ -207,6 +216,9 @@ func serve(ctx context.Context, rec *recording, in FrameSource, out io.Writer, o
 	}
 	s.mu.Lock()
 	s.closing = true
+	if s.fwd != nil {
+		close(s.fwd.out)
+	}
 	s.mu.Unlock()
 	s.poke()
 	<-done
@@ -297,7 +309,7 @@ func (s *server) writeLoop(ctx context.Context) {
 			s.queue = keep
 			heap.Init(&s.queue)
 		}
-		if len(s.queue) == 0 && s.closing || s.werr != nil {
+		if len(s.queue) == 0 && s.closing && !s.waitingForward() || s.werr != nil {
 			if s.stats.Dropped > 0 {
 				s.log("the host closed its input; %d recorded server frames were not sent", s.stats.Dropped)
 			}
@@ -385,7 +397,7 @@ func (s *server) readLoop(ctx context.Context, in FrameSource) error {
 		case classify.KindNotification:
 			s.notified(&m, body, now)
 		case classify.KindResponse:
-			s.answered(&m, now)
+			s.answered(&m, body, now)
 		default:
 			if m.Answer != nil {
 				s.push(outItem{due: now, raw: m.Answer.JSON(), answer: true})
@@ -402,6 +414,10 @@ func (s *server) readLoop(ctx context.Context, in FrameSource) error {
 func (s *server) answer(m *classify.Message, body []byte, now time.Time) {
 	method := m.Method()
 	i, why := s.match(method, body)
+	if i < 0 && s.fwd != nil {
+		s.forwardRequest(m, body)
+		return
+	}
 	if i < 0 {
 		s.stats.Unmatched++
 		code := classify.InvalidParams
@@ -413,6 +429,9 @@ func (s *server) answer(m *classify.Message, body []byte, now time.Time) {
 		return
 	}
 	s.stats.Answered++
+	if s.fwd != nil && method == "initialize" {
+		s.forwardHandshake(body)
+	}
 	q := &s.rec.frames[i]
 	q.used = true
 	s.log("%s id %s: answered as line %d of the recording", esc(method), esc(m.ID().String()), q.line)
@@ -558,6 +577,9 @@ func describeChanges(cs []Change, was, now string) string {
 // notified matches a host notification, to play what the server sent
 // after it. s.mu is held.
 func (s *server) notified(m *classify.Message, body []byte, now time.Time) {
+	if s.fwd != nil {
+		s.forwardFrame(body)
+	}
 	method := m.Method()
 	h, _ := s.opts.Ignore.Hash(body)
 	pick := int32(-1)
@@ -586,11 +608,14 @@ func (s *server) notified(m *classify.Message, body []byte, now time.Time) {
 
 // answered takes the host's answer to a server request replay sent.
 // s.mu is held.
-func (s *server) answered(m *classify.Message, now time.Time) {
+func (s *server) answered(m *classify.Message, body []byte, now time.Time) {
 	if !m.HasID() {
 		return
 	}
 	key := m.ID().Key()
+	if s.forwardAnswer(key, body) {
+		return
+	}
 	i, ok := s.serverQ[key]
 	if !ok {
 		s.log("the host answered id %s, which replay never asked", esc(m.ID().String()))

@@ -1,8 +1,10 @@
 package sessions
 
 import (
+	"bufio"
 	"bytes"
 	"context"
+	"github.com/rpctap/rpctap/classify"
 	"io"
 	"strings"
 	"sync"
@@ -41,9 +43,10 @@ func (b *syncBuffer) String() string {
 
 // replayServer runs ServeReplay on a recording for a test host.
 type replayServer struct {
-	in   chanSource
-	out  *syncBuffer
-	done chan error
+	in     chanSource
+	out    *syncBuffer
+	done   chan error
+	closed bool
 }
 
 func startReplayServer(t *testing.T, framing string, frames []frameAt, opts ServeOptions) *replayServer {
@@ -82,11 +85,10 @@ func (s *replayServer) lines(t *testing.T, n int) []string {
 }
 
 func (s *replayServer) close(t *testing.T) {
-	select {
-	case <-s.done:
+	if s.closed {
 		return
-	default:
 	}
+	s.closed = true
 	close(s.in)
 	if err := <-s.done; err != nil {
 		t.Errorf("ServeReplay: %v", err)
@@ -248,4 +250,57 @@ func TestReplayServerEndsWhenStoppedWhileTheHostsInputIsStillOpen(t *testing.T) 
 	case <-time.After(20 * time.Second):
 		t.Fatal("ServeReplay went on waiting for the host's input after it was stopped")
 	}
+}
+
+func TestReplayServerForwardsWhatItCannotAnswerToTheRealServerAfterTheHandshake(t *testing.T) {
+	toReal, realIn := io.Pipe()
+	realOut, fromReal := io.Pipe()
+	var mu sync.Mutex
+	var seen []string
+	go func() { // the real server: answers every request with "real"
+		defer fromReal.Close()
+		br := bufioReader(toReal)
+		for {
+			line, err := br.ReadString('\n')
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			seen = append(seen, strings.TrimSuffix(line, "\n"))
+			mu.Unlock()
+			if id := classifyID(line); id != "" {
+				io.WriteString(fromReal, `{"jsonrpc":"2.0","id":`+id+`,"result":"real"}`+"\n")
+			}
+		}
+	}()
+	fw := &Forward{To: realIn, From: lineSource{bufioReader(realOut)}, Close: realIn.Close}
+	s := startReplayServer(t, "ndjson", mcpConversation(nil), ServeOptions{Match: MatchStrict, Forward: fw})
+	s.send(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`)
+	s.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	s.send(`{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"echo","arguments":{"message":"bye"}}}`)
+	got := s.lines(t, 2)
+	if !strings.Contains(got[0], `"protocolVersion":"2025-11-25"`) || got[1] != `{"jsonrpc":"2.0","id":4,"result":"real"}`+"\n" {
+		t.Errorf("the host got:\n%s", strings.Join(got, ""))
+	}
+	s.close(t)
+	mu.Lock()
+	defer mu.Unlock()
+	if len(seen) != 3 || !strings.Contains(seen[0], `"id":"rpctap-forward-1","method":"initialize"`) ||
+		!strings.Contains(seen[1], "notifications/initialized") || !strings.Contains(seen[2], `"bye"`) {
+		t.Errorf("the real server read:\n%s", strings.Join(seen, "\n"))
+	}
+	if n := len(s.lines(t, 2)); n != 2 {
+		t.Errorf("the host got %d frames; the answer to replay's own initialize must not reach it", n)
+	}
+}
+
+func bufioReader(r io.Reader) *bufio.Reader { return bufio.NewReader(r) }
+
+// classifyID is the id of a request line, or "".
+func classifyID(line string) string {
+	m := classify.Classify([]byte(strings.TrimSpace(line)), classify.H2S, classify.JSONRPC)
+	if m.Kind != classify.KindRequest {
+		return ""
+	}
+	return string(m.ID().Raw)
 }

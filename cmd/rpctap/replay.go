@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"os/signal"
 	"strings"
 	"syscall"
@@ -20,7 +21,7 @@ import (
 
 type replayOptions struct {
 	asServer, asHost         string
-	match                    string
+	match, unmatched         string
 	ignore                   []string
 	speed                    float64
 	noDelay, strictVersion   bool
@@ -59,8 +60,12 @@ It prints a report; --exit-code exits 1 on any difference.`,
 				return usageError(errors.New("rpctap replay needs --as-server FILE or --as-host FILE, as in: rpctap replay --as-server SESSION.jsonl (rpctap ls lists recent sessions)"))
 			case o.asServer != "" && o.asHost != "":
 				return usageError(errors.New("rpctap replay plays one side: give --as-server FILE or --as-host FILE, not both"))
-			case o.asServer != "" && len(args) > 0:
-				return usageError(fmt.Errorf("rpctap replay --as-server is the server itself and runs no command, but was given %s; to play the host against a server, use: rpctap replay --as-host FILE -- CMD", quoteArgs(args)))
+			case o.unmatched != "error" && o.unmatched != "forward":
+				return usageError(fmt.Errorf("unknown --unmatched %q: use error or forward", o.unmatched))
+			case o.asServer != "" && o.unmatched == "forward" && len(args) == 0:
+				return usageError(errors.New("rpctap replay --unmatched forward needs the real server's command, as in: rpctap replay --as-server SESSION.jsonl --unmatched forward -- my-server"))
+			case o.asServer != "" && o.unmatched != "forward" && len(args) > 0:
+				return usageError(fmt.Errorf("rpctap replay --as-server is the server itself and runs no command, but was given %s; to send what the recording cannot answer to a real server, add --unmatched forward; to play the host against a server, use: rpctap replay --as-host FILE -- CMD", quoteArgs(args)))
 			case o.asHost != "" && len(args) == 0:
 				return usageError(errors.New("rpctap replay --as-host needs the server's command, as in: rpctap replay --as-host SESSION.jsonl -- npx -y @modelcontextprotocol/server-everything stdio"))
 			}
@@ -68,7 +73,7 @@ It prints a report; --exit-code exits 1 on any difference.`,
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if o.asServer != "" {
-				return runReplayServer(cmd, o)
+				return runReplayServer(cmd, args, o)
 			}
 			return runReplayHost(cmd, args, o)
 		},
@@ -76,6 +81,7 @@ It prints a report; --exit-code exits 1 on any difference.`,
 	f := cmd.Flags()
 	f.StringVar(&o.asServer, "as-server", "", "play the recorded server of this session file on stdio")
 	f.StringVar(&o.asHost, "as-host", "", "play the recorded host of this session file against CMD")
+	f.StringVar(&o.unmatched, "unmatched", "error", "what --as-server does with a request the recording cannot answer: error (a JSON-RPC error saying why) or forward (to the real server CMD, behind a tap that records it)")
 	f.StringVar(&o.match, "match", sessions.MatchBest, "how host requests find their recorded answer: best, sequential or strict (--as-server)")
 	f.StringArrayVar(&o.ignore, "ignore", nil, "a JSON pointer from the message's root to leave out of comparisons, as in /result/content/0/text (a segment * matches anything); repeatable")
 	f.Float64Var(&o.speed, "speed", 1, "play the recorded delays this many times faster (--as-server)")
@@ -107,7 +113,7 @@ func replaySignals() (context.Context, func()) {
 	return signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
 }
 
-func runReplayServer(cmd *cobra.Command, o replayOptions) error {
+func runReplayServer(cmd *cobra.Command, argv []string, o replayOptions) error {
 	switch o.match {
 	case sessions.MatchBest, sessions.MatchSequential, sessions.MatchStrict:
 	default:
@@ -133,12 +139,38 @@ func runReplayServer(cmd *cobra.Command, o replayOptions) error {
 	signal.Ignore(syscall.SIGPIPE)
 	ctx, stop := replaySignals()
 	defer stop()
+	var realDone chan error
+	if len(argv) > 0 {
+		// The real server behind a tap of its own, which records what is
+		// forwarded; its stderr is replay's.
+		t, err := tap.New(tap.Options{Argv: argv, Framing: framing, Record: !o.noRecord, Signals: make(chan os.Signal), Warn: func(msg string) {
+			if !o.quiet {
+				fmt.Fprintln(stderr, "rpctap replay:", msg)
+			}
+		}})
+		if err != nil {
+			return usageError(err)
+		}
+		toServer, hostIn := io.Pipe()
+		fromServer, hostOut := io.Pipe()
+		realDone = make(chan error, 1)
+		go func() {
+			_, err := t.Run(ctx, toServer, hostOut, stderr)
+			hostOut.Close()
+			toServer.Close()
+			realDone <- err
+		}()
+		opts.Forward = &sessions.Forward{To: hostIn, From: bodies{tap.NewFrameReader(fromServer, framing, 0)}, Close: hostIn.Close}
+	}
 	st, err := sessions.ServeReplay(ctx, o.asServer, bodies{tap.NewFrameReader(cmd.InOrStdin(), framing, 0)}, cmd.OutOrStdout(), opts)
+	if realDone != nil {
+		<-realDone // the real server has its stdin closed, and exits
+	}
 	if err != nil {
 		return exitError{code: 2, msg: err.Error()}
 	}
 	if o.verbose && !o.quiet {
-		fmt.Fprintf(stderr, "rpctap replay: %d requests answered from the recording, %d without a match; %d frames sent\n", st.Answered, st.Unmatched, st.Sent)
+		fmt.Fprintf(stderr, "rpctap replay: %d requests answered from the recording, %d forwarded, %d without a match; %d frames sent\n", st.Answered, st.Forwarded, st.Unmatched, st.Sent)
 		if st.Path != "" {
 			fmt.Fprintln(stderr, "rpctap replay: session recorded in", st.Path)
 		}
