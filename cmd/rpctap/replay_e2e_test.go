@@ -116,3 +116,20 @@ func TestReplayOverContentLengthFramingWithGopls(t *testing.T) {
 		t.Errorf("replay --as-host against a fresh gopls: exit %d, counts %v, calls %+v", code, doc.Counts, doc.Calls)
 	}
 }
+
+func TestReplayForwardsToServerEverythingWhatTheRecordingCannotAnswer(t *testing.T) {
+	inspector := needPeer(t, "node_modules/.bin/inspector")
+	server := needPeer(t, "node_modules/.bin/mcp-server-everything")
+	bin := rpctapBinary(t)
+	dir := t.TempDir()
+	record := filepath.Join(dir, "s.jsonl")
+	echo := func(msg string) []string {
+		return []string{"--cli", "--method", "tools/call", "--tool-name", "echo", "--tool-arg", "message=" + msg, "--"}
+	}
+	timed(t, dir, inspector, append(echo("hi"), bin, "run", "--record", record, "--", server, "stdio")...)
+	out, _ := timed(t, dir, inspector, append(echo("bye"), bin, "replay", "--no-record", "--match", "strict", "--as-server", record,
+		"--unmatched", "forward", "--", server, "stdio")...)
+	if !bytes.Contains(out, []byte(`"Echo: bye"`)) {
+		t.Errorf("the call the recording cannot answer did not reach the real server:\n%s", out)
+	}
+}
