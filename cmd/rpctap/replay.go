@@ -139,7 +139,7 @@ func runReplayServer(cmd *cobra.Command, argv []string, o replayOptions) error {
 	signal.Ignore(syscall.SIGPIPE)
 	ctx, stop := replaySignals()
 	defer stop()
-	var realDone chan error
+	var realDone <-chan tapRan
 	if len(argv) > 0 {
 		// The real server behind a tap of its own, which records what is
 		// forwarded; its stderr is replay's.
@@ -151,16 +151,9 @@ func runReplayServer(cmd *cobra.Command, argv []string, o replayOptions) error {
 		if err != nil {
 			return usageError(err)
 		}
-		toServer, hostIn := io.Pipe()
-		fromServer, hostOut := io.Pipe()
-		realDone = make(chan error, 1)
-		go func() {
-			_, err := t.Run(ctx, toServer, hostOut, stderr)
-			hostOut.Close()
-			toServer.Close()
-			realDone <- err
-		}()
-		opts.Forward = &sessions.Forward{To: hostIn, From: bodies{tap.NewFrameReader(fromServer, framing, 0)}, Close: hostIn.Close}
+		var p tapPipes
+		p, realDone = runBehindTap(ctx, t, framing, stderr)
+		opts.Forward = &sessions.Forward{To: p.toServer, From: p.fromServer, Close: p.toServer.Close}
 	}
 	st, err := sessions.ServeReplay(ctx, o.asServer, bodies{tap.NewFrameReader(cmd.InOrStdin(), framing, 0)}, cmd.OutOrStdout(), opts)
 	if realDone != nil {
@@ -176,6 +169,33 @@ func runReplayServer(cmd *cobra.Command, argv []string, o replayOptions) error {
 		}
 	}
 	return nil
+}
+
+// tapPipes are replay's ends of a tap it plays the host of.
+type tapPipes struct {
+	toServer   *io.PipeWriter
+	fromServer sessions.FrameSource
+	reader     *io.PipeReader // what fromServer reads
+}
+
+type tapRan struct {
+	res tap.Result
+	err error
+}
+
+// runBehindTap runs the tap t with replay as its host, and says on the
+// channel how it ended.
+func runBehindTap(ctx context.Context, t *tap.Tap, framing classify.Framing, stderr io.Writer) (tapPipes, <-chan tapRan) {
+	toServer, hostIn := io.Pipe()
+	fromServer, hostOut := io.Pipe()
+	done := make(chan tapRan, 1)
+	go func() {
+		res, err := t.Run(ctx, toServer, hostOut, stderr)
+		hostOut.Close()
+		toServer.Close()
+		done <- tapRan{res, err}
+	}()
+	return tapPipes{toServer: hostIn, fromServer: bodies{tap.NewFrameReader(fromServer, framing, 0)}, reader: fromServer}, done
 }
 
 // bodies gives a FrameReader's frames to replay as their bodies.
@@ -210,25 +230,13 @@ func runReplayHost(cmd *cobra.Command, argv []string, o replayOptions) error {
 		return usageError(err)
 	}
 	signal.Ignore(syscall.SIGPIPE)
-	toServer, hostIn := io.Pipe()
-	fromServer, hostOut := io.Pipe()
-	type ran struct {
-		res tap.Result
-		err error
-	}
-	done := make(chan ran, 1)
-	go func() {
-		res, err := t.Run(context.Background(), toServer, hostOut, stderr)
-		hostOut.Close()
-		toServer.Close()
-		done <- ran{res, err}
-	}()
+	p, done := runBehindTap(context.Background(), t, framing, stderr)
 	opts := sessions.HostOptions{Ignore: ig, Timeout: o.timeout, Notifications: o.notifications}
 	if o.verbose && !o.quiet {
 		opts.Log = func(msg string) { fmt.Fprintln(stderr, "rpctap replay:", msg) }
 	}
-	rep, err := sessions.PlayHost(context.Background(), o.asHost, bodies{tap.NewFrameReader(fromServer, framing, 0)}, hostIn, opts)
-	fromServer.Close() // the tap's writes end when no one reads
+	rep, err := sessions.PlayHost(context.Background(), o.asHost, p.fromServer, p.toServer, opts)
+	p.reader.Close() // the tap's writes end when no one reads
 	r := <-done
 	if err != nil {
 		return exitError{code: 2, msg: err.Error()}
