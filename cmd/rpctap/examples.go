@@ -41,6 +41,13 @@ var examples = map[string]string{
   rpctap export session.jsonl --format mermaid --max-frames 100
   rpctap export session.jsonl --format har -o session.har
   rpctap export session.jsonl --format otlp -o spans.json`,
+	"rpctap replay": `  rpctap replay --as-server session.jsonl
+  rpctap replay --as-server session.jsonl --unmatched forward -- npx -y @modelcontextprotocol/server-everything stdio
+  rpctap replay --as-host session.jsonl --exit-code -- ./my-server
+  rpctap replay --as-host session.jsonl --ignore '/result/contents/*/text' --json -- ./my-server`,
+	"rpctap diff": `  rpctap diff before.jsonl after.jsonl
+  rpctap diff before.jsonl after.jsonl --exit-code --duration-ratio 2
+  rpctap diff before.jsonl after.jsonl --json | jq .`,
 	"rpctap classify": `  echo '{"jsonrpc":"2.0","id":null,"method":"ping"}' | rpctap classify --profile mcp
   rpctap classify --framing lsp --dir s2h < frames.bin`,
 	"rpctap inject": `  rpctap inject '{"jsonrpc":"2.0","id":"x","method":"ping"}' --capture

@@ -17,6 +17,7 @@ import (
 func main() {
 	n := flag.Int("frames", 200_000, "frames to write (half requests, half responses)")
 	out := flag.String("o", "", "output file (default stdout)")
+	window := flag.Int("window", 1, "requests the host sends before their answers come, as a host with calls in flight (1: each answer before the next request)")
 	flag.Parse()
 	w := os.Stdout
 	if *out != "" {
@@ -40,11 +41,16 @@ func main() {
 	sw.WriteFrame(sessions.FrameRecord{T: 10, Dir: classify.S2H, Frame: []byte(`{"jsonrpc":"2.0","id":"init","result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"bench","version":"1"}}}`)})
 	sw.WriteFrame(sessions.FrameRecord{T: 20, Dir: classify.H2S, Frame: []byte(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)})
 	text := strings.Repeat("The quick brown fox jumps over the lazy dog. ", 20)[:880]
-	for i := 0; i < *n/2; i++ {
-		req := fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"echo","arguments":{"message":"%s","n":%d}}}`, i, text, i)
-		resp := fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"result":{"content":[{"type":"text","text":"%s"}],"isError":false}}`, i, text)
-		t := 100 + int64(i)*100
-		sw.WriteFrame(sessions.FrameRecord{T: t, Dir: classify.H2S, Frame: []byte(req)})
-		sw.WriteFrame(sessions.FrameRecord{T: t + 50, Dir: classify.S2H, Frame: []byte(resp)})
+	pairs := *n / 2
+	for first := 0; first < pairs; first += max(*window, 1) {
+		last := min(first+max(*window, 1), pairs)
+		for i := first; i < last; i++ {
+			req := fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"echo","arguments":{"message":"%s","n":%d}}}`, i, text, i)
+			sw.WriteFrame(sessions.FrameRecord{T: 100 + int64(i)*100, Dir: classify.H2S, Frame: []byte(req)})
+		}
+		for i := first; i < last; i++ {
+			resp := fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"result":{"content":[{"type":"text","text":"%s"}],"isError":false}}`, i, text)
+			sw.WriteFrame(sessions.FrameRecord{T: 100 + int64(last-1)*100 + 50 + int64(i-first), Dir: classify.S2H, Frame: []byte(resp)})
+		}
 	}
 }

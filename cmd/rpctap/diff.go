@@ -1,0 +1,156 @@
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/rpctap/rpctap/classify"
+	"github.com/rpctap/rpctap/sessions"
+	"github.com/spf13/cobra"
+)
+
+type diffOptions struct {
+	exitCode, json bool
+	ignore         []string
+	threshold      time.Duration
+	ratio          float64
+}
+
+func newDiffCmd() *cobra.Command {
+	var o diffOptions
+	cmd := &cobra.Command{
+		Use:   "diff A B [--exit-code] [--json]",
+		Short: "Compare two recorded sessions of the same kind of conversation",
+		Long: `Compares session B with session A: methods used, and (for MCP) tools,
+prompts and resources added, removed or changed (descriptions, input
+schemas); calls whose outcome changed (calls are matched by method and
+params, with ids, "_meta" and --ignore paths left out, as replay matches
+them); latency shifts of a group of calls (a method, or one tool, prompt or
+resource) past both --duration-threshold and --duration-ratio; findings
+in B of a code A has none of.
+
+Exit status: with --exit-code, 1 when B has a regression (a removed tool,
+a changed outcome, a new error finding, a call slower past the
+thresholds), else 0; 2 when a file cannot be read.`,
+		Args: takesArgs(2, 2, "two session files", "rpctap diff before.jsonl after.jsonl (rpctap ls lists recent sessions)"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ig, err := sessions.ParseIgnore(o.ignore)
+			if err != nil {
+				return usageError(err)
+			}
+			if o.ratio < 1 {
+				return usageError(fmt.Errorf("--duration-ratio must be at least 1 (2 means twice as slow), not %g", o.ratio))
+			}
+			rep, err := sessions.Diff(args[0], args[1], sessions.DiffOptions{Ignore: ig, DurationThreshold: o.threshold, DurationRatio: o.ratio})
+			if err != nil {
+				return exitError{code: 2, msg: err.Error()}
+			}
+			if o.json {
+				writeDiffJSON(cmd.OutOrStdout(), args[0], args[1], rep)
+			} else {
+				writeDiffText(cmd.OutOrStdout(), args[0], args[1], rep)
+			}
+			if o.exitCode && rep.Regressions() > 0 {
+				return exitError{code: 1}
+			}
+			return nil
+		},
+	}
+	f := cmd.Flags()
+	f.BoolVar(&o.exitCode, "exit-code", false, "exit 1 when B has a regression")
+	f.BoolVar(&o.json, "json", false, "print the report as one JSON document")
+	f.StringArrayVar(&o.ignore, "ignore", nil, "a JSON pointer from the message's root to leave out of comparisons, as in /result/content/0/text (a segment * matches anything); repeatable")
+	f.DurationVar(&o.threshold, "duration-threshold", 100*time.Millisecond, "report a latency shift of at least this much (and --duration-ratio)")
+	f.Float64Var(&o.ratio, "duration-ratio", 2, "report a latency shift of at least this factor (and --duration-threshold)")
+	return cmd
+}
+
+func writeDiffText(out io.Writer, a, b string, rep *sessions.DiffReport) {
+	w := bufio.NewWriter(out)
+	defer w.Flush()
+	fmt.Fprintf(w, "A %s (%d frames)\nB %s (%d frames)\n", classify.EscapeString(a, 200), rep.FramesA, classify.EscapeString(b, 200), rep.FramesB)
+	for _, d := range rep.Differences {
+		fmt.Fprintf(w, "  %s: %s", d.Kind, classify.EscapeString(d.Name, 200))
+		var where []string
+		if d.LineA > 0 {
+			where = append(where, fmt.Sprintf("A line %d", d.LineA))
+		}
+		if d.LineB > 0 {
+			where = append(where, fmt.Sprintf("B line %d", d.LineB))
+		}
+		if len(where) > 0 {
+			fmt.Fprintf(w, " (%s)", joinWords(where))
+		}
+		if d.Regression {
+			fmt.Fprint(w, "  REGRESSION")
+		}
+		fmt.Fprintln(w)
+		if d.Detail != "" {
+			fmt.Fprintf(w, "      %s\n", classify.EscapeString(d.Detail, 400))
+		}
+		for _, c := range d.Changes {
+			fmt.Fprintf(w, "      %s\n", sessions.DescribeChange(c, "in A", "in B"))
+		}
+	}
+	fmt.Fprintf(w, "%s, %s\n", plural(len(rep.Differences), "difference"), plural(rep.Regressions(), "regression"))
+}
+
+func joinWords(s []string) string {
+	out := s[0]
+	for _, x := range s[1:] {
+		out += ", " + x
+	}
+	return out
+}
+
+type diffJSONItem struct {
+	Kind       string           `json:"kind"`
+	Name       string           `json:"name"`
+	LineA      int64            `json:"line_a,omitempty"`
+	LineB      int64            `json:"line_b,omitempty"`
+	Detail     string           `json:"detail,omitempty"`
+	Changes    []hostJSONChange `json:"changes,omitempty"`
+	Regression bool             `json:"regression"`
+}
+
+type diffJSON struct {
+	A           string         `json:"a"`
+	B           string         `json:"b"`
+	FramesA     int            `json:"frames_a"`
+	FramesB     int            `json:"frames_b"`
+	Regressions int            `json:"regressions"`
+	Differences []diffJSONItem `json:"differences"`
+}
+
+func writeDiffJSON(w io.Writer, a, b string, rep *sessions.DiffReport) {
+	doc := diffJSON{A: a, B: b, FramesA: rep.FramesA, FramesB: rep.FramesB, Regressions: rep.Regressions(), Differences: []diffJSONItem{}}
+	for _, d := range rep.Differences {
+		doc.Differences = append(doc.Differences, diffJSONItem{Kind: d.Kind, Name: d.Name, LineA: d.LineA, LineB: d.LineB,
+			Detail: d.Detail, Changes: jsonChanges(d.Changes), Regression: d.Regression})
+	}
+	printJSON(w, doc, true)
+}
+
+// jsonChanges gives changes as JSON values (a value that is not JSON, from
+// a frame that was not, as a string).
+func jsonChanges(cs []sessions.Change) []hostJSONChange {
+	var out []hostJSONChange
+	for _, c := range cs {
+		out = append(out, hostJSONChange{Path: c.Path, Was: rawOrString(c.Was), Now: rawOrString(c.Now)})
+	}
+	return out
+}
+
+func rawOrString(s string) json.RawMessage {
+	if s == "" {
+		return nil
+	}
+	if json.Valid([]byte(s)) {
+		return json.RawMessage(s)
+	}
+	q, _ := json.Marshal(s)
+	return q
+}

@@ -1,0 +1,362 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/rpctap/rpctap/classify"
+	"github.com/rpctap/rpctap/sessions"
+	"github.com/rpctap/rpctap/tap"
+	"github.com/spf13/cobra"
+)
+
+type replayOptions struct {
+	asServer, asHost         string
+	match, unmatched         string
+	ignore                   []string
+	speed                    float64
+	noDelay, strictVersion   bool
+	verbose, quiet           bool
+	record                   string
+	noRecord                 bool
+	exitCode, json           bool
+	notifications            bool
+	timeout, grace, termWait time.Duration
+}
+
+func newReplayCmd() *cobra.Command {
+	var o replayOptions
+	cmd := &cobra.Command{
+		Use:   "replay (--as-server FILE | --as-host FILE [--] CMD [ARGS...]) [flags]",
+		Short: "Play a recording back: as the server for a live host, or as the host against a fresh server",
+		Long: `rpctap replay --as-server FILE plays the recorded server on stdio: put it in a
+host's configuration in place of the real server. Each request the host
+sends is answered with the recorded answer of the best-matching recorded
+request (same method, then params compared structurally; ids, "_meta" and
+--ignore paths do not count), its id rewritten to the host's. The server's
+notifications and requests are played after the frame they came after in
+the recording, with their recorded delays. A request with no match gets a
+JSON-RPC error that names the nearest recorded request. Nothing but
+protocol frames is written to stdout; --verbose says on stderr what replay
+does, and the replay is recorded in a session file of its own.
+
+rpctap replay --as-host FILE -- CMD plays the recorded host against a fresh
+server CMD: it sends the host's frames in order, waits for each answer
+where the recording did, answers the server's requests as the host did,
+records a new session, and compares every answer with the recorded one.
+It prints a report; --exit-code exits 1 on any difference.`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			switch {
+			case o.asServer == "" && o.asHost == "":
+				return usageError(errors.New("rpctap replay needs --as-server FILE or --as-host FILE, as in: rpctap replay --as-server SESSION.jsonl (rpctap ls lists recent sessions)"))
+			case o.asServer != "" && o.asHost != "":
+				return usageError(errors.New("rpctap replay plays one side: give --as-server FILE or --as-host FILE, not both"))
+			case o.unmatched != "error" && o.unmatched != "forward":
+				return usageError(fmt.Errorf("unknown --unmatched %q: use error or forward", o.unmatched))
+			case o.asServer != "" && o.unmatched == "forward" && len(args) == 0:
+				return usageError(errors.New("rpctap replay --unmatched forward needs the real server's command, as in: rpctap replay --as-server SESSION.jsonl --unmatched forward -- my-server"))
+			case o.asServer != "" && o.unmatched != "forward" && len(args) > 0:
+				return usageError(fmt.Errorf("rpctap replay --as-server is the server itself and runs no command, but was given %s; to send what the recording cannot answer to a real server, add --unmatched forward; to play the host against a server, use: rpctap replay --as-host FILE -- CMD", quoteArgs(args)))
+			case o.asHost != "" && len(args) == 0:
+				return usageError(errors.New("rpctap replay --as-host needs the server's command, as in: rpctap replay --as-host SESSION.jsonl -- npx -y @modelcontextprotocol/server-everything stdio"))
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if o.asServer != "" {
+				return runReplayServer(cmd, args, o)
+			}
+			return runReplayHost(cmd, args, o)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.asServer, "as-server", "", "play the recorded server of this session file on stdio")
+	f.StringVar(&o.asHost, "as-host", "", "play the recorded host of this session file against CMD")
+	f.StringVar(&o.unmatched, "unmatched", "error", "what --as-server does with a request the recording cannot answer: error (a JSON-RPC error saying why) or forward (to the real server CMD, behind a tap that records it)")
+	f.StringVar(&o.match, "match", sessions.MatchBest, "how host requests find their recorded answer: best, sequential or strict (--as-server)")
+	f.StringArrayVar(&o.ignore, "ignore", nil, "a JSON pointer from the message's root to leave out of comparisons, as in /result/content/0/text (a segment * matches anything); repeatable")
+	f.Float64Var(&o.speed, "speed", 1, "play the recorded delays this many times faster (--as-server)")
+	f.BoolVar(&o.noDelay, "no-delay", false, "send recorded frames as soon as they are due, with no recorded delays (--as-server)")
+	f.BoolVar(&o.strictVersion, "strict-version", false, "answer initialize only when the host asks for the recorded protocol version (--as-server)")
+	f.BoolVar(&o.verbose, "verbose", false, "say on stderr what replay does")
+	f.BoolVar(&o.quiet, "quiet", false, "print nothing of rpctap's own on stderr, not even warnings")
+	f.StringVar(&o.record, "record", "", "write the replayed session to this file (default: a new file in the state directory)")
+	f.BoolVar(&o.noRecord, "no-record", false, "do not write a session file of the replay")
+	f.BoolVar(&o.exitCode, "exit-code", false, "exit 1 when an answer differs from the recording (--as-host)")
+	f.BoolVar(&o.json, "json", false, "print the report as one JSON document (--as-host)")
+	f.BoolVar(&o.notifications, "notifications", false, "also compare the order of the server's notifications (--as-host)")
+	f.DurationVar(&o.timeout, "timeout", 10*time.Second, "how long to wait for each answer before it counts as missing (--as-host)")
+	f.DurationVar(&o.grace, "stdin-grace", 2*time.Second, "once the recorded host is done, SIGTERM the server when it has not exited this long after its stdin was closed (--as-host)")
+	f.DurationVar(&o.termWait, "term-grace", 2*time.Second, "SIGKILL the server when it has not exited this long after SIGTERM (--as-host)")
+	return serverCommand(cmd)
+}
+
+func (o replayOptions) parseIgnore() (sessions.Ignore, error) {
+	ig, err := sessions.ParseIgnore(o.ignore)
+	if err != nil {
+		return ig, usageError(err)
+	}
+	return ig, nil
+}
+
+// replaySignals ends ctx on SIGINT, SIGTERM or SIGHUP.
+func replaySignals() (context.Context, func()) {
+	return signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
+}
+
+func runReplayServer(cmd *cobra.Command, argv []string, o replayOptions) error {
+	switch o.match {
+	case sessions.MatchBest, sessions.MatchSequential, sessions.MatchStrict:
+	default:
+		return usageError(fmt.Errorf("unknown --match %q: use best, sequential or strict", o.match))
+	}
+	if o.speed <= 0 {
+		return usageError(fmt.Errorf("--speed must be more than 0 (2 plays twice as fast), not %g", o.speed))
+	}
+	ig, err := o.parseIgnore()
+	if err != nil {
+		return err
+	}
+	framing, err := sessions.RecordingFraming(o.asServer)
+	if err != nil {
+		return exitError{code: 2, msg: err.Error()}
+	}
+	stderr := cmd.ErrOrStderr()
+	opts := sessions.ServeOptions{Match: o.match, Ignore: ig, Speed: o.speed, NoDelay: o.noDelay, StrictVersion: o.strictVersion,
+		Record: !o.noRecord, RecordPath: o.record, Argv: append([]string{"rpctap", "replay", "--as-server"}, o.asServer)}
+	if o.verbose && !o.quiet {
+		opts.Log = func(msg string) { fmt.Fprintln(stderr, "rpctap replay:", msg) }
+	}
+	signal.Ignore(syscall.SIGPIPE)
+	ctx, stop := replaySignals()
+	defer stop()
+	var realDone <-chan tapRan
+	if len(argv) > 0 {
+		// The real server behind a tap of its own, which records what is
+		// forwarded; its stderr is replay's.
+		t, err := tap.New(tap.Options{Argv: argv, Framing: framing, Record: !o.noRecord, Signals: make(chan os.Signal), Warn: func(msg string) {
+			if !o.quiet {
+				fmt.Fprintln(stderr, "rpctap replay:", msg)
+			}
+		}})
+		if err != nil {
+			return usageError(err)
+		}
+		var p tapPipes
+		p, realDone = runBehindTap(ctx, t, framing, stderr)
+		opts.Forward = &sessions.Forward{To: p.toServer, From: p.fromServer, Close: p.toServer.Close}
+	}
+	st, err := sessions.ServeReplay(ctx, o.asServer, bodies{tap.NewFrameReader(cmd.InOrStdin(), framing, 0)}, cmd.OutOrStdout(), opts)
+	if realDone != nil {
+		<-realDone // the real server has its stdin closed, and exits
+	}
+	if err != nil {
+		return exitError{code: 2, msg: err.Error()}
+	}
+	if o.verbose && !o.quiet {
+		fmt.Fprintf(stderr, "rpctap replay: %d requests answered from the recording, %d forwarded, %d without a match; %d frames sent\n", st.Answered, st.Forwarded, st.Unmatched, st.Sent)
+		if st.Path != "" {
+			fmt.Fprintln(stderr, "rpctap replay: session recorded in", st.Path)
+		}
+	}
+	return nil
+}
+
+// tapPipes are replay's ends of a tap it plays the host of.
+type tapPipes struct {
+	toServer   *io.PipeWriter
+	fromServer sessions.FrameSource
+	reader     *io.PipeReader // what fromServer reads
+}
+
+type tapRan struct {
+	res tap.Result
+	err error
+}
+
+// runBehindTap runs the tap t with replay as its host, and says on the
+// channel how it ended.
+func runBehindTap(ctx context.Context, t *tap.Tap, framing classify.Framing, stderr io.Writer) (tapPipes, <-chan tapRan) {
+	toServer, hostIn := io.Pipe()
+	fromServer, hostOut := io.Pipe()
+	done := make(chan tapRan, 1)
+	go func() {
+		res, err := t.Run(ctx, toServer, hostOut, stderr)
+		hostOut.Close()
+		toServer.Close()
+		done <- tapRan{res, err}
+	}()
+	return tapPipes{toServer: hostIn, fromServer: bodies{tap.NewFrameReader(fromServer, framing, 0)}, reader: fromServer}, done
+}
+
+// bodies gives a FrameReader's frames to replay as their bodies.
+type bodies struct{ fr *tap.FrameReader }
+
+func (b bodies) Next() ([]byte, error) {
+	f, err := b.fr.Next()
+	if err != nil {
+		return nil, err
+	}
+	return f.Body(), nil
+}
+
+func runReplayHost(cmd *cobra.Command, argv []string, o replayOptions) error {
+	ig, err := o.parseIgnore()
+	if err != nil {
+		return err
+	}
+	framing, err := sessions.RecordingFraming(o.asHost)
+	if err != nil {
+		return exitError{code: 2, msg: err.Error()}
+	}
+	stderr := cmd.ErrOrStderr()
+	warn := func(msg string) {
+		if !o.quiet {
+			fmt.Fprintln(stderr, "rpctap replay:", msg)
+		}
+	}
+	t, err := tap.New(tap.Options{Argv: argv, Framing: framing, Record: !o.noRecord, Path: o.record,
+		StdinWait: o.grace, TermWait: o.termWait, Warn: warn})
+	if err != nil {
+		return usageError(err)
+	}
+	signal.Ignore(syscall.SIGPIPE)
+	p, done := runBehindTap(context.Background(), t, framing, stderr)
+	opts := sessions.HostOptions{Ignore: ig, Timeout: o.timeout, Notifications: o.notifications}
+	if o.verbose && !o.quiet {
+		opts.Log = func(msg string) { fmt.Fprintln(stderr, "rpctap replay:", msg) }
+	}
+	rep, err := sessions.PlayHost(context.Background(), o.asHost, p.fromServer, p.toServer, opts)
+	p.reader.Close() // the tap's writes end when no one reads
+	r := <-done
+	if err != nil {
+		return exitError{code: 2, msg: err.Error()}
+	}
+	if r.err != nil {
+		return exitError{code: 2, msg: r.err.Error()}
+	}
+	out := cmd.OutOrStdout()
+	if o.json {
+		writeHostJSON(out, o.asHost, argv, r.res, rep)
+	} else {
+		writeHostText(out, o.asHost, argv, r.res, rep)
+	}
+	if o.exitCode && rep.Differs() {
+		return exitError{code: 1}
+	}
+	return nil
+}
+
+func writeHostText(out io.Writer, file string, argv []string, res tap.Result, rep *sessions.HostReport) {
+	w := bufio.NewWriter(out)
+	defer w.Flush()
+	fmt.Fprintf(w, "replay of %s against %s\n", classify.EscapeString(file, 200), classify.EscapeString(strings.Join(argv, " "), 200))
+	name := func(c sessions.CallResult) string {
+		if c.Name != "" {
+			return classify.EscapeString(c.Method, 60) + " " + classify.EscapeString(c.Name, 80)
+		}
+		return classify.EscapeString(c.Method, 60)
+	}
+	width := 0
+	for _, c := range rep.Calls {
+		width = max(width, len(name(c)))
+	}
+	for _, c := range rep.Calls {
+		what := "id " + classify.EscapeString(c.ID, 40)
+		if c.Server {
+			what = "(the server's request)"
+		}
+		fmt.Fprintf(w, "  line %-5d %-*s  %-8s %-9s", c.Line, width, name(c), what, c.Outcome)
+		if c.Outcome != sessions.OutcomeMissing && !c.Server {
+			fmt.Fprintf(w, "  (%s, recorded %s)", roundDur(c.Now), roundDur(c.Recorded))
+		}
+		fmt.Fprintln(w)
+		for _, ch := range c.Changes {
+			fmt.Fprintf(w, "      %s\n", sessions.DescribeChange(ch, "recorded", "now"))
+		}
+	}
+	if n := rep.Notifications; n != nil {
+		if n.Same {
+			fmt.Fprintf(w, "  notifications: the same %d, in the same order\n", n.Now)
+		} else {
+			fmt.Fprintf(w, "  notifications: %d recorded, %d now; the first difference is at #%d: %s recorded, %s now\n",
+				n.Recorded, n.Now, n.At+1, orNone(n.Was), orNone(n.Is))
+		}
+	}
+	fmt.Fprintf(w, "%s: %d same, %d changed, %d missing, %d new %s\n", plural(len(rep.Calls), "request"), rep.Same, rep.Changed, rep.Missing, rep.NewErrors,
+		map[bool]string{true: "error", false: "errors"}[rep.NewErrors == 1])
+	if res.Path != "" {
+		fmt.Fprintf(w, "session recorded in %s\n", classify.EscapeString(res.Path, 300))
+	}
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "nothing"
+	}
+	return classify.EscapeString(s, 80)
+}
+
+func roundDur(d time.Duration) time.Duration {
+	switch {
+	case d >= time.Second:
+		return d.Round(10 * time.Millisecond)
+	case d >= time.Millisecond:
+		return d.Round(100 * time.Microsecond)
+	}
+	return d.Round(time.Microsecond)
+}
+
+type hostJSONChange struct {
+	Path string          `json:"path"`
+	Was  json.RawMessage `json:"recorded,omitempty"`
+	Now  json.RawMessage `json:"now,omitempty"`
+}
+
+type hostJSONCall struct {
+	Line       int64            `json:"line"`
+	Method     string           `json:"method"`
+	Name       string           `json:"name,omitempty"`
+	ID         json.RawMessage  `json:"id,omitempty"`
+	Server     bool             `json:"server_request,omitempty"`
+	Outcome    string           `json:"outcome"`
+	Changes    []hostJSONChange `json:"changes,omitempty"`
+	RecordedMS float64          `json:"recorded_ms"`
+	NowMS      float64          `json:"now_ms"`
+}
+
+type hostJSON struct {
+	Recording     string                      `json:"recording"`
+	Argv          []string                    `json:"argv"`
+	Session       string                      `json:"session,omitempty"`
+	ExitCode      int                         `json:"exit_code"`
+	Differs       bool                        `json:"differs"`
+	Counts        map[string]int              `json:"counts"`
+	Calls         []hostJSONCall              `json:"calls"`
+	Notifications *sessions.NotificationOrder `json:"notifications,omitempty"`
+}
+
+func writeHostJSON(w io.Writer, file string, argv []string, res tap.Result, rep *sessions.HostReport) {
+	doc := hostJSON{Recording: file, Argv: argv, Session: res.Path, ExitCode: res.ExitCode, Differs: rep.Differs(), Calls: []hostJSONCall{},
+		Counts:        map[string]int{"same": rep.Same, "changed": rep.Changed, "missing": rep.Missing, "new_error": rep.NewErrors},
+		Notifications: rep.Notifications}
+	for _, c := range rep.Calls {
+		jc := hostJSONCall{Line: c.Line, Method: c.Method, Name: c.Name, Server: c.Server, Outcome: c.Outcome,
+			RecordedMS: float64(c.Recorded.Microseconds()) / 1000, NowMS: float64(c.Now.Microseconds()) / 1000}
+		if c.ID != "" && json.Valid([]byte(c.ID)) {
+			jc.ID = json.RawMessage(c.ID)
+		}
+		jc.Changes = jsonChanges(c.Changes)
+		doc.Calls = append(doc.Calls, jc)
+	}
+	printJSON(w, doc, true)
+}

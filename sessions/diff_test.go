@@ -1,0 +1,186 @@
+package sessions
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/rpctap/rpctap/classify"
+)
+
+// frameAt is one frame of a test conversation: its time (µs), direction
+// ('h' host to server, 's' server to host) and bytes.
+type frameAt struct {
+	t     int64
+	dir   byte
+	frame string
+}
+
+// writeSession writes a session file of frames, with the given framing.
+func writeSession(t *testing.T, framing string, frames []frameAt) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "s.jsonl")
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bw := bufio.NewWriter(f)
+	w, err := NewWriter(bw, Header{ID: "test", Started: time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC), Name: "test", Framing: framing})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, fr := range frames {
+		dir := classify.H2S
+		if fr.dir == 's' {
+			dir = classify.S2H
+		}
+		if err := w.WriteFrame(FrameRecord{T: fr.t, Dir: dir, Frame: []byte(fr.frame)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	code := 0
+	w.WriteEvent(EventRecord{T: frames[len(frames)-1].t + 1, Kind: EventExit, Code: &code})
+	if err := bw.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	return path
+}
+
+const (
+	echoTool = `{"name":"echo","description":"Echoes","inputSchema":{"type":"object","properties":{"message":{"type":"string"}}}}`
+	addTool  = `{"name":"add","description":"Adds","inputSchema":{"type":"object","properties":{"a":{"type":"number"},"b":{"type":"number"}}}}`
+)
+
+// mcpConversation is a small MCP session; change edits its frames by
+// their position before they are written.
+func mcpConversation(change func([]frameAt) []frameAt) []frameAt {
+	frames := []frameAt{
+		{0, 'h', `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`},
+		{1000, 's', `{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"s","version":"1"}}}`},
+		{2000, 'h', `{"jsonrpc":"2.0","method":"notifications/initialized"}`},
+		{3000, 'h', `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`},
+		{4000, 's', `{"jsonrpc":"2.0","id":1,"result":{"tools":[` + echoTool + `,` + addTool + `]}}`},
+		{5000, 'h', `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo","arguments":{"message":"hi"}}}`},
+		{6000, 's', `{"jsonrpc":"2.0","id":2,"result":{"content":[{"type":"text","text":"hi"}]}}`},
+		{7000, 'h', `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"add","arguments":{"a":2,"b":3}}}`},
+		{8000, 's', `{"jsonrpc":"2.0","id":3,"result":{"content":[{"type":"text","text":"5"}]}}`},
+	}
+	if change != nil {
+		frames = change(frames)
+	}
+	return frames
+}
+
+func diffOf(t *testing.T, a, b []frameAt) *DiffReport {
+	t.Helper()
+	rep, err := Diff(writeSession(t, "ndjson", a), writeSession(t, "ndjson", b), DiffOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rep
+}
+
+func describe(ds []Difference) string {
+	var b strings.Builder
+	for _, d := range ds {
+		fmt.Fprintf(&b, "\n  %s %q regression=%v %s %v", d.Kind, d.Name, d.Regression, d.Detail, d.Changes)
+	}
+	return b.String()
+}
+
+func TestDiffReportsEachKnownDifferenceOnceAndNothingElse(t *testing.T) {
+	base := mcpConversation(nil)
+	tests := []struct {
+		name       string
+		change     func([]frameAt) []frameAt
+		kind, what string
+		regression bool
+		path       string // the one change expected, if any
+	}{
+		{"a tool added", func(f []frameAt) []frameAt {
+			f[4].frame = `{"jsonrpc":"2.0","id":1,"result":{"tools":[` + echoTool + `,` + addTool + `,{"name":"sleep","inputSchema":{"type":"object"}}]}}`
+			return f
+		}, DiffToolAdded, "sleep", false, ""},
+		{"a tool removed", func(f []frameAt) []frameAt {
+			f[4].frame = `{"jsonrpc":"2.0","id":1,"result":{"tools":[` + echoTool + `]}}`
+			return f
+		}, DiffToolRemoved, "add", true, ""},
+		{"a schema changed", func(f []frameAt) []frameAt {
+			f[4].frame = strings.Replace(f[4].frame, `"a":{"type":"number"}`, `"a":{"type":"string"}`, 1)
+			return f
+		}, DiffToolChanged, "add", false, "/inputSchema/properties/a/type"},
+		{"an outcome changed", func(f []frameAt) []frameAt {
+			f[6].frame = `{"jsonrpc":"2.0","id":2,"result":{"content":[{"type":"text","text":"HI"}]}}`
+			return f
+		}, DiffOutcome, "tools/call echo", true, "/result/content/0/text"},
+		{"a latency regression", func(f []frameAt) []frameAt {
+			f[8].t = f[7].t + 500_000
+			return f
+		}, DiffSlower, "tools/call add", true, ""},
+		{"a new error finding", func(f []frameAt) []frameAt {
+			return append(f, frameAt{9000, 's', `{"jsonrpc":"2.0","id":99,"result":{}}`})
+		}, DiffFinding, "unmatched-response", true, ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			rep := diffOf(t, base, mcpConversation(tc.change))
+			if len(rep.Differences) != 1 {
+				t.Fatalf("want one difference, %s %s; got %d:%s", tc.kind, tc.what, len(rep.Differences), describe(rep.Differences))
+			}
+			d := rep.Differences[0]
+			if d.Kind != tc.kind || d.Name != tc.what || d.Regression != tc.regression {
+				t.Errorf("want %s %q regression=%v; got%s", tc.kind, tc.what, tc.regression, describe(rep.Differences))
+			}
+			if tc.path != "" && (len(d.Changes) != 1 || d.Changes[0].Path != tc.path) {
+				t.Errorf("want the one change at %s; got %v", tc.path, d.Changes)
+			}
+		})
+	}
+}
+
+func TestDiffOfASessionWithItselfOrWithOtherIdsAndMetaFindsNothing(t *testing.T) {
+	base := mcpConversation(nil)
+	if rep := diffOf(t, base, base); len(rep.Differences) != 0 {
+		t.Errorf("a session differs from itself:%s", describe(rep.Differences))
+	}
+	unmatched := func(f []frameAt) []frameAt {
+		return append(f, frameAt{9000, 's', `{"jsonrpc":"2.0","id":99,"result":{}}`})
+	}
+	if rep := diffOf(t, mcpConversation(unmatched), mcpConversation(unmatched)); len(rep.Differences) != 0 {
+		t.Errorf("a finding both sessions have is reported:%s", describe(rep.Differences))
+	}
+	renumbered := mcpConversation(func(f []frameAt) []frameAt {
+		f[5].frame = `{"jsonrpc":"2.0","id":"two","method":"tools/call","params":{"_meta":{"progressToken":7},"arguments":{"message":"hi"},"name":"echo"}}`
+		f[6].frame = `{"id":"two","jsonrpc":"2.0","result":{"_meta":{"at":"now"},"content":[{"text":"h\u0069","type":"text"}]}}`
+		return f
+	})
+	if rep := diffOf(t, base, renumbered); len(rep.Differences) != 0 {
+		t.Errorf("ids, _meta, member order and escapes count as differences:%s", describe(rep.Differences))
+	}
+}
+
+func TestDiffLatencyShiftNeedsBothThresholdAndRatio(t *testing.T) {
+	base := mcpConversation(nil)
+	slower := func(by int64) []frameAt {
+		return mcpConversation(func(f []frameAt) []frameAt { f[8].t = f[7].t + by; return f })
+	}
+	// 1 ms → 50 ms: 50 times slower, but by less than 100 ms.
+	if rep := diffOf(t, base, slower(50_000)); len(rep.Differences) != 0 {
+		t.Errorf("a shift under --duration-threshold is reported:%s", describe(rep.Differences))
+	}
+	a := writeSession(t, "ndjson", mcpConversation(func(f []frameAt) []frameAt { f[8].t = f[7].t + 1_000_000; return f }))
+	b := writeSession(t, "ndjson", mcpConversation(func(f []frameAt) []frameAt { f[8].t = f[7].t + 1_500_000; return f }))
+	rep, err := Diff(a, b, DiffOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// 1 s → 1.5 s: 500 ms slower, but only 1.5 times.
+	if len(rep.Differences) != 0 {
+		t.Errorf("a shift under --duration-ratio is reported:%s", describe(rep.Differences))
+	}
+}

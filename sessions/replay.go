@@ -1,0 +1,286 @@
+package sessions
+
+import (
+	"bufio"
+	"bytes"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	"github.com/rpctap/rpctap/classify"
+)
+
+// A recording is the index of a session file that replay plays from: an
+// entry a frame, with no payload (frames are read back from the file by
+// their offset), so that a recording of any size plays in bounded memory.
+type recording struct {
+	f       io.ReaderAt
+	hdr     Header
+	framing classify.Framing
+	frames  []recFrame
+	// byMethod lists the host's requests and notifications by method,
+	// in recording order.
+	byMethod map[string][]int32
+	// after lists, by the index of a frame (or -1 for the session's
+	// start), the server's frames that came after it: notifications,
+	// server requests and anything that is not an answer.
+	after map[int32][]int32
+	// methods are the names seen, interned.
+	methods map[string]string
+}
+
+// A recFrame is one h2s or s2h frame of a recording.
+type recFrame struct {
+	line, off, t int64
+	dir          classify.Direction
+	kind         classify.Kind
+	method       string
+	hash         uint64 // the frame's structural hash (see Ignore)
+	// pair is the index of the request's response, or the response's
+	// request; -1 when it has none.
+	pair int32
+	// trigger is the frame the server's frame came after (see after), and
+	// delay how long after it (µs).
+	trigger int32
+	used    bool
+}
+
+// errNotRecording is returned for a file with no frame to play.
+var errNotRecording = errors.New("the file holds no frame to replay: is it a session file rpctap recorded?")
+
+// loadRecording reads the session file r (from its start) into an index.
+// ig decides the hashes requests are matched by.
+func loadRecording(r io.Reader, at io.ReaderAt, ig Ignore) (*recording, error) {
+	rd := NewReader(r)
+	hdr, _ := rd.Header()
+	rec := &recording{f: at, hdr: hdr, byMethod: map[string][]int32{}, after: map[int32][]int32{}, methods: map[string]string{}}
+	rec.framing, _ = classify.ParseFraming(hdr.FramingOrDefault())
+	if rec.framing == classify.FramingAuto {
+		rec.framing = classify.FramingNDJSON
+	}
+	profile, _ := classify.ParseProfile(hdr.ProfileOrDefault())
+	tr := classify.NewTracker(classify.TrackerOptions{Profile: profile, LSPFraming: rec.framing == classify.FramingLSP, Timeout: -1})
+	inFlight := map[int64]int32{} // request line → index
+	trigger := int32(-1)
+	for {
+		ev, err := rd.Next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return nil, fmt.Errorf("reading the recording: %w", err)
+		}
+		if ev.Kind == EventNote && ev.Text == NoteFramingLSP {
+			rec.framing = classify.FramingLSP
+			tr.UseLSPFraming()
+		}
+		if !ev.IsFrame() || ev.Dir == classify.Err || ev.Captured {
+			continue
+		}
+		if len(rec.frames) >= math.MaxInt32 {
+			return nil, errors.New("the recording has more frames than replay can index (2^31)")
+		}
+		m := hdr.Classify(ev.Frame, ev.Dir, tr.Profile())
+		obs := tr.Observe(int64(ev.Line), time.Duration(ev.T)*time.Microsecond, &m)
+		i := int32(len(rec.frames))
+		f := recFrame{line: int64(ev.Line), off: rd.Offset(), t: ev.T, dir: ev.Dir, kind: m.Kind, method: rec.intern(m.Method()), pair: -1, trigger: -1}
+		if h, ok := ig.Hash(ev.Frame); ok {
+			f.hash = h
+		}
+		switch m.Kind {
+		case classify.KindRequest:
+			inFlight[f.line] = i
+		case classify.KindResponse:
+			for _, p := range obs.Pairs {
+				if q, ok := inFlight[p.Request]; ok {
+					delete(inFlight, p.Request)
+					f.pair, rec.frames[q].pair = q, i
+					f.method = rec.frames[q].method
+					break
+				}
+			}
+		}
+		rec.frames = append(rec.frames, f)
+		switch {
+		case ev.Dir == classify.H2S:
+			if m.Kind == classify.KindRequest || m.Kind == classify.KindNotification {
+				rec.byMethod[f.method] = append(rec.byMethod[f.method], i)
+			}
+			trigger = i
+		case f.kind == classify.KindResponse && f.pair >= 0:
+			trigger = i
+		default:
+			rec.frames[i].trigger = trigger
+			rec.after[trigger] = append(rec.after[trigger], i)
+		}
+	}
+	if len(rec.frames) == 0 {
+		return nil, errNotRecording
+	}
+	return rec, nil
+}
+
+func (rec *recording) intern(s string) string {
+	if s == "" {
+		return ""
+	}
+	return internIn(rec.methods, s)
+}
+
+// read returns the bytes of frame i (and its recorded LSP header, if any),
+// read back from the file.
+func (rec *recording) read(i int32) (frame, header []byte, err error) {
+	f := &rec.frames[i]
+	r := NewReader(io.NewSectionReader(rec.f, f.off, math.MaxInt64-f.off))
+	r.decided = true
+	ev, err := r.Next()
+	if err != nil || !ev.IsFrame() || ev.T != f.t || ev.Dir != f.dir {
+		return nil, nil, fmt.Errorf("line %d of the recording could not be read back: has the file changed while it was replayed?", f.line)
+	}
+	return bytes.Clone(ev.Frame), bytes.Clone(ev.Header), nil
+}
+
+// delay is how long after its trigger frame i came (µs).
+func (rec *recording) delay(i int32) int64 {
+	f := &rec.frames[i]
+	var t0 int64
+	switch {
+	case f.kind == classify.KindResponse && f.pair >= 0:
+		t0 = rec.frames[f.pair].t
+	case f.trigger >= 0:
+		t0 = rec.frames[f.trigger].t
+	}
+	return max(f.t-t0, 0)
+}
+
+// memberSpan finds the value of the member key of the JSON object obj:
+// obj[start:end]. ok is false when obj is not an object or has no such
+// member.
+func memberSpan(obj []byte, key string) (start, end int, ok bool) {
+	var hs hasher
+	i := skipSpace(obj, 0)
+	if i >= len(obj) || obj[i] != '{' {
+		return 0, 0, false
+	}
+	i = skipSpace(obj, i+1)
+	for i < len(obj) && obj[i] == '"' {
+		k, next, ok := hs.str(obj, i)
+		if !ok {
+			return 0, 0, false
+		}
+		i = skipSpace(obj, next)
+		if i >= len(obj) || obj[i] != ':' {
+			return 0, 0, false
+		}
+		i = skipSpace(obj, i+1)
+		end, ok := skipValue(obj, i, 1)
+		if !ok {
+			return 0, 0, false
+		}
+		if string(k) == key {
+			return i, end, true
+		}
+		i = skipSpace(obj, end)
+		if i >= len(obj) || obj[i] != ',' {
+			return 0, 0, false
+		}
+		i = skipSpace(obj, i+1)
+	}
+	return 0, 0, false
+}
+
+// withID returns frame with the value of its top-level id member
+// replaced by id, every other byte as it was; frame itself when it has no
+// id member.
+func withID(frame, id []byte) []byte {
+	start, end, ok := memberSpan(frame, "id")
+	if !ok {
+		return frame
+	}
+	out := make([]byte, 0, len(frame)-(end-start)+len(id))
+	out = append(out, frame[:start]...)
+	out = append(out, id...)
+	return append(out, frame[end:]...)
+}
+
+// appendFramed appends body with its framing: a newline, or a
+// Content-Length header (header, when it was recorded and the body is the
+// one recorded).
+func appendFramed(dst []byte, framing classify.Framing, body, header []byte) []byte {
+	if framing != classify.FramingLSP {
+		dst = append(dst, body...)
+		return append(dst, '\n')
+	}
+	if header != nil {
+		dst = append(dst, header...)
+	} else {
+		dst = append(dst, "Content-Length: "...)
+		dst = strconv.AppendInt(dst, int64(len(body)), 10)
+		dst = append(dst, "\r\n\r\n"...)
+	}
+	return append(dst, body...)
+}
+
+// A sessionFile is a session file replay writes of its own.
+type sessionFile struct {
+	path string
+	f    *os.File
+	bw   *bufio.Writer
+	w    *Writer
+}
+
+// createSessionFile creates a session file at path, or, when path is "",
+// a new one in the state directory, and writes its header.
+func createSessionFile(path string, h Header) (*sessionFile, error) {
+	if h.ID == "" {
+		var b [8]byte
+		rand.Read(b[:])
+		h.ID = hex.EncodeToString(b[:])
+	}
+	if path == "" {
+		dir, err := StateDir()
+		if err != nil {
+			return nil, fmt.Errorf("cannot record the replay: %w; give a file with --record FILE, or --no-record", err)
+		}
+		path = filepath.Join(dir, NewFileName(h.Started, h.Name))
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("cannot record the replay: %w; give another file with --record FILE, or --no-record", err)
+	}
+	if abs, err := filepath.Abs(path); err == nil {
+		path = abs
+	}
+	sf := &sessionFile{path: path, f: f, bw: bufio.NewWriterSize(f, 64<<10)}
+	if sf.w, err = NewWriter(sf.bw, h); err != nil {
+		f.Close()
+		return nil, err
+	}
+	Register(path) // a listing from another environment may miss it; nothing else depends on it
+	return sf, nil
+}
+
+func (sf *sessionFile) close() error {
+	err := sf.bw.Flush()
+	if cerr := sf.f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("writing the replay's session file %s: %w", sf.path, err)
+	}
+	return nil
+}
+
+// A FrameSource gives the frames of a stream one at a time: the body of
+// each (the line without its newline, the LSP body), valid until the next
+// call, and io.EOF after the last.
+type FrameSource interface {
+	Next() ([]byte, error)
+}

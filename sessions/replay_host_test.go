@@ -1,0 +1,207 @@
+package sessions
+
+import (
+	"bufio"
+	"context"
+	"io"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/rpctap/rpctap/classify"
+)
+
+// lineSource reads newline-framed frames.
+type lineSource struct{ br *bufio.Reader }
+
+func (l lineSource) Next() ([]byte, error) {
+	line, err := l.br.ReadBytes('\n')
+	if err != nil {
+		return nil, err
+	}
+	return line[:len(line)-1], nil
+}
+
+// fakeServer answers each frame it reads with what handle returns.
+type fakeServer struct {
+	mu   sync.Mutex
+	read []string
+}
+
+func (f *fakeServer) frames() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]string(nil), f.read...)
+}
+
+// playAgainst runs PlayHost on frames against a fake server.
+func playAgainst(t *testing.T, frames []frameAt, opts HostOptions, handle func(frame string, send func(string))) (*HostReport, *fakeServer) {
+	t.Helper()
+	path := writeSession(t, "ndjson", frames)
+	toServer, hostIn := io.Pipe()
+	fromServer, serverOut := io.Pipe()
+	fs := &fakeServer{}
+	go func() {
+		defer serverOut.Close()
+		var wmu sync.Mutex
+		send := func(s string) {
+			wmu.Lock()
+			defer wmu.Unlock()
+			io.WriteString(serverOut, s+"\n")
+		}
+		br := bufio.NewReader(toServer)
+		for {
+			line, err := br.ReadString('\n')
+			if err != nil {
+				return
+			}
+			line = strings.TrimSuffix(line, "\n")
+			fs.mu.Lock()
+			fs.read = append(fs.read, line)
+			fs.mu.Unlock()
+			handle(line, send)
+		}
+	}()
+	rep, err := PlayHost(context.Background(), path, lineSource{bufio.NewReader(fromServer)}, hostIn, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rep, fs
+}
+
+// answerAs answers each request with result, by method.
+func answerAs(results map[string]string) func(string, func(string)) {
+	return func(frame string, send func(string)) {
+		m := classify.Classify([]byte(frame), classify.H2S, classify.JSONRPC)
+		if m.Kind != classify.KindRequest {
+			return
+		}
+		if r, ok := results[m.Method()]; ok {
+			send(`{"jsonrpc":"2.0","id":` + string(m.ID().Raw) + `,` + r + `}`)
+		}
+	}
+}
+
+var conversationAnswers = map[string]string{
+	"initialize": `"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"s","version":"1"}}`,
+	"tools/list": `"result":{"tools":[` + echoTool + `,` + addTool + `]}`,
+}
+
+func TestPlayHostReportsSameChangedNewErrorAndMissingAnswers(t *testing.T) {
+	answers := map[string]string{}
+	for k, v := range conversationAnswers {
+		answers[k] = v
+	}
+	rep, _ := playAgainst(t, mcpConversation(nil), HostOptions{Timeout: 300 * time.Millisecond}, func(frame string, send func(string)) {
+		switch {
+		case strings.Contains(frame, `"echo"`) && strings.Contains(frame, "tools/call"):
+			send(`{"jsonrpc":"2.0","id":2,"error":{"code":-32603,"message":"boom"}}`)
+		case strings.Contains(frame, `"add"`) && strings.Contains(frame, "tools/call"):
+			// never answered
+		default:
+			answerAs(answers)(frame, send)
+		}
+	})
+	if len(rep.Calls) != 4 || rep.Calls[0].Outcome != OutcomeSame || rep.Calls[1].Outcome != OutcomeSame ||
+		rep.Calls[2].Outcome != OutcomeNewError || rep.Calls[3].Outcome != OutcomeMissing {
+		t.Errorf("outcomes: %+v", rep.Calls)
+	}
+	if rep.Same != 2 || rep.NewErrors != 1 || rep.Missing != 1 || !rep.Differs() {
+		t.Errorf("counts: %+v", rep)
+	}
+}
+
+func TestPlayHostShowsTheChangedPathsOfAnAnswer(t *testing.T) {
+	answers := map[string]string{}
+	for k, v := range conversationAnswers {
+		answers[k] = v
+	}
+	answers["tools/call"] = `"result":{"content":[{"type":"text","text":"hi"}]}`
+	rep, _ := playAgainst(t, mcpConversation(nil), HostOptions{}, answerAs(answers))
+	// add's recorded answer was "5"; the fake says "hi".
+	c := rep.Calls[3]
+	if c.Outcome != OutcomeChanged || len(c.Changes) != 1 || c.Changes[0] != (Change{Path: "/result/content/0/text", Was: `"5"`, Now: `"hi"`}) {
+		t.Errorf("add: %+v", c)
+	}
+	if rep.Same != 3 || rep.Changed != 1 {
+		t.Errorf("counts: %+v", rep)
+	}
+}
+
+func TestPlayHostWaitsForEachAnswerBeforeSendingWhatCameAfterIt(t *testing.T) {
+	var mu sync.Mutex
+	answered := map[string]bool{}
+	early := ""
+	answers := answerAs(map[string]string{"tools/call": `"result":"ok"`})
+	frames := twoEchoes()
+	rep, _ := playAgainst(t, frames, HostOptions{}, func(frame string, send func(string)) {
+		m := classify.Classify([]byte(frame), classify.H2S, classify.JSONRPC)
+		id := string(m.ID().Raw)
+		mu.Lock()
+		if id == "2" && !answered["1"] {
+			early = frame
+		}
+		mu.Unlock()
+		go func() {
+			time.Sleep(50 * time.Millisecond) // a slow server
+			mu.Lock()
+			answered[id] = true
+			mu.Unlock()
+			answers(frame, send)
+		}()
+	})
+	if early != "" {
+		t.Errorf("request 2 was sent before request 1 was answered: %s", early)
+	}
+	if len(rep.Calls) != 2 || rep.Missing != 0 {
+		t.Errorf("calls: %+v", rep.Calls)
+	}
+}
+
+func TestPlayHostAnswersTheServersRequestAsTheHostDidWithTheLiveId(t *testing.T) {
+	frames := []frameAt{
+		{0, 'h', `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}`},
+		{10, 's', `{"jsonrpc":"2.0","id":0,"method":"roots/list"}`},
+		{20, 'h', `{"jsonrpc":"2.0","id":0,"result":{"roots":[{"uri":"file:///r"}]}}`},
+		{30, 's', `{"jsonrpc":"2.0","id":1,"result":{}}`},
+	}
+	rep, fs := playAgainst(t, frames, HostOptions{}, func(frame string, send func(string)) {
+		if strings.Contains(frame, "initialize") {
+			send(`{"jsonrpc":"2.0","id":"srv-9","method":"roots/list"}`)
+		}
+		if strings.Contains(frame, "roots") {
+			send(`{"jsonrpc":"2.0","id":1,"result":{}}`)
+		}
+	})
+	got := fs.frames()
+	if len(got) != 2 || got[1] != `{"jsonrpc":"2.0","id":"srv-9","result":{"roots":[{"uri":"file:///r"}]}}` {
+		t.Errorf("the server read:\n%s", strings.Join(got, "\n"))
+	}
+	if rep.Same != 1 || rep.Differs() {
+		t.Errorf("report: %+v", rep)
+	}
+}
+
+func TestPlayHostComparesTheOrderOfNotificationsWhenAsked(t *testing.T) {
+	frames := []frameAt{
+		{0, 'h', `{"jsonrpc":"2.0","id":1,"method":"ping"}`},
+		{10, 's', `{"jsonrpc":"2.0","method":"a"}`},
+		{20, 's', `{"jsonrpc":"2.0","method":"b"}`},
+		{30, 's', `{"jsonrpc":"2.0","id":1,"result":{}}`},
+	}
+	serve := func(frame string, send func(string)) {
+		send(`{"jsonrpc":"2.0","method":"b"}`)
+		send(`{"jsonrpc":"2.0","method":"a"}`)
+		send(`{"jsonrpc":"2.0","id":1,"result":{}}`)
+	}
+	rep, _ := playAgainst(t, frames, HostOptions{}, serve)
+	if rep.Notifications != nil || rep.Differs() {
+		t.Errorf("notifications compared without being asked: %+v", rep.Notifications)
+	}
+	rep, _ = playAgainst(t, frames, HostOptions{Notifications: true}, serve)
+	n := rep.Notifications
+	if n == nil || n.Same || n.At != 0 || n.Was != "a" || n.Is != "b" || !rep.Differs() {
+		t.Errorf("notifications: %+v", n)
+	}
+}

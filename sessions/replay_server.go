@@ -1,0 +1,663 @@
+package sessions
+
+import (
+	"bytes"
+	"container/heap"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/rpctap/rpctap/classify"
+)
+
+// Match modes of ServeOptions.Match.
+const (
+	MatchBest       = "best"       // same method, then the most alike params
+	MatchSequential = "sequential" // the recorded requests of a method in their order
+	MatchStrict     = "strict"     // same method and equal params
+)
+
+// ServeOptions configure ServeReplay.
+type ServeOptions struct {
+	// Match is MatchBest (the default), MatchSequential or MatchStrict.
+	Match string
+	// Ignore leaves paths out of the comparison of params.
+	Ignore Ignore
+	// Speed scales the recorded delays: 2 plays twice as fast. 0 means 1.
+	Speed float64
+	// NoDelay sends the server's frames as soon as they are due, with
+	// none of their recorded delays.
+	NoDelay bool
+	// StrictVersion makes initialize match only a recorded initialize
+	// that asked for the same protocol version.
+	StrictVersion bool
+	// Record writes the replayed session to a file of its own, as a tap
+	// does: what the host sent and what replay answered, with a note on
+	// each match. RecordPath names the file ("": a new file in the state
+	// directory).
+	Record     bool
+	RecordPath string
+	// Argv is the command line the replay's session file names.
+	Argv []string
+	// Forward, when not nil, is the real server that requests matching
+	// nothing in the recording go to (--unmatched forward).
+	Forward *Forward
+	// Log, when not nil, is told what replay does, one line at a time
+	// (peer text escaped).
+	Log func(string)
+	// Now is the clock the Record's times are taken on (time since its
+	// start); nil: since ServeReplay began.
+	Now func() time.Duration
+}
+
+// ServeStats says what a replay as the server did.
+type ServeStats struct {
+	Answered, Unmatched, Forwarded, Sent, Dropped int
+	Path                                          string // the replay's own session file, if one was written
+}
+
+// ServeReplay plays the recorded server of the session file at path for
+// a live host: it reads the host's frames from in and writes the
+// recording's answers to out (and nothing else), until in ends or ctx is
+// done. See the README's section on replay for the rules.
+func ServeReplay(ctx context.Context, path string, in FrameSource, out io.Writer, opts ServeOptions) (ServeStats, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return ServeStats{}, fmt.Errorf("cannot open the recording: %w (rpctap ls lists recent sessions)", err)
+	}
+	defer f.Close()
+	rec, err := loadRecording(f, f, opts.Ignore)
+	if err != nil {
+		return ServeStats{}, err
+	}
+	var sf *sessionFile
+	if opts.Record {
+		h := Header{Started: time.Now(), Argv: opts.Argv, Name: "replay-" + rec.hdr.Name, Framing: rec.framing.String(), Profile: rec.hdr.ProfileOrDefault()}
+		if sf, err = createSessionFile(opts.RecordPath, h); err != nil {
+			return ServeStats{}, err
+		}
+		start := h.Started
+		opts.Now = func() time.Duration { return time.Since(start) }
+	}
+	st, err := serve(ctx, rec, in, out, opts, sf)
+	if sf != nil {
+		st.Path = sf.path
+		code := 0
+		sf.w.WriteEvent(EventRecord{T: opts.Now().Microseconds(), Kind: EventExit, Code: &code})
+		if cerr := sf.close(); cerr != nil && err == nil {
+			err = cerr
+		}
+	}
+	return st, err
+}
+
+// RecordingFraming is the framing of the session file at path, as replay
+// reads it.
+func RecordingFraming(path string) (classify.Framing, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return 0, fmt.Errorf("cannot open the recording: %w (rpctap ls lists recent sessions)", err)
+	}
+	defer f.Close()
+	rd := NewReader(f)
+	h, _ := rd.Header()
+	framing, _ := classify.ParseFraming(h.FramingOrDefault())
+	if framing != classify.FramingAuto {
+		return framing, nil
+	}
+	// An auto session says in a note when it turned out to be LSP.
+	for range 64 {
+		ev, err := rd.Next()
+		if err != nil {
+			break
+		}
+		if ev.Kind == EventNote && ev.Text == NoteFramingLSP {
+			return classify.FramingLSP, nil
+		}
+		if ev.IsFrame() && ev.Dir != classify.Err {
+			break
+		}
+	}
+	return classify.FramingNDJSON, nil
+}
+
+type server struct {
+	rec   *recording
+	opts  ServeOptions
+	file  *sessionFile // nil when not recording
+	fwd   *forwarding  // nil unless forwarding
+	out   io.Writer
+	start time.Time
+	speed float64
+
+	mu      sync.Mutex
+	queue   outQueue
+	wake    chan struct{}
+	seq     int64
+	nextID  int
+	serverQ map[string]int32 // rewritten id key of a server request → its frame
+	cursor  map[string]int   // sequential: the next request of a method
+	stats   ServeStats
+	werr    error
+	closing bool
+}
+
+// An outItem is a recorded server frame due to be written.
+type outItem struct {
+	due   time.Time
+	seq   int64 // tie-break: the order items were scheduled
+	frame int32
+	id    []byte // the id to give it (a response: the host's; a server request: replay's own)
+	// answer marks an answer to a host request, which is written even
+	// when the host has closed its input.
+	answer bool
+	raw    []byte // a frame of replay's own (an error), instead of frame
+}
+
+type outQueue []outItem
+
+func (q outQueue) Len() int { return len(q) }
+func (q outQueue) Less(i, j int) bool {
+	if !q[i].due.Equal(q[j].due) {
+		return q[i].due.Before(q[j].due)
+	}
+	return q[i].seq < q[j].seq
+}
+func (q outQueue) Swap(i, j int) { q[i], q[j] = q[j], q[i] }
+func (q *outQueue) Push(x any)   { *q = append(*q, x.(outItem)) }
+func (q *outQueue) Pop() any {
+	old := *q
+	it := old[len(old)-1]
+	*q = old[:len(old)-1]
+	return it
+}
+
+func serve(ctx context.Context, rec *recording, in FrameSource, out io.Writer, opts ServeOptions, sf *sessionFile) (ServeStats, error) {
+	s := &server{rec: rec, opts: opts, out: out, file: sf, start: time.Now(), speed: opts.Speed,
+		wake: make(chan struct{}, 1), serverQ: map[string]int32{}, cursor: map[string]int{}}
+	if s.speed <= 0 {
+		s.speed = 1
+	}
+	if s.opts.Match == "" {
+		s.opts.Match = MatchBest
+	}
+	if s.opts.Now == nil {
+		s.opts.Now = func() time.Duration { return time.Since(s.start) }
+	}
+	s.mu.Lock()
+	s.scheduleAfter(-1, s.start)
+	s.mu.Unlock()
+	if opts.Forward != nil {
+		s.fwd = newForwarding(opts.Forward, rec.framing)
+		go s.readForward()
+		go s.writeForward()
+	}
+
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		s.writeLoop(ctx)
+	}()
+	// A host may stop replay with a signal (ctx) while its input is still
+	// open: the read that waits on it is then left behind.
+	readDone := make(chan error, 1)
+	go func() { readDone <- s.readLoop(ctx, in) }()
+	var readErr error
+	select {
+	case readErr = <-readDone:
+	case <-ctx.Done():
+		readErr = ctx.Err()
+	}
+	s.mu.Lock()
+	s.closing = true
+	if s.fwd != nil {
+		close(s.fwd.out)
+	}
+	s.mu.Unlock()
+	s.poke()
+	<-done
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if readErr != nil && !errors.Is(readErr, io.EOF) && ctx.Err() == nil {
+		return s.stats, fmt.Errorf("reading the host's frames: %w", readErr)
+	}
+	if s.werr != nil && ctx.Err() == nil {
+		return s.stats, fmt.Errorf("writing to the host: %w", s.werr)
+	}
+	return s.stats, nil
+}
+
+func (s *server) poke() {
+	select {
+	case s.wake <- struct{}{}:
+	default:
+	}
+}
+
+func (s *server) log(format string, args ...any) {
+	msg := fmt.Sprintf(format, args...)
+	if s.opts.Log != nil {
+		s.opts.Log(msg)
+	}
+	s.note(msg)
+}
+
+// note records msg in the replay's own session file.
+func (s *server) note(msg string) {
+	if s.file != nil {
+		s.file.w.WriteEvent(EventRecord{T: s.opts.Now().Microseconds(), Kind: EventNote, Text: "replay: " + msg})
+	}
+}
+
+func (s *server) record(dir classify.Direction, frame []byte) {
+	if s.file != nil {
+		s.file.w.WriteFrame(FrameRecord{T: s.opts.Now().Microseconds(), Dir: dir, Frame: frame})
+	}
+}
+
+// wait turns a recorded delay into one to wait now.
+func (s *server) wait(us int64) time.Duration {
+	if s.opts.NoDelay {
+		return 0
+	}
+	return time.Duration(float64(us)*float64(time.Microsecond)/s.speed + 0.5)
+}
+
+// scheduleAfter queues the server frames that came after frame i (-1: at
+// the start), timed from at. s.mu is held.
+func (s *server) scheduleAfter(i int32, at time.Time) {
+	for _, j := range s.rec.after[i] {
+		it := outItem{due: at.Add(s.wait(s.rec.delay(j))), frame: j}
+		if s.rec.frames[j].kind == classify.KindRequest {
+			s.nextID++
+			it.id = strconv.AppendQuote(nil, "rpctap-replay-"+strconv.Itoa(s.nextID))
+		}
+		s.push(it)
+	}
+}
+
+func (s *server) push(it outItem) {
+	s.seq++
+	it.seq = s.seq
+	heap.Push(&s.queue, it)
+	s.poke()
+}
+
+// writeLoop writes queued frames when they are due.
+func (s *server) writeLoop(ctx context.Context) {
+	timer := time.NewTimer(time.Hour)
+	defer timer.Stop()
+	for {
+		s.mu.Lock()
+		if s.closing {
+			// The host has closed its input: what answers its requests
+			// still goes; the rest is never wanted.
+			keep := s.queue[:0]
+			for _, it := range s.queue {
+				if it.answer {
+					keep = append(keep, it)
+				} else {
+					s.stats.Dropped++
+				}
+			}
+			s.queue = keep
+			heap.Init(&s.queue)
+		}
+		if len(s.queue) == 0 && s.closing && !s.waitingForward() || s.werr != nil {
+			if s.stats.Dropped > 0 {
+				s.log("the host closed its input; %d recorded server frames were not sent", s.stats.Dropped)
+			}
+			s.mu.Unlock()
+			return
+		}
+		var wait time.Duration = time.Hour
+		if len(s.queue) > 0 {
+			wait = time.Until(s.queue[0].due)
+		}
+		if len(s.queue) > 0 && wait <= 0 {
+			it := heap.Pop(&s.queue).(outItem)
+			s.writeItem(it)
+			s.mu.Unlock()
+			continue
+		}
+		s.mu.Unlock()
+		timer.Reset(wait)
+		select {
+		case <-ctx.Done():
+			return
+		case <-s.wake:
+		case <-timer.C:
+		}
+	}
+}
+
+// writeItem writes one frame to the host. s.mu is held.
+func (s *server) writeItem(it outItem) {
+	body, header := it.raw, []byte(nil)
+	if body == nil {
+		var err error
+		if body, header, err = s.rec.read(it.frame); err != nil {
+			s.werr = err
+			return
+		}
+		if it.id != nil {
+			if nb := withID(body, it.id); !bytes.Equal(nb, body) {
+				body, header = nb, nil
+			}
+		}
+	}
+	if _, err := s.out.Write(appendFramed(nil, s.rec.framing, body, header)); err != nil {
+		s.werr = err
+		return
+	}
+	s.stats.Sent++
+	s.record(classify.S2H, body)
+	if it.raw != nil {
+		return
+	}
+	f := &s.rec.frames[it.frame]
+	if f.kind == classify.KindRequest {
+		s.serverQ[string(classify.RawID(it.id).Key())] = it.frame
+		s.log("sent the recorded server request %s (line %d) with id %s", esc(f.method), f.line, it.id)
+	}
+	if f.kind == classify.KindResponse && f.pair >= 0 {
+		s.scheduleAfter(it.frame, time.Now())
+	}
+}
+
+func esc(s string) string { return classify.EscapeString(s, 120) }
+
+// readLoop reads the host's frames and answers them.
+func (s *server) readLoop(ctx context.Context, in FrameSource) error {
+	profile, _ := classify.ParseProfile(s.rec.hdr.ProfileOrDefault())
+	if profile == classify.Auto {
+		profile = classify.JSONRPC
+		if s.rec.framing == classify.FramingLSP {
+			profile = classify.LSP
+		}
+	}
+	for ctx.Err() == nil {
+		body, err := in.Next()
+		if err != nil {
+			return err
+		}
+		now := time.Now()
+		m := classify.Classify(body, classify.H2S, profile)
+		s.mu.Lock()
+		s.record(classify.H2S, body)
+		switch m.Kind {
+		case classify.KindRequest:
+			s.answer(&m, body, now)
+		case classify.KindNotification:
+			s.notified(&m, body, now)
+		case classify.KindResponse:
+			s.answered(&m, body, now)
+		default:
+			if m.Answer != nil {
+				s.push(outItem{due: now, raw: m.Answer.JSON(), answer: true})
+				s.log("the host sent %s; answered with error %d, as a strict server does", m.Kind.Phrase(), m.Answer.Code)
+			}
+		}
+		s.mu.Unlock()
+	}
+	return ctx.Err()
+}
+
+// answer matches a host request and queues the recorded answer. s.mu is
+// held.
+func (s *server) answer(m *classify.Message, body []byte, now time.Time) {
+	method := m.Method()
+	i, why := s.match(method, body)
+	if i < 0 && s.fwd != nil {
+		s.forwardRequest(m, body)
+		return
+	}
+	if i < 0 {
+		s.stats.Unmatched++
+		code := classify.InvalidParams
+		if len(s.rec.byMethod[method]) == 0 {
+			code = classify.MethodNotFound
+		}
+		s.push(outItem{due: now, raw: errorFrame(m.ID().Raw, code, "rpctap replay: no recorded answer: "+why), answer: true})
+		s.log("%s id %s: no recorded answer: %s", esc(method), esc(m.ID().String()), why)
+		return
+	}
+	s.stats.Answered++
+	if s.fwd != nil && method == "initialize" {
+		s.forwardHandshake(body)
+	}
+	q := &s.rec.frames[i]
+	q.used = true
+	s.log("%s id %s: answered as line %d of the recording", esc(method), esc(m.ID().String()), q.line)
+	if q.pair >= 0 {
+		s.push(outItem{due: now.Add(s.wait(s.rec.delay(q.pair))), frame: q.pair, id: bytes.Clone(m.ID().Raw), answer: true})
+	} else {
+		s.log("the recording never answered line %d, so neither does replay", q.line)
+	}
+	s.scheduleAfter(i, now)
+}
+
+// match picks the recorded request that answers a host request, or says
+// why none does.
+func (s *server) match(method string, body []byte) (int32, string) {
+	cands := s.rec.byMethod[method]
+	var reqs []int32
+	for _, c := range cands {
+		if s.rec.frames[c].kind == classify.KindRequest {
+			reqs = append(reqs, c)
+		}
+	}
+	if len(reqs) == 0 {
+		return -1, s.nearestMethod(method)
+	}
+	if method == "initialize" {
+		return s.matchInitialize(reqs, body)
+	}
+	ig := s.opts.Ignore
+	if s.opts.Match == MatchSequential {
+		n := s.cursor[method]
+		if n >= len(reqs) {
+			return -1, fmt.Sprintf("the recording has %d %s requests, all answered already (--match sequential)", len(reqs), esc(method))
+		}
+		s.cursor[method] = n + 1
+		return reqs[n], ""
+	}
+	h, _ := ig.Hash(body)
+	reuse := int32(-1)
+	for _, c := range reqs {
+		if s.rec.frames[c].hash == h {
+			if !s.rec.frames[c].used {
+				return c, ""
+			}
+			if reuse < 0 {
+				reuse = c
+			}
+		}
+	}
+	if reuse >= 0 {
+		return reuse, ""
+	}
+	// No recorded request has equal params: the most alike one.
+	best, bestScore, bestBody := int32(-1), -1.0, []byte(nil)
+	for k, c := range reqs {
+		if k == maxCompared {
+			break
+		}
+		fb, _, err := s.rec.read(c)
+		if err != nil {
+			continue
+		}
+		score := ig.Similarity(fb, body)
+		if !s.rec.frames[c].used {
+			score += 1e-9
+		}
+		if score > bestScore {
+			best, bestScore, bestBody = c, score, fb
+		}
+	}
+	if best < 0 {
+		return -1, "the recording could not be read back"
+	}
+	if s.opts.Match == MatchBest {
+		return best, ""
+	}
+	return -1, fmt.Sprintf("the nearest recorded %s request, line %d, differs: %s", esc(method), s.rec.frames[best].line, describeChanges(ig.Diff(bestBody, body, 3), "recorded", "sent"))
+}
+
+// matchInitialize answers the MCP handshake from the recording whatever
+// protocol version the host asks for, unless StrictVersion.
+func (s *server) matchInitialize(reqs []int32, body []byte) (int32, string) {
+	version := func(b []byte) string {
+		v, _ := classify.StringValue(classify.Member(classify.Member(b, "params"), "protocolVersion"))
+		return v
+	}
+	want := version(body)
+	pick, recorded := int32(-1), ""
+	for _, c := range reqs {
+		if s.opts.StrictVersion {
+			fb, _, err := s.rec.read(c)
+			if err != nil {
+				continue
+			}
+			if recorded = version(fb); recorded != want {
+				continue
+			}
+		}
+		if pick < 0 || !s.rec.frames[c].used && s.rec.frames[pick].used {
+			pick = c
+		}
+	}
+	if pick < 0 {
+		return -1, fmt.Sprintf("the recording's initialize (line %d) asked for protocol version %s, the host asks for %s (--strict-version)",
+			s.rec.frames[reqs[0]].line, esc(strconv.Quote(recorded)), esc(strconv.Quote(want)))
+	}
+	return pick, ""
+}
+
+// maxCompared bounds the recorded requests read back to find the most
+// alike one.
+const maxCompared = 500
+
+// nearestMethod says which recorded request is nearest to a method that
+// was never recorded.
+func (s *server) nearestMethod(method string) string {
+	best, bestD := "", -1
+	for m, idx := range s.rec.byMethod {
+		if s.rec.frames[idx[0]].kind != classify.KindRequest {
+			continue
+		}
+		if d := editDistance(m, method); bestD < 0 || d < bestD || d == bestD && m < best {
+			best, bestD = m, d
+		}
+	}
+	if best == "" {
+		return fmt.Sprintf("the recording has no request %s, and no requests at all", esc(method))
+	}
+	return fmt.Sprintf("the recording has no request %s; the nearest is %s, line %d", esc(method), esc(best), s.rec.frames[s.rec.byMethod[best][0]].line)
+}
+
+// describeChanges puts the first changes in words.
+func describeChanges(cs []Change, was, now string) string {
+	if len(cs) == 0 {
+		return "only in paths left out"
+	}
+	parts := make([]string, len(cs))
+	for i, c := range cs {
+		parts[i] = DescribeChange(c, was, now)
+	}
+	return strings.Join(parts, "; ")
+}
+
+// notified matches a host notification, to play what the server sent
+// after it. s.mu is held.
+func (s *server) notified(m *classify.Message, body []byte, now time.Time) {
+	if s.fwd != nil {
+		s.forwardFrame(body)
+	}
+	method := m.Method()
+	h, _ := s.opts.Ignore.Hash(body)
+	pick := int32(-1)
+	for _, c := range s.rec.byMethod[method] {
+		f := &s.rec.frames[c]
+		if f.kind != classify.KindNotification || f.used {
+			continue
+		}
+		if f.hash == h {
+			pick = c
+			break
+		}
+		if pick < 0 {
+			pick = c
+		}
+	}
+	if pick < 0 {
+		return
+	}
+	s.rec.frames[pick].used = true
+	if len(s.rec.after[pick]) > 0 {
+		s.log("%s: playing what the server sent after line %d", esc(method), s.rec.frames[pick].line)
+	}
+	s.scheduleAfter(pick, now)
+}
+
+// answered takes the host's answer to a server request replay sent.
+// s.mu is held.
+func (s *server) answered(m *classify.Message, body []byte, now time.Time) {
+	if !m.HasID() {
+		return
+	}
+	key := m.ID().Key()
+	if s.forwardAnswer(key, body) {
+		return
+	}
+	i, ok := s.serverQ[key]
+	if !ok {
+		s.log("the host answered id %s, which replay never asked", esc(m.ID().String()))
+		return
+	}
+	delete(s.serverQ, key)
+	if p := s.rec.frames[i].pair; p >= 0 {
+		s.scheduleAfter(p, now)
+	}
+}
+
+// errorFrame is a JSON-RPC error answer to id.
+func errorFrame(id []byte, code int, msg string) []byte {
+	b := []byte(`{"jsonrpc":"2.0","id":`)
+	if id == nil {
+		id = []byte("null")
+	}
+	b = append(b, id...)
+	b = append(b, `,"error":{"code":`...)
+	b = strconv.AppendInt(b, int64(code), 10)
+	b = append(b, `,"message":`...)
+	b = appendString(b, msg)
+	return append(b, "}}"...)
+}
+
+// editDistance is the Levenshtein distance of two names.
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}

@@ -1,0 +1,306 @@
+package sessions
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"github.com/rpctap/rpctap/classify"
+	"io"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// chanSource gives the frames sent on it; closing it is the end of input.
+type chanSource chan []byte
+
+func (c chanSource) Next() ([]byte, error) {
+	b, ok := <-c
+	if !ok {
+		return nil, io.EOF
+	}
+	return b, nil
+}
+
+// syncBuffer is what replay writes to the host.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// replayServer runs ServeReplay on a recording for a test host.
+type replayServer struct {
+	in     chanSource
+	out    *syncBuffer
+	done   chan error
+	closed bool
+}
+
+func startReplayServer(t *testing.T, framing string, frames []frameAt, opts ServeOptions) *replayServer {
+	t.Helper()
+	path := writeSession(t, framing, frames)
+	opts.NoDelay = true
+	s := &replayServer{in: make(chanSource), out: &syncBuffer{}, done: make(chan error, 1)}
+	go func() {
+		_, err := ServeReplay(context.Background(), path, s.in, s.out, opts)
+		s.done <- err
+	}()
+	t.Cleanup(func() { s.close(t) })
+	return s
+}
+
+func (s *replayServer) send(frame string) { s.in <- []byte(frame) }
+
+// lines waits until replay has written n lines, and returns them.
+func (s *replayServer) lines(t *testing.T, n int) []string {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		out := s.out.String()
+		lines := strings.SplitAfter(out, "\n")
+		if lines[len(lines)-1] == "" {
+			lines = lines[:len(lines)-1]
+		}
+		if len(lines) >= n {
+			return lines
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("replay wrote %d lines, want %d:\n%s", len(lines), n, out)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+func (s *replayServer) close(t *testing.T) {
+	if s.closed {
+		return
+	}
+	s.closed = true
+	close(s.in)
+	if err := <-s.done; err != nil {
+		t.Errorf("ServeReplay: %v", err)
+	}
+}
+
+func TestReplayServerAnswersWithTheHostsIdAndOtherwiseTheRecordedBytes(t *testing.T) {
+	s := startReplayServer(t, "ndjson", mcpConversation(nil), ServeOptions{})
+	// Another protocol version and other client info: the handshake is
+	// answered from the recording all the same.
+	s.send(`{"jsonrpc":"2.0","id":"a","method":"initialize","params":{"protocolVersion":"2099-01-01","capabilities":{"x":{}},"clientInfo":{"name":"other","version":"9"}}}`)
+	s.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	s.send(`{"jsonrpc":"2.0","id":10,"method":"tools/call","params":{"arguments":{"message":"hi"},"name":"echo","_meta":{"progressToken":1}}}`)
+	got := s.lines(t, 2)
+	want := []string{
+		`{"jsonrpc":"2.0","id":"a","result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"s","version":"1"}}}` + "\n",
+		`{"jsonrpc":"2.0","id":10,"result":{"content":[{"type":"text","text":"hi"}]}}` + "\n",
+	}
+	if strings.Join(got, "") != strings.Join(want, "") {
+		t.Errorf("replay wrote:\n%s\nwant:\n%s", strings.Join(got, ""), strings.Join(want, ""))
+	}
+}
+
+func TestReplayServerStrictRefusesOtherParamsNamingTheNearestRequestAndWhy(t *testing.T) {
+	s := startReplayServer(t, "ndjson", mcpConversation(nil), ServeOptions{Match: MatchStrict})
+	s.send(`{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"echo","arguments":{"message":"bye"}}}`)
+	got := s.lines(t, 1)[0]
+	for _, want := range []string{`"id":4`, `"code":-32602`, "line 7", `/params/arguments/message: \"hi\" recorded, \"bye\" sent`} {
+		if !strings.Contains(got, want) {
+			t.Errorf("the error lacks %s:\n%s", want, got)
+		}
+	}
+}
+
+func TestReplayServerBestAnswersWithTheMostAlikeRecordedRequest(t *testing.T) {
+	s := startReplayServer(t, "ndjson", mcpConversation(nil), ServeOptions{})
+	s.send(`{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"echo","arguments":{"message":"bye"}}}`)
+	if got := s.lines(t, 1)[0]; got != `{"jsonrpc":"2.0","id":4,"result":{"content":[{"type":"text","text":"hi"}]}}`+"\n" {
+		t.Errorf("best match answered %s", got)
+	}
+}
+
+func TestReplayServerAnswersAMethodNeverRecordedWithMethodNotFoundNamingTheNearest(t *testing.T) {
+	s := startReplayServer(t, "ndjson", mcpConversation(nil), ServeOptions{})
+	s.send(`{"jsonrpc":"2.0","id":4,"method":"tools/lists"}`)
+	got := s.lines(t, 1)[0]
+	if !strings.Contains(got, `"code":-32601`) || !strings.Contains(got, "no request tools/lists; the nearest is tools/list, line 5") {
+		t.Errorf("got %s", got)
+	}
+}
+
+func twoEchoes() []frameAt {
+	return []frameAt{
+		{0, 'h', `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"message":"hi"}}}`},
+		{10, 's', `{"jsonrpc":"2.0","id":1,"result":"first"}`},
+		{20, 'h', `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo","arguments":{"message":"hi"}}}`},
+		{30, 's', `{"jsonrpc":"2.0","id":2,"result":"second"}`},
+	}
+}
+
+func TestReplayServerSequentialAnswersARepeatedRequestWithEachRecordedAnswerInTurn(t *testing.T) {
+	s := startReplayServer(t, "ndjson", twoEchoes(), ServeOptions{Match: MatchSequential})
+	call := `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"echo","arguments":{"message":"other"}}}`
+	s.send(call)
+	s.send(call)
+	s.send(call)
+	got := s.lines(t, 3)
+	if !strings.Contains(got[0], `"first"`) || !strings.Contains(got[1], `"second"`) || !strings.Contains(got[2], "all answered already") {
+		t.Errorf("sequential answers:\n%s", strings.Join(got, ""))
+	}
+}
+
+func TestReplayServerBestUsesEachEqualRecordedRequestOnceThenTheFirstAgain(t *testing.T) {
+	s := startReplayServer(t, "ndjson", twoEchoes(), ServeOptions{})
+	call := `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"echo","arguments":{"message":"hi"}}}`
+	s.send(call)
+	s.send(call)
+	s.send(call)
+	got := s.lines(t, 3)
+	if !strings.Contains(got[0], `"first"`) || !strings.Contains(got[1], `"second"`) || !strings.Contains(got[2], `"first"`) {
+		t.Errorf("best answers:\n%s", strings.Join(got, ""))
+	}
+}
+
+func TestReplayServerPlaysServerFramesAfterTheFrameTheyFollowedWithItsOwnRequestIds(t *testing.T) {
+	frames := []frameAt{
+		{0, 'h', `{"jsonrpc":"2.0","method":"notifications/initialized"}`},
+		{10, 's', `{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}`},
+		{20, 's', `{"jsonrpc":"2.0","id":0,"method":"roots/list"}`},
+		{30, 'h', `{"jsonrpc":"2.0","id":0,"result":{"roots":[]}}`},
+		{40, 's', `{"jsonrpc":"2.0","method":"after/roots"}`},
+	}
+	s := startReplayServer(t, "ndjson", frames, ServeOptions{})
+	s.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	got := s.lines(t, 2)
+	if got[0] != frames[1].frame+"\n" || got[1] != `{"jsonrpc":"2.0","id":"rpctap-replay-1","method":"roots/list"}`+"\n" {
+		t.Fatalf("after initialized, replay wrote:\n%s", strings.Join(got, ""))
+	}
+	// Nothing more until the host answers the server's request.
+	s.send(`{"jsonrpc":"2.0","id":"rpctap-replay-1","result":{"roots":[]}}`)
+	if got := s.lines(t, 3); got[2] != frames[4].frame+"\n" {
+		t.Errorf("after the host's answer, replay wrote %s", got[2])
+	}
+}
+
+func TestReplayServerAnswersTheHandshakeWhateverTheProtocolVersionEvenWhenStrict(t *testing.T) {
+	s := startReplayServer(t, "ndjson", mcpConversation(nil), ServeOptions{Match: MatchStrict})
+	s.send(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2099-01-01","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`)
+	if got := s.lines(t, 1)[0]; !strings.Contains(got, `"result":{"protocolVersion":"2025-11-25"`) {
+		t.Errorf("got %s", got)
+	}
+}
+
+func TestReplayServerStrictVersionRefusesAnotherProtocolVersion(t *testing.T) {
+	s := startReplayServer(t, "ndjson", mcpConversation(nil), ServeOptions{StrictVersion: true})
+	s.send(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2099-01-01","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`)
+	got := s.lines(t, 1)[0]
+	if !strings.Contains(got, `"error"`) || !strings.Contains(got, `protocol version \"2025-11-25\", the host asks for \"2099-01-01\"`) {
+		t.Errorf("got %s", got)
+	}
+}
+
+func TestReplayServerFramesAnswersWithContentLengthForAnLSPRecording(t *testing.T) {
+	frames := []frameAt{
+		{0, 'h', `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"processId":null}}`},
+		{10, 's', `{"jsonrpc":"2.0","id":1,"result":{"capabilities":{}}}`},
+	}
+	s := startReplayServer(t, "lsp", frames, ServeOptions{})
+	s.send(`{"jsonrpc":"2.0","id":12345,"method":"initialize","params":{"processId":7}}`)
+	want := "Content-Length: 57\r\n\r\n" + `{"jsonrpc":"2.0","id":12345,"result":{"capabilities":{}}}`
+	deadline := time.Now().Add(20 * time.Second)
+	for s.out.String() != want && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	if got := s.out.String(); got != want {
+		t.Errorf("replay wrote %q, want %q", got, want)
+	}
+}
+
+// blockedSource never gives a frame, as a host that keeps its input open.
+type blockedSource struct{}
+
+func (blockedSource) Next() ([]byte, error) { select {} }
+
+func TestReplayServerEndsWhenStoppedWhileTheHostsInputIsStillOpen(t *testing.T) {
+	path := writeSession(t, "ndjson", mcpConversation(nil))
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		_, err := ServeReplay(ctx, path, blockedSource{}, &syncBuffer{}, ServeOptions{})
+		done <- err
+	}()
+	cancel()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Errorf("ServeReplay: %v", err)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("ServeReplay went on waiting for the host's input after it was stopped")
+	}
+}
+
+func TestReplayServerForwardsWhatItCannotAnswerToTheRealServerAfterTheHandshake(t *testing.T) {
+	toReal, realIn := io.Pipe()
+	realOut, fromReal := io.Pipe()
+	var mu sync.Mutex
+	var seen []string
+	go func() { // the real server: answers every request with "real"
+		defer fromReal.Close()
+		br := bufioReader(toReal)
+		for {
+			line, err := br.ReadString('\n')
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			seen = append(seen, strings.TrimSuffix(line, "\n"))
+			mu.Unlock()
+			if id := classifyID(line); id != "" {
+				io.WriteString(fromReal, `{"jsonrpc":"2.0","id":`+id+`,"result":"real"}`+"\n")
+			}
+		}
+	}()
+	fw := &Forward{To: realIn, From: lineSource{bufioReader(realOut)}, Close: realIn.Close}
+	s := startReplayServer(t, "ndjson", mcpConversation(nil), ServeOptions{Match: MatchStrict, Forward: fw})
+	s.send(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`)
+	s.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	s.send(`{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"echo","arguments":{"message":"bye"}}}`)
+	got := s.lines(t, 2)
+	if !strings.Contains(got[0], `"protocolVersion":"2025-11-25"`) || got[1] != `{"jsonrpc":"2.0","id":4,"result":"real"}`+"\n" {
+		t.Errorf("the host got:\n%s", strings.Join(got, ""))
+	}
+	s.close(t)
+	mu.Lock()
+	defer mu.Unlock()
+	if len(seen) != 3 || !strings.Contains(seen[0], `"id":"rpctap-forward-1","method":"initialize"`) ||
+		!strings.Contains(seen[1], "notifications/initialized") || !strings.Contains(seen[2], `"bye"`) {
+		t.Errorf("the real server read:\n%s", strings.Join(seen, "\n"))
+	}
+	if n := len(s.lines(t, 2)); n != 2 {
+		t.Errorf("the host got %d frames; the answer to replay's own initialize must not reach it", n)
+	}
+}
+
+func bufioReader(r io.Reader) *bufio.Reader { return bufio.NewReader(r) }
+
+// classifyID is the id of a request line, or "".
+func classifyID(line string) string {
+	m := classify.Classify([]byte(strings.TrimSpace(line)), classify.H2S, classify.JSONRPC)
+	if m.Kind != classify.KindRequest {
+		return ""
+	}
+	return string(m.ID().Raw)
+}

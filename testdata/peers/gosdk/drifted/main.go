@@ -1,0 +1,9 @@
+// Command drifted is the gosdk test server with one answer changed: echo
+// answers in upper case. Everything else (tools, schemas, server info) is
+// what server answers, so that replay --as-host of a session recorded with
+// server reports exactly that one difference.
+package main
+
+import "github.com/rpctap/rpctap/testdata/peers/gosdk/tools"
+
+func main() { tools.Serve(true) }

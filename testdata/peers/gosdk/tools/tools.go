@@ -1,0 +1,90 @@
+// Package tools holds the tools of the gosdk test servers: server serves
+// them as they are; drifted serves them with one answer changed, as a new
+// build of a server might, for replay's regression tests.
+package tools
+
+import (
+	"context"
+	"fmt"
+	"log"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+type echoIn struct {
+	Message string `json:"message" jsonschema:"the text to echo back"`
+}
+
+type addIn struct {
+	A float64 `json:"a" jsonschema:"first addend"`
+	B float64 `json:"b" jsonschema:"second addend"`
+}
+
+type addOut struct {
+	Sum float64 `json:"sum" jsonschema:"a+b"`
+}
+
+type sleepIn struct {
+	Duration string `json:"duration" jsonschema:"how long to sleep, as a Go duration such as 500ms or 2s"`
+}
+
+func text(s string) *mcp.CallToolResult {
+	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: s}}}
+}
+
+func echo(ctx context.Context, req *mcp.CallToolRequest, in echoIn) (*mcp.CallToolResult, any, error) {
+	return text(in.Message), nil, nil
+}
+
+// echoUpper is echo as the drifted server answers it: in upper case.
+func echoUpper(ctx context.Context, req *mcp.CallToolRequest, in echoIn) (*mcp.CallToolResult, any, error) {
+	return text(strings.ToUpper(in.Message)), nil, nil
+}
+
+func add(ctx context.Context, req *mcp.CallToolRequest, in addIn) (*mcp.CallToolResult, addOut, error) {
+	sum := in.A + in.B
+	return text(fmt.Sprint(sum)), addOut{Sum: sum}, nil
+}
+
+func sleep(ctx context.Context, req *mcp.CallToolRequest, in sleepIn) (*mcp.CallToolResult, any, error) {
+	d, err := time.ParseDuration(in.Duration)
+	if err != nil {
+		return nil, nil, fmt.Errorf("bad duration %q: %v", in.Duration, err)
+	}
+	if d < 0 || d > 10*time.Minute {
+		return nil, nil, fmt.Errorf("duration %v out of range [0, 10m]", d)
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return text("slept " + d.String()), nil, nil
+	case <-ctx.Done():
+		return nil, nil, ctx.Err()
+	}
+}
+
+// Serve runs the server on stdio until stdin closes; drifted makes echo
+// answer in upper case, every other answer (tools, schemas, server info)
+// being the same.
+func Serve(drifted bool) {
+	log.SetFlags(0)
+	log.SetPrefix("gosdk-server: ")
+	s := mcp.NewServer(&mcp.Implementation{Name: "rpctap-gosdk-server", Version: "v0.1.0"}, nil)
+	if drifted {
+		mcp.AddTool(s, &mcp.Tool{Name: "echo", Description: "Echoes back the message"}, echoUpper)
+	} else {
+		mcp.AddTool(s, &mcp.Tool{Name: "echo", Description: "Echoes back the message"}, echo)
+	}
+	mcp.AddTool(s, &mcp.Tool{Name: "add", Description: "Adds two numbers"}, add)
+	mcp.AddTool(s, &mcp.Tool{Name: "sleep", Description: "Sleeps for a duration, then answers"}, sleep)
+	log.Print("running on stdio")
+	if err := s.Run(context.Background(), &mcp.StdioTransport{}); err != nil {
+		log.Printf("stopped: %v", err)
+		os.Exit(1)
+	}
+	log.Print("stopped")
+}
