@@ -325,6 +325,9 @@ func TestCapturedReplyShowsPairedWithItsLatency(t *testing.T) {
 		t.Fatalf("the captured answer %+v is not paired with the injected request %+v", resp, req)
 	}
 	lat := fmtLatency(resp.Latency)
+	// The rows may have been drawn into output an earlier wait read, and
+	// the renderer redraws only lines that change: a resize redraws all.
+	tm.Send(tea.WindowSizeMsg{Width: 160, Height: 40})
 	waitFor(t, tm, "+request", "CAPTURED", lat)
 	view := finalView(t, tm)
 	if strings.Count(view, lat) < 2 {
