@@ -431,7 +431,7 @@ func waitShowing(t *testing.T, tm *teatest.TestModel, title, size, not string) s
 			}
 		}
 		return got != ""
-	}, teatest.WithDuration(5*time.Second), teatest.WithCheckInterval(20*time.Millisecond))
+	}, teatest.WithDuration(20*time.Second), teatest.WithCheckInterval(20*time.Millisecond))
 	return got
 }
 
