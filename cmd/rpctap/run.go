@@ -22,6 +22,8 @@ type runOptions struct {
 	redact, methodTimeouts         []string
 	timeout                        time.Duration
 	stdinWait, termWait, drain     time.Duration
+	intercept                      string
+	holdTimeout                    time.Duration
 }
 
 func newRunCmd() *cobra.Command {
@@ -62,6 +64,8 @@ own, unless --stdin-grace, --term-grace or --drain asks it to.`,
 	f.DurationVar(&o.stdinWait, "stdin-grace", 0, "send CMD SIGTERM when it has not exited this long after the host closed stdin (default: never; the host decides when to stop CMD)")
 	f.DurationVar(&o.termWait, "term-grace", 0, "send CMD SIGKILL when it has not exited this long after it was signalled to stop, by the host or by --stdin-grace (default: never)")
 	f.DurationVar(&o.drain, "drain", 0, "once CMD has exited, stop reading its stdout when it stays silent this long, for a child of CMD that holds it open (default: read until it closes, as a host would)")
+	f.StringVar(&o.intercept, "intercept", "", "hold frames that match this filter (as in the view: 'method:tools/call', 'dir:s2h kind:response') until a view forwards, edits, drops or answers them")
+	f.DurationVar(&o.holdTimeout, "hold-timeout", tap.DefaultHoldTimeout, "with --intercept, or when a view intercepts: how long a frame is held at most before it goes on as it was")
 	return serverCommand(cmd)
 }
 
@@ -93,7 +97,8 @@ func runTap(cmd *cobra.Command, argv []string, o runOptions) error {
 	}
 	t, err := tap.New(tap.Options{Argv: argv, Name: o.name, Framing: framing, Profile: profile, Timeout: o.timeout, MethodTimeouts: methodTimeouts,
 		Record: !o.noRecord, Path: o.record, Redact: o.redact, NoRedact: o.noRedact, Listen: !o.noListen,
-		StdinWait: o.stdinWait, TermWait: o.termWait, Drain: o.drain, Signals: runSignals(), Warn: warn})
+		StdinWait: o.stdinWait, TermWait: o.termWait, Drain: o.drain, Signals: runSignals(), Warn: warn,
+		Intercept: o.intercept, HoldTimeout: o.holdTimeout})
 	if err != nil {
 		return usageError(err)
 	}
