@@ -57,6 +57,41 @@ import (
 //	                 ("captured":true), never forwarded (the live view
 //	                 injects so; at most maxKept wait at a time)
 //
+//	{"op":"intercept","h2s":"EXPR","s2h":"EXPR"} (the filters optional)
+//	                 → the connection stays open both ways, JSON lines
+//	                   (see intercept.go; at most maxHeldViews at once).
+//	                   The tap sends:
+//	                   {"filters":{"h2s":"…","s2h":"…","hold_ms":N}} at
+//	                   first and whenever they change;
+//	                   {"held":{"n":N,"dir":"h2s","t":µs,"matched":true,
+//	                   "hold_ms":N,"frame":"…"}} for each frame held now
+//	                   and later ("frame_b64" when not UTF-8, "redacted"
+//	                   when secrets are masked in it; "matched":false: it
+//	                   waits behind a held frame of its direction; a frame
+//	                   held while the view attaches may be told twice);
+//	                   {"released":{"n":N,"dir":"h2s","how":"forwarded"}}
+//	                   when it leaves the tap (how: forwarded, edited,
+//	                   dropped, answered, timeout, detached, overflow,
+//	                   waited, ended); {"notice":"…"}; and for each
+//	                   action {"ok":true,"act":"…","n":N} or
+//	                   {"ok":false,…,"error":"…"}.
+//	                   The view sends actions, one line each:
+//	                   {"act":"filter","h2s":"EXPR","s2h":"EXPR"} ("":
+//	                   hold nothing; a direction left out stays);
+//	                   {"act":"forward","n":N}, {"act":"forward","all":true},
+//	                   {"act":"drop","n":N}: N's receiver never reads it;
+//	                   {"act":"edit","n":N,"size":S} then S bytes: the
+//	                   frame's new body, framed by the tap, recorded
+//	                   src edit with the original kept;
+//	                   {"act":"reply","n":N,"size":S} then S bytes: held
+//	                   request N is answered with them in its receiver's
+//	                   place (recorded src inject; the receiver never
+//	                   reads the request). A decided frame leaves when
+//	                   every frame held before it in its direction has.
+//	                   When the last view that set the filters goes away,
+//	                   they return to the tap's own (--intercept), and
+//	                   every held frame goes on as it was.
+//
 // A request that is too long, not JSON, or not whole within
 // requestTimeout gets {"ok":false,"error":"…"} and the connection closed.
 type request struct {
