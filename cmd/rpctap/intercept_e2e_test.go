@@ -132,6 +132,14 @@ func (h *liveHost) read(substr string) bool {
 	return false
 }
 
+// noRace fails the test when the tap (built with -race) found one.
+func (h *liveHost) noRace(t *testing.T) {
+	t.Helper()
+	if s := h.stderr.String(); strings.Contains(s, "DATA RACE") {
+		t.Errorf("the tap found a data race:\n%s", s)
+	}
+}
+
 // heldRecords reads the session file's frame records toward the server.
 func heldRecords(t *testing.T, path string) []sessions.Event {
 	t.Helper()
@@ -237,6 +245,7 @@ func TestInterceptHoldsAndTheViewForwardsEditsDropsAndRepliesInPlace(t *testing.
 	w.c.Forward(e.N)
 	h.waitLine(t, `"hold/note"`)
 	h.close(t)
+	h.noRace(t)
 
 	want := []struct{ method, held string }{
 		{"hold/a", sessions.HeldForwarded}, {"pass", sessions.HeldWaited}, {"hold/b", sessions.HeldEdited},
@@ -307,6 +316,7 @@ func TestHeldFramesGoOnWhenTheHoldTimeRunsOutOrTheViewDetaches(t *testing.T) {
 		return ev.Filters != nil && ev.Filters.H2S == "method:slow"
 	})
 	h.close(t)
+	h.noRace(t)
 	var hows []string
 	for _, r := range heldRecords(t, h.record) {
 		if r.Held != "" {
@@ -365,6 +375,7 @@ func TestInterceptToggledUnderTrafficBothWaysKeepsEveryFrameWholeAndInOrder(t *t
 	close(stop)
 	<-done
 	h.close(t)
+	h.noRace(t)
 	got := h.lines()
 	if len(got) != len(sent) {
 		t.Fatalf("the host read %d lines, sent %d", len(got), len(sent))
