@@ -2,9 +2,11 @@ package main
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"strings"
 	"sync"
 	"testing"
@@ -416,4 +418,87 @@ func TestInterceptToggledUnderTrafficBothWaysKeepsEveryFrameWholeAndInOrder(t *t
 		t.Error("no frame was ever held: the toggling tested nothing")
 	}
 	t.Logf("%d frames each way, %d held on the way", len(sent), held)
+}
+
+// issue 12, done means: the inspector CLI as host and server-everything,
+// with rpctap run --intercept method:tools/call between them. The held
+// call edited (another echo message): the inspector prints the edited
+// answer. Answered in place: the inspector prints the reply typed in the
+// view, and server-everything never read the call. Dropped: the inspector
+// times out, as with a server that never answers.
+func TestInspectorWithInterceptedToolCallEditedAnsweredInPlaceAndDropped(t *testing.T) {
+	inspector := needPeer(t, "node_modules/.bin/inspector")
+	server := needPeer(t, "node_modules/.bin/mcp-server-everything")
+	bin := rpctapBinary(t)
+	run := func(t *testing.T, decide func(w *holdWatcher, call tap.HeldFrame)) (string, int, string) {
+		name := fmt.Sprintf("e2e-icpt-%d", time.Now().UnixNano())
+		record := t.TempDir() + "/s.jsonl"
+		cmd := exec.Command(inspector, "--cli", "--method", "tools/call", "--tool-name", "echo", "--tool-arg", "message=as sent",
+			"--", bin, "run", "--name", name, "--record", record, "--intercept", "method:tools/call", "--", server, "stdio")
+		var out, errb bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, &errb
+		cmd.Env = append(os.Environ(), "XDG_STATE_HOME="+t.TempDir())
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { cmd.Process.Kill() })
+		w := openHold(t, name, nil, nil)
+		decide(w, w.held(t, `"tools/call"`))
+		err := cmd.Wait()
+		code := 0
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			code = ee.ExitCode()
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		rec, _ := os.ReadFile(record)
+		return out.String() + errb.String(), code, string(rec)
+	}
+	t.Run("edited", func(t *testing.T) {
+		out, code, rec := run(t, func(w *holdWatcher, call tap.HeldFrame) {
+			edited := strings.Replace(call.Frame, "as sent", "as edited in the view", 1)
+			w.c.Edit(call.N, []byte(edited))
+			w.answered(t, "edit", call.N)
+			// The answer is held too (its request's method matches).
+			ans := w.waitFor(t, "the answer is held", func(ev tap.HoldEvent) bool {
+				return ev.Held != nil && ev.Held.Dir == "s2h" && strings.Contains(ev.Held.Frame, "Echo:")
+			}).Held
+			w.c.Forward(ans.N)
+		})
+		if code != 0 || !strings.Contains(out, "Echo: as edited in the view") || strings.Contains(out, "Echo: as sent") {
+			t.Errorf("the inspector (exit %d) printed: %s", code, out)
+		}
+		if !strings.Contains(rec, `"src":"edit"`) || !strings.Contains(rec, `as sent`) {
+			t.Errorf("the session file lacks the edit and its original:\n%s", rec)
+		}
+	})
+	t.Run("answered in place", func(t *testing.T) {
+		out, code, rec := run(t, func(w *holdWatcher, call tap.HeldFrame) {
+			m := classify.Classify(call.Bytes(), classify.H2S, classify.JSONRPC)
+			reply := `{"jsonrpc":"2.0","id":` + string(m.ID().Raw) + `,"result":{"content":[{"type":"text","text":"typed in the view"}]}}`
+			w.c.Reply(call.N, []byte(reply))
+			w.answered(t, "reply", call.N)
+		})
+		if code != 0 || !strings.Contains(out, "typed in the view") {
+			t.Errorf("the inspector (exit %d) printed: %s", code, out)
+		}
+		if strings.Contains(rec, "Echo:") || !strings.Contains(rec, `"held":"answered"`) {
+			t.Errorf("server-everything answered the call, or the file lacks it answered in place:\n%s", rec)
+		}
+	})
+	t.Run("dropped", func(t *testing.T) {
+		start := time.Now()
+		out, code, rec := run(t, func(w *holdWatcher, call tap.HeldFrame) {
+			w.c.Drop(call.N)
+			w.answered(t, "drop", call.N)
+		})
+		if code == 0 || !strings.Contains(strings.ToLower(out), "timed out") {
+			t.Errorf("the inspector (exit %d, after %s) printed: %s", code, time.Since(start), out)
+		}
+		if strings.Contains(rec, "Echo:") || !strings.Contains(rec, `"held":"dropped"`) {
+			t.Errorf("server-everything answered a dropped call, or the file lacks the drop:\n%s", rec)
+		}
+		t.Logf("the inspector gave up after %s", time.Since(start).Round(time.Second))
+	})
 }
