@@ -33,6 +33,9 @@ type heldItem struct {
 	tap.HeldFrame
 	until time.Time
 	m     classify.Message
+	// decided is what the user decided for it, while it waits behind a
+	// frame held before it ("" undecided).
+	decided string
 }
 
 func newHoldPane(c *common) *holdPane { return &holdPane{c: c} }
@@ -139,8 +142,17 @@ func (p *holdPane) apply(ev tap.HoldEvent, now time.Time) {
 		p.notice = classify.EscapeString(ev.Notice, 300)
 	case ev.OK != nil && !*ev.OK:
 		p.notice = classify.EscapeString(ev.Error, 300)
+	case ev.OK != nil && ev.N != 0:
+		for i := range p.frames {
+			if p.frames[i].N == ev.N {
+				p.frames[i].decided = decidedWord[ev.Act]
+			}
+		}
 	}
 }
+
+// decidedWord says what was decided for a frame that still waits.
+var decidedWord = map[string]string{"forward": "forward", "edit": "edited", "drop": "drop", "reply": "answered"}
 
 // releasedPhrase says how a held frame left the tap.
 func releasedPhrase(how string) string {
@@ -270,7 +282,10 @@ func (p *holdPane) View(now time.Time) string {
 			what += " id " + string(f.m.ID().Raw)
 		}
 		left := "waits behind"
-		if f.Matched {
+		switch {
+		case f.decided != "":
+			left = f.decided + ", waits behind"
+		case f.Matched:
 			left = fmt.Sprintf("%ds", int(max(f.until.Sub(now), 0).Round(time.Second)/time.Second))
 		}
 		line := truncate(fmt.Sprintf("#%-4d %s %-8s %s", f.N, arrow, left, classify.EscapeString(what, 120)), p.width)
