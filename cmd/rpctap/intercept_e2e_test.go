@@ -78,7 +78,8 @@ func (w *holdWatcher) waitFor(t *testing.T, what string, ok func(tap.HoldEvent) 
 		select {
 		case <-w.changed:
 		case <-deadline:
-			t.Fatalf("the tap never told the view %s; it told %+v", what, w.events())
+			evs := w.events()
+			t.Fatalf("the tap never told the view %s; it told %d events, the last %+v", what, len(evs), evs[max(len(evs)-3, 0):])
 		}
 	}
 }
@@ -501,4 +502,44 @@ func TestInspectorWithInterceptedToolCallEditedAnsweredInPlaceAndDropped(t *test
 		}
 		t.Logf("the inspector gave up after %s", time.Since(start).Round(time.Second))
 	})
+}
+
+// Invariant 7: what a direction holds is bounded. Past 1024 frames held,
+// the tap lets them all go on as they were, in order, says so to the view
+// and on its stderr, and holds again from the next match.
+func TestHoldingPastTheBoundLetsEveryHeldFrameGoOnInOrder(t *testing.T) {
+	name := fmt.Sprintf("e2e-overflow-%d", time.Now().UnixNano())
+	h := startLiveHostWith(t, name, []string{"--intercept", "dir:h2s"}, "cat")
+	w := openHold(t, name, nil, nil)
+	w.waitFor(t, "its filters", func(ev tap.HoldEvent) bool { return ev.Filters != nil })
+	const n = 1100
+	for i := range n {
+		h.send(t, fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"m"}`, i))
+	}
+	w.waitFor(t, "it holds no more", func(ev tap.HoldEvent) bool { return strings.Contains(ev.Notice, "holds at most 1024 frames") })
+	h.waitLine(t, `"id":1024,`)
+	// The frames after the bound are held again.
+	w.held(t, `"id":1025,`)
+	w.c.ForwardAll()
+	h.waitLine(t, fmt.Sprintf(`"id":%d,`, n-1))
+	h.close(t)
+	h.noRace(t)
+	got := h.lines()
+	for i := range n {
+		if want := fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"m"}`+"\n", i); i >= len(got) || got[i] != want {
+			t.Fatalf("line %d: %q, want %q", i, got[min(i, len(got)-1)], want)
+		}
+	}
+	if !strings.Contains(h.stderr.String(), "holds at most 1024 frames") {
+		t.Errorf("the tap did not say so on its stderr: %s", h.stderr.String())
+	}
+	overflow := 0
+	for _, r := range heldRecords(t, h.record) {
+		if r.Held == sessions.HeldOverflow {
+			overflow++
+		}
+	}
+	if overflow != 1024 {
+		t.Errorf("the file says %d frames went on past the bound, want 1024", overflow)
+	}
 }
