@@ -244,7 +244,7 @@ func replySkeleton(f heldItem) string {
 // ShortHelp is the footer while the pane has focus.
 func (p *holdPane) ShortHelp() []key.Binding {
 	k := p.c.keys
-	return []key.Binding{k.Up, k.Down, k.HoldForward, k.HoldEdit, k.HoldDrop, k.HoldReply, k.HoldForwardAll, k.Back}
+	return []key.Binding{k.HoldForward, k.HoldEdit, k.HoldDrop, k.HoldReply, k.HoldForwardAll, k.Back}
 }
 
 // View draws the pane: the filters, the frames held (oldest first) with

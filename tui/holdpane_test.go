@@ -127,3 +127,22 @@ func TestHeldPaneSaysWhenTheHoldTimeRanOut(t *testing.T) {
 	waitFor(t, tm, "#1 forwarded as it was: its hold time ran out")
 	finalView(t, tm)
 }
+
+// The held pane at 80×24 fits, its footer keys included.
+func TestHeldPaneFitsTheDefaultTerminal(t *testing.T) {
+	info, host := startLiveTapWith(t, tap.Options{Record: true, Path: filepath.Join(t.TempDir(), "live.jsonl"), Intercept: "dir:h2s"})
+	src, err := OpenLive(info, time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(src.Close)
+	tm := startProgram(t, []*Source{src}, 80, 24)
+	waitFor(t, tm, "live")
+	tm.Send(press("H"))
+	hostWrite(t, host, `{"jsonrpc":"2.0","id":1,"method":"`+strings.Repeat("long/", 40)+`"}`)
+	waitFor(t, tm, "Held (1)", "F forward all • esc back")
+	if err := tm.Quit(); err != nil {
+		t.Fatal(err)
+	}
+	checkFits(t, tm.FinalModel(t, teatest.WithFinalTimeout(5*time.Second)).View(), 80, 24)
+}

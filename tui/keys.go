@@ -76,7 +76,7 @@ func DefaultKeyMap() KeyMap {
 		Held:             key.NewBinding(key.WithKeys("H"), key.WithHelp("H", "held frames (intercept)")),
 		HoldForward:      key.NewBinding(key.WithKeys("f", "enter"), key.WithHelp("f", "forward")),
 		HoldForwardAll:   key.NewBinding(key.WithKeys("F"), key.WithHelp("F", "forward all")),
-		HoldEdit:         key.NewBinding(key.WithKeys("e"), key.WithHelp("e", "edit, forward")),
+		HoldEdit:         key.NewBinding(key.WithKeys("e"), key.WithHelp("e", "edit")),
 		HoldDrop:         key.NewBinding(key.WithKeys("x"), key.WithHelp("x", "drop")),
 		HoldReply:        key.NewBinding(key.WithKeys("a"), key.WithHelp("a", "answer in place")),
 	}
@@ -102,7 +102,7 @@ func (k KeyMap) FullHelp() [][]key.Binding {
 		{k.NextPane, k.PrevPane, k.Open, k.Pair, k.NextSession},
 		{k.Filter, k.SearchMode, k.ClearFilter, k.NextMatch, k.ToggleStderr, k.ToggleTime, k.ToggleRaw},
 		{k.More, k.Stats, k.Pending, k.Copy, k.Command, k.Help, k.Quit},
-		{k.Compose, k.Reply, k.Resend},
-		{k.Held, k.HoldForward, k.HoldForwardAll, k.HoldEdit, k.HoldDrop, k.HoldReply},
+		// The held pane's own keys show in its footer.
+		{k.Compose, k.Reply, k.Resend, k.Held},
 	}
 }
