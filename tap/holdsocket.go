@@ -338,7 +338,7 @@ func (ic *interceptor) dropView(v *holdView) {
 	if !last {
 		return
 	}
-	ic.setFilters(ic.base, ic.base)
+	ic.setFilters(ic.base[classify.H2S], ic.base[classify.S2H])
 	for _, dir := range []classify.Direction{classify.H2S, classify.S2H} {
 		ic.dirs[dir].releaseAll(sessions.HeldDetached)
 	}

@@ -56,7 +56,7 @@ const (
 type interceptor struct {
 	t       *Tap
 	timeout time.Duration
-	base    string // the filter the tap was started with, for both directions
+	base    [3]string // the filters the tap was started with, by direction
 	dirs    [3]*holdQueue
 	next    atomic.Int64 // numbers held frames, from 1, across both directions
 
@@ -109,19 +109,20 @@ type heldFrame struct {
 
 func (f *heldFrame) cost() int { return len(f.wire) + heldFrameCost + len(f.edit) }
 
-// newInterceptor sets up holding for a tap; base is the filter the tap was
+// newInterceptor sets up holding for a tap, with the filters it was
 // started with ("" holds nothing until a view sets one).
-func newInterceptor(t *Tap, base string, timeout time.Duration) (*interceptor, error) {
+func newInterceptor(t *Tap, h2s, s2h string, timeout time.Duration) (*interceptor, error) {
 	if timeout <= 0 {
 		timeout = DefaultHoldTimeout
 	}
-	ic := &interceptor{t: t, timeout: timeout, base: base, views: map[*holdView]struct{}{}}
+	ic := &interceptor{t: t, timeout: timeout, views: map[*holdView]struct{}{}}
+	ic.base[classify.H2S], ic.base[classify.S2H] = h2s, s2h
 	for _, dir := range []classify.Direction{classify.H2S, classify.S2H} {
 		h := &holdQueue{ic: ic, dir: dir}
 		h.emptied.L = &h.mu
 		ic.dirs[dir] = h
 	}
-	if err := ic.setFilters(base, base); err != nil {
+	if err := ic.setFilters(h2s, s2h); err != nil {
 		return nil, err
 	}
 	return ic, nil
