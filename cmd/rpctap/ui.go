@@ -75,7 +75,10 @@ func newWatchCmd() *cobra.Command {
 		Use:   "watch [--host 'HOST CMD'] -- SERVER [ARGS...]",
 		Short: "Run a server behind a tap and watch it here, in one command",
 		Long: `Starts SERVER behind a tap, records the session, and opens the live view on
-this terminal. With --host, rpctap also starts the host (a shell command
+this terminal. With no --host, rpctap is the host of an MCP server: it does
+the initialize handshake, lists tools, resources and prompts, answers ping,
+and holds the server's other requests for you (H in the view), answering
+them with a default when their hold time runs out. With --host, rpctap also starts the host (a shell command
 that launches a server, as MCP hosts do): {} in it stands for the server
 command, run behind a tap; without {}, " -- SERVER" is appended. The whole
 conversation then shows; the host's output goes to a log file.
