@@ -62,6 +62,7 @@ type Reader struct {
 	code      int
 	frameB64  []byte
 	headerB64 []byte
+	origB64   []byte
 
 	ctx   context.Context // non-nil when following
 	poll  time.Duration
@@ -300,8 +301,12 @@ const (
 	keyOffset
 	keyGap
 	keyPartial
+	keyHeld
+	keyHeldUs
+	keyOriginal
+	keyOriginalB64
 
-	keysFrame = keyFrame | keyFrameB64 | keyHeader | keyHeaderB64
+	keysFrame = keyFrame | keyFrameB64 | keyHeader | keyHeaderB64 | keyOriginal | keyOriginalB64
 )
 
 // parseRecord decodes line into r.ev and reports whether it is a record
@@ -359,7 +364,7 @@ func (r *Reader) parseRecord(s []byte) bool {
 	}
 	frames := seen & (keyFrame | keyFrameB64)
 	headers := seen & (keyHeader | keyHeaderB64)
-	return frames != 0 && frames != keyFrame|keyFrameB64 && headers != keyHeader|keyHeaderB64
+	return frames != 0 && frames != keyFrame|keyFrameB64 && headers != keyHeader|keyHeaderB64 && seen&(keyOriginal|keyOriginalB64) != keyOriginal|keyOriginalB64
 }
 
 // parseField reads the value of key at s[i] into r.ev. A null value is
@@ -421,6 +426,23 @@ func (r *Reader) parseField(s []byte, i int, key []byte, seen *int) (next int, o
 	case "partial":
 		bit = keyPartial
 		ev.Partial, i, ok = parseBool(s, i)
+	case "held":
+		bit = keyHeld
+		if v, i, ok = parseString(s, i); ok {
+			ev.Held = intern(v, HeldForwarded, HeldEdited, HeldDropped, HeldAnswered, HeldTimeout, HeldDetached, HeldOverflow, HeldWaited, HeldEnded)
+		}
+	case "held_us":
+		bit = keyHeldUs
+		ev.HeldUs, i, ok = parseInt(s, i)
+	case "original":
+		bit = keyOriginal
+		ev.Original, i, ok = parseString(s, i)
+	case "original_b64":
+		bit = keyOriginalB64
+		if v, i, ok = parseString(s, i); ok {
+			r.origB64, ok = decodeBase64(r.origB64, v)
+			ev.Original = r.origB64
+		}
 	case "event":
 		bit = keyEvent
 		if v, i, ok = parseString(s, i); ok {

@@ -19,6 +19,7 @@ func copyEvent(e *sessions.Event) sessions.Event {
 	c := *e
 	c.Frame = bytes.Clone(e.Frame)
 	c.Header = bytes.Clone(e.Header)
+	c.Original = bytes.Clone(e.Original)
 	if e.Code != nil {
 		code := *e.Code
 		c.Code = &code
@@ -532,5 +533,42 @@ func TestReaderNamesSkippedLinesWithinABound(t *testing.T) {
 	h, ok := rd.Header()
 	if !ok || len(rd.HeaderFaults()) != 3 || h.ID != "" || h.ParseLimit != 0 {
 		t.Errorf("header %+v (%v), faults %q; want a header with three faults, the bad fields left empty", h, ok, rd.HeaderFaults())
+	}
+}
+
+func TestHeldFramesRoundTripWithTheirOutcomeAndOriginal(t *testing.T) {
+	w, buf := newTestWriter(t)
+	recs := []sessions.FrameRecord{
+		{T: 1, Dir: classify.H2S, Frame: []byte(`{"id":1}`), Held: sessions.HeldForwarded, HeldUs: 1500},
+		{T: 2, Dir: classify.H2S, Src: sessions.SrcEdit, Frame: []byte(`{"id":2,"x":"new"}`), Original: []byte(`{"id":2,"x":"old"}`), Held: sessions.HeldEdited, HeldUs: 7},
+		{T: 3, Dir: classify.S2H, Src: sessions.SrcEdit, Frame: []byte("b"), Original: []byte("\xff\xfe not utf-8"), Held: sessions.HeldEdited},
+		{T: 4, Dir: classify.H2S, Frame: []byte(`{"id":3}`), Held: sessions.HeldDropped, HeldUs: 60_000_000},
+		{T: 5, Dir: classify.H2S, Frame: []byte(`{"id":4}`), Held: sessions.HeldAnswered},
+		{T: 6, Dir: classify.H2S, Frame: []byte(`{"id":5}`)},
+	}
+	for _, r := range recs {
+		if err := w.WriteFrame(r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	evs, skipped := readAll(t, buf.Bytes())
+	if skipped != 0 || len(evs) != len(recs) {
+		t.Fatalf("read %d records, skipped %d", len(evs), skipped)
+	}
+	for i, r := range recs {
+		e := evs[i]
+		if e.Held != r.Held || e.HeldUs != r.HeldUs || !bytes.Equal(e.Original, r.Original) || !bytes.Equal(e.Frame, r.Frame) {
+			t.Errorf("record %d: held %q %d original %q frame %q, want %q %d %q %q", i, e.Held, e.HeldUs, e.Original, e.Frame, r.Held, r.HeldUs, r.Original, r.Frame)
+		}
+	}
+	if sessions.HeldReachedReceiver(sessions.HeldDropped) || sessions.HeldReachedReceiver(sessions.HeldAnswered) || !sessions.HeldReachedReceiver(sessions.HeldTimeout) {
+		t.Error("HeldReachedReceiver is wrong about dropped, answered or timeout")
+	}
+	// A version 1 file of a rpctap that knew nothing of holding reads as
+	// it did; an event record with an original is not a record.
+	old := "{\"t\":1,\"dir\":\"h2s\",\"frame\":\"x\"}\n{\"t\":2,\"event\":\"note\",\"text\":\"n\",\"original\":\"x\"}\n{\"t\":3,\"dir\":\"h2s\",\"frame\":\"x\",\"original\":\"a\",\"original_b64\":\"YQ==\"}\n"
+	evs, skipped = readAll(t, []byte(old))
+	if len(evs) != 1 || evs[0].Held != "" || evs[0].Original != nil || skipped != 2 {
+		t.Errorf("old file: %d records, skipped %d: %+v", len(evs), skipped, evs)
 	}
 }

@@ -45,6 +45,25 @@ const (
 	SrcEdit   = "edit"   // a held frame the user changed before release
 )
 
+// What became of a frame the tap held for the user (intercept): a frame
+// record's "held". Frames dropped or answered in place crossed into the
+// tap but not out of it; replaying a direction leaves them out.
+const (
+	HeldForwarded = "forwarded" // the user let it go as it was
+	HeldEdited    = "edited"    // the user changed it: src edit, what came in in Original
+	HeldDropped   = "dropped"   // the user dropped it: its receiver never read it
+	HeldAnswered  = "answered"  // the user answered it in the sender's place: its receiver never read it, and the reply follows with src inject
+	HeldTimeout   = "timeout"   // its hold time ran out: it went on as it was
+	HeldDetached  = "detached"  // the views that held it went away: it went on as it was
+	HeldOverflow  = "overflow"  // the tap held as much as it may: it went on as it was
+	HeldWaited    = "waited"    // it waited behind a held frame of its direction, and went on as it was
+	HeldEnded     = "ended"     // the session ended while it was held: it went on as it was, if its receiver still read
+)
+
+// HeldReachedReceiver reports whether a frame whose record says held
+// reached its receiver.
+func HeldReachedReceiver(held string) bool { return held != HeldDropped && held != HeldAnswered }
+
 // Kinds of event record.
 const (
 	EventStart = "start" // the server was started
@@ -143,6 +162,14 @@ type Event struct {
 	// joined to the bytes that follow in the direction. Replaying a
 	// direction writes them as they are.
 	Partial bool
+	// Held says what became of a frame the tap held for the user (one of
+	// the Held constants; "" for a frame that was not held), HeldUs how
+	// long it was held, in microseconds, and Original, for an edited
+	// frame (src edit), the bytes that came in (Frame holds what went
+	// out).
+	Held     string
+	HeldUs   int64
+	Original []byte
 
 	// Live annotations: a tap's live stream adds them to the records it
 	// sends subscribers; the file never has them.
@@ -171,6 +198,9 @@ type FrameRecord struct {
 	Redacted bool               // a secret was masked in Frame
 	Captured bool               // the frame was kept from its receiver (see Event)
 	Partial  bool               // the open end of a forced raw injection (see Event)
+	Held     string             // what became of a held frame (see Event); "" writes none
+	HeldUs   int64              // how long it was held
+	Original []byte             // an edited frame's bytes as they came in; nil writes none
 
 	// Derived fields, written for people who grep with jq; readers
 	// ignore them and recompute with classify. Each is left out when

@@ -156,6 +156,15 @@ func appendFrameFields(b []byte, f FrameRecord) ([]byte, error) {
 	if f.Captured {
 		b = append(b, `,"captured":true`...)
 	}
+	if f.Held != "" {
+		b = append(b, `,"held":`...)
+		b = appendString(b, f.Held)
+		b = append(b, `,"held_us":`...)
+		b = strconv.AppendInt(b, f.HeldUs, 10)
+	}
+	if f.Original != nil {
+		b = appendBytes(b, "original", f.Original)
+	}
 	if f.Kind != "" {
 		b = append(b, `,"kind":`...)
 		b = appendString(b, f.Kind)

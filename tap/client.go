@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -224,3 +225,97 @@ func Dial(socket string) (net.Conn, error) {
 	}
 	return nil, fmt.Errorf("cannot reach the tap at %s: %w", socket, err)
 }
+
+// A HoldClient is a view's intercept connection to a tap (see the top of
+// socket.go). Next reads what the tap tells; the actions write one line
+// each, and their answers come through Next. The actions may be called
+// from any goroutine; Next from one at a time.
+type HoldClient struct {
+	c   net.Conn
+	r   *bufio.Reader
+	wmu sync.Mutex
+}
+
+// OpenHold opens an intercept connection to the tap at socket; with h2s or
+// s2h not nil, it sets that direction's filter ("" holds nothing).
+func OpenHold(socket string, h2s, s2h *string) (*HoldClient, error) {
+	c, err := Dial(socket)
+	if err != nil {
+		return nil, err
+	}
+	req, _ := json.Marshal(request{Op: "intercept", H2S: h2s, S2H: s2h})
+	if _, err := c.Write(append(req, '\n')); err != nil {
+		c.Close()
+		return nil, err
+	}
+	return &HoldClient{c: c, r: bufio.NewReaderSize(c, 64<<10)}, nil
+}
+
+// Next reads the tap's next line.
+func (h *HoldClient) Next() (HoldEvent, error) {
+	line, err := h.r.ReadBytes('\n')
+	if err != nil {
+		return HoldEvent{}, err
+	}
+	var ev HoldEvent
+	if err := json.Unmarshal(line, &ev); err != nil {
+		return HoldEvent{}, fmt.Errorf("the tap sent a line that is not an intercept event: %w", err)
+	}
+	return ev, nil
+}
+
+func (h *HoldClient) send(a holdAction, body []byte) error {
+	if body != nil {
+		n := int64(len(body))
+		a.Size = &n
+	}
+	line, _ := json.Marshal(a)
+	h.wmu.Lock()
+	defer h.wmu.Unlock()
+	h.c.SetWriteDeadline(time.Now().Add(requestTimeout))
+	if _, err := h.c.Write(append(line, '\n')); err != nil {
+		return err
+	}
+	if body != nil {
+		if _, err := h.c.Write(body); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// SetFilters sets what each direction holds from now on ("" nothing).
+func (h *HoldClient) SetFilters(h2s, s2h string) error {
+	return h.send(holdAction{Act: "filter", H2S: &h2s, S2H: &s2h}, nil)
+}
+
+// Forward lets held frame n go on as it is.
+func (h *HoldClient) Forward(n int64) error { return h.send(holdAction{Act: "forward", N: n}, nil) }
+
+// ForwardAll lets every held frame go on as it is.
+func (h *HoldClient) ForwardAll() error { return h.send(holdAction{Act: "forward", All: true}, nil) }
+
+// Drop drops held frame n: its receiver never reads it.
+func (h *HoldClient) Drop(n int64) error { return h.send(holdAction{Act: "drop", N: n}, nil) }
+
+// Edit sends body (framing added by the tap) in place of held frame n.
+func (h *HoldClient) Edit(n int64, body []byte) error {
+	return h.send(holdAction{Act: "edit", N: n}, nonNil(body))
+}
+
+// Reply answers held request n in its receiver's place with body: the
+// receiver never reads the request, and its sender reads the reply.
+func (h *HoldClient) Reply(n int64, body []byte) error {
+	return h.send(holdAction{Act: "reply", N: n}, nonNil(body))
+}
+
+func nonNil(b []byte) []byte {
+	if b == nil {
+		return []byte{}
+	}
+	return b
+}
+
+// Close ends the connection: when this view set the filters and no other
+// view that did is attached, every held frame goes on as it was.
+func (h *HoldClient) Close() error { return h.c.Close() }

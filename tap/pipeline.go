@@ -66,7 +66,7 @@ type intake struct {
 	waited atomic.Int64
 }
 
-type intakeSpans struct{ data, header [2]int }
+type intakeSpans struct{ data, header, original [2]int }
 
 func (in *intake) init() { in.ready.L, in.room.L = &in.mu, &in.mu }
 
@@ -94,10 +94,15 @@ func (in *intake) put(it item, wake bool) bool {
 	in.buf = append(in.buf, it.data...)
 	sp.header = [2]int{len(in.buf), len(in.buf) + len(it.header)}
 	in.buf = append(in.buf, it.header...)
-	hadHeader := it.header != nil
-	it.data, it.header = nil, nil
+	sp.original = [2]int{len(in.buf), len(in.buf) + len(it.original)}
+	in.buf = append(in.buf, it.original...)
+	hadHeader, hadOriginal := it.header != nil, it.original != nil
+	it.data, it.header, it.original = nil, nil, nil
 	if hadHeader {
 		it.header = []byte{} // marks that a header is there, maybe empty
+	}
+	if hadOriginal {
+		it.original = []byte{}
 	}
 	in.items = append(in.items, it)
 	in.spans = append(in.spans, sp)
@@ -173,6 +178,9 @@ func (in *intake) take(items []item, spans []intakeSpans, buf []byte) ([]item, [
 		if got[i].header != nil {
 			got[i].header = gotBuf[sp.header[0]:sp.header[1]:sp.header[1]]
 		}
+		if got[i].original != nil {
+			got[i].original = gotBuf[sp.original[0]:sp.original[1]:sp.original[1]]
+		}
 	}
 	return got, gotSpans, gotBuf, done
 }
@@ -209,26 +217,38 @@ const (
 
 // A job is one record to make.
 type job struct {
-	kind     jobKind
-	t        time.Duration
-	dir      classify.Direction
-	src      string
-	body     [2]int // in batch.data
-	header   [2]int // in batch.data; header[1] < 0: none
-	info     classify.FrameInfo
-	eof      bool
-	captured bool
-	partial  bool // the open end of a forced raw injection
-	event    sessions.EventRecord
-	spool    *spool
-	spoolErr error  // the spool could not be made
-	held     []byte // a spooled frame's first bytes, owned by the job
+	kind        jobKind
+	t           time.Duration
+	dir         classify.Direction
+	src         string
+	body        [2]int // in batch.data
+	header      [2]int // in batch.data; header[1] < 0: none
+	info        classify.FrameInfo
+	eof         bool
+	captured    bool
+	partial     bool          // the open end of a forced raw injection
+	outcome     string        // what became of a frame the tap held (sessions.Held…)
+	heldFor     time.Duration // how long it was held
+	original    [2]int        // in batch.data: an edited frame's bytes as they came in, with hasOriginal
+	hasOriginal bool
+	event       sessions.EventRecord
+	spool       *spool
+	spoolErr    error  // the spool could not be made
+	held        []byte // a spooled frame's first bytes, owned by the job
 
 	// Set by the encoder:
 	m        classify.Message
 	line     [2]int // the record in batch.out, with its spare byte
 	redacted bool
 	err      error
+}
+
+// originalIn is an edited frame's original bytes in b, nil when none.
+func (j *job) originalIn(b *batch) []byte {
+	if !j.hasOriginal {
+		return nil
+	}
+	return b.bytes(j.original)
 }
 
 func (b *batch) bytes(s [2]int) []byte {
@@ -261,7 +281,7 @@ func (r *recorder) encode(b *batch) {
 		case jobFrame:
 			start := len(b.out)
 			b.out = append(b.out, 0) // spare
-			b.out, j.err = r.encodeFrame(b.out, j, b.bytes(j.body), b.bytes(j.header), b.profile)
+			b.out, j.err = r.encodeFrame(b.out, j, b.bytes(j.body), b.bytes(j.header), j.originalIn(b), b.profile)
 			j.line = [2]int{start, len(b.out)}
 		case jobSpool:
 			// The frame's first bytes are judged masked, as its record
@@ -277,13 +297,18 @@ func (r *recorder) encode(b *batch) {
 // record and the live views say of the frame, its derived fields (kind,
 // id, method) and findings too, comes from the masked bytes, as a reader
 // of the session file judges them.
-func (r *recorder) encodeFrame(dst []byte, j *job, body, header []byte, p classify.Profile) ([]byte, error) {
+func (r *recorder) encodeFrame(dst []byte, j *job, body, header, original []byte, p classify.Profile) ([]byte, error) {
 	n := len(body)
 	body, maskedBody := r.redact.Mask(body)
 	header, maskedHeader := r.redact.Mask(header)
 	j.redacted = maskedBody || maskedHeader
 	rec := sessions.FrameRecord{T: int64(j.t / time.Microsecond), Dir: j.dir, Src: j.src, Frame: body, Header: header,
-		EOF: j.eof, Captured: j.captured, Redacted: j.redacted, Partial: j.partial}
+		EOF: j.eof, Captured: j.captured, Redacted: j.redacted, Partial: j.partial, Held: j.outcome, HeldUs: int64(j.heldFor / time.Microsecond)}
+	if original != nil {
+		var masked bool
+		rec.Original, masked = r.redact.Mask(original)
+		rec.Redacted = rec.Redacted || masked
+	}
 	if j.dir != classify.Err {
 		info := j.info
 		info.BodyLen += int64(len(body) - n)

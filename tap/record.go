@@ -30,6 +30,11 @@ type item struct {
 	partial  bool // with whole: the open end of a forced raw injection
 	eof      bool // the direction's stream ended
 	event    *sessions.EventRecord
+	// A frame the tap held for the user (whole): what became of it, how
+	// long it was held, and for an edited one the bytes that came in.
+	held     string
+	heldFor  time.Duration
+	original []byte
 }
 
 // recorder writes the session file and feeds live subscribers, through the
@@ -343,6 +348,7 @@ func (r *recorder) process(it item) {
 			held := it
 			held.data = bytes.Clone(it.data)
 			held.header = bytes.Clone(it.header)
+			held.original = bytes.Clone(it.original)
 			d.held = append(d.held, held)
 			return
 		}
@@ -355,7 +361,14 @@ func (r *recorder) process(it item) {
 // whole records an injected frame.
 func (r *recorder) whole(it item) {
 	n := int64(len(it.data))
-	r.addJob(job{kind: jobFrame, t: it.at - r.started, dir: it.dir, src: it.src, info: classify.FrameInfo{BodyLen: n, Size: n}, partial: it.partial}, it.data, it.header)
+	j := job{kind: jobFrame, t: it.at - r.started, dir: it.dir, src: it.src, info: classify.FrameInfo{BodyLen: n, Size: n}, partial: it.partial,
+		outcome: it.held, heldFor: it.heldFor}
+	if it.original != nil {
+		b := r.batch()
+		j.original, j.hasOriginal = [2]int{len(b.data), len(b.data) + len(it.original)}, true
+		b.data = append(b.data, it.original...)
+	}
+	r.addJob(j, it.data, it.header)
 }
 
 // wire splits a direction's bytes into frames and records each.
@@ -542,7 +555,7 @@ func (r *recorder) commitJob(b *batch, j *job) {
 		if p := r.tracker.Profile(); j.dir != classify.Err && j.m.Profile != p {
 			// The profile changed while the frame was on its way (the
 			// handshake): judge it as the tracker does now.
-			r.scratch, j.err = r.encodeFrame(append(r.scratch[:0], 0), j, b.bytes(j.body), b.bytes(j.header), p)
+			r.scratch, j.err = r.encodeFrame(append(r.scratch[:0], 0), j, b.bytes(j.body), b.bytes(j.header), j.originalIn(b), p)
 			line = r.scratch
 		}
 		written := false

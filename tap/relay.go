@@ -2,11 +2,13 @@ package tap
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"sync/atomic"
 	"time"
 
 	"github.com/rpctap/rpctap/classify"
+	"github.com/rpctap/rpctap/sessions"
 )
 
 // readSize is how much a relay reads at once: a pipe's default capacity.
@@ -31,6 +33,9 @@ type relay struct {
 	// captures holds the ids of injected requests whose answers arrive on
 	// this stream and must not be forwarded (nil: none are ever asked).
 	captures *captureSet
+	// hold holds the frames the intercept filter matches (see
+	// intercept.go); nil holds none.
+	hold *holdQueue
 
 	sp      *classify.Splitter
 	buf     []byte // buf[:n] holds bytes read and not yet forwarded
@@ -78,9 +83,11 @@ func (r *relay) run() error {
 			}
 		}
 		if err != nil {
-			// No injection may follow the last frame: it may have no
-			// terminator, and a frame written after it would land
-			// inside it.
+			// Held frames go first, as decided or when their hold
+			// time runs out. No injection may follow the last frame:
+			// it may have no terminator, and a frame written after it
+			// would land inside it.
+			r.hold.closeWait()
 			r.dst.close()
 			r.forward(now(), true)
 			if errors.Is(err, io.EOF) {
@@ -124,6 +131,12 @@ func (r *relay) forward(at time.Duration, atEOF bool) {
 				done = 0
 				continue
 			}
+		}
+		if r.hold.engaged() && r.hold.offer(r, r.buf[:done], r.buf[done:r.scanned], r.sp.Frame(), at) {
+			// The frames before it went out; it is held.
+			r.shift(r.scanned)
+			done = 0
+			continue
 		}
 		done = r.scanned
 	}
@@ -175,6 +188,11 @@ func (r *relay) startStream() {
 	if !r.stream {
 		r.dst.mu.Lock()
 		r.stream = true
+		if r.hold.engaged() {
+			// A frame too large to hold: what is held goes first, as
+			// it was, and the frame streams on behind it.
+			r.hold.releaseLocked(sessions.HeldOverflow, fmt.Sprintf("a frame larger than %d MiB came", holdLimit>>20))
+		}
 	}
 	r.write(r.buf[:r.scanned], now())
 	r.shift(r.scanned)
@@ -183,6 +201,10 @@ func (r *relay) startStream() {
 // finish lets go of the dest for good and closes it.
 func (r *relay) finish() {
 	if !r.stream {
+		if r.dst.failed() {
+			r.hold.releaseAll(sessions.HeldEnded) // no one reads them
+		}
+		r.hold.closeWait()
 		// An injection taken from the queue before it closed may be
 		// being written: it goes before the end of the stream.
 		r.dst.mu.Lock()

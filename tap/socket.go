@@ -57,19 +57,56 @@ import (
 //	                 ("captured":true), never forwarded (the live view
 //	                 injects so; at most maxKept wait at a time)
 //
+//	{"op":"intercept","h2s":"EXPR","s2h":"EXPR"} (the filters optional)
+//	                 → the connection stays open both ways, JSON lines
+//	                   (see intercept.go; at most maxHeldViews at once).
+//	                   The tap sends:
+//	                   {"filters":{"h2s":"…","s2h":"…","hold_ms":N}} at
+//	                   first and whenever they change;
+//	                   {"held":{"n":N,"dir":"h2s","t":µs,"matched":true,
+//	                   "hold_ms":N,"frame":"…"}} for each frame held now
+//	                   and later ("frame_b64" when not UTF-8, "redacted"
+//	                   when secrets are masked in it; "matched":false: it
+//	                   waits behind a held frame of its direction; a frame
+//	                   held while the view attaches may be told twice);
+//	                   {"released":{"n":N,"dir":"h2s","how":"forwarded"}}
+//	                   when it leaves the tap (how: forwarded, edited,
+//	                   dropped, answered, timeout, detached, overflow,
+//	                   waited, ended); {"notice":"…"}; and for each
+//	                   action {"ok":true,"act":"…","n":N} or
+//	                   {"ok":false,…,"error":"…"}.
+//	                   The view sends actions, one line each:
+//	                   {"act":"filter","h2s":"EXPR","s2h":"EXPR"} ("":
+//	                   hold nothing; a direction left out stays);
+//	                   {"act":"forward","n":N}, {"act":"forward","all":true},
+//	                   {"act":"drop","n":N}: N's receiver never reads it;
+//	                   {"act":"edit","n":N,"size":S} then S bytes: the
+//	                   frame's new body, framed by the tap, recorded
+//	                   src edit with the original kept;
+//	                   {"act":"reply","n":N,"size":S} then S bytes: held
+//	                   request N is answered with them in its receiver's
+//	                   place (recorded src inject; the receiver never
+//	                   reads the request). A decided frame leaves when
+//	                   every frame held before it in its direction has.
+//	                   When the last view that set the filters goes away,
+//	                   they return to the tap's own (--intercept), and
+//	                   every held frame goes on as it was.
+//
 // A request that is too long, not JSON, or not whole within
 // requestTimeout gets {"ok":false,"error":"…"} and the connection closed.
 type request struct {
-	Op      string `json:"op"`
-	Follow  bool   `json:"follow"` // attach: the file's size as it grows, not records
-	Dir     string `json:"dir"`
-	Frame   string `json:"frame,omitempty"`
-	Size    *int64 `json:"size,omitempty"` // inject: the frame's bytes follow the line
-	Capture bool   `json:"capture"`
-	WaitMs  int    `json:"wait_ms"`
-	Raw     bool   `json:"raw,omitempty"`   // inject: the bytes as they are, no framing added
-	Force   bool   `json:"force,omitempty"` // inject: raw bytes that end inside a frame
-	Keep    bool   `json:"keep,omitempty"`  // inject: capture with no wait (see InjectOptions.Keep)
+	Op      string  `json:"op"`
+	Follow  bool    `json:"follow"` // attach: the file's size as it grows, not records
+	Dir     string  `json:"dir"`
+	Frame   string  `json:"frame,omitempty"`
+	Size    *int64  `json:"size,omitempty"` // inject: the frame's bytes follow the line
+	Capture bool    `json:"capture"`
+	WaitMs  int     `json:"wait_ms"`
+	Raw     bool    `json:"raw,omitempty"`   // inject: the bytes as they are, no framing added
+	Force   bool    `json:"force,omitempty"` // inject: raw bytes that end inside a frame
+	Keep    bool    `json:"keep,omitempty"`  // inject: capture with no wait (see InjectOptions.Keep)
+	H2S     *string `json:"h2s,omitempty"`   // intercept: the filter for frames toward the server
+	S2H     *string `json:"s2h,omitempty"`   // intercept: the filter for frames toward the host
 }
 
 // Bounds on what a socket client sends: the request line, an injected
@@ -236,8 +273,10 @@ func (t *Tap) serveConn(c net.Conn, done <-chan struct{}) {
 		bw.Flush()
 	case "inject":
 		t.serveInject(c, br, req)
+	case "intercept":
+		t.serveIntercept(c, br, req)
 	default:
-		refuse(c, fmt.Sprintf("unknown op %q: use info, attach or inject", req.Op))
+		refuse(c, fmt.Sprintf("unknown op %q: use info, attach, inject or intercept", req.Op))
 	}
 }
 
@@ -519,13 +558,7 @@ func (t *Tap) Inject(dir classify.Direction, body []byte, o InjectOptions) (Inje
 	if d == nil {
 		return InjectResult{}, errors.New("the session has not started")
 	}
-	framing := classify.Framing(rel.seen.Load())
-	if framing == 0 || framing == classify.FramingAuto {
-		framing = classify.Framing(other.seen.Load())
-	}
-	if framing == 0 {
-		framing = t.opts.Framing
-	}
+	framing := framingOf(rel, other, t.opts.Framing)
 	inj := &injection{src: sessions.SrcInject, capture: o.Capture, done: make(chan error, 1)}
 	var req []byte // the frame whose answer is captured
 	if o.Raw {
@@ -537,22 +570,10 @@ func (t *Tap) Inject(dir classify.Direction, body []byte, o InjectOptions) (Inje
 		}
 		req = inj.parts[0].body
 	} else {
-		// frame is the body with its framing; the recorded body is a
-		// slice of it, so the tap holds one copy of the frame.
-		switch framing {
-		case classify.FramingLSP:
-			header := "Content-Length: " + strconv.Itoa(len(body)) + "\r\n\r\n"
-			inj.frame = append(append(make([]byte, 0, len(header)+len(body)), header...), body...)
-			body = inj.frame[len(header):]
-		default:
-			if bytes.IndexByte(body, '\n') >= 0 {
-				return InjectResult{}, errors.New("the frame holds a line feed, which would split it into two frames on a newline-framed stream; remove it (JSON needs none), or send the bytes as they are with --raw")
-			}
-			inj.frame = append(append(make([]byte, 0, len(body)+1), body...), '\n')
-			body = inj.frame[:len(body)]
+		if err := inj.frameBody(body, framing); err != nil {
+			return InjectResult{}, err
 		}
-		inj.parts = []injectPart{{body: body}}
-		req = body
+		req = inj.parts[0].body
 	}
 	var res InjectResult
 	m := classify.Classify(req, dir, classify.JSONRPC)
@@ -577,6 +598,55 @@ func (t *Tap) Inject(dir classify.Direction, body []byte, o InjectOptions) (Inje
 	}
 	res.Sent = inj.sent
 	return res, nil
+}
+
+// framingOf is the framing of the stream a relay feeds: what its own
+// traffic showed, else the other direction's, else the tap's.
+func framingOf(rel, other *relay, given classify.Framing) classify.Framing {
+	framing := classify.Framing(rel.seen.Load())
+	if framing == 0 || framing == classify.FramingAuto {
+		framing = classify.Framing(other.seen.Load())
+	}
+	if framing == 0 {
+		framing = given
+	}
+	return framing
+}
+
+// frameBody sets the injection to body with the stream's framing added:
+// frame is the body with its framing, and the recorded body a slice of
+// it, so the tap holds one copy of the frame.
+func (inj *injection) frameBody(body []byte, framing classify.Framing) error {
+	switch framing {
+	case classify.FramingLSP:
+		header := "Content-Length: " + strconv.Itoa(len(body)) + "\r\n\r\n"
+		inj.frame = append(append(make([]byte, 0, len(header)+len(body)), header...), body...)
+		body = inj.frame[len(header):]
+	default:
+		if bytes.IndexByte(body, '\n') >= 0 {
+			return errors.New("the frame holds a line feed, which would split it into two frames on a newline-framed stream; remove it (JSON needs none), or send the bytes as they are with --raw")
+		}
+		inj.frame = append(append(make([]byte, 0, len(body)+1), body...), '\n')
+		body = inj.frame[:len(body)]
+	}
+	inj.parts = []injectPart{{body: body}}
+	return nil
+}
+
+// frameToward makes body, with its stream's framing, into a frame to
+// write toward dir's receiver, recorded with src.
+func (t *Tap) frameToward(dir classify.Direction, body []byte, src string) (*injection, error) {
+	t.mu.Lock()
+	rel, other := t.relays[dir], t.relays[dir.Opposite()]
+	t.mu.Unlock()
+	if rel == nil {
+		return nil, errors.New("the session has not started")
+	}
+	inj := &injection{src: src, done: make(chan error, 1)}
+	if err := inj.frameBody(body, framingOf(rel, other, t.opts.Framing)); err != nil {
+		return nil, err
+	}
+	return inj, nil
 }
 
 // splitRaw takes raw bytes as the frames their receiver reads, each

@@ -2,6 +2,7 @@ package tap
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -47,6 +48,17 @@ type Options struct {
 	// catches them itself.
 	Signals <-chan os.Signal
 
+	// Intercept is a filter (in the view's filter language) of frames to
+	// hold, in both directions, until a view decides them or HoldTimeout
+	// passes; "" holds nothing until a view sets a filter.
+	Intercept string
+	// InterceptToHost, when set, is the filter for frames toward the
+	// host in place of Intercept.
+	InterceptToHost string
+	// HoldTimeout is how long a frame is held at most (0:
+	// DefaultHoldTimeout).
+	HoldTimeout time.Duration
+
 	// Warn receives the tap's own diagnostics (one sentence each).
 	Warn func(string)
 
@@ -87,6 +99,8 @@ type Tap struct {
 	// noting is the recorder once it runs, for Note.
 	noting *recorder
 
+	intercept *interceptor
+
 	vmu        sync.Mutex // guards views and viewsEnded
 	views      map[*viewConn]struct{}
 	viewsEnded bool
@@ -120,6 +134,11 @@ func New(opts Options) (*Tap, error) {
 	var idb [8]byte
 	rand.Read(idb[:])
 	t.id = hex.EncodeToString(idb[:])
+	ic, err := newInterceptor(t, opts.Intercept, cmp.Or(opts.InterceptToHost, opts.Intercept), opts.HoldTimeout)
+	if err != nil {
+		return nil, err
+	}
+	t.intercept = ic
 	return t, nil
 }
 
@@ -221,6 +240,10 @@ func (t *Tap) Run(ctx context.Context, hostIn io.Reader, hostOut io.WriteCloser,
 	var idle atomic.Int64 // with Drain, once the server has exited: how long a read of its output may wait
 	s2h := &relay{dir: classify.S2H, src: stdoutR, dst: t.dests[classify.S2H], framing: opts.Framing, captures: t.capture[classify.S2H], idle: &idle}
 	t.relays[classify.H2S], t.relays[classify.S2H] = h2s, s2h
+	for _, rel := range []*relay{h2s, s2h} {
+		rel.hold = t.intercept.dirs[rel.dir]
+		rel.hold.dst = rel.dst
+	}
 	t.mu.Unlock()
 
 	var stop func()
@@ -308,6 +331,9 @@ func (t *Tap) Run(ctx context.Context, hostIn io.Reader, hostOut io.WriteCloser,
 	<-errDone
 	res := Result{Path: t.path}
 	res.ExitCode, res.Signal = exitStatus(cmd, waitErr)
+	// Frames still held toward a host that is still writing (the server
+	// is gone) go now, so that the file says what became of them.
+	t.intercept.endSession()
 	t.finish(res)
 	// Live views get the last records and the exit, as far as each takes
 	// them without the tap waiting: its exit never waits on an observer.

@@ -14,6 +14,8 @@ import (
 	"github.com/charmbracelet/lipgloss"
 	"github.com/charmbracelet/x/ansi"
 	"github.com/rpctap/rpctap/classify"
+	"github.com/rpctap/rpctap/inject"
+	"github.com/rpctap/rpctap/tap"
 	"github.com/rpctap/rpctap/tui/filter"
 )
 
@@ -55,6 +57,7 @@ const (
 	paneDetail
 	panePending
 	paneStats
+	paneHeld // the held pane, in place of the detail and pending panes
 )
 
 // mode says where keys go first.
@@ -193,6 +196,38 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 				v.composer.note(msg.err.Error())
 			} else {
 				v.composer.setTemplates(msg.templates)
+			}
+		}
+		return m, nil
+	case holdOpenedMsg:
+		for _, v := range m.views {
+			if v.id == msg.session {
+				if msg.err != nil {
+					m.status = "cannot intercept: " + msg.err.Error()
+					return m, nil
+				}
+				v.held().conn = msg.conn
+				return m, waitHoldCmd(v.id, msg.events)
+			}
+		}
+		if msg.conn != nil {
+			msg.conn.Close()
+		}
+		return m, nil
+	case holdEventMsg:
+		for _, v := range m.views {
+			if v.id == msg.session {
+				if !msg.ok {
+					if v.hold != nil {
+						v.hold.conn, v.hold.frames = nil, nil
+						v.hold.notice = "the intercept connection ended (the tap is gone?)"
+					}
+					return m, nil
+				}
+				v.held().apply(msg.ev, m.now())
+				if msg.events != nil {
+					return m, waitHoldCmd(v.id, msg.events)
+				}
 			}
 		}
 		return m, nil
@@ -360,6 +395,8 @@ func (m *Model) key(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
 		return m, nil
 	case key.Matches(msg, k.Compose) && !v.showStats:
 		return m, m.openComposer(v, "", classify.H2S)
+	case key.Matches(msg, k.Held) && !v.showStats:
+		return m, m.openHeld(v, nil)
 	case key.Matches(msg, k.Pending):
 		v.focus = panePending
 		return m, nil
@@ -389,6 +426,8 @@ func (m *Model) key(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
 		in = v.detail.Update(msg)
 	case v.focus == panePending:
 		in = v.pending.Update(msg)
+	case v.focus == paneHeld:
+		in = v.held().Update(msg)
 	default:
 		in = v.traffic.Update(msg)
 	}
@@ -421,6 +460,39 @@ func (m *Model) do(v *sessionView, in intent) tea.Cmd {
 		return tea.Batch(v.refilter(), v.loadDetail())
 	case intentCopy:
 		return m.copySelected(v)
+	case intentHoldForward, intentHoldDrop, intentHoldForwardAll:
+		c := v.held().conn
+		if c == nil {
+			m.status = "not connected to the tap's intercept yet"
+			return nil
+		}
+		n := in.seq
+		act := map[intentKind]func(*tap.HoldClient) error{
+			intentHoldForward:    func(c *tap.HoldClient) error { return c.Forward(n) },
+			intentHoldDrop:       func(c *tap.HoldClient) error { return c.Drop(n) },
+			intentHoldForwardAll: func(c *tap.HoldClient) error { return c.ForwardAll() },
+		}[in.kind]
+		return holdActCmd(v.id, c, act)
+	case intentHoldEdit, intentHoldReply:
+		f, ok := v.held().frame(in.seq)
+		if !ok {
+			return nil
+		}
+		dir, _ := classify.ParseDirection(f.Dir)
+		text, reply := string(f.Bytes()), in.kind == intentHoldReply
+		if reply {
+			text, dir = replySkeleton(f), dir.Opposite()
+		}
+		cmd := m.openComposer(v, text, dir)
+		if v.composer != nil {
+			v.composer.target = &holdTarget{n: f.N, reply: reply}
+			if reply {
+				v.composer.note(fmt.Sprintf("answering held #%d in its receiver's place: ctrl+s sends this to the %s", f.N, inject.Sender(dir.Opposite())))
+			} else {
+				v.composer.note(fmt.Sprintf("editing held #%d: ctrl+s sends this in its place", f.N))
+			}
+		}
+		return cmd
 	case intentReply, intentResend:
 		if err := v.canInject(); err != nil {
 			m.status = err.Error()
@@ -434,6 +506,26 @@ func (m *Model) do(v *sessionView, in intent) tea.Cmd {
 		return m.openComposer(v, text, dir)
 	}
 	return v.loadDetail()
+}
+
+// openHeld shows the held pane, connecting it to the live tap when it is
+// not yet; set, when not nil, sets the intercept filters.
+func (m *Model) openHeld(v *sessionView, set *tap.HoldFilters) tea.Cmd {
+	if err := v.canInject(); err != nil {
+		m.status = strings.Replace(err.Error(), "inject", "intercept", 1)
+		return nil
+	}
+	v.focus = paneHeld
+	v.setSize(v.width, v.height)
+	p := v.held()
+	switch {
+	case p.conn == nil:
+		return openHoldCmd(v.id, v.src.Socket(), set)
+	case set != nil:
+		f := *set
+		return holdActCmd(v.id, p.conn, func(c *tap.HoldClient) error { return c.SetFilters(f.H2S, f.S2H) })
+	}
+	return nil
 }
 
 // openComposer opens the view's composer on text going in dir; a view
@@ -479,6 +571,23 @@ func (m *Model) composeKey(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
 		return m, cmd
 	case in.templates:
 		return m, templatesCmd(v.id, v.src, v.idsFresh())
+	case in.hold != nil:
+		c := v.held().conn
+		h := *in.hold
+		v.composer = nil
+		m.mode = modeNormal
+		v.focus = paneHeld
+		v.setSize(v.width, v.height)
+		if c == nil {
+			m.status = "not connected to the tap's intercept any more"
+			return m, nil
+		}
+		return m, holdActCmd(v.id, c, func(c *tap.HoldClient) error {
+			if h.target.reply {
+				return c.Reply(h.target.n, h.body)
+			}
+			return c.Edit(h.target.n, h.body)
+		})
 	case in.send != nil:
 		m.status = "sending…"
 		return m, injectCmd(v.id, v.src.Socket(), *in.send)
@@ -598,6 +707,19 @@ func (m *Model) runCommand(line string) tea.Cmd {
 		return v.loadDetail()
 	case "filter", "search":
 		return m.applyExpr(v, name == "search", arg)
+	case "intercept":
+		if v == nil {
+			return nil
+		}
+		expr := strings.TrimSpace(arg)
+		if expr == "off" {
+			expr = ""
+		}
+		if err := tap.ParseIntercept(expr); err != nil {
+			m.status = err.Error()
+			return nil
+		}
+		return m.openHeld(v, &tap.HoldFilters{H2S: expr, S2H: expr})
 	case "stderr":
 		if v != nil {
 			v.traffic.showErr = !v.traffic.showErr
@@ -605,7 +727,7 @@ func (m *Model) runCommand(line string) tea.Cmd {
 		}
 	case "":
 	default:
-		m.status = fmt.Sprintf("unknown command %q: try open, goto, filter, search, stderr, quit", name)
+		m.status = fmt.Sprintf("unknown command %q: try open, goto, filter, search, intercept, stderr, quit", name)
 	}
 	return nil
 }
@@ -769,6 +891,8 @@ func (m *Model) footer() string {
 		keys = v.detail.ShortHelp()
 	case v.focus == panePending:
 		keys = v.pending.ShortHelp()
+	case v.focus == paneHeld:
+		keys = v.held().ShortHelp()
 	default:
 		keys = m.c.keys.ShortHelp()
 	}

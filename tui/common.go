@@ -33,6 +33,12 @@ const (
 	intentOpen   // open a session from the picker
 	intentReply  // open the composer on a reply to the selected frame
 	intentResend // open the composer on a copy of it with a fresh id
+	// The held pane's: seq is the held frame's number.
+	intentHoldForward
+	intentHoldForwardAll
+	intentHoldDrop
+	intentHoldEdit  // open the composer on the frame, to send in its place
+	intentHoldReply // open the composer on an answer to it, in its receiver's place
 )
 
 // An intent is a plain value a pane returns; the root turns it into

@@ -47,6 +47,9 @@ type composer struct {
 	// forward sends the answer to the next request on to the other side
 	// instead of capturing it (ctrl+o; reset by a send).
 	forward bool
+	// target, when set, is the held frame the text is for: a send edits
+	// it or answers it (see holdTarget) instead of injecting.
+	target *holdTarget
 	// given is the view's set of ids its templates gave out (see
 	// sessionView.given).
 	given map[string]bool
@@ -114,6 +117,20 @@ type composerIntent struct {
 	templates bool          // list the session's templates (built in a command)
 	edit      bool          // open the text in $EDITOR
 	send      *injectRequest
+	hold      *holdSend // the text goes in place of a held frame, or answers it
+}
+
+// holdTarget is the held frame a composer's text is for: in its place
+// (edit), or answering it in its receiver's place (reply).
+type holdTarget struct {
+	n     int64
+	reply bool
+}
+
+// holdSend is a composer's frame for a held one.
+type holdSend struct {
+	target holdTarget
+	body   []byte
 }
 
 // An injectRequest is the frames to send to a live tap, a plain value.
@@ -285,6 +302,16 @@ func (p *composer) send() composerIntent {
 			p.note("ctrl+s again sends it anyway: " + p.preview.Warning)
 		}
 		return composerIntent{}
+	}
+	if p.target != nil {
+		// In place of a held frame, or its answer: one frame, with the
+		// id as written (the reply carries the request's).
+		if len(p.frames) != 1 {
+			p.note(fmt.Sprintf("held #%d takes one frame in its place; this text holds %d", p.target.n, len(p.frames)))
+			return composerIntent{}
+		}
+		p.armed, p.noteText = false, ""
+		return composerIntent{hold: &holdSend{target: *p.target, body: p.frames[0].Body}}
 	}
 	frames := p.freshIDs()
 	req := &injectRequest{dir: p.dir}

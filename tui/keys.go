@@ -21,6 +21,9 @@ type KeyMap struct {
 	ComposeCatalog, ComposeEditor         key.Binding
 	ComposeTemplates, ComposeForward      key.Binding
 	Interrupt                             key.Binding // quits even where text is typed
+	// The held pane (intercept): open it, and its keys.
+	Held, HoldForward, HoldForwardAll key.Binding
+	HoldEdit, HoldDrop, HoldReply     key.Binding
 }
 
 // DefaultKeyMap is the key map rpctap starts with.
@@ -70,6 +73,12 @@ func DefaultKeyMap() KeyMap {
 		// composer's own keys come first.
 		ComposeTemplates: key.NewBinding(key.WithKeys("ctrl+t"), key.WithHelp("ctrl+t", "templates")),
 		ComposeForward:   key.NewBinding(key.WithKeys("ctrl+o"), key.WithHelp("ctrl+o", "capture/forward the answer")),
+		Held:             key.NewBinding(key.WithKeys("H"), key.WithHelp("H", "held frames (intercept)")),
+		HoldForward:      key.NewBinding(key.WithKeys("f", "enter"), key.WithHelp("f", "forward")),
+		HoldForwardAll:   key.NewBinding(key.WithKeys("F"), key.WithHelp("F", "forward all")),
+		HoldEdit:         key.NewBinding(key.WithKeys("e"), key.WithHelp("e", "edit")),
+		HoldDrop:         key.NewBinding(key.WithKeys("x"), key.WithHelp("x", "drop")),
+		HoldReply:        key.NewBinding(key.WithKeys("a"), key.WithHelp("a", "answer in place")),
 	}
 }
 
@@ -93,6 +102,7 @@ func (k KeyMap) FullHelp() [][]key.Binding {
 		{k.NextPane, k.PrevPane, k.Open, k.Pair, k.NextSession},
 		{k.Filter, k.SearchMode, k.ClearFilter, k.NextMatch, k.ToggleStderr, k.ToggleTime, k.ToggleRaw},
 		{k.More, k.Stats, k.Pending, k.Copy, k.Command, k.Help, k.Quit},
-		{k.Compose, k.Reply, k.Resend},
+		// The held pane's own keys show in its footer.
+		{k.Compose, k.Reply, k.Resend, k.Held},
 	}
 }

@@ -29,6 +29,7 @@ type sessionView struct {
 	filterText string
 	search     *search   // frames marked, not hidden; nil: none
 	composer   *composer // open in place of the detail and pending panes; nil: closed
+	hold       *holdPane // the frames the tap holds; nil until first shown
 	// alloc chooses the composer's ids; idsFresh feeds it the index's
 	// entries from fed on.
 	alloc   *inject.IDs
@@ -62,6 +63,18 @@ func (v *sessionView) setSize(w, h int) {
 	if v.composer != nil {
 		v.composer.SetSize(w-fw, bottom-frame)
 	}
+	if v.hold != nil {
+		v.hold.SetSize(w-fw, bottom-frame)
+	}
+}
+
+// held is the view's held pane, made when first needed.
+func (v *sessionView) held() *holdPane {
+	if v.hold == nil {
+		v.hold = newHoldPane(v.c)
+		v.setSize(v.width, v.height)
+	}
+	return v.hold
 }
 
 // openComposer opens the composer on text going in dir, or says why a
@@ -346,6 +359,11 @@ func (v *sessionView) View(now time.Time) string {
 	if v.composer != nil {
 		comp := s.PaneFocused.Width(v.composer.width).Height(v.composer.height).Render(v.composer.View())
 		return lipgloss.JoinVertical(lipgloss.Left, top, comp)
+	}
+	if v.focus == paneHeld {
+		p := v.held()
+		held := s.PaneFocused.Width(p.width).Height(p.height).Render(p.View(now))
+		return lipgloss.JoinVertical(lipgloss.Left, top, held)
 	}
 	det := pane(v.focus == paneDetail).Width(v.detail.width).Height(v.detail.height).Render(v.detail.View())
 	sessNow := v.src.Clock(now)

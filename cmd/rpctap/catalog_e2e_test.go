@@ -36,9 +36,16 @@ type liveHost struct {
 
 func startLiveHost(t *testing.T, name string, server ...string) *liveHost {
 	t.Helper()
+	return startLiveHostWith(t, name, nil, server...)
+}
+
+// startLiveHostWith is startLiveHost with more flags for rpctap run.
+func startLiveHostWith(t *testing.T, name string, flags []string, server ...string) *liveHost {
+	t.Helper()
 	bin := rpctapBinary(t)
 	h := &liveHost{name: name, record: filepath.Join(t.TempDir(), name+".jsonl"), changed: make(chan struct{}, 1), done: make(chan struct{})}
-	h.cmd = exec.Command(bin, append([]string{"run", "--name", name, "--record", h.record, "--"}, server...)...)
+	args := append([]string{"run", "--name", name, "--record", h.record}, flags...)
+	h.cmd = exec.Command(bin, append(append(args, "--"), server...)...)
 	h.cmd.Env = append(os.Environ(), "XDG_STATE_HOME="+t.TempDir())
 	h.stderr = &lockedBuffer{b: new(bytes.Buffer)}
 	h.cmd.Stderr = h.stderr

@@ -99,6 +99,8 @@ func showConfig(out io.Writer) error {
 		set("redact", "")
 	}
 	set("theme", q(c.Theme))
+	set("intercept", q(c.Intercept))
+	set("hold_timeout", q(durationText(c.HoldTimeout)))
 	if len(c.MethodTimeouts) > 0 {
 		fmt.Fprintln(out, "\n[method_timeouts]")
 		var methods []string
@@ -121,7 +123,7 @@ func durationText(d time.Duration) string {
 }
 
 // configFlags are the flags the config file sets where a command has them.
-var configFlags = []string{"profile", "timeout", "redact", "method-timeout"}
+var configFlags = []string{"profile", "timeout", "redact", "method-timeout", "intercept", "hold-timeout"}
 
 // applyUserConfig sets the flags of cmd that the config file gives and
 // the command line does not. A command with none of them never reads it.
@@ -148,6 +150,12 @@ func applyUserConfig(cmd *cobra.Command) error {
 		return usageError(err)
 	}
 	if err := set("timeout", durationText(c.Timeout)); err != nil {
+		return usageError(err)
+	}
+	if err := set("intercept", c.Intercept); err != nil {
+		return usageError(err)
+	}
+	if err := set("hold-timeout", durationText(c.HoldTimeout)); err != nil {
 		return usageError(err)
 	}
 	if f.Lookup("redact") != nil {

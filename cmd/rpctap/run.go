@@ -27,6 +27,8 @@ type runOptions struct {
 	stdinWait, termWait, drain     time.Duration
 	otlpEndpoint                   string
 	otlpHeaders                    []string
+	intercept                      string
+	holdTimeout                    time.Duration
 }
 
 func newRunCmd() *cobra.Command {
@@ -69,6 +71,8 @@ own, unless --stdin-grace, --term-grace or --drain asks it to.`,
 	f.StringVar(&o.otlpEndpoint, "otlp-endpoint", "", "send a span per answered request to this OTLP/HTTP collector, as in http://localhost:4318 (default: OTEL_EXPORTER_OTLP_ENDPOINT, when set)")
 	f.StringArrayVar(&o.otlpHeaders, "otlp-header", nil, "a header K=V for the OTLP collector (with OTEL_EXPORTER_OTLP_HEADERS); repeatable")
 	f.DurationVar(&o.drain, "drain", 0, "once CMD has exited, stop reading its stdout when it stays silent this long, for a child of CMD that holds it open (default: read until it closes, as a host would)")
+	f.StringVar(&o.intercept, "intercept", "", "hold frames that match this filter (as in the view: 'method:tools/call', 'dir:s2h kind:response') until a view forwards, edits, drops or answers them")
+	f.DurationVar(&o.holdTimeout, "hold-timeout", tap.DefaultHoldTimeout, "with --intercept, or when a view intercepts: how long a frame is held at most before it goes on as it was")
 	return serverCommand(cmd)
 }
 
@@ -100,7 +104,8 @@ func runTap(cmd *cobra.Command, argv []string, o runOptions) error {
 	}
 	topts := tap.Options{Argv: argv, Name: o.name, Framing: framing, Profile: profile, Timeout: o.timeout, MethodTimeouts: methodTimeouts,
 		Record: !o.noRecord, Path: o.record, Redact: o.redact, NoRedact: o.noRedact, Listen: !o.noListen,
-		StdinWait: o.stdinWait, TermWait: o.termWait, Drain: o.drain, Signals: runSignals(), Warn: warn}
+		StdinWait: o.stdinWait, TermWait: o.termWait, Drain: o.drain, Signals: runSignals(), Warn: warn,
+		Intercept: o.intercept, HoldTimeout: o.holdTimeout}
 	if len(o.otlpHeaders) > 0 && !otlp.Wanted(o.otlpEndpoint, os.Getenv) {
 		return usageError(errors.New("--otlp-header needs a collector: give --otlp-endpoint URL (or set OTEL_EXPORTER_OTLP_ENDPOINT)"))
 	}

@@ -11,12 +11,14 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 	"unicode/utf8"
 
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/rpctap/rpctap/classify"
+	"github.com/rpctap/rpctap/internal/playhost"
 	"github.com/rpctap/rpctap/sessions"
 	"github.com/rpctap/rpctap/tap"
 	"github.com/rpctap/rpctap/tui"
@@ -73,7 +75,10 @@ func newWatchCmd() *cobra.Command {
 		Use:   "watch [--host 'HOST CMD'] -- SERVER [ARGS...]",
 		Short: "Run a server behind a tap and watch it here, in one command",
 		Long: `Starts SERVER behind a tap, records the session, and opens the live view on
-this terminal. With --host, rpctap also starts the host (a shell command
+this terminal. With no --host, rpctap is the host of an MCP server: it does
+the initialize handshake, lists tools, resources and prompts, answers ping,
+and holds the server's other requests for you (H in the view), answering
+them with a default when their hold time runs out. With --host, rpctap also starts the host (a shell command
 that launches a server, as MCP hosts do): {} in it stands for the server
 command, run behind a tap; without {}, " -- SERVER" is appended. The whole
 conversation then shows; the host's output goes to a log file.
@@ -102,12 +107,20 @@ func runWatch(host string, argv []string, framing classify.Framing, profile clas
 	if host != "" {
 		return runWatchHost(host, argv, framing, profile)
 	}
-	// No host: the tap runs here, the server's stdin stays open for
-	// injected frames. The view is the host: quitting it stops the server,
-	// with SIGKILL if SIGTERM does not.
+	// No host: the tap runs here, and rpctap plays the host of an MCP
+	// server (playhost: the handshake, the lists, answers to the server's
+	// requests, those a host must answer held for the user first); the
+	// server's stdin stays open for injected frames. Quitting the view
+	// stops the server, with SIGKILL if SIGTERM does not.
+	var wmu sync.Mutex
 	var warnings []string
-	t, err := tap.New(tap.Options{Argv: argv, Framing: framing, Profile: profile, Record: true, Listen: true, TermWait: 3 * time.Second,
-		Warn: func(s string) { warnings = append(warnings, s) }})
+	warn := func(s string) { wmu.Lock(); warnings = append(warnings, s); wmu.Unlock() }
+	play := framing != classify.FramingLSP
+	opts := tap.Options{Argv: argv, Framing: framing, Profile: profile, Record: true, Listen: true, TermWait: 3 * time.Second, Warn: warn}
+	if play {
+		opts.InterceptToHost = playhost.HeldRequests
+	}
+	t, err := tap.New(opts)
 	if err != nil {
 		return usageError(err)
 	}
@@ -116,8 +129,20 @@ func runWatch(host string, argv []string, framing classify.Framing, profile clas
 	var res tap.Result
 	var runErr error
 	ran := make(chan struct{})
+	var hostIn io.Reader = eofReader{}
+	var hostOut io.WriteCloser = nopCloser{io.Discard}
+	if play {
+		inR, inW := io.Pipe()
+		outR, outW := io.Pipe()
+		hostIn, hostOut = inR, outW
+		host := &playhost.MCP{W: inW, R: outR, Name: "rpctap", Warn: warn}
+		go func() {
+			host.Run(ctx)
+			io.Copy(io.Discard, outR) // the server's output is read to its end
+		}()
+	}
 	go func() {
-		res, runErr = t.Run(ctx, eofReader{}, nopCloser{io.Discard}, io.Discard)
+		res, runErr = t.Run(ctx, hostIn, hostOut, io.Discard)
 		close(ran)
 	}()
 	src, err := attachWhenUp(fmt.Sprint(os.Getpid()), ran)

@@ -18,6 +18,7 @@ import (
 
 	"github.com/BurntSushi/toml"
 	"github.com/rpctap/rpctap/classify"
+	"github.com/rpctap/rpctap/tui/filter"
 )
 
 // A Config is what the file says; a zero field was not set.
@@ -27,13 +28,15 @@ type Config struct {
 	MethodTimeouts map[string]time.Duration // --method-timeout of run and check
 	Redact         []string                 // added to --redact of run
 	Theme          string                   // the live view's colours: auto, dark or light
+	Intercept      string                   // --intercept of run: a filter of frames to hold
+	HoldTimeout    time.Duration            // --hold-timeout of run
 }
 
 // Themes are the values theme takes.
 var Themes = []string{"auto", "dark", "light"}
 
 // Keys are the keys the file may have, in the order Example shows them.
-var Keys = []string{"profile", "timeout", "redact", "theme", "method_timeouts"}
+var Keys = []string{"profile", "timeout", "redact", "theme", "intercept", "hold_timeout", "method_timeouts"}
 
 // Path is where the file is: $XDG_CONFIG_HOME/rpctap/config.toml, else
 // ~/.config/rpctap/config.toml (on macOS too, as command-line tools
@@ -114,6 +117,21 @@ func Parse(src []byte, name string) (Config, error) {
 				return c, fmt.Errorf("%s: theme must be \"auto\", \"dark\" or \"light\", as in: theme = \"light\"", at(k))
 			}
 			c.Theme = s
+		case "intercept":
+			s, ok := v.(string)
+			if !ok {
+				return c, fmt.Errorf("%s: intercept must be a filter in quotes, as in: intercept = \"method:tools/call\"", at(k))
+			}
+			if _, err := filter.Parse(s); err != nil {
+				return c, fmt.Errorf("%s: the intercept filter: %v", at(k), err)
+			}
+			c.Intercept = s
+		case "hold_timeout":
+			d, err := duration(v)
+			if err != nil {
+				return c, fmt.Errorf("%s: hold_timeout %v, as in: hold_timeout = \"2m\"", at(k), err)
+			}
+			c.HoldTimeout = d
 		case "redact":
 			list, ok := v.([]any)
 			for _, e := range list {
@@ -194,6 +212,8 @@ profile = "mcp"                  # rules to judge by (run, watch, check, classif
 timeout = "45s"                  # how long a request may wait for its answer (run, check)
 redact = ["GITHUB_TOKEN"]        # secrets to mask, added to --redact (run): NAME or NAME=VALUE
 theme = "auto"                   # the live view's colours: auto, dark or light (NO_COLOR turns colour off)
+intercept = "method:tools/call"  # hold frames that match until a view decides them (run; "" holds none)
+hold_timeout = "60s"             # how long a frame is held at most (run)
 
 [method_timeouts]                # per method, over timeout (run, check; --method-timeout wins)
 "tools/call" = "2m"

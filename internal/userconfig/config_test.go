@@ -20,7 +20,7 @@ func TestABadConfigGetsASentenceNamingItsLine(t *testing.T) {
 	for _, tc := range []struct{ src, want string }{
 		{"profile = \"mcp\"\ntimeout = 30\n", `c.toml line 2: timeout must be a duration in quotes, as in: timeout = "45s"`},
 		{"timeout = \"3 seconds\"\n", `c.toml line 1: timeout "3 seconds" is not a positive duration; write it with a unit, as in: timeout = "45s"`},
-		{"# mine\n\nprofil = \"mcp\"\n", `c.toml line 3: rpctap has no setting "profil"; the settings are profile, timeout, redact, theme, method_timeouts`},
+		{"# mine\n\nprofil = \"mcp\"\n", `c.toml line 3: rpctap has no setting "profil"; the settings are profile, timeout, redact, theme, intercept, hold_timeout, method_timeouts`},
 		{"theme = \"solarized\"", `c.toml line 1: theme must be "auto", "dark" or "light"`},
 		{"profile = \"grpc\"", `c.toml line 1: profile must be one of "auto", "jsonrpc", "mcp" or "lsp"`},
 		{"redact = \"TOKEN\"", `c.toml line 1: redact must be a list`},
@@ -48,5 +48,15 @@ func TestTheConfigFileIsUnderXDGConfigHomeElseTheHomeDirectory(t *testing.T) {
 		if got, _ := Path(env(tc.env)); got != tc.want {
 			t.Errorf("%v: %s, want %s", tc.env, got, tc.want)
 		}
+	}
+}
+
+func TestInterceptAndHoldTimeoutAreReadAndABadFilterIsRefused(t *testing.T) {
+	c, err := Parse([]byte("intercept = \"method:tools/call\"\nhold_timeout = \"2m\"\n"), "c.toml")
+	if err != nil || c.Intercept != "method:tools/call" || c.HoldTimeout != 2*time.Minute {
+		t.Fatalf("got %+v, %v", c, err)
+	}
+	if _, err := Parse([]byte("\nintercept = \"meth:x\"\n"), "c.toml"); err == nil || !strings.HasPrefix(err.Error(), "c.toml line 2: the intercept filter") {
+		t.Errorf("a bad filter: %v", err)
 	}
 }

@@ -1,0 +1,103 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+)
+
+// tmuxScreen runs a command in a tmux of its own, at w×h, and returns a
+// function that waits for the screen to show every text given.
+func tmuxScreen(t *testing.T, w, h int, env []string, argv ...string) (waitfor func(...string), keys func(...string)) {
+	t.Helper()
+	if _, err := exec.LookPath("tmux"); err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatal("tmux is missing: .ci/run should have installed it")
+		}
+		t.Skip("tmux is not installed")
+	}
+	sock := fmt.Sprintf("rpctap-test-%d", time.Now().UnixNano())
+	var line []string
+	for _, e := range env {
+		line = append(line, shellQuote(e))
+	}
+	for _, a := range argv {
+		line = append(line, shellQuote(a))
+	}
+	cmd := exec.Command("tmux", "-L", sock, "new-session", "-d", "-s", "t", "-x", fmt.Sprint(w), "-y", fmt.Sprint(h), "env "+strings.Join(line, " ")+"; sleep 60") // the screen stays after an exit, to be seen
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("tmux: %v: %s", err, out)
+	}
+	t.Cleanup(func() { exec.Command("tmux", "-L", sock, "kill-server").Run() })
+	screen := func() string {
+		out, _ := exec.Command("tmux", "-L", sock, "capture-pane", "-p", "-t", "t").Output()
+		return string(out)
+	}
+	waitfor = func(what ...string) {
+		t.Helper()
+		for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+			s := screen()
+			ok := true
+			for _, w := range what {
+				ok = ok && strings.Contains(s, w)
+			}
+			if ok {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("the screen never showed %q:\n%s", what, s)
+			}
+		}
+	}
+	keys = func(k ...string) {
+		exec.Command("tmux", append([]string{"-L", sock, "send-keys", "-t", "t"}, k...)...).Run()
+	}
+	return waitfor, keys
+}
+
+// issue 12, done means: rpctap watch -- server-everything (no host) does
+// the handshake and lists what the server offers; the server's
+// roots/list is held for the user, who answers it in the host's place;
+// a tools/call from the composer's template gets its answer.
+func TestWatchWithNoHostPlaysTheHostOfServerEverything(t *testing.T) {
+	server := needPeer(t, "node_modules/.bin/mcp-server-everything")
+	env := watchEnv(t, t.TempDir())
+	waitfor, keys := tmuxScreen(t, 100, 30, env[len(env)-3:], rpctapBinary(t), "watch", "--", server, "stdio")
+	waitfor("tools/list", "resources/list", "prompts/list")
+	keys("H")
+	waitfor("Held (1)", "roots/list id 0")
+	keys("a")
+	waitfor("answering held #1", `{"jsonrpc":"2.0","id":0,"result":{}}`)
+	keys("C-s")
+	waitfor("#1 answered in place")
+	keys("Escape")
+	keys("i")
+	keys("C-t")
+	waitfor("tools/call echo")
+	// The templates: from the top, initialize, notifications/initialized,
+	// tools/list, notifications/tools/list_changed, resources/list,
+	// prompts/list, roots/list, then a tools/call per tool, echo first,
+	// with its argument skeleton from the tools/list result.
+	for i := 0; i < 7; i++ {
+		keys("j")
+	}
+	keys("Enter")
+	waitfor(`"name":"echo","arguments":{"messa`)
+	keys("C-s")
+	waitfor("CAPTURED")
+	keys("Escape")
+	keys("q")
+}
+
+// issue 12, done means: rpctap watch -- the Go SDK's server (no host)
+// completes the handshake and lists its tools.
+func TestWatchWithNoHostPlaysTheHostOfTheGoSDKServer(t *testing.T) {
+	server := needPeer(t, "bin/server")
+	env := watchEnv(t, t.TempDir())
+	waitfor, keys := tmuxScreen(t, 100, 30, env[len(env)-3:], rpctapBinary(t), "watch", "--", server)
+	waitfor("initialize", "notifications/initia", "tools/list")
+	keys("q")
+}

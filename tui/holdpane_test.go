@@ -1,0 +1,148 @@
+package tui
+
+import (
+	"bytes"
+	"io"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/x/exp/teatest"
+	"github.com/rpctap/rpctap/sessions"
+	"github.com/rpctap/rpctap/tap"
+)
+
+// openHeldView runs the view on a live tap (cat as the server) that holds
+// what expr matches, and opens the held pane with H. It returns the
+// program, the source and the host's pipe to the tap.
+func openHeldView(t *testing.T, expr string, hold time.Duration) (*teatest.TestModel, *Source, io.WriteCloser) {
+	t.Helper()
+	info, host := startLiveTapWith(t, tap.Options{Record: true, Path: filepath.Join(t.TempDir(), "live.jsonl"), Intercept: expr, HoldTimeout: hold})
+	src, err := OpenLive(info, time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(src.Close)
+	tm := startProgram(t, []*Source{src}, 120, 36)
+	waitFor(t, tm, "live")
+	tm.Send(press("H"))
+	waitFor(t, tm, "Held (0)", "intercept → "+expr)
+	return tm, src, host
+}
+
+func hostWrite(t *testing.T, host io.Writer, line string) {
+	t.Helper()
+	if _, err := io.WriteString(host, line+"\n"); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// issue 12 point 1: the held pane lists held frames oldest first, a frame
+// behind a held one as waiting, each held one with the seconds it may
+// still be held, counting down; f forwards the selected one, and the
+// frame behind it goes on too.
+func TestHeldPaneListsFramesOldestFirstCountingDownAndForwards(t *testing.T) {
+	tm, src, host := openHeldView(t, "method:hold/*", 30*time.Second)
+	hostWrite(t, host, `{"jsonrpc":"2.0","id":1,"method":"hold/first"}`)
+	hostWrite(t, host, `{"jsonrpc":"2.0","id":2,"method":"hold/second"}`)
+	waitFor(t, tm, "Held (2)", "#1    → 30s      hold/first id 1", "hold/second id 2")
+	// The count goes down as the clock goes.
+	waitFor(t, tm, "#1    → 28s")
+	// cat echoes what it reads; the echo of a frame toward the host
+	// matches too, and waits behind nothing.
+	tm.Send(press("f"))
+	waitFor(t, tm, "#1 forwarded")
+	waitRecorded(t, src, `"held":"forwarded"`)
+	waitFor(t, tm, "hold/second id 2")
+	fm := finalView(t, tm)
+	if i, j := strings.Index(fm, "hold/second"), strings.Index(fm, "#1 forwarded"); i < 0 || j < 0 {
+		t.Errorf("the pane after forwarding #1:\n%s", fm)
+	}
+}
+
+// issue 12 point 1: e opens the composer on the held frame, with the
+// preview; ctrl+s sends the text in its place, recorded src edit with the
+// original kept.
+func TestHeldPaneEditSendsTheComposersTextInPlaceOfTheFrame(t *testing.T) {
+	tm, src, host := openHeldView(t, "dir:h2s method:hold/*", 30*time.Second)
+	hostWrite(t, host, `{"jsonrpc":"2.0","id":7,"method":"hold/edit"}`)
+	waitFor(t, tm, "hold/edit id 7")
+	tm.Send(press("e"))
+	waitFor(t, tm, "editing held #1", "preview: request")
+	tm.Send(tea.KeyMsg{Type: tea.KeyCtrlA})
+	typeText(tm, "x")
+	waitFor(t, tm, "preview: not-json")
+	tm.Send(tea.KeyMsg{Type: tea.KeyCtrlS})
+	tm.Send(tea.KeyMsg{Type: tea.KeyCtrlS}) // the warning, once
+	waitFor(t, tm, "#1 forwarded as edited")
+	rec := waitRecorded(t, src, `"src":"edit"`)
+	if !bytes.Contains(rec, []byte(`"original":"{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"hold/edit\"}"`)) ||
+		!bytes.Contains(rec, []byte(`"frame":"x{\"jsonrpc\"`)) {
+		t.Errorf("the session file lacks the edit with its original:\n%s", rec)
+	}
+	finalView(t, tm)
+}
+
+// issue 12 point 1: a answers a held request in its receiver's place,
+// from a reply skeleton that carries the request's id; x drops a frame;
+// a frame that waits behind a held one is not itself decided.
+func TestHeldPaneAnswersInPlaceAndDrops(t *testing.T) {
+	tm, src, host := openHeldView(t, "dir:h2s method:hold/*", 30*time.Second)
+	hostWrite(t, host, `{"jsonrpc":"2.0","id":"req-9","method":"hold/answer"}`)
+	hostWrite(t, host, `{"jsonrpc":"2.0","id":10,"method":"behind"}`)
+	waitFor(t, tm, `hold/answer id "req-9"`, "waits behind behind id 10")
+	tm.Send(press("j"))
+	tm.Send(press("x"))
+	waitFor(t, tm, "#2 is not held itself")
+	tm.Send(press("k"))
+	tm.Send(press("a"))
+	waitFor(t, tm, "answering held #1", `{"jsonrpc":"2.0","id":"req-9","result":{}}`, "to the host")
+	tm.Send(tea.KeyMsg{Type: tea.KeyCtrlS})
+	waitFor(t, tm, "#1 answered in place")
+	waitRecorded(t, src, `"held":"answered"`, `"src":"inject"`, `"held":"waited"`)
+	hostWrite(t, host, `{"jsonrpc":"2.0","id":11,"method":"hold/drop"}`)
+	waitFor(t, tm, "hold/drop id 11")
+	tm.Send(press("x"))
+	waitFor(t, tm, "#3 dropped")
+	rec := waitRecorded(t, src, `"held":"dropped"`)
+	var answered, reply bool
+	for _, line := range strings.Split(string(rec), "\n") {
+		answered = answered || strings.Contains(line, `"held":"answered"`)
+		reply = reply || answered && strings.Contains(line, `"dir":"s2h","src":"inject"`) && strings.Contains(line, `req-9`)
+	}
+	if !reply {
+		t.Errorf("the reply does not follow the answered request in the file:\n%s", rec)
+	}
+	_ = sessions.HeldAnswered
+	finalView(t, tm)
+}
+
+// issue 12 point 2: a frame whose hold time runs out goes on, and the
+// pane says so.
+func TestHeldPaneSaysWhenTheHoldTimeRanOut(t *testing.T) {
+	tm, _, host := openHeldView(t, "dir:h2s method:hold/*", time.Second)
+	hostWrite(t, host, `{"jsonrpc":"2.0","id":1,"method":"hold/late"}`)
+	waitFor(t, tm, "#1 forwarded as it was: its hold time ran out")
+	finalView(t, tm)
+}
+
+// The held pane at 80×24 fits, its footer keys included.
+func TestHeldPaneFitsTheDefaultTerminal(t *testing.T) {
+	info, host := startLiveTapWith(t, tap.Options{Record: true, Path: filepath.Join(t.TempDir(), "live.jsonl"), Intercept: "dir:h2s"})
+	src, err := OpenLive(info, time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(src.Close)
+	tm := startProgram(t, []*Source{src}, 80, 24)
+	waitFor(t, tm, "live")
+	tm.Send(press("H"))
+	hostWrite(t, host, `{"jsonrpc":"2.0","id":1,"method":"`+strings.Repeat("long/", 40)+`"}`)
+	waitFor(t, tm, "Held (1)", "F forward all • esc back")
+	if err := tm.Quit(); err != nil {
+		t.Fatal(err)
+	}
+	checkFits(t, tm.FinalModel(t, teatest.WithFinalTimeout(5*time.Second)).View(), 80, 24)
+}
