@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -100,4 +101,37 @@ func TestWatchWithNoHostPlaysTheHostOfTheGoSDKServer(t *testing.T) {
 	waitfor, keys := tmuxScreen(t, 100, 30, env[len(env)-3:], rpctapBinary(t), "watch", "--", server)
 	waitfor("initialize", "notifications/initia", "tools/list")
 	keys("q")
+}
+
+// issue 12, done means: rpctap watch --open FILE -- gopls (no host) does
+// the LSP handshake and opens FILE; gopls's requests a host must answer
+// are held for the user; quitting while one is held still ends gopls's
+// session at once: the held request goes on and gets its default answer,
+// shutdown is answered, exit follows, and gopls exits 0.
+func TestWatchWithNoHostPlaysTheHostOfGopls(t *testing.T) {
+	gopls := needPeer(t, "bin/gopls")
+	dir := t.TempDir()
+	env := watchEnv(t, dir)
+	mod, _ := filepath.Abs("../../testdata/lsp/hello")
+	line := "cd " + shellQuote(mod) + " && exec " + shellQuote(rpctapBinary(t)) + " watch --open main.go -- " + shellQuote(gopls) + " serve"
+	waitfor, keys := tmuxScreen(t, 80, 24, append(env[len(env)-3:], "GO_TELEMETRY_CHILD=2"), "sh", "-c", line)
+	waitfor("initialize", "initialized", "textDocument/")
+	keys("H")
+	waitfor("Held (1)", "window/workDoneProgress/create")
+	keys("Escape")
+	keys("q")
+	waitfor("session recorded in")
+	files, _ := filepath.Glob(filepath.Join(dir, "state", "rpctap", "sessions", "*.jsonl"))
+	if len(files) != 1 {
+		t.Fatalf("sessions: %v", files)
+	}
+	b, _ := os.ReadFile(files[0])
+	for _, want := range []string{`"held":"detached"`, `\"result\":null`, `"method":"shutdown"`, `"method":"exit"`, `"event":"exit","code":0}`} {
+		if !strings.Contains(string(b), want) {
+			t.Errorf("the session has no %s:\n%s", want, b)
+		}
+	}
+	if i, j := strings.Index(string(b), `"method":"shutdown"`), strings.Index(string(b), `"method":"exit"`); j < i {
+		t.Errorf("exit came before shutdown:\n%s", b)
+	}
 }

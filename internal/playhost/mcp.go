@@ -6,13 +6,11 @@
 package playhost
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
-	"sync"
 
 	"github.com/rpctap/rpctap/classify"
 )
@@ -35,24 +33,6 @@ type MCP struct {
 	Name string    // clientInfo.name
 	// Warn receives what went wrong (one sentence each).
 	Warn func(string)
-
-	mu   sync.Mutex
-	next int
-}
-
-// id is a fresh request id of rpctap's host.
-func (h *MCP) id() string {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	h.next++
-	return fmt.Sprintf(`"rpctap-host-%d"`, h.next)
-}
-
-func (h *MCP) write(frame string) error {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	_, err := io.WriteString(h.W, frame+"\n")
-	return err
 }
 
 // Run plays the host until the server's output ends or ctx is done.
@@ -60,71 +40,16 @@ func (h *MCP) Run(ctx context.Context) error {
 	if h.Warn == nil {
 		h.Warn = func(string) {}
 	}
-	answers := map[string]chan classify.Message{}
-	var amu sync.Mutex
-	ask := func(method, params string) (chan classify.Message, error) {
-		id := h.id()
-		ch := make(chan classify.Message, 1)
-		amu.Lock()
-		answers[id] = ch
-		amu.Unlock()
-		frame := `{"jsonrpc":"2.0","id":` + id + `,"method":"` + method + `"`
-		if params != "" {
-			frame += `,"params":` + params
-		}
-		return ch, h.write(frame + "}")
-	}
-	done := make(chan error, 1)
-	go func() {
-		br := bufio.NewReaderSize(h.R, 64<<10)
-		for {
-			line, err := br.ReadBytes('\n')
-			if len(line) > 0 {
-				m := classify.Classify(line, classify.S2H, classify.MCP)
-				switch m.Kind {
-				case classify.KindResponse:
-					if m.HasID() {
-						amu.Lock()
-						ch := answers[string(m.ID().Raw)]
-						delete(answers, string(m.ID().Raw))
-						amu.Unlock()
-						if ch != nil {
-							m.Frame = append([]byte(nil), m.Frame...)
-							ch <- m
-						}
-					}
-				case classify.KindRequest:
-					if err := h.write(answerFor(&m)); err != nil {
-						done <- err
-						return
-					}
-				}
-			}
-			if err != nil {
-				done <- nil
-				return
-			}
-		}
-	}()
-	wait := func(ch chan classify.Message) (classify.Message, bool) {
-		select {
-		case m := <-ch:
-			return m, true
-		case <-ctx.Done():
-		case err := <-done:
-			done <- err
-		}
-		return classify.Message{}, false
-	}
+	c := newConn(h.W, h.R, false, classify.MCP)
 	name := h.Name
 	if name == "" {
 		name = "rpctap"
 	}
-	init, err := ask("initialize", `{"protocolVersion":"`+ProtocolVersion+`","capabilities":{"roots":{},"sampling":{},"elicitation":{}},"clientInfo":{"name":`+quote(name)+`,"version":"1"}}`)
+	init, err := c.ask("initialize", `{"protocolVersion":"`+ProtocolVersion+`","capabilities":{"roots":{},"sampling":{},"elicitation":{}},"clientInfo":{"name":`+quote(name)+`,"version":"1"}}`)
 	if err != nil {
 		return err
 	}
-	m, ok := wait(init)
+	m, ok := c.wait(ctx, init)
 	if !ok {
 		return nil
 	}
@@ -132,7 +57,7 @@ func (h *MCP) Run(ctx context.Context) error {
 		h.Warn("the server refused initialize: " + classify.EscapeString(string(m.Error()), 200))
 		return nil
 	}
-	if err := h.write(`{"jsonrpc":"2.0","method":"notifications/initialized"}`); err != nil {
+	if err := c.notify("notifications/initialized", ""); err != nil {
 		return err
 	}
 	var caps struct {
@@ -143,25 +68,26 @@ func (h *MCP) Run(ctx context.Context) error {
 		if _, offered := caps.Capabilities[list]; !offered {
 			continue
 		}
-		ch, err := ask(list+"/list", "")
+		ch, err := c.ask(list+"/list", "")
 		if err != nil {
 			return err
 		}
-		if _, ok := wait(ch); !ok {
+		if _, ok := c.wait(ctx, ch); !ok {
 			return nil
 		}
 	}
 	select {
 	case <-ctx.Done():
 		return nil
-	case err := <-done:
+	case err := <-c.done:
 		return err
 	}
 }
 
 // answerFor is the answer rpctap's host gives a server's request: ping is
 // answered, and the requests a host must answer get a harmless default (no
-// roots, sampling and elicitation declined); any other is not known.
+// roots, sampling and elicitation declined; for LSP, no settings and the
+// registrations and progress tokens accepted); any other is not known.
 func answerFor(m *classify.Message) string {
 	id := string(m.ID().Raw)
 	result := func(r string) string { return `{"jsonrpc":"2.0","id":` + id + `,"result":` + r + `}` }
@@ -177,6 +103,15 @@ func answerFor(m *classify.Message) string {
 		return result(`{"action":"decline"}`)
 	case "sampling/createMessage":
 		return fail(-1, "rpctap's host does not sample: answer this request from the view's held pane (H, then a) to give the server a message")
+	case "workspace/configuration":
+		// LSP: no settings, a null for each item asked for.
+		var p struct {
+			Items []json.RawMessage `json:"items"`
+		}
+		json.Unmarshal(m.Params(), &p)
+		return result("[" + strings.TrimSuffix(strings.Repeat("null,", len(p.Items)), ",") + "]")
+	case "client/registerCapability", "client/unregisterCapability", "window/workDoneProgress/create":
+		return result("null")
 	}
 	return fail(-32601, "rpctap's host does not know "+strings.ToValidUTF8(m.Method(), "?"))
 }
