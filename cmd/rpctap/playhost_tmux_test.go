@@ -78,11 +78,12 @@ func TestWatchWithNoHostPlaysTheHostOfServerEverything(t *testing.T) {
 	keys("i")
 	keys("C-t")
 	waitfor("tools/call echo")
-	// The templates: from the top, initialize, notifications/initialized,
+	// The templates: from the top, server/discover (answered -32601),
+	// initialize, notifications/initialized,
 	// tools/list, notifications/tools/list_changed, resources/list,
 	// prompts/list, roots/list, then a tools/call per tool, echo first,
 	// with its argument skeleton from the tools/list result.
-	for i := 0; i < 7; i++ {
+	for i := 0; i < 8; i++ {
 		keys("j")
 	}
 	keys("Enter")
@@ -94,12 +95,13 @@ func TestWatchWithNoHostPlaysTheHostOfServerEverything(t *testing.T) {
 }
 
 // issue 12, done means: rpctap watch -- the Go SDK's server (no host)
-// completes the handshake and lists its tools.
+// discovers it (revision 2026-07-28: server/discover, no initialize) and
+// lists its tools.
 func TestWatchWithNoHostPlaysTheHostOfTheGoSDKServer(t *testing.T) {
 	server := needPeer(t, "bin/server")
 	env := watchEnv(t, t.TempDir())
 	waitfor, keys := tmuxScreen(t, 100, 30, env[len(env)-3:], rpctapBinary(t), "watch", "--", server)
-	waitfor("initialize", "notifications/initia", "tools/list")
+	waitfor("server/discover", "tools/list")
 	keys("q")
 }
 

@@ -18,6 +18,10 @@ import (
 // ProtocolVersion is the MCP revision rpctap asks for in initialize.
 const ProtocolVersion = "2025-11-25"
 
+// DiscoverVersion is the MCP revision rpctap asks for first, with
+// server/discover (it has no initialize handshake).
+const DiscoverVersion = "2026-07-28"
+
 // HeldRequests is the intercept filter that holds the server's requests
 // a host must answer, for the user to answer in the view (the held pane's
 // answer in place); one that the user lets go, or whose hold time runs
@@ -45,30 +49,47 @@ func (h *MCP) Run(ctx context.Context) error {
 	if name == "" {
 		name = "rpctap"
 	}
-	init, err := c.ask("initialize", `{"protocolVersion":"`+ProtocolVersion+`","capabilities":{"roots":{},"sampling":{},"elicitation":{}},"clientInfo":{"name":`+quote(name)+`,"version":"1"}}`)
+	// Revision 2026-07-28 has no handshake: server/discover, then every
+	// request carries the client's info in _meta. A server on an older
+	// revision answers -32601 (any error, here), and gets initialize.
+	caps := `{"roots":{},"sampling":{},"elicitation":{}}`
+	info := `{"name":` + quote(name) + `,"version":"1"}`
+	meta := `{"_meta":{"io.modelcontextprotocol/clientCapabilities":` + caps + `,"io.modelcontextprotocol/clientInfo":` + info + `,"io.modelcontextprotocol/protocolVersion":"` + DiscoverVersion + `"}}`
+	disc, err := c.ask("server/discover", meta)
 	if err != nil {
 		return err
 	}
-	m, ok := c.wait(ctx, init)
+	m, ok := c.wait(ctx, disc)
 	if !ok {
 		return nil
 	}
-	if m.HasError() {
-		h.Warn("the server refused initialize: " + classify.EscapeString(string(m.Error()), 200))
-		return nil
+	listParams := meta
+	if m.HasError() || !strings.Contains(string(m.Result()), `"`+DiscoverVersion+`"`) {
+		listParams = ""
+		init, err := c.ask("initialize", `{"protocolVersion":"`+ProtocolVersion+`","capabilities":`+caps+`,"clientInfo":`+info+`}`)
+		if err != nil {
+			return err
+		}
+		if m, ok = c.wait(ctx, init); !ok {
+			return nil
+		}
+		if m.HasError() {
+			h.Warn("the server refused initialize: " + classify.EscapeString(string(m.Error()), 200))
+			return nil
+		}
+		if err := c.notify("notifications/initialized", ""); err != nil {
+			return err
+		}
 	}
-	if err := c.notify("notifications/initialized", ""); err != nil {
-		return err
-	}
-	var caps struct {
+	var offers struct {
 		Capabilities map[string]json.RawMessage `json:"capabilities"`
 	}
-	json.Unmarshal(m.Result(), &caps)
+	json.Unmarshal(m.Result(), &offers)
 	for _, list := range []string{"tools", "resources", "prompts"} {
-		if _, offered := caps.Capabilities[list]; !offered {
+		if _, offered := offers.Capabilities[list]; !offered {
 			continue
 		}
-		ch, err := c.ask(list+"/list", "")
+		ch, err := c.ask(list+"/list", listParams)
 		if err != nil {
 			return err
 		}

@@ -62,6 +62,9 @@ func TestPlayingTheHostOfServerEverything(t *testing.T) {
 	if !bytes.Contains(rec, []byte(`"method":"initialize"`)) || !bytes.Contains(rec, []byte(`\"protocolVersion\":\"`)) {
 		t.Errorf("no initialize handshake in the file:\n%s", rec)
 	}
+	if d, e, i := bytes.Index(rec, []byte(`"method":"server/discover"`)), bytes.Index(rec, []byte(`\"code\":-32601`)), bytes.Index(rec, []byte(`"method":"initialize"`)); d < 0 || e < d || i < e {
+		t.Errorf("initialize did not follow server/discover's -32601:\n%s", rec)
+	}
 	res, err := tp.Inject(classify.H2S, []byte(`{"jsonrpc":"2.0","id":"rpctap-1","method":"tools/call","params":{"name":"echo","arguments":{"message":"from the composer"}}}`), tap.InjectOptions{Capture: true})
 	if err != nil {
 		t.Fatal(err)
@@ -76,11 +79,27 @@ func TestPlayingTheHostOfServerEverything(t *testing.T) {
 	}
 }
 
-// issue 12 point 3: the same with the Go SDK's server (revision
-// 2026-07-28, which rpctap's host meets with initialize).
+// issue 12 point 3: the same with the Go SDK's server, on revision
+// 2026-07-28: server/discover, no initialize, and the lists with the
+// client's info in _meta; a tools/call sent then gets its answer.
 func TestPlayingTheHostOfTheGoSDKServer(t *testing.T) {
 	server := peer(t, "bin/server")
-	playing(t, []string{server}, `"method":"notifications/initialized"`, `"method":"tools/list"`, `\"tools\":[`)
+	tp, rec, _ := playing(t, []string{server}, `"method":"server/discover"`, `"method":"tools/list"`, `\"tools\":[`)
+	if bytes.Contains(rec, []byte(`"method":"initialize"`)) || !bytes.Contains(rec, []byte(`\"io.modelcontextprotocol/protocolVersion\":\"2026-07-28\"}}`)) {
+		t.Errorf("a discovering server was sent initialize, or lists with no _meta:\n%s", rec)
+	}
+	res, err := tp.Inject(classify.H2S, []byte(`{"jsonrpc":"2.0","id":"rpctap-1","method":"tools/call","params":{"name":"echo","arguments":{"message":"from the composer"}}}`), tap.InjectOptions{Capture: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case ans := <-res.Reply:
+		if !bytes.Contains(ans.Body, []byte(`"text":"from the composer"`)) {
+			t.Errorf("the answer: %s", ans.Body)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("no answer to the tools/call")
+	}
 }
 
 func TestTheDefaultAnswersOfAHost(t *testing.T) {
