@@ -75,9 +75,9 @@ func newWatchCmd() *cobra.Command {
 		Use:   "watch [--host 'HOST CMD' | --open FILE] -- SERVER [ARGS...]",
 		Short: "Run a server behind a tap and watch it here, in one command",
 		Long: `Starts SERVER behind a tap, records the session, and opens the live view on
-this terminal. With no --host, rpctap is the host of an MCP server: it does
-the initialize handshake, lists tools, resources and prompts, answers ping,
-and holds the server's other requests for you (H in the view), answering
+this terminal. With no --host, rpctap is the host of an MCP server: it sends
+server/discover, or initialize when the server refuses that, lists tools,
+resources and prompts, answers ping, and holds the server's other requests for you (H in the view), answering
 them with a default when their hold time runs out. With --framing lsp,
 --profile lsp or --open FILE, rpctap is the host of a language server:
 initialize (rootUri the working directory) and initialized, FILE opened,
@@ -101,6 +101,11 @@ conversation then shows; the host's output goes to a log file.
 			}
 			if open != "" && host != "" {
 				return usageError(fmt.Errorf("--open opens a file as rpctap's own host; with --host, the host opens files: drop one of them"))
+			}
+			if open != "" {
+				if st, err := os.Stat(open); err != nil || st.IsDir() {
+					return usageError(fmt.Errorf("--open %s: no such file here; give the path of a file for the language server to open", classify.EscapeString(open, 200)))
+				}
 			}
 			return runWatch(host, args, fr, pr, open)
 		},
