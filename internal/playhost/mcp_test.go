@@ -65,17 +65,8 @@ func TestPlayingTheHostOfServerEverything(t *testing.T) {
 	if d, e, i := bytes.Index(rec, []byte(`"method":"server/discover"`)), bytes.Index(rec, []byte(`\"code\":-32601`)), bytes.Index(rec, []byte(`"method":"initialize"`)); d < 0 || e < d || i < e {
 		t.Errorf("initialize did not follow server/discover's -32601:\n%s", rec)
 	}
-	res, err := tp.Inject(classify.H2S, []byte(`{"jsonrpc":"2.0","id":"rpctap-1","method":"tools/call","params":{"name":"echo","arguments":{"message":"from the composer"}}}`), tap.InjectOptions{Capture: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	select {
-	case ans := <-res.Reply:
-		if !strings.Contains(string(ans.Body), "Echo: from the composer") {
-			t.Errorf("the answer: %s", ans.Body)
-		}
-	case <-time.After(30 * time.Second):
-		t.Fatal("no answer to the tools/call")
+	if ans := answer(t, tp, `{"jsonrpc":"2.0","id":"rpctap-1","method":"tools/call","params":{"name":"echo","arguments":{"message":"from the composer"}}}`); !strings.Contains(string(ans), "Echo: from the composer") {
+		t.Errorf("the answer: %s", ans)
 	}
 }
 
@@ -88,17 +79,8 @@ func TestPlayingTheHostOfTheGoSDKServer(t *testing.T) {
 	if bytes.Contains(rec, []byte(`"method":"initialize"`)) || !bytes.Contains(rec, []byte(`\"io.modelcontextprotocol/protocolVersion\":\"2026-07-28\"}}`)) {
 		t.Errorf("a discovering server was sent initialize, or lists with no _meta:\n%s", rec)
 	}
-	res, err := tp.Inject(classify.H2S, []byte(`{"jsonrpc":"2.0","id":"rpctap-1","method":"tools/call","params":{"name":"echo","arguments":{"message":"from the composer"}}}`), tap.InjectOptions{Capture: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	select {
-	case ans := <-res.Reply:
-		if !bytes.Contains(ans.Body, []byte(`"text":"from the composer"`)) {
-			t.Errorf("the answer: %s", ans.Body)
-		}
-	case <-time.After(30 * time.Second):
-		t.Fatal("no answer to the tools/call")
+	if ans := answer(t, tp, `{"jsonrpc":"2.0","id":"rpctap-1","method":"tools/call","params":{"name":"echo","arguments":{"message":"from the composer"}}}`); !bytes.Contains(ans, []byte(`"text":"from the composer"`)) {
+		t.Errorf("the answer: %s", ans)
 	}
 }
 
@@ -150,17 +132,8 @@ func TestPlayingTheHostOfGopls(t *testing.T) {
 	waitFor(t, path, `"method":"initialized"`, `"method":"textDocument/didOpen"`, `\"languageId\":\"go\"`, `"method":"workspace/configuration"`, `"held":"timeout"`, `\"result\":[null`)
 	// Greet's declaration: line 7 (0-based), character 5.
 	hover := `{"jsonrpc":"2.0","id":"rpctap-1","method":"textDocument/hover","params":{"textDocument":{"uri":` + quote(fileURI(file)) + `},"position":{"line":7,"character":6}}}`
-	r, err := tp.Inject(classify.H2S, []byte(hover), tap.InjectOptions{Capture: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	select {
-	case ans := <-r.Reply:
-		if bytes.Contains(ans.Body, []byte(`"error"`)) || !bytes.Contains(ans.Body, []byte("Greet says hello")) {
-			t.Errorf("the hover's answer: %s", ans.Body)
-		}
-	case <-time.After(60 * time.Second):
-		t.Fatal("no answer to the hover")
+	if ans := answer(t, tp, hover); bytes.Contains(ans, []byte(`"error"`)) || !bytes.Contains(ans, []byte("Greet says hello")) {
+		t.Errorf("the hover's answer: %s", ans)
 	}
 	quit()
 	select {
@@ -176,6 +149,23 @@ func TestPlayingTheHostOfGopls(t *testing.T) {
 	if i, j := bytes.Index(b, []byte(`"method":"shutdown"`)), bytes.Index(b, []byte(`"method":"exit"`)); i < 0 || j < i {
 		t.Errorf("no shutdown then exit in the session:\n%s", b)
 	}
+}
+
+// answer injects request toward the server, as the composer does, and
+// returns the body of its answer.
+func answer(t *testing.T, tp *tap.Tap, request string) []byte {
+	t.Helper()
+	r, err := tp.Inject(classify.H2S, []byte(request), tap.InjectOptions{Capture: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case ans := <-r.Reply:
+		return ans.Body
+	case <-time.After(60 * time.Second):
+		t.Fatalf("no answer to %s", request)
+	}
+	return nil
 }
 
 // waitFor waits until the session file at path holds every one of want.
