@@ -498,3 +498,15 @@ func (ic *interceptor) endSession() {
 		ic.dirs[dir].releaseAll(sessions.HeldEnded)
 	}
 }
+
+// EndHolding stops holding frames and lets every frame held now go on as
+// it was (recorded as detached): for a host that ends its session, whose
+// last frames must not wait behind a held one.
+func (t *Tap) EndHolding() {
+	ic := t.intercept
+	ic.setFilters("", "")
+	for _, dir := range []classify.Direction{classify.H2S, classify.S2H} {
+		ic.dirs[dir].releaseAll(sessions.HeldDetached)
+	}
+	ic.broadcast(ic.filtersLine())
+}

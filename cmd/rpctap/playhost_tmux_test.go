@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -77,11 +78,12 @@ func TestWatchWithNoHostPlaysTheHostOfServerEverything(t *testing.T) {
 	keys("i")
 	keys("C-t")
 	waitfor("tools/call echo")
-	// The templates: from the top, initialize, notifications/initialized,
+	// The templates: from the top, server/discover (answered -32601),
+	// initialize, notifications/initialized,
 	// tools/list, notifications/tools/list_changed, resources/list,
 	// prompts/list, roots/list, then a tools/call per tool, echo first,
 	// with its argument skeleton from the tools/list result.
-	for i := 0; i < 7; i++ {
+	for i := 0; i < 8; i++ {
 		keys("j")
 	}
 	keys("Enter")
@@ -93,11 +95,45 @@ func TestWatchWithNoHostPlaysTheHostOfServerEverything(t *testing.T) {
 }
 
 // issue 12, done means: rpctap watch -- the Go SDK's server (no host)
-// completes the handshake and lists its tools.
+// discovers it (revision 2026-07-28: server/discover, no initialize) and
+// lists its tools.
 func TestWatchWithNoHostPlaysTheHostOfTheGoSDKServer(t *testing.T) {
 	server := needPeer(t, "bin/server")
 	env := watchEnv(t, t.TempDir())
 	waitfor, keys := tmuxScreen(t, 100, 30, env[len(env)-3:], rpctapBinary(t), "watch", "--", server)
-	waitfor("initialize", "notifications/initia", "tools/list")
+	waitfor("server/discover", "tools/list")
 	keys("q")
+}
+
+// issue 12, done means: rpctap watch --open FILE -- gopls (no host) does
+// the LSP handshake and opens FILE; gopls's requests a host must answer
+// are held for the user; quitting while one is held still ends gopls's
+// session at once: the held request goes on and gets its default answer,
+// shutdown is answered, exit follows, and gopls exits 0.
+func TestWatchWithNoHostPlaysTheHostOfGopls(t *testing.T) {
+	gopls := needPeer(t, "bin/gopls")
+	dir := t.TempDir()
+	env := watchEnv(t, dir)
+	mod, _ := filepath.Abs("../../testdata/lsp/hello")
+	line := "cd " + shellQuote(mod) + " && exec " + shellQuote(rpctapBinary(t)) + " watch --open main.go -- " + shellQuote(gopls) + " serve"
+	waitfor, keys := tmuxScreen(t, 80, 24, append(env[len(env)-3:], "GO_TELEMETRY_CHILD=2"), "sh", "-c", line)
+	waitfor("initialize", "initialized", "textDocument/")
+	keys("H")
+	waitfor("Held (1)", "window/workDoneProgress/create")
+	keys("Escape")
+	keys("q")
+	waitfor("session recorded in")
+	files, _ := filepath.Glob(filepath.Join(dir, "state", "rpctap", "sessions", "*.jsonl"))
+	if len(files) != 1 {
+		t.Fatalf("sessions: %v", files)
+	}
+	b, _ := os.ReadFile(files[0])
+	for _, want := range []string{`"held":"detached"`, `\"result\":null`, `"method":"shutdown"`, `"method":"exit"`, `"event":"exit","code":0}`} {
+		if !strings.Contains(string(b), want) {
+			t.Errorf("the session has no %s:\n%s", want, b)
+		}
+	}
+	if i, j := strings.Index(string(b), `"method":"shutdown"`), strings.Index(string(b), `"method":"exit"`); j < i {
+		t.Errorf("exit came before shutdown:\n%s", b)
+	}
 }

@@ -70,15 +70,20 @@ func runUI(srcs []*tui.Source, opts ...tui.Option) error {
 }
 
 func newWatchCmd() *cobra.Command {
-	var host, framing, profile string
+	var host, framing, profile, open string
 	cmd := &cobra.Command{
-		Use:   "watch [--host 'HOST CMD'] -- SERVER [ARGS...]",
+		Use:   "watch [--host 'HOST CMD' | --open FILE] -- SERVER [ARGS...]",
 		Short: "Run a server behind a tap and watch it here, in one command",
 		Long: `Starts SERVER behind a tap, records the session, and opens the live view on
-this terminal. With no --host, rpctap is the host of an MCP server: it does
-the initialize handshake, lists tools, resources and prompts, answers ping,
-and holds the server's other requests for you (H in the view), answering
-them with a default when their hold time runs out. With --host, rpctap also starts the host (a shell command
+this terminal. With no --host, rpctap is the host of an MCP server: it sends
+server/discover, or initialize when the server refuses that, lists tools,
+resources and prompts, answers ping, and holds the server's other requests for you (H in the view), answering
+them with a default when their hold time runs out. With --framing lsp,
+--profile lsp or --open FILE, rpctap is the host of a language server:
+initialize (rootUri the working directory) and initialized, FILE opened,
+workspace/configuration, client/registerCapability and
+window/workDoneProgress/create held then answered, and shutdown and exit
+when you quit. With --host, rpctap also starts the host (a shell command
 that launches a server, as MCP hosts do): {} in it stands for the server
 command, run behind a tap; without {}, " -- SERVER" is appended. The whole
 conversation then shows; the host's output goes to a log file.
@@ -94,16 +99,25 @@ conversation then shows; the host's output goes to a log file.
 			if err != nil {
 				return usageError(err)
 			}
-			return runWatch(host, args, fr, pr)
+			if open != "" && host != "" {
+				return usageError(fmt.Errorf("--open opens a file as rpctap's own host; with --host, the host opens files: drop one of them"))
+			}
+			if open != "" {
+				if st, err := os.Stat(open); err != nil || st.IsDir() {
+					return usageError(fmt.Errorf("--open %s: no such file here; give the path of a file for the language server to open", classify.EscapeString(open, 200)))
+				}
+			}
+			return runWatch(host, args, fr, pr, open)
 		},
 	}
+	cmd.Flags().StringVar(&open, "open", "", "with no --host, a file rpctap opens in the language server (implies --framing lsp)")
 	cmd.Flags().StringVar(&host, "host", "", "a host command to start and connect to the server (run with sh -c)")
 	cmd.Flags().StringVar(&framing, "framing", "auto", "ndjson, lsp or auto")
 	cmd.Flags().StringVar(&profile, "profile", "auto", "auto, jsonrpc, mcp or lsp")
 	return serverCommand(cmd)
 }
 
-func runWatch(host string, argv []string, framing classify.Framing, profile classify.Profile) error {
+func runWatch(host string, argv []string, framing classify.Framing, profile classify.Profile, open string) error {
 	if host != "" {
 		return runWatchHost(host, argv, framing, profile)
 	}
@@ -111,15 +125,21 @@ func runWatch(host string, argv []string, framing classify.Framing, profile clas
 	// server (playhost: the handshake, the lists, answers to the server's
 	// requests, those a host must answer held for the user first); the
 	// server's stdin stays open for injected frames. Quitting the view
-	// stops the server, with SIGKILL if SIGTERM does not.
+	// stops the server, with SIGKILL if SIGTERM does not. A language
+	// server (--framing lsp, --profile lsp or --open) gets an LSP host
+	// instead, which ends the session with shutdown and exit on quit.
 	var wmu sync.Mutex
 	var warnings []string
 	warn := func(s string) { wmu.Lock(); warnings = append(warnings, s); wmu.Unlock() }
-	play := framing != classify.FramingLSP
-	opts := tap.Options{Argv: argv, Framing: framing, Profile: profile, Record: true, Listen: true, TermWait: 3 * time.Second, Warn: warn}
-	if play {
-		opts.InterceptToHost = playhost.HeldRequests
+	lsp := framing == classify.FramingLSP || profile == classify.LSP || open != ""
+	if lsp {
+		framing = classify.FramingLSP
+		if profile == classify.Auto {
+			profile = classify.LSP
+		}
 	}
+	opts := tap.Options{Argv: argv, Framing: framing, Profile: profile, Record: true, Listen: true, TermWait: 3 * time.Second, Warn: warn,
+		InterceptToHost: playhost.HeldRequests}
 	t, err := tap.New(opts)
 	if err != nil {
 		return usageError(err)
@@ -129,20 +149,23 @@ func runWatch(host string, argv []string, framing classify.Framing, profile clas
 	var res tap.Result
 	var runErr error
 	ran := make(chan struct{})
-	var hostIn io.Reader = eofReader{}
-	var hostOut io.WriteCloser = nopCloser{io.Discard}
-	if play {
-		inR, inW := io.Pipe()
-		outR, outW := io.Pipe()
-		hostIn, hostOut = inR, outW
-		host := &playhost.MCP{W: inW, R: outR, Name: "rpctap", Warn: warn}
-		go func() {
-			host.Run(ctx)
-			io.Copy(io.Discard, outR) // the server's output is read to its end
-		}()
-	}
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	hostCtx, quitHost := context.WithCancel(ctx)
+	defer quitHost()
+	hostDone := make(chan struct{})
 	go func() {
-		res, runErr = t.Run(ctx, hostIn, hostOut, io.Discard)
+		if lsp {
+			wd, _ := os.Getwd()
+			(&playhost.LSP{W: inW, R: outR, Root: wd, Open: open, Name: "rpctap", Warn: warn}).Run(hostCtx)
+		} else {
+			(&playhost.MCP{W: inW, R: outR, Name: "rpctap", Warn: warn}).Run(hostCtx)
+		}
+		close(hostDone)
+		io.Copy(io.Discard, outR) // the server's output is read to its end
+	}()
+	go func() {
+		res, runErr = t.Run(ctx, inR, outW, io.Discard)
 		close(ran)
 	}()
 	src, err := attachWhenUp(fmt.Sprint(os.Getpid()), ran)
@@ -163,6 +186,23 @@ func runWatch(host string, argv []string, framing classify.Framing, profile clas
 		return err
 	}
 	uiErr := runUI([]*tui.Source{src})
+	// An LSP host ends its session first (shutdown, then exit, and the
+	// server exits by itself); the tap's end then signals a server that
+	// has not.
+	if lsp {
+		t.EndHolding() // shutdown's answer must not wait behind a held request
+	}
+	quitHost()
+	if lsp {
+		select {
+		case <-hostDone:
+			select {
+			case <-ran:
+			case <-time.After(3 * time.Second):
+			}
+		case <-time.After(7 * time.Second):
+		}
+	}
 	cancel()
 	endHere(ran, t, &warnings)
 	return uiErr
@@ -337,16 +377,6 @@ func lastLines(b []byte, n int) string {
 	}
 	return classify.EscapeString(strings.Join(lines, "\n"), 0)
 }
-
-type eofReader struct{}
-
-func (eofReader) Read([]byte) (int, error) {
-	select {} // a watch without a host: the server's stdin stays open
-}
-
-type nopCloser struct{ io.Writer }
-
-func (nopCloser) Close() error { return nil }
 
 func newTailCmd() *cobra.Command {
 	var asJSON, follow bool

@@ -6,19 +6,21 @@
 package playhost
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
-	"sync"
 
 	"github.com/rpctap/rpctap/classify"
 )
 
 // ProtocolVersion is the MCP revision rpctap asks for in initialize.
 const ProtocolVersion = "2025-11-25"
+
+// DiscoverVersion is the MCP revision rpctap asks for first, with
+// server/discover (it has no initialize handshake).
+const DiscoverVersion = "2026-07-28"
 
 // HeldRequests is the intercept filter that holds the server's requests
 // a host must answer, for the user to answer in the view (the held pane's
@@ -35,24 +37,6 @@ type MCP struct {
 	Name string    // clientInfo.name
 	// Warn receives what went wrong (one sentence each).
 	Warn func(string)
-
-	mu   sync.Mutex
-	next int
-}
-
-// id is a fresh request id of rpctap's host.
-func (h *MCP) id() string {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	h.next++
-	return fmt.Sprintf(`"rpctap-host-%d"`, h.next)
-}
-
-func (h *MCP) write(frame string) error {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	_, err := io.WriteString(h.W, frame+"\n")
-	return err
 }
 
 // Run plays the host until the server's output ends or ctx is done.
@@ -60,108 +44,71 @@ func (h *MCP) Run(ctx context.Context) error {
 	if h.Warn == nil {
 		h.Warn = func(string) {}
 	}
-	answers := map[string]chan classify.Message{}
-	var amu sync.Mutex
-	ask := func(method, params string) (chan classify.Message, error) {
-		id := h.id()
-		ch := make(chan classify.Message, 1)
-		amu.Lock()
-		answers[id] = ch
-		amu.Unlock()
-		frame := `{"jsonrpc":"2.0","id":` + id + `,"method":"` + method + `"`
-		if params != "" {
-			frame += `,"params":` + params
-		}
-		return ch, h.write(frame + "}")
-	}
-	done := make(chan error, 1)
-	go func() {
-		br := bufio.NewReaderSize(h.R, 64<<10)
-		for {
-			line, err := br.ReadBytes('\n')
-			if len(line) > 0 {
-				m := classify.Classify(line, classify.S2H, classify.MCP)
-				switch m.Kind {
-				case classify.KindResponse:
-					if m.HasID() {
-						amu.Lock()
-						ch := answers[string(m.ID().Raw)]
-						delete(answers, string(m.ID().Raw))
-						amu.Unlock()
-						if ch != nil {
-							m.Frame = append([]byte(nil), m.Frame...)
-							ch <- m
-						}
-					}
-				case classify.KindRequest:
-					if err := h.write(answerFor(&m)); err != nil {
-						done <- err
-						return
-					}
-				}
-			}
-			if err != nil {
-				done <- nil
-				return
-			}
-		}
-	}()
-	wait := func(ch chan classify.Message) (classify.Message, bool) {
-		select {
-		case m := <-ch:
-			return m, true
-		case <-ctx.Done():
-		case err := <-done:
-			done <- err
-		}
-		return classify.Message{}, false
-	}
+	c := newConn(h.W, h.R, false, classify.MCP)
 	name := h.Name
 	if name == "" {
 		name = "rpctap"
 	}
-	init, err := ask("initialize", `{"protocolVersion":"`+ProtocolVersion+`","capabilities":{"roots":{},"sampling":{},"elicitation":{}},"clientInfo":{"name":`+quote(name)+`,"version":"1"}}`)
+	// Revision 2026-07-28 has no handshake: server/discover, then every
+	// request carries the client's info in _meta. A server on an older
+	// revision answers -32601 (any error, here), and gets initialize.
+	caps := `{"roots":{},"sampling":{},"elicitation":{}}`
+	info := `{"name":` + quote(name) + `,"version":"1"}`
+	meta := `{"_meta":{"io.modelcontextprotocol/clientCapabilities":` + caps + `,"io.modelcontextprotocol/clientInfo":` + info + `,"io.modelcontextprotocol/protocolVersion":"` + DiscoverVersion + `"}}`
+	disc, err := c.ask("server/discover", meta)
 	if err != nil {
 		return err
 	}
-	m, ok := wait(init)
+	m, ok := c.wait(ctx, disc)
 	if !ok {
 		return nil
 	}
-	if m.HasError() {
-		h.Warn("the server refused initialize: " + classify.EscapeString(string(m.Error()), 200))
-		return nil
-	}
-	if err := h.write(`{"jsonrpc":"2.0","method":"notifications/initialized"}`); err != nil {
-		return err
-	}
-	var caps struct {
-		Capabilities map[string]json.RawMessage `json:"capabilities"`
-	}
-	json.Unmarshal(m.Result(), &caps)
-	for _, list := range []string{"tools", "resources", "prompts"} {
-		if _, offered := caps.Capabilities[list]; !offered {
-			continue
-		}
-		ch, err := ask(list+"/list", "")
+	listParams := meta
+	if m.HasError() || !strings.Contains(string(m.Result()), `"`+DiscoverVersion+`"`) {
+		listParams = ""
+		init, err := c.ask("initialize", `{"protocolVersion":"`+ProtocolVersion+`","capabilities":`+caps+`,"clientInfo":`+info+`}`)
 		if err != nil {
 			return err
 		}
-		if _, ok := wait(ch); !ok {
+		if m, ok = c.wait(ctx, init); !ok {
+			return nil
+		}
+		if m.HasError() {
+			h.Warn("the server refused initialize: " + classify.EscapeString(string(m.Error()), 200))
+			return nil
+		}
+		if err := c.notify("notifications/initialized", ""); err != nil {
+			return err
+		}
+	}
+	var offers struct {
+		Capabilities map[string]json.RawMessage `json:"capabilities"`
+	}
+	json.Unmarshal(m.Result(), &offers)
+	for _, list := range []string{"tools", "resources", "prompts"} {
+		if _, offered := offers.Capabilities[list]; !offered {
+			continue
+		}
+		ch, err := c.ask(list+"/list", listParams)
+		if err != nil {
+			return err
+		}
+		if _, ok := c.wait(ctx, ch); !ok {
 			return nil
 		}
 	}
 	select {
 	case <-ctx.Done():
 		return nil
-	case err := <-done:
+	case err := <-c.done:
 		return err
 	}
 }
 
 // answerFor is the answer rpctap's host gives a server's request: ping is
 // answered, and the requests a host must answer get a harmless default (no
-// roots, sampling and elicitation declined); any other is not known.
+// roots, sampling and elicitation declined; for LSP, no settings and the
+// registrations and progress tokens accepted); any other is not known.
 func answerFor(m *classify.Message) string {
 	id := string(m.ID().Raw)
 	result := func(r string) string { return `{"jsonrpc":"2.0","id":` + id + `,"result":` + r + `}` }
@@ -177,6 +124,15 @@ func answerFor(m *classify.Message) string {
 		return result(`{"action":"decline"}`)
 	case "sampling/createMessage":
 		return fail(-1, "rpctap's host does not sample: answer this request from the view's held pane (H, then a) to give the server a message")
+	case "workspace/configuration":
+		// LSP: no settings, a null for each item asked for.
+		var p struct {
+			Items []json.RawMessage `json:"items"`
+		}
+		json.Unmarshal(m.Params(), &p)
+		return result("[" + strings.TrimSuffix(strings.Repeat("null,", len(p.Items)), ",") + "]")
+	case "client/registerCapability", "client/unregisterCapability", "window/workDoneProgress/create":
+		return result("null")
 	}
 	return fail(-32601, "rpctap's host does not know "+strings.ToValidUTF8(m.Method(), "?"))
 }

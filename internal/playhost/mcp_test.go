@@ -46,19 +46,7 @@ func playing(t *testing.T, argv []string, want ...string) (*tap.Tap, []byte, fun
 	go func() { tp.Run(ctx, inR, outW, io.Discard); close(ran) }()
 	stop := func() { cancel(); <-ran }
 	t.Cleanup(stop)
-	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(50 * time.Millisecond) {
-		b, _ := os.ReadFile(path)
-		all := true
-		for _, w := range want {
-			all = all && bytes.Contains(b, []byte(w))
-		}
-		if all {
-			return tp, b, stop
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the session never held all of %q:\n%s", want, b)
-		}
-	}
+	return tp, waitFor(t, path, want...), stop
 }
 
 // issue 12 point 3: with no host, rpctap does the MCP handshake with
@@ -74,38 +62,134 @@ func TestPlayingTheHostOfServerEverything(t *testing.T) {
 	if !bytes.Contains(rec, []byte(`"method":"initialize"`)) || !bytes.Contains(rec, []byte(`\"protocolVersion\":\"`)) {
 		t.Errorf("no initialize handshake in the file:\n%s", rec)
 	}
-	res, err := tp.Inject(classify.H2S, []byte(`{"jsonrpc":"2.0","id":"rpctap-1","method":"tools/call","params":{"name":"echo","arguments":{"message":"from the composer"}}}`), tap.InjectOptions{Capture: true})
-	if err != nil {
-		t.Fatal(err)
+	if d, e, i := bytes.Index(rec, []byte(`"method":"server/discover"`)), bytes.Index(rec, []byte(`\"code\":-32601`)), bytes.Index(rec, []byte(`"method":"initialize"`)); d < 0 || e < d || i < e {
+		t.Errorf("initialize did not follow server/discover's -32601:\n%s", rec)
 	}
-	select {
-	case ans := <-res.Reply:
-		if !strings.Contains(string(ans.Body), "Echo: from the composer") {
-			t.Errorf("the answer: %s", ans.Body)
-		}
-	case <-time.After(30 * time.Second):
-		t.Fatal("no answer to the tools/call")
+	if ans := answer(t, tp, `{"jsonrpc":"2.0","id":"rpctap-1","method":"tools/call","params":{"name":"echo","arguments":{"message":"from the composer"}}}`); !strings.Contains(string(ans), "Echo: from the composer") {
+		t.Errorf("the answer: %s", ans)
 	}
 }
 
-// issue 12 point 3: the same with the Go SDK's server (revision
-// 2026-07-28, which rpctap's host meets with initialize).
+// issue 12 point 3: the same with the Go SDK's server, on revision
+// 2026-07-28: server/discover, no initialize, and the lists with the
+// client's info in _meta; a tools/call sent then gets its answer.
 func TestPlayingTheHostOfTheGoSDKServer(t *testing.T) {
 	server := peer(t, "bin/server")
-	playing(t, []string{server}, `"method":"notifications/initialized"`, `"method":"tools/list"`, `\"tools\":[`)
+	tp, rec, _ := playing(t, []string{server}, `"method":"server/discover"`, `"method":"tools/list"`, `\"tools\":[`)
+	if bytes.Contains(rec, []byte(`"method":"initialize"`)) || !bytes.Contains(rec, []byte(`\"io.modelcontextprotocol/protocolVersion\":\"2026-07-28\"}}`)) {
+		t.Errorf("a discovering server was sent initialize, or lists with no _meta:\n%s", rec)
+	}
+	if ans := answer(t, tp, `{"jsonrpc":"2.0","id":"rpctap-1","method":"tools/call","params":{"name":"echo","arguments":{"message":"from the composer"}}}`); !bytes.Contains(ans, []byte(`"text":"from the composer"`)) {
+		t.Errorf("the answer: %s", ans)
+	}
 }
 
 func TestTheDefaultAnswersOfAHost(t *testing.T) {
 	for method, want := range map[string]string{
-		"ping":                   `{"jsonrpc":"2.0","id":7,"result":{}}`,
-		"roots/list":             `{"jsonrpc":"2.0","id":7,"result":{"roots":[]}}`,
-		"elicitation/create":     `{"jsonrpc":"2.0","id":7,"result":{"action":"decline"}}`,
-		"sampling/createMessage": `"code":-1`,
-		"x/\u202e":               `"code":-32601`,
+		"ping":                           `{"jsonrpc":"2.0","id":7,"result":{}}`,
+		"roots/list":                     `{"jsonrpc":"2.0","id":7,"result":{"roots":[]}}`,
+		"elicitation/create":             `{"jsonrpc":"2.0","id":7,"result":{"action":"decline"}}`,
+		"sampling/createMessage":         `"code":-1`,
+		"x/\u202e":                       `"code":-32601`,
+		"workspace/configuration":        `{"jsonrpc":"2.0","id":7,"result":[null,null]}`,
+		"client/registerCapability":      `{"jsonrpc":"2.0","id":7,"result":null}`,
+		"window/workDoneProgress/create": `{"jsonrpc":"2.0","id":7,"result":null}`,
 	} {
-		m := classify.Classify([]byte(`{"jsonrpc":"2.0","id":7,"method":"`+method+`"}`), classify.S2H, classify.MCP)
+		m := classify.Classify([]byte(`{"jsonrpc":"2.0","id":7,"method":"`+method+`","params":{"items":[{"section":"gopls"},{}]}}`), classify.S2H, classify.MCP)
 		if got := answerFor(&m); !strings.Contains(got, want) {
 			t.Errorf("%s: %s, want %s", method, got, want)
+		}
+	}
+}
+
+// issue 12 point 3, LSP: with no host, rpctap sends gopls initialize and
+// initialized, opens the file it is given, and answers gopls's
+// workspace/configuration (held first, then the default after the hold
+// time); a hover injected on Greet gets its documentation; quitting sends
+// shutdown, then exit, and gopls exits 0.
+func TestPlayingTheHostOfGopls(t *testing.T) {
+	gopls := peer(t, "bin/gopls")
+	root, _ := filepath.Abs("../../testdata/lsp/hello")
+	file := filepath.Join(root, "main.go")
+	path := filepath.Join(t.TempDir(), "s.jsonl")
+	tp, err := tap.New(tap.Options{Argv: []string{"env", "GO_TELEMETRY_CHILD=2", gopls, "serve"}, Framing: classify.FramingLSP, Profile: classify.LSP,
+		Record: true, Path: path, TermWait: 3 * time.Second, InterceptToHost: HeldRequests, HoldTimeout: time.Second,
+		Env: append(os.Environ(), "XDG_RUNTIME_DIR="+t.TempDir(), "GOFLAGS=-mod=mod", "GOPROXY=off")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hostCtx, quit := context.WithCancel(context.Background())
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	host := &LSP{W: inW, R: outR, Root: root, Open: file, Warn: func(s string) { t.Error(s) }}
+	hostDone := make(chan struct{})
+	go func() { host.Run(hostCtx); close(hostDone); io.Copy(io.Discard, outR) }()
+	var res tap.Result
+	ran := make(chan struct{})
+	go func() { res, _ = tp.Run(ctx, inR, outW, io.Discard); close(ran) }()
+	waitFor(t, path, `"method":"initialized"`, `"method":"textDocument/didOpen"`, `\"languageId\":\"go\"`, `"method":"workspace/configuration"`, `"held":"timeout"`, `\"result\":[null`)
+	// Greet's declaration: line 7 (0-based), character 5.
+	hover := `{"jsonrpc":"2.0","id":"rpctap-1","method":"textDocument/hover","params":{"textDocument":{"uri":` + quote(fileURI(file)) + `},"position":{"line":7,"character":6}}}`
+	if ans := answer(t, tp, hover); bytes.Contains(ans, []byte(`"error"`)) || !bytes.Contains(ans, []byte("Greet says hello")) {
+		t.Errorf("the hover's answer: %s", ans)
+	}
+	quit()
+	select {
+	case <-ran:
+	case <-time.After(30 * time.Second):
+		t.Fatal("gopls did not exit after shutdown and exit")
+	}
+	<-hostDone
+	if res.ExitCode != 0 {
+		t.Errorf("gopls exited %d", res.ExitCode)
+	}
+	b, _ := os.ReadFile(path)
+	if i, j := bytes.Index(b, []byte(`"method":"shutdown"`)), bytes.Index(b, []byte(`"method":"exit"`)); i < 0 || j < i {
+		t.Errorf("no shutdown then exit in the session:\n%s", b)
+	}
+}
+
+// answer injects request toward the server, as the composer does, and
+// returns the body of its answer.
+func answer(t *testing.T, tp *tap.Tap, request string) []byte {
+	t.Helper()
+	r, err := tp.Inject(classify.H2S, []byte(request), tap.InjectOptions{Capture: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case ans := <-r.Reply:
+		return ans.Body
+	case <-time.After(60 * time.Second):
+		t.Fatalf("no answer to %s", request)
+	}
+	return nil
+}
+
+// waitFor waits until the session file at path holds every one of want.
+func waitFor(t *testing.T, path string, want ...string) []byte {
+	t.Helper()
+	for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		b, _ := os.ReadFile(path)
+		all := true
+		for _, w := range want {
+			all = all && bytes.Contains(b, []byte(w))
+		}
+		if all {
+			return b
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the session never held all of %q:\n%s", want, b)
+		}
+	}
+}
+
+func TestLanguageIDsFromExtensions(t *testing.T) {
+	for path, want := range map[string]string{"a/main.go": "go", "x.PY": "python", "go.mod": "go.mod", "README": "plaintext", "a.ts": "typescript"} {
+		if got := LanguageID(path); got != want {
+			t.Errorf("%s: %s, want %s", path, got, want)
 		}
 	}
 }

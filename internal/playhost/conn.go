@@ -1,0 +1,145 @@
+package playhost
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/rpctap/rpctap/classify"
+)
+
+// conn is the host's end of one server: it writes frames in the server's
+// framing, numbers rpctap's requests, hands each answer to the request
+// that waits for it, and gives the server's requests their default
+// answers (answerFor).
+type conn struct {
+	w       io.Writer
+	lsp     bool // Content-Length framing (else one frame a line)
+	profile classify.Profile
+
+	mu      sync.Mutex
+	next    int
+	answers map[string]chan classify.Message
+	done    chan error // the server's output ended (nil) or a write failed
+}
+
+func newConn(w io.Writer, r io.Reader, lsp bool, p classify.Profile) *conn {
+	c := &conn{w: w, lsp: lsp, profile: p, answers: map[string]chan classify.Message{}, done: make(chan error, 1)}
+	go c.read(r)
+	return c
+}
+
+func (c *conn) write(body string) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	frame := body + "\n"
+	if c.lsp {
+		frame = "Content-Length: " + strconv.Itoa(len(body)) + "\r\n\r\n" + body
+	}
+	_, err := io.WriteString(c.w, frame)
+	return err
+}
+
+// ask sends a request of rpctap's host; the channel gets its answer.
+func (c *conn) ask(method, params string) (chan classify.Message, error) {
+	ch := make(chan classify.Message, 1)
+	c.mu.Lock()
+	c.next++
+	id := fmt.Sprintf(`"rpctap-host-%d"`, c.next)
+	c.answers[id] = ch
+	c.mu.Unlock()
+	frame := `{"jsonrpc":"2.0","id":` + id + `,"method":"` + method + `"`
+	if params != "" {
+		frame += `,"params":` + params
+	}
+	return ch, c.write(frame + "}")
+}
+
+// notify sends a notification of rpctap's host.
+func (c *conn) notify(method, params string) error {
+	frame := `{"jsonrpc":"2.0","method":"` + method + `"`
+	if params != "" {
+		frame += `,"params":` + params
+	}
+	return c.write(frame + "}")
+}
+
+// wait is the answer on ch, or false when ctx ends or the server's
+// output does first.
+func (c *conn) wait(ctx context.Context, ch chan classify.Message) (classify.Message, bool) {
+	select {
+	case m := <-ch:
+		return m, true
+	case <-ctx.Done():
+	case err := <-c.done:
+		c.done <- err
+	}
+	return classify.Message{}, false
+}
+
+func (c *conn) read(r io.Reader) {
+	br := bufio.NewReaderSize(r, 64<<10)
+	for {
+		frame, err := c.frame(br)
+		if len(frame) > 0 {
+			m := classify.Classify(frame, classify.S2H, c.profile)
+			switch m.Kind {
+			case classify.KindResponse:
+				if m.HasID() {
+					c.mu.Lock()
+					ch := c.answers[string(m.ID().Raw)]
+					delete(c.answers, string(m.ID().Raw))
+					c.mu.Unlock()
+					if ch != nil {
+						m.Frame = append([]byte(nil), m.Frame...)
+						ch <- m
+					}
+				}
+			case classify.KindRequest:
+				if err := c.write(answerFor(&m)); err != nil {
+					c.done <- err
+					return
+				}
+			}
+		}
+		if err != nil {
+			c.done <- nil
+			return
+		}
+	}
+}
+
+// frame reads the next frame's body: a line, or a Content-Length frame
+// (its headers read to the blank line; a block with no length ends the
+// stream, as the tap has already reported it).
+func (c *conn) frame(br *bufio.Reader) ([]byte, error) {
+	if !c.lsp {
+		return br.ReadBytes('\n')
+	}
+	size := -1
+	for {
+		line, err := br.ReadString('\n')
+		if err != nil {
+			return nil, err
+		}
+		line = strings.TrimRight(line, "\r\n")
+		if line == "" {
+			break
+		}
+		if k, v, ok := strings.Cut(line, ":"); ok && strings.EqualFold(strings.TrimSpace(k), "Content-Length") {
+			if n, err := strconv.Atoi(strings.TrimSpace(v)); err == nil && n >= 0 && n <= classify.MaxParse {
+				size = n
+			}
+		}
+	}
+	if size < 0 {
+		return nil, io.ErrUnexpectedEOF
+	}
+	body := make([]byte, size)
+	_, err := io.ReadFull(br, body)
+	return body, err
+}
