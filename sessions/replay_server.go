@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/rpctap/rpctap/classify"
+	"github.com/rpctap/rpctap/internal/textdist"
 )
 
 // Match modes of ServeOptions.Match.
@@ -552,7 +553,7 @@ func (s *server) nearestMethod(method string) string {
 		if s.rec.frames[idx[0]].kind != classify.KindRequest {
 			continue
 		}
-		if d := editDistance(m, method); bestD < 0 || d < bestD || d == bestD && m < best {
+		if d := textdist.Distance(m, method); bestD < 0 || d < bestD || d == bestD && m < best {
 			best, bestD = m, d
 		}
 	}
@@ -639,25 +640,4 @@ func errorFrame(id []byte, code int, msg string) []byte {
 	b = append(b, `,"message":`...)
 	b = appendString(b, msg)
 	return append(b, "}}"...)
-}
-
-// editDistance is the Levenshtein distance of two names.
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }

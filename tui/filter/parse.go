@@ -7,6 +7,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/rpctap/rpctap/classify"
+	"github.com/rpctap/rpctap/internal/textdist"
 )
 
 // A SyntaxError says what is wrong with an expression and where.
@@ -353,7 +354,7 @@ func suggest(s string, candidates []string) string {
 	}
 	best, bestD, ties := "", limit+1, 0
 	for _, c := range candidates {
-		switch d := editDistance(s, c); {
+		switch d := textdist.Distance(s, c); {
 		case d < bestD:
 			best, bestD, ties = c, d, 1
 		case d == bestD:
@@ -364,33 +365,4 @@ func suggest(s string, candidates []string) string {
 		return ""
 	}
 	return best
-}
-
-// editDistance counts the insertions, deletions, substitutions and swaps
-// of adjacent bytes that turn a into b (optimal string alignment).
-func editDistance(a, b string) int {
-	if len(a) > 64 || len(b) > 64 {
-		return 64
-	}
-	prev2 := make([]int, len(b)+1)
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-			if i > 1 && j > 1 && a[i-1] == b[j-2] && a[i-2] == b[j-1] {
-				cur[j] = min(cur[j], prev2[j-2]+1)
-			}
-		}
-		prev2, prev, cur = prev, cur, prev2
-	}
-	return prev[len(b)]
 }
