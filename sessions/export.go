@@ -214,7 +214,8 @@ type exporter struct {
 	// fold: records at positions [foldFrom, foldTo) are left out.
 	foldFrom, foldTo int
 	recs, back       *RecordReader // records in order; answers
-	buf              []byte
+	ids              *RecordReader // batch answers, for their members' ids (HTML)
+	buf, body        []byte        // scratch of prettyFrame and mdRecord
 }
 
 func openExport(path string, opts ExportOptions) (*exporter, error) {
@@ -450,10 +451,13 @@ func (s *exporter) classify(ev *Event) classify.Message {
 }
 
 // stats counts the session's methods: requests and notifications from
-// the index, answers from the pairs.
-func (s *exporter) stats() []MethodStats {
+// the index (a batch's members from its frame, read back: the index
+// keeps no member's method), answers from the pairs, each with the error
+// of the member that answers, not of its batch.
+func (s *exporter) stats() ([]MethodStats, error) {
 	var b statsBuilder
 	var chunk []Entry
+	var rr *RecordReader // batches are few: read apart from the walk's readers
 	for pos := 0; pos < s.counts.Entries; pos += len(chunk) {
 		chunk = s.x.Entries(chunk[:0], pos, pos+4096)
 		for i := range chunk {
@@ -463,21 +467,30 @@ func (s *exporter) stats() []MethodStats {
 				b.request(e.Method)
 			case e.Kind == classify.KindNotification:
 				b.notification(e.Method)
+			case e.Kind == classify.KindBatch && e.IsFrame():
+				if rr == nil {
+					rr = NewRecordReader(s.f)
+				}
+				ev, err := rr.Read(*e)
+				if err != nil {
+					return nil, fmt.Errorf("%w (did the session file change while it was exported?)", err)
+				}
+				m := s.classify(ev)
+				for j := range m.Members {
+					switch mm := &m.Members[j]; mm.Kind {
+					case classify.KindRequest:
+						b.request(mm.Method())
+					case classify.KindNotification:
+						b.notification(mm.Method())
+					}
+				}
 			}
 		}
 	}
 	for _, p := range s.pairs.List() {
-		isErr := false
-		if i, ok := s.x.BySeq(p.Response); ok {
-			isErr = s.x.At(i).Status == StatusError
-		}
-		k := b.of(p.Method)
-		if i, ok := s.x.BySeq(p.Request); ok && s.x.At(i).Kind == classify.KindBatch {
-			b.stats[k].Requests++ // a batch member: counted by its pair
-		}
-		b.answer(p.Method, p.Latency, isErr)
+		b.answer(p.Method, p.Latency, p.Error)
 	}
-	return b.done()
+	return b.done(), nil
 }
 
 // findings returns the findings about the entry at position pos, masked.

@@ -43,16 +43,21 @@ func (p *exportPair) status() string {
 // eachPair calls fn with each request of the session in order, with its
 // answer when it has one.
 func (s *exporter) eachPair(fn func(p *exportPair) error) error {
+	var answerMsgs []classify.Message // the answers classified, each once for all the members
 	return s.walkEntries(false, func(it *walkItem, answers []walkItem) error {
 		m := s.classify(&it.ev)
+		answerMsgs = answerMsgs[:0]
+		for k := range answers {
+			answerMsgs = append(answerMsgs, s.classify(&answers[k].ev))
+		}
 		one := func(req *classify.Message, member int) error {
 			p := exportPair{reqPos: it.pos, req: &it.e, reqEv: &it.ev, reqMsg: req, member: member}
 			for k := range answers {
 				a := &answers[k]
-				rm := s.classify(&a.ev)
-				answer := &rm
+				rm := &answerMsgs[k]
+				answer := rm
 				if rm.Kind == classify.KindBatch || member >= 0 {
-					answer = answerIn(&rm, req)
+					answer = answerIn(rm, req)
 				}
 				if answer == nil {
 					continue
@@ -238,13 +243,17 @@ func (s *exporter) sessionJSON(j *jsonOut) {
 // jsonDoc writes the JSON export: the session, per-method statistics,
 // every pair with its latency and findings, and every finding.
 func (s *exporter) jsonDoc(w io.Writer) error {
+	stats, err := s.stats()
+	if err != nil {
+		return err
+	}
 	j := &jsonOut{w: w}
 	j.raw(`{"rpctap":"export","version":1,"session":`)
 	s.sessionJSON(j)
 	c := s.counts
 	j.raw(`,"records":`).int(int64(c.Entries)).raw(`,"frames":{"h2s":`).int(int64(c.H2S)).raw(`,"s2h":`).int(int64(c.S2H)).raw(`,"err":`).int(int64(c.Err)).raw("}")
 	j.raw(`,"methods":[`)
-	for i, m := range s.stats() {
+	for i, m := range stats {
 		if i > 0 {
 			j.raw(",")
 		}
@@ -258,7 +267,7 @@ func (s *exporter) jsonDoc(w io.Writer) error {
 	}
 	j.raw("\n],\n\"pairs\":[")
 	n := 0
-	err := s.eachPair(func(p *exportPair) error {
+	err = s.eachPair(func(p *exportPair) error {
 		if n > 0 {
 			j.raw(",")
 		}
