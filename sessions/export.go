@@ -112,7 +112,9 @@ var ErrSameFile = errors.New("the output is the session file itself")
 // ExportFile exports the session file at path to out, through a temporary
 // file in out's directory renamed over out once complete, so that out is
 // never left half written; out "" or "-" writes to stdout instead. It
-// never writes over the session file.
+// never writes over the session file, and the export is readable by no
+// one who cannot read the session file (it takes the file's permissions,
+// 0600 for a session rpctap recorded).
 func ExportFile(path, out string, stdout io.Writer, opts ExportOptions) (ExportResult, error) {
 	if out == "" || out == "-" {
 		bw := bufio.NewWriterSize(stdout, 1<<20)
@@ -122,7 +124,11 @@ func ExportFile(path, out string, stdout io.Writer, opts ExportOptions) (ExportR
 		}
 		return res, err
 	}
-	if same, err := sameFile(path, out); err != nil {
+	in, err := os.Stat(path)
+	if err != nil {
+		return ExportResult{}, err
+	}
+	if same, err := sameFile(in, out); err != nil {
 		return ExportResult{}, err
 	} else if same {
 		return ExportResult{}, ErrSameFile
@@ -138,7 +144,7 @@ func ExportFile(path, out string, stdout io.Writer, opts ExportOptions) (ExportR
 		err = bw.Flush()
 	}
 	if err == nil {
-		err = tmp.Chmod(0o644)
+		err = tmp.Chmod(in.Mode().Perm() & 0o666)
 	}
 	if cerr := tmp.Close(); err == nil {
 		err = cerr
@@ -152,13 +158,9 @@ func ExportFile(path, out string, stdout io.Writer, opts ExportOptions) (ExportR
 	return res, nil
 }
 
-// sameFile reports whether out names the file at path (by inode, so a
-// link or another spelling of the path counts).
-func sameFile(path, out string) (bool, error) {
-	in, err := os.Stat(path)
-	if err != nil {
-		return false, err
-	}
+// sameFile reports whether out names the file in (by inode, so a link or
+// another spelling of the path counts).
+func sameFile(in os.FileInfo, out string) (bool, error) {
 	o, err := os.Stat(out)
 	if errors.Is(err, os.ErrNotExist) {
 		return false, nil
@@ -394,7 +396,11 @@ func (s *exporter) readBatches(all bool, full chan<- *walkBatch, free <-chan *wa
 		s.mask(ev)
 		b.add(walkItem{pos: pos, e: *e, ev: *ev})
 		if !all {
-			for _, pr := range s.pairs.Of(e.Seq) {
+			pairs := s.pairs.Of(e.Seq)
+			for k, pr := range pairs {
+				if k > 0 && pairs[k-1].Response == pr.Response {
+					continue // one answer to many members of a batch: read once, not once a member
+				}
 				ae, aev, err := s.response(pr.Response)
 				if err != nil {
 					b.err = err

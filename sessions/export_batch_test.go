@@ -2,8 +2,13 @@ package sessions
 
 import (
 	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/rpctap/rpctap/classify"
 )
 
 // batchSession holds a batch of requests a and b (and notification n)
@@ -115,4 +120,83 @@ func TestBatchAnswerErrorsCountAgainstTheirMemberOnly(t *testing.T) {
 			}
 		}
 	})
+}
+
+// A batch answered by one batch frame reads that frame once for all its
+// members, not once a member (a batch of n members answered in a frame
+// of n answers would otherwise hold n² answers in memory), and still
+// pairs every member with its own answer.
+func TestABatchAnswerIsReadOnceForAllItsMembers(t *testing.T) {
+	const n = 300
+	var req, resp strings.Builder
+	for i := range n {
+		sep := map[bool]string{true: "", false: ","}[i == 0]
+		fmt.Fprintf(&req, `%s{"jsonrpc":"2.0","id":%d,"method":"m%d"}`, sep, i, i%3)
+		fmt.Fprintf(&resp, `%s{"jsonrpc":"2.0","id":%d,"result":%d}`, sep, n-1-i, n-1-i)
+	}
+	path := filepath.Join(t.TempDir(), "batch.jsonl")
+	session := `{"rpctap":"session","version":1,"id":"b","started":"2026-11-29T18:00:00.000000Z","framing":"ndjson","profile":"jsonrpc"}` + "\n"
+	for _, r := range []struct {
+		t          int
+		dir, frame string
+	}{{10, "h2s", "[" + req.String() + "]"}, {50, "s2h", "[" + resp.String() + "]"}} {
+		rec, _ := json.Marshal(map[string]any{"t": r.t, "dir": r.dir, "frame": r.frame})
+		session += string(rec) + "\n"
+	}
+	if err := os.WriteFile(path, []byte(session), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s, err := openExport(path, ExportOptions{Format: FormatJSON})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.f.Close()
+	if got := len(s.pairs.List()); got != n {
+		t.Fatalf("%d pairs, want %d", got, n)
+	}
+	pairs := 0
+	err = s.walkEntries(false, func(it *walkItem, answers []walkItem) error {
+		if it.e.Dir == classify.H2S && len(answers) != 1 { // (the answer batch is walked too, with none)
+			t.Errorf("the batch came with %d answers read, want its one answer frame", len(answers))
+		}
+		return nil
+	}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = s.eachPair(func(p *exportPair) error {
+		pairs++
+		if p.respMsg == nil || string(p.respMsg.ID().Raw) != string(p.reqMsg.ID().Raw) || string(p.respMsg.Result()) != string(p.reqMsg.ID().Raw) {
+			t.Errorf("member %d paired with %v", p.member, p.respMsg)
+		}
+		return nil
+	})
+	if err != nil || pairs != n {
+		t.Errorf("%d pairs written (%v), want %d", pairs, err, n)
+	}
+}
+
+// An export is readable by no one who cannot read its session: it takes
+// the session file's permissions (a recorded session is 0600), whatever
+// the output was before.
+func TestExportFileKeepsTheSessionFilesPermissions(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "s.jsonl")
+	data, _ := os.ReadFile(goldenSession)
+	if err := os.WriteFile(in, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "out.md")
+	os.WriteFile(out, []byte("old"), 0o644)
+	for _, mode := range []os.FileMode{0o600, 0o640} {
+		if err := os.Chmod(in, mode); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := ExportFile(in, out, nil, ExportOptions{Format: FormatMarkdown}); err != nil {
+			t.Fatal(err)
+		}
+		if st, err := os.Stat(out); err != nil || st.Mode().Perm() != mode {
+			t.Errorf("session %v: export %v (%v), want %v", mode, st.Mode().Perm(), err, mode)
+		}
+	}
 }
