@@ -333,6 +333,19 @@ type walkItem struct {
 	latency time.Duration
 }
 
+// maxKeptBatch is the most bytes a walkBatch keeps for its next records:
+// a batch that held a huge frame gives that memory back, so that the
+// batches in rotation do not each hold a huge frame's worth to the end.
+const maxKeptBatch = 4 << 20
+
+// reset empties the batch for its next records.
+func (b *walkBatch) reset() {
+	b.items, b.data, b.err = b.items[:0], b.data[:0], nil
+	if cap(b.data) > maxKeptBatch {
+		b.data = nil
+	}
+}
+
 // add appends a record to the batch.
 func (b *walkBatch) add(it walkItem) {
 	it.frame[0] = len(b.data)
@@ -353,7 +366,7 @@ func (s *exporter) readBatches(all bool, full chan<- *walkBatch, free <-chan *wa
 	next := func() bool {
 		select {
 		case b = <-free:
-			b.items, b.data, b.err = b.items[:0], b.data[:0], nil
+			b.reset()
 			return true
 		case <-done:
 			return false

@@ -200,3 +200,21 @@ func TestExportFileKeepsTheSessionFilesPermissions(t *testing.T) {
 		}
 	}
 }
+
+// A read-ahead batch that held a huge frame does not keep its memory for
+// the rest of the export: the walk's batches stay bounded however large
+// one frame was.
+func TestAWalkBatchGivesBackAHugeFramesMemory(t *testing.T) {
+	var b walkBatch
+	b.add(walkItem{ev: Event{Frame: make([]byte, 64<<20)}})
+	b.reset()
+	if cap(b.data) > maxKeptBatch || len(b.items) != 0 {
+		t.Errorf("after a 64 MiB frame the batch keeps %d bytes and %d items", cap(b.data), len(b.items))
+	}
+	b.add(walkItem{ev: Event{Frame: make([]byte, 1<<20)}})
+	c := cap(b.data)
+	b.reset()
+	if cap(b.data) != c {
+		t.Errorf("a batch of ordinary size is not reused: %d bytes kept of %d", cap(b.data), c)
+	}
+}
