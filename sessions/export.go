@@ -2,7 +2,6 @@ package sessions
 
 import (
 	"bufio"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -218,6 +217,10 @@ type exporter struct {
 	recs, back       *RecordReader // records in order; answers
 	ids              *RecordReader // batch answers, for their members' ids (HTML)
 	buf, body        []byte        // scratch of prettyFrame and mdRecord
+	// Scratch of eachPair and the OTLP export, reused pair to pair.
+	reqMsg classify.Message
+	pair   exportPair
+	span   Span
 }
 
 func openExport(path string, opts ExportOptions) (*exporter, error) {
@@ -362,6 +365,7 @@ func (s *exporter) readBatches(all bool, full chan<- *walkBatch, free <-chan *wa
 	n := s.counts.Entries
 	var chunk []Entry
 	base := 0
+	list, pi := s.pairs.List(), 0 // the pairs, and the first of those not passed yet
 	var b *walkBatch
 	next := func() bool {
 		select {
@@ -409,7 +413,16 @@ func (s *exporter) readBatches(all bool, full chan<- *walkBatch, free <-chan *wa
 		s.mask(ev)
 		b.add(walkItem{pos: pos, e: *e, ev: *ev})
 		if !all {
-			pairs := s.pairs.Of(e.Seq)
+			// The requests come in line order, as the pairs are sorted: a
+			// cursor finds each one's pairs.
+			for pi < len(list) && list[pi].Request < e.Seq {
+				pi++
+			}
+			pe := pi
+			for pe < len(list) && list[pe].Request == e.Seq {
+				pe++
+			}
+			pairs := list[pi:pe]
 			for k, pr := range pairs {
 				if k > 0 && pairs[k-1].Response == pr.Response {
 					continue // one answer to many members of a batch: read once, not once a member
@@ -535,28 +548,6 @@ func (s *exporter) prettyFrame(dst, frame []byte) ([]byte, bool) {
 	}
 	s.buf = appendPretty(s.buf[:0], frame, s.cuts)
 	return classify.AppendSafeJSON(dst, s.buf), true
-}
-
-// jsonMember returns the raw value of member key of the JSON object obj.
-func jsonMember(obj []byte, key string) (json.RawMessage, bool) {
-	if len(obj) == 0 || obj[0] != '{' {
-		return nil, false
-	}
-	var m map[string]json.RawMessage
-	if json.Unmarshal(obj, &m) != nil {
-		return nil, false
-	}
-	v, ok := m[key]
-	return v, ok
-}
-
-// jsonString decodes a JSON string value.
-func jsonString(v []byte) (string, bool) {
-	var s string
-	if json.Unmarshal(v, &s) != nil {
-		return "", false
-	}
-	return s, true
 }
 
 // sessionName is what the export calls the session: its name, else its

@@ -44,14 +44,15 @@ func (p *exportPair) status() string {
 // answer when it has one.
 func (s *exporter) eachPair(fn func(p *exportPair) error) error {
 	var answerMsgs []classify.Message // the answers classified, each once for all the members
+	m, p := &s.reqMsg, &s.pair        // reused from request to request
 	return s.walkEntries(false, func(it *walkItem, answers []walkItem) error {
-		m := s.classify(&it.ev)
+		*m = s.classify(&it.ev)
 		answerMsgs = answerMsgs[:0]
 		for k := range answers {
 			answerMsgs = append(answerMsgs, s.classify(&answers[k].ev))
 		}
 		one := func(req *classify.Message, member int) error {
-			p := exportPair{reqPos: it.pos, req: &it.e, reqEv: &it.ev, reqMsg: req, member: member}
+			*p = exportPair{reqPos: it.pos, req: &it.e, reqEv: &it.ev, reqMsg: req, member: member}
 			for k := range answers {
 				a := &answers[k]
 				rm := &answerMsgs[k]
@@ -66,7 +67,7 @@ func (s *exporter) eachPair(fn func(p *exportPair) error) error {
 				break
 			}
 			s.res.Pairs++
-			return fn(&p)
+			return fn(p)
 		}
 		if m.Kind == classify.KindBatch {
 			for j := range m.Members {
@@ -78,7 +79,7 @@ func (s *exporter) eachPair(fn func(p *exportPair) error) error {
 			}
 			return nil
 		}
-		return one(&m, -1)
+		return one(m, -1)
 	}, nil)
 }
 
@@ -437,7 +438,8 @@ func (s *exporter) otlp(w io.Writer) error {
 		if p.resp != nil {
 			sp.ResponseLine, sp.End = p.resp.Seq, s.at(p.resp.T)
 		}
-		s.spanJSON(j, PairSpan(sp))
+		pairSpan(&s.span, sp)
+		s.spanJSON(j, &s.span)
 		if n%otlpBatch == 0 {
 			j.raw("]}]}]}\n")
 			j.flush()
@@ -454,7 +456,7 @@ func (s *exporter) otlp(w io.Writer) error {
 	return j.err
 }
 
-func (s *exporter) spanJSON(j *jsonOut, sp Span) {
+func (s *exporter) spanJSON(j *jsonOut, sp *Span) {
 	j.raw(`{"traceId":"`)
 	j.b = hex.AppendEncode(j.b, sp.TraceID[:])
 	j.raw(`","spanId":"`)

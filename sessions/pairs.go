@@ -50,17 +50,6 @@ func (ps *Pairs) List() []Pair {
 	return ps.list
 }
 
-// Of returns the pairs whose request is on line seq.
-func (ps *Pairs) Of(seq int64) []Pair {
-	l := ps.List()
-	i, _ := slices.BinarySearchFunc(l, seq, func(p Pair, seq int64) int { return cmp.Compare(p.Request, seq) })
-	j := i
-	for j < len(l) && l[j].Request == seq {
-		j++
-	}
-	return l[i:j]
-}
-
 // MethodStats sum up one method's requests.
 type MethodStats struct {
 	Method string
