@@ -37,6 +37,19 @@ func (f ExportFormat) String() string {
 	return "unknown"
 }
 
+// Extension is the usual file name extension of the format.
+func (f ExportFormat) Extension() string {
+	switch f {
+	case FormatMarkdown:
+		return "md"
+	case FormatMermaid:
+		return "mmd"
+	case FormatOTLP:
+		return "otlp.jsonl"
+	}
+	return f.String()
+}
+
 // ParseExportFormat reads a format's name ("md" is markdown too).
 func ParseExportFormat(s string) (ExportFormat, error) {
 	if s == "md" {
@@ -132,6 +145,9 @@ func ExportFile(path, out string, stdout io.Writer, opts ExportOptions) (ExportR
 	} else if same {
 		return ExportResult{}, ErrSameFile
 	}
+	if err := outputPlace(out, opts.Format); err != nil {
+		return ExportResult{}, err
+	}
 	tmp, err := os.CreateTemp(filepath.Dir(out), "."+filepath.Base(out)+".*.tmp")
 	if err != nil {
 		return ExportResult{}, fmt.Errorf("cannot write the export next to %s: %w", out, err)
@@ -155,6 +171,21 @@ func ExportFile(path, out string, stdout io.Writer, opts ExportOptions) (ExportR
 		return res, fmt.Errorf("writing the export to %s: %w", out, err)
 	}
 	return res, nil
+}
+
+// outputPlace checks, before anything is written, that out can be
+// written: its directory exists, and it is not itself a directory. Its
+// errors say what to do, and are not about the session file.
+func outputPlace(out string, f ExportFormat) error {
+	q := func(p string) string { return classify.EscapeString(p, 200) }
+	dir := filepath.Dir(out)
+	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
+		return fmt.Errorf("there is no directory %s to write %s in: make it first (mkdir -p %s), or give -o a path in one that exists", q(dir), q(out), q(dir))
+	}
+	if st, err := os.Stat(out); err == nil && st.IsDir() {
+		return fmt.Errorf("-o %s is a directory: give a file in it (-o %s)", q(out), q(filepath.Join(out, "session."+f.Extension())))
+	}
+	return nil
 }
 
 // sameFile reports whether out names the file in (by inode, so a link or

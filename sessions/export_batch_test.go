@@ -2,6 +2,7 @@ package sessions
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -216,5 +217,29 @@ func TestAWalkBatchGivesBackAHugeFramesMemory(t *testing.T) {
 	b.reset()
 	if cap(b.data) != c {
 		t.Errorf("a batch of ordinary size is not reused: %d bytes kept of %d", cap(b.data), c)
+	}
+}
+
+// An output that cannot be written is refused before anything is read or
+// written, with an error about the output (not one that reads as the
+// session file missing), saying what to do.
+func TestExportFileRefusesAnOutputItCannotWriteUpFront(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "s.jsonl")
+	data, _ := os.ReadFile(goldenSession)
+	os.WriteFile(in, data, 0o600)
+	sub := filepath.Join(dir, "sub")
+	os.Mkdir(sub, 0o700)
+	for out, want := range map[string]string{
+		filepath.Join(dir, "missing", "x.json"): "mkdir -p " + filepath.Join(dir, "missing"),
+		sub:                                     "-o " + filepath.Join(sub, "session.json"),
+	} {
+		_, err := ExportFile(in, out, nil, ExportOptions{Format: FormatJSON})
+		if err == nil || errors.Is(err, os.ErrNotExist) || !strings.Contains(err.Error(), want) {
+			t.Errorf("-o %s: %v, want an error about the output saying %q", out, err, want)
+		}
+	}
+	if entries, _ := os.ReadDir(sub); len(entries) != 0 {
+		t.Errorf("the export left %d files in the directory it was given", len(entries))
 	}
 }
