@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/rpctap/rpctap/classify"
@@ -579,6 +580,12 @@ func (s *exporter) prettyFrame(dst, frame []byte) ([]byte, bool) {
 	}
 	s.buf = appendPretty(s.buf[:0], frame, s.cuts)
 	return classify.AppendSafeJSON(dst, s.buf), true
+}
+
+// command is the session's command line, masked: each argument, and the
+// line they make (a secret may span two arguments).
+func (s *exporter) command() string {
+	return s.red.MaskString(strings.Join(s.red.MaskStrings(s.hdr.Argv), " "))
 }
 
 // sessionName is what the export calls the session: its name, else its

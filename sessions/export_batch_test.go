@@ -243,3 +243,23 @@ func TestExportFileRefusesAnOutputItCannotWriteUpFront(t *testing.T) {
 		t.Errorf("the export left %d files in the directory it was given", len(entries))
 	}
 }
+
+// A secret that spans two arguments of the session's command (a value
+// with a space, passed as two) is masked in the command line the text
+// formats show, not only argument by argument.
+func TestTheCommandLineIsMaskedWhole(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "s.jsonl")
+	session := `{"rpctap":"session","version":1,"id":"c","started":"2026-11-29T18:00:00.000000Z","argv":["srv","--pass","open","sesame-42"],"framing":"ndjson","profile":"jsonrpc"}` + "\n" +
+		`{"t":1,"dir":"h2s","frame":"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}"}` + "\n"
+	os.WriteFile(path, []byte(session), 0o600)
+	red, err := NewRedactor(nil, []string{"PASS=open sesame-42"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []ExportFormat{FormatMarkdown, FormatHTML} {
+		got, _ := exportString(t, path, ExportOptions{Format: f, Redactor: red})
+		if strings.Contains(got, "open sesame-42") || !strings.Contains(got, "--pass ***PASS***") {
+			t.Errorf("%s: the command line is not masked whole", f)
+		}
+	}
+}

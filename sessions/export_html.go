@@ -8,7 +8,6 @@ import (
 	"html"
 	"io"
 	"math/bits"
-	"strings"
 	"time"
 
 	"github.com/rpctap/rpctap/classify"
@@ -116,7 +115,7 @@ func (s *exporter) htmlSummary(w io.Writer) {
 	}
 	if s.hasHdr {
 		row("session", "<code>"+s.h(s.hdr.ID, 120)+"</code>")
-		row("command", "<code>"+s.h(strings.Join(s.red.MaskStrings(s.hdr.Argv), " "), 400)+"</code>")
+		row("command", "<code>"+s.h(s.command(), 400)+"</code>")
 		row("started", s.hdr.Started.UTC().Format("2006-01-02 15:04:05.000 UTC"))
 	}
 	row("profile", html.EscapeString(fmt.Sprintf("%s, framing %s", s.x.Profile(), classify.EscapeString(s.hdr.FramingOrDefault(), 20))))

@@ -51,7 +51,7 @@ func (s *exporter) mdSummary(w io.Writer, stats []MethodStats) {
 	}
 	if s.hasHdr {
 		fmt.Fprintf(w, "| session | %s |\n", mdCode(s.red.MaskString(s.hdr.ID), true))
-		fmt.Fprintf(w, "| command | %s |\n", mdCode(strings.Join(s.red.MaskStrings(s.hdr.Argv), " "), true))
+		fmt.Fprintf(w, "| command | %s |\n", mdCode(s.command(), true))
 		fmt.Fprintf(w, "| started | %s |\n", s.hdr.Started.UTC().Format("2006-01-02 15:04:05.000 UTC"))
 	}
 	fmt.Fprintf(w, "| profile | %s, framing %s |\n", s.x.Profile(), mdText(classify.EscapeString(s.hdr.FramingOrDefault(), 20)))
