@@ -278,7 +278,7 @@ func openExport(path string, opts ExportOptions) (*exporter, error) {
 	// in order, back the answers.
 	s.recs, s.back = NewRecordReader(s.f), NewRecordReader(s.f)
 	s.back.peer = s.recs.window // an answer close after its request is read with it
-	s.pairs.List() // sorted now, read by both goroutines from here on
+	s.pairs.List()              // sorted now, read by both goroutines from here on
 	s.res.Records = s.counts.Entries
 	s.foldFrom, s.foldTo = s.counts.Entries, s.counts.Entries
 	max := opts.MaxFrames
