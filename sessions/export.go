@@ -249,6 +249,7 @@ type exporter struct {
 	recs, back       *RecordReader // records in order; answers
 	ids              *RecordReader // batch answers, for their members' ids (HTML)
 	buf, body        []byte        // scratch of prettyFrame and mdRecord
+	masked           bool          // the export's masking changed the frame walk gives fn
 	// Scratch of eachPair and the OTLP export, reused pair to pair.
 	reqMsg classify.Message
 	pair   exportPair
@@ -337,6 +338,7 @@ func (s *exporter) walkEntries(all bool, fn func(it *walkItem, answers []walkIte
 			for k < len(b.items) && b.items[k].answer {
 				k++
 			}
+			s.masked = it.masked
 			if err := fn(it, b.items[i+1:k]); err != nil {
 				return err
 			}
@@ -367,6 +369,7 @@ type walkItem struct {
 	// the pair's latency.
 	answer  bool
 	latency time.Duration
+	masked  bool // the export's masking changed the frame
 }
 
 // maxKeptBatch is the most bytes a walkBatch keeps for its next records:
@@ -443,8 +446,8 @@ func (s *exporter) readBatches(all bool, full chan<- *walkBatch, free <-chan *wa
 			send()
 			return
 		}
-		s.mask(ev)
-		b.add(walkItem{pos: pos, e: *e, ev: *ev})
+		masked := s.mask(ev)
+		b.add(walkItem{pos: pos, e: *e, ev: *ev, masked: masked})
 		if !all {
 			// The requests come in line order, as the pairs are sorted: a
 			// cursor finds each one's pairs.
@@ -480,10 +483,11 @@ func (s *exporter) readBatches(all bool, full chan<- *walkBatch, free <-chan *wa
 	}
 }
 
-// mask masks the secrets the exporter's redactor knows in a record.
-func (s *exporter) mask(ev *Event) {
+// mask masks the secrets the exporter's redactor knows in a record, and
+// reports whether it changed the frame.
+func (s *exporter) mask(ev *Event) bool {
 	if s.red == nil {
-		return
+		return false
 	}
 	var m1, m2 bool
 	ev.Frame, m1 = s.red.Mask(ev.Frame)
@@ -492,6 +496,7 @@ func (s *exporter) mask(ev *Event) {
 	}
 	ev.Text = s.red.MaskString(ev.Text)
 	ev.Redacted = ev.Redacted || m1 || m2
+	return m1
 }
 
 // response reads back the record on line seq, masked.
@@ -572,15 +577,28 @@ func (s *exporter) text(t string, max int) string {
 	return classify.EscapeString(s.red.MaskString(t), max)
 }
 
-// prettyFrame appends a frame pretty-printed and cut, safe for a
-// terminal; ok is false when the frame is not JSON (then nothing is
-// appended).
-func (s *exporter) prettyFrame(dst, frame []byte) ([]byte, bool) {
-	if !classify.Valid(frame) {
+// prettyFrame appends the frame of entry e pretty-printed and cut, safe
+// for a terminal; ok is false when the frame is not JSON (then nothing is
+// appended). The index's judgement says a frame is JSON when the index
+// read it whole and the export's masking left it as it was; it is checked
+// otherwise.
+func (s *exporter) prettyFrame(dst []byte, e *Entry, frame []byte) ([]byte, bool) {
+	if !s.knownJSON(e, frame) && !classify.Valid(frame) {
 		return dst, false
 	}
 	s.buf = appendPretty(s.buf[:0], frame, s.cuts)
 	return classify.AppendSafeJSON(dst, s.buf), true
+}
+
+// knownJSON reports whether the index judged frame, the frame of entry e
+// as walk gives it, one valid JSON value: a kind only JSON has, from the
+// whole frame, which the export's masking did not change since.
+func (s *exporter) knownJSON(e *Entry, frame []byte) bool {
+	limit := s.hdr.ParseLimit
+	if limit <= 0 || limit > classify.MaxParse {
+		limit = classify.MaxParse
+	}
+	return e.IsFrame() && e.Kind >= classify.KindBatch && !s.masked && e.Size == int64(len(frame)) && e.Size <= int64(limit)
 }
 
 // command is the session's command line, masked: each argument, and the

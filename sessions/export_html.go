@@ -253,7 +253,7 @@ func (s *exporter) htmlRecord(b []byte, pos int, e *Entry, ev *Event) []byte {
 	b = append(b, "</summary><pre>"...)
 	body, ok := []byte(nil), false
 	if e.Dir != classify.Err {
-		body, ok = s.prettyFrame(nil, ev.Frame)
+		body, ok = s.prettyFrame(nil, e, ev.Frame)
 	}
 	if !ok {
 		body = classify.AppendEscaped(nil, ev.Frame, 4*s.cuts.String)

@@ -87,7 +87,7 @@ func (s *exporter) mdRecord(b []byte, pos int, e *Entry, ev *Event) []byte {
 	lang := "json"
 	body, ok := []byte(nil), false
 	if e.Dir != classify.Err {
-		body, ok = s.prettyFrame(s.body[:0], ev.Frame)
+		body, ok = s.prettyFrame(s.body[:0], e, ev.Frame)
 	}
 	if !ok {
 		lang = "text"
