@@ -248,8 +248,10 @@ type exporter struct {
 	foldFrom, foldTo int
 	recs, back       *RecordReader // records in order; answers
 	ids              *RecordReader // batch answers, for their members' ids (HTML)
-	buf, body        []byte        // scratch of prettyFrame and mdRecord
-	masked           bool          // the export's masking changed the frame walk gives fn
+	idsSeq           int64         // the line ids read last, its frame classified in idsMsg
+	idsMsg           classify.Message
+	buf, body        []byte // scratch of prettyFrame and mdRecord
+	masked           bool   // the export's masking changed the frame walk gives fn
 	// Scratch of eachPair and the OTLP export, reused pair to pair.
 	reqMsg classify.Message
 	pair   exportPair

@@ -210,18 +210,22 @@ func (s *exporter) htmlPairs(w io.Writer) {
 // index keeps no member's id): the answer read back, "" when it cannot
 // be.
 func (s *exporter) memberID(p Pair) string {
-	i, ok := s.x.BySeq(p.Response)
-	if !ok {
-		return ""
+	if p.Response != s.idsSeq { // the members of a batch share their answer: read once
+		s.idsSeq, s.idsMsg = p.Response, classify.Message{}
+		i, ok := s.x.BySeq(p.Response)
+		if !ok {
+			return ""
+		}
+		if s.ids == nil {
+			s.ids = NewRecordReader(s.f)
+		}
+		ev, err := s.ids.Read(s.x.At(i))
+		if err != nil {
+			return ""
+		}
+		s.idsMsg = s.classify(ev)
 	}
-	if s.ids == nil {
-		s.ids = NewRecordReader(s.f)
-	}
-	ev, err := s.ids.Read(s.x.At(i))
-	if err != nil {
-		return ""
-	}
-	m := s.classify(ev)
+	m := s.idsMsg
 	if m.Kind == classify.KindBatch {
 		if p.Member < 0 || p.Member >= len(m.Members) {
 			return ""
