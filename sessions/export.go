@@ -2,12 +2,12 @@ package sessions
 
 import (
 	"bufio"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/rpctap/rpctap/classify"
@@ -36,6 +36,19 @@ func (f ExportFormat) String() string {
 		return formatNames[f]
 	}
 	return "unknown"
+}
+
+// Extension is the usual file name extension of the format.
+func (f ExportFormat) Extension() string {
+	switch f {
+	case FormatMarkdown:
+		return "md"
+	case FormatMermaid:
+		return "mmd"
+	case FormatOTLP:
+		return "otlp.jsonl"
+	}
+	return f.String()
 }
 
 // ParseExportFormat reads a format's name ("md" is markdown too).
@@ -112,7 +125,9 @@ var ErrSameFile = errors.New("the output is the session file itself")
 // ExportFile exports the session file at path to out, through a temporary
 // file in out's directory renamed over out once complete, so that out is
 // never left half written; out "" or "-" writes to stdout instead. It
-// never writes over the session file.
+// never writes over the session file, and the export is readable by no
+// one who cannot read the session file (it takes the file's permissions,
+// 0600 for a session rpctap recorded).
 func ExportFile(path, out string, stdout io.Writer, opts ExportOptions) (ExportResult, error) {
 	if out == "" || out == "-" {
 		bw := bufio.NewWriterSize(stdout, 1<<20)
@@ -122,10 +137,17 @@ func ExportFile(path, out string, stdout io.Writer, opts ExportOptions) (ExportR
 		}
 		return res, err
 	}
-	if same, err := sameFile(path, out); err != nil {
+	in, err := os.Stat(path)
+	if err != nil {
+		return ExportResult{}, err
+	}
+	if same, err := sameFile(in, out); err != nil {
 		return ExportResult{}, err
 	} else if same {
 		return ExportResult{}, ErrSameFile
+	}
+	if err := outputPlace(out, opts.Format); err != nil {
+		return ExportResult{}, err
 	}
 	tmp, err := os.CreateTemp(filepath.Dir(out), "."+filepath.Base(out)+".*.tmp")
 	if err != nil {
@@ -138,7 +160,7 @@ func ExportFile(path, out string, stdout io.Writer, opts ExportOptions) (ExportR
 		err = bw.Flush()
 	}
 	if err == nil {
-		err = tmp.Chmod(0o644)
+		err = tmp.Chmod(in.Mode().Perm() & 0o666)
 	}
 	if cerr := tmp.Close(); err == nil {
 		err = cerr
@@ -152,13 +174,24 @@ func ExportFile(path, out string, stdout io.Writer, opts ExportOptions) (ExportR
 	return res, nil
 }
 
-// sameFile reports whether out names the file at path (by inode, so a
-// link or another spelling of the path counts).
-func sameFile(path, out string) (bool, error) {
-	in, err := os.Stat(path)
-	if err != nil {
-		return false, err
+// outputPlace checks, before anything is written, that out can be
+// written: its directory exists, and it is not itself a directory. Its
+// errors say what to do, and are not about the session file.
+func outputPlace(out string, f ExportFormat) error {
+	q := func(p string) string { return classify.EscapeString(p, 200) }
+	dir := filepath.Dir(out)
+	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
+		return fmt.Errorf("there is no directory %s to write %s in: make it first (mkdir -p %s), or give -o a path in one that exists", q(dir), q(out), q(dir))
 	}
+	if st, err := os.Stat(out); err == nil && st.IsDir() {
+		return fmt.Errorf("-o %s is a directory: give a file in it (-o %s)", q(out), q(filepath.Join(out, "session."+f.Extension())))
+	}
+	return nil
+}
+
+// sameFile reports whether out names the file in (by inode, so a link or
+// another spelling of the path counts).
+func sameFile(in os.FileInfo, out string) (bool, error) {
 	o, err := os.Stat(out)
 	if errors.Is(err, os.ErrNotExist) {
 		return false, nil
@@ -214,7 +247,15 @@ type exporter struct {
 	// fold: records at positions [foldFrom, foldTo) are left out.
 	foldFrom, foldTo int
 	recs, back       *RecordReader // records in order; answers
-	buf              []byte
+	ids              *RecordReader // batch answers, for their members' ids (HTML)
+	idsSeq           int64         // the line ids read last, its frame classified in idsMsg
+	idsMsg           classify.Message
+	buf, body        []byte // scratch of prettyFrame and mdRecord
+	masked           bool   // the export's masking changed the frame walk gives fn
+	// Scratch of eachPair and the OTLP export, reused pair to pair.
+	reqMsg classify.Message
+	pair   exportPair
+	span   Span
 }
 
 func openExport(path string, opts ExportOptions) (*exporter, error) {
@@ -239,7 +280,8 @@ func openExport(path string, opts ExportOptions) (*exporter, error) {
 	// Both are read in walkEntries' reading goroutine: recs the records
 	// in order, back the answers.
 	s.recs, s.back = NewRecordReader(s.f), NewRecordReader(s.f)
-	s.pairs.List() // sorted now, read by both goroutines from here on
+	s.back.peer = s.recs.window // an answer close after its request is read with it
+	s.pairs.List()              // sorted now, read by both goroutines from here on
 	s.res.Records = s.counts.Entries
 	s.foldFrom, s.foldTo = s.counts.Entries, s.counts.Entries
 	max := opts.MaxFrames
@@ -298,6 +340,7 @@ func (s *exporter) walkEntries(all bool, fn func(it *walkItem, answers []walkIte
 			for k < len(b.items) && b.items[k].answer {
 				k++
 			}
+			s.masked = it.masked
 			if err := fn(it, b.items[i+1:k]); err != nil {
 				return err
 			}
@@ -328,6 +371,20 @@ type walkItem struct {
 	// the pair's latency.
 	answer  bool
 	latency time.Duration
+	masked  bool // the export's masking changed the frame
+}
+
+// maxKeptBatch is the most bytes a walkBatch keeps for its next records:
+// a batch that held a huge frame gives that memory back, so that the
+// batches in rotation do not each hold a huge frame's worth to the end.
+const maxKeptBatch = 4 << 20
+
+// reset empties the batch for its next records.
+func (b *walkBatch) reset() {
+	b.items, b.data, b.err = b.items[:0], b.data[:0], nil
+	if cap(b.data) > maxKeptBatch {
+		b.data = nil
+	}
 }
 
 // add appends a record to the batch.
@@ -346,11 +403,12 @@ func (s *exporter) readBatches(all bool, full chan<- *walkBatch, free <-chan *wa
 	n := s.counts.Entries
 	var chunk []Entry
 	base := 0
+	list, pi := s.pairs.List(), 0 // the pairs, and the first of those not passed yet
 	var b *walkBatch
 	next := func() bool {
 		select {
 		case b = <-free:
-			b.items, b.data, b.err = b.items[:0], b.data[:0], nil
+			b.reset()
 			return true
 		case <-done:
 			return false
@@ -390,10 +448,23 @@ func (s *exporter) readBatches(all bool, full chan<- *walkBatch, free <-chan *wa
 			send()
 			return
 		}
-		s.mask(ev)
-		b.add(walkItem{pos: pos, e: *e, ev: *ev})
+		masked := s.mask(ev)
+		b.add(walkItem{pos: pos, e: *e, ev: *ev, masked: masked})
 		if !all {
-			for _, pr := range s.pairs.Of(e.Seq) {
+			// The requests come in line order, as the pairs are sorted: a
+			// cursor finds each one's pairs.
+			for pi < len(list) && list[pi].Request < e.Seq {
+				pi++
+			}
+			pe := pi
+			for pe < len(list) && list[pe].Request == e.Seq {
+				pe++
+			}
+			pairs := list[pi:pe]
+			for k, pr := range pairs {
+				if k > 0 && pairs[k-1].Response == pr.Response {
+					continue // one answer to many members of a batch: read once, not once a member
+				}
 				ae, aev, err := s.response(pr.Response)
 				if err != nil {
 					b.err = err
@@ -414,10 +485,11 @@ func (s *exporter) readBatches(all bool, full chan<- *walkBatch, free <-chan *wa
 	}
 }
 
-// mask masks the secrets the exporter's redactor knows in a record.
-func (s *exporter) mask(ev *Event) {
+// mask masks the secrets the exporter's redactor knows in a record, and
+// reports whether it changed the frame.
+func (s *exporter) mask(ev *Event) bool {
 	if s.red == nil {
-		return
+		return false
 	}
 	var m1, m2 bool
 	ev.Frame, m1 = s.red.Mask(ev.Frame)
@@ -426,6 +498,7 @@ func (s *exporter) mask(ev *Event) {
 	}
 	ev.Text = s.red.MaskString(ev.Text)
 	ev.Redacted = ev.Redacted || m1 || m2
+	return m1
 }
 
 // response reads back the record on line seq, masked.
@@ -450,10 +523,13 @@ func (s *exporter) classify(ev *Event) classify.Message {
 }
 
 // stats counts the session's methods: requests and notifications from
-// the index, answers from the pairs.
-func (s *exporter) stats() []MethodStats {
+// the index (a batch's members from its frame, read back: the index
+// keeps no member's method), answers from the pairs, each with the error
+// of the member that answers, not of its batch.
+func (s *exporter) stats() ([]MethodStats, error) {
 	var b statsBuilder
 	var chunk []Entry
+	var rr *RecordReader // batches are few: read apart from the walk's readers
 	for pos := 0; pos < s.counts.Entries; pos += len(chunk) {
 		chunk = s.x.Entries(chunk[:0], pos, pos+4096)
 		for i := range chunk {
@@ -463,21 +539,30 @@ func (s *exporter) stats() []MethodStats {
 				b.request(e.Method)
 			case e.Kind == classify.KindNotification:
 				b.notification(e.Method)
+			case e.Kind == classify.KindBatch && e.IsFrame():
+				if rr == nil {
+					rr = NewRecordReader(s.f)
+				}
+				ev, err := rr.Read(*e)
+				if err != nil {
+					return nil, fmt.Errorf("%w (did the session file change while it was exported?)", err)
+				}
+				m := s.classify(ev)
+				for j := range m.Members {
+					switch mm := &m.Members[j]; mm.Kind {
+					case classify.KindRequest:
+						b.request(mm.Method())
+					case classify.KindNotification:
+						b.notification(mm.Method())
+					}
+				}
 			}
 		}
 	}
 	for _, p := range s.pairs.List() {
-		isErr := false
-		if i, ok := s.x.BySeq(p.Response); ok {
-			isErr = s.x.At(i).Status == StatusError
-		}
-		k := b.of(p.Method)
-		if i, ok := s.x.BySeq(p.Request); ok && s.x.At(i).Kind == classify.KindBatch {
-			b.stats[k].Requests++ // a batch member: counted by its pair
-		}
-		b.answer(p.Method, p.Latency, isErr)
+		b.answer(p.Method, p.Latency, p.Error)
 	}
-	return b.done()
+	return b.done(), nil
 }
 
 // findings returns the findings about the entry at position pos, masked.
@@ -494,37 +579,34 @@ func (s *exporter) text(t string, max int) string {
 	return classify.EscapeString(s.red.MaskString(t), max)
 }
 
-// prettyFrame appends a frame pretty-printed and cut, safe for a
-// terminal; ok is false when the frame is not JSON (then nothing is
-// appended).
-func (s *exporter) prettyFrame(dst, frame []byte) ([]byte, bool) {
-	if !classify.Valid(frame) {
+// prettyFrame appends the frame of entry e pretty-printed and cut, safe
+// for a terminal; ok is false when the frame is not JSON (then nothing is
+// appended). The index's judgement says a frame is JSON when the index
+// read it whole and the export's masking left it as it was; it is checked
+// otherwise.
+func (s *exporter) prettyFrame(dst []byte, e *Entry, frame []byte) ([]byte, bool) {
+	if !s.knownJSON(e, frame) && !classify.Valid(frame) {
 		return dst, false
 	}
 	s.buf = appendPretty(s.buf[:0], frame, s.cuts)
 	return classify.AppendSafeJSON(dst, s.buf), true
 }
 
-// jsonMember returns the raw value of member key of the JSON object obj.
-func jsonMember(obj []byte, key string) (json.RawMessage, bool) {
-	if len(obj) == 0 || obj[0] != '{' {
-		return nil, false
+// knownJSON reports whether the index judged frame, the frame of entry e
+// as walk gives it, one valid JSON value: a kind only JSON has, from the
+// whole frame, which the export's masking did not change since.
+func (s *exporter) knownJSON(e *Entry, frame []byte) bool {
+	limit := s.hdr.ParseLimit
+	if limit <= 0 || limit > classify.MaxParse {
+		limit = classify.MaxParse
 	}
-	var m map[string]json.RawMessage
-	if json.Unmarshal(obj, &m) != nil {
-		return nil, false
-	}
-	v, ok := m[key]
-	return v, ok
+	return e.IsFrame() && e.Kind >= classify.KindBatch && !s.masked && e.Size == int64(len(frame)) && e.Size <= int64(limit)
 }
 
-// jsonString decodes a JSON string value.
-func jsonString(v []byte) (string, bool) {
-	var s string
-	if json.Unmarshal(v, &s) != nil {
-		return "", false
-	}
-	return s, true
+// command is the session's command line, masked: each argument, and the
+// line they make (a secret may span two arguments).
+func (s *exporter) command() string {
+	return s.red.MaskString(strings.Join(s.red.MaskStrings(s.hdr.Argv), " "))
 }
 
 // sessionName is what the export calls the session: its name, else its

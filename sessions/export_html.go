@@ -8,7 +8,6 @@ import (
 	"html"
 	"io"
 	"math/bits"
-	"strings"
 	"time"
 
 	"github.com/rpctap/rpctap/classify"
@@ -58,6 +57,10 @@ func cspHash(s string) string {
 func (s *exporter) h(t string, max int) string { return html.EscapeString(s.text(t, max)) }
 
 func (s *exporter) html(out io.Writer) error {
+	stats, err := s.stats()
+	if err != nil {
+		return err
+	}
 	w := bufio.NewWriterSize(out, 64<<10)
 	name := s.h(s.sessionName(), 120)
 	fmt.Fprintf(w, `<!doctype html>
@@ -70,7 +73,6 @@ func (s *exporter) html(out io.Writer) error {
 <h1>rpctap session <code>%s</code></h1>
 `, cspHash(htmlStyle), cspHash(htmlScript), name, htmlStyle, name)
 	s.htmlSummary(w)
-	stats := s.stats()
 	if len(stats) > 0 {
 		fmt.Fprintf(w, "<h2>Methods</h2>\n<table><tr><th>method</th><th>requests</th><th>notifications</th><th>answered</th><th>errors</th><th>p50</th><th>p95</th><th>p99</th></tr>\n")
 		for _, m := range stats {
@@ -87,7 +89,7 @@ func (s *exporter) html(out io.Writer) error {
 	s.htmlPairs(w)
 	fmt.Fprintf(w, "<h2>Transcript</h2>\n<p><input id=\"search\" type=\"search\" placeholder=\"Search the records shown\" aria-label=\"Search\"> <span id=\"hits\"></span></p>\n<div id=\"records\">\n")
 	var b []byte
-	err := s.walk(func(pos int, e *Entry, ev *Event) error {
+	err = s.walk(func(pos int, e *Entry, ev *Event) error {
 		b = s.htmlRecord(b[:0], pos, e, ev)
 		_, err := w.Write(b)
 		return err
@@ -113,7 +115,7 @@ func (s *exporter) htmlSummary(w io.Writer) {
 	}
 	if s.hasHdr {
 		row("session", "<code>"+s.h(s.hdr.ID, 120)+"</code>")
-		row("command", "<code>"+s.h(strings.Join(s.red.MaskStrings(s.hdr.Argv), " "), 400)+"</code>")
+		row("command", "<code>"+s.h(s.command(), 400)+"</code>")
 		row("started", s.hdr.Started.UTC().Format("2006-01-02 15:04:05.000 UTC"))
 	}
 	row("profile", html.EscapeString(fmt.Sprintf("%s, framing %s", s.x.Profile(), classify.EscapeString(s.hdr.FramingOrDefault(), 20))))
@@ -187,17 +189,53 @@ func (s *exporter) htmlPairs(w io.Writer) {
 		}
 		req := s.x.At(i)
 		status := "ok"
-		if j, ok := s.x.BySeq(p.Response); ok && s.x.At(j).Status == StatusError {
+		if p.Error { // the answering member's, when the answer is a batch
 			status = "error"
 		}
 		answer := fmt.Sprintf("%d", p.Response)
 		if j, ok := s.x.BySeq(p.Response); ok && !s.folded(j) {
 			answer = fmt.Sprintf(`<a href="#line-%d">%d</a>`, p.Response, p.Response)
 		}
+		id := req.ID
+		if req.Kind == classify.KindBatch {
+			id = s.memberID(p)
+		}
 		fmt.Fprintf(w, "<tr><td><a href=\"#line-%d\">%d</a></td><td>%s</td><td><code>%s</code></td><td><code>%s</code></td><td>%s</td><td class=\"n\">%s</td></tr>\n",
-			p.Request, p.Request, answer, s.h(p.Method, 120), s.h(req.ID, 60), status, ms(p.Latency))
+			p.Request, p.Request, answer, s.h(p.Method, 120), s.h(id, 60), status, ms(p.Latency))
 	}
 	fmt.Fprintf(w, "</table></details>\n")
+}
+
+// memberID is the id of a batch member's pair, as its answer says it (an
+// index keeps no member's id): the answer read back, "" when it cannot
+// be.
+func (s *exporter) memberID(p Pair) string {
+	if p.Response != s.idsSeq { // the members of a batch share their answer: read once
+		s.idsSeq, s.idsMsg = p.Response, classify.Message{}
+		i, ok := s.x.BySeq(p.Response)
+		if !ok {
+			return ""
+		}
+		if s.ids == nil {
+			s.ids = NewRecordReader(s.f)
+		}
+		ev, err := s.ids.Read(s.x.At(i))
+		if err != nil {
+			return ""
+		}
+		s.idsMsg = s.classify(ev)
+	}
+	m := s.idsMsg
+	if m.Kind == classify.KindBatch {
+		if p.Member < 0 || p.Member >= len(m.Members) {
+			return ""
+		}
+		m = m.Members[p.Member]
+	}
+	if !m.HasID() {
+		return ""
+	}
+	return m.ID().String()
 }
 
 func (s *exporter) folded(pos int) bool { return pos >= s.foldFrom && pos < s.foldTo }
@@ -219,7 +257,7 @@ func (s *exporter) htmlRecord(b []byte, pos int, e *Entry, ev *Event) []byte {
 	b = append(b, "</summary><pre>"...)
 	body, ok := []byte(nil), false
 	if e.Dir != classify.Err {
-		body, ok = s.prettyFrame(nil, ev.Frame)
+		body, ok = s.prettyFrame(nil, e, ev.Frame)
 	}
 	if !ok {
 		body = classify.AppendEscaped(nil, ev.Frame, 4*s.cuts.String)

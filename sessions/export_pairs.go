@@ -43,16 +43,22 @@ func (p *exportPair) status() string {
 // eachPair calls fn with each request of the session in order, with its
 // answer when it has one.
 func (s *exporter) eachPair(fn func(p *exportPair) error) error {
+	var answerMsgs []classify.Message // the answers classified, each once for all the members
+	m, p := &s.reqMsg, &s.pair        // reused from request to request
 	return s.walkEntries(false, func(it *walkItem, answers []walkItem) error {
-		m := s.classify(&it.ev)
+		*m = s.classify(&it.ev)
+		answerMsgs = answerMsgs[:0]
+		for k := range answers {
+			answerMsgs = append(answerMsgs, s.classify(&answers[k].ev))
+		}
 		one := func(req *classify.Message, member int) error {
-			p := exportPair{reqPos: it.pos, req: &it.e, reqEv: &it.ev, reqMsg: req, member: member}
+			*p = exportPair{reqPos: it.pos, req: &it.e, reqEv: &it.ev, reqMsg: req, member: member}
 			for k := range answers {
 				a := &answers[k]
-				rm := s.classify(&a.ev)
-				answer := &rm
+				rm := &answerMsgs[k]
+				answer := rm
 				if rm.Kind == classify.KindBatch || member >= 0 {
-					answer = answerIn(&rm, req)
+					answer = answerIn(rm, req)
 				}
 				if answer == nil {
 					continue
@@ -61,7 +67,7 @@ func (s *exporter) eachPair(fn func(p *exportPair) error) error {
 				break
 			}
 			s.res.Pairs++
-			return fn(&p)
+			return fn(p)
 		}
 		if m.Kind == classify.KindBatch {
 			for j := range m.Members {
@@ -73,7 +79,7 @@ func (s *exporter) eachPair(fn func(p *exportPair) error) error {
 			}
 			return nil
 		}
-		return one(&m, -1)
+		return one(m, -1)
 	}, nil)
 }
 
@@ -238,13 +244,17 @@ func (s *exporter) sessionJSON(j *jsonOut) {
 // jsonDoc writes the JSON export: the session, per-method statistics,
 // every pair with its latency and findings, and every finding.
 func (s *exporter) jsonDoc(w io.Writer) error {
+	stats, err := s.stats()
+	if err != nil {
+		return err
+	}
 	j := &jsonOut{w: w}
 	j.raw(`{"rpctap":"export","version":1,"session":`)
 	s.sessionJSON(j)
 	c := s.counts
 	j.raw(`,"records":`).int(int64(c.Entries)).raw(`,"frames":{"h2s":`).int(int64(c.H2S)).raw(`,"s2h":`).int(int64(c.S2H)).raw(`,"err":`).int(int64(c.Err)).raw("}")
 	j.raw(`,"methods":[`)
-	for i, m := range s.stats() {
+	for i, m := range stats {
 		if i > 0 {
 			j.raw(",")
 		}
@@ -258,7 +268,7 @@ func (s *exporter) jsonDoc(w io.Writer) error {
 	}
 	j.raw("\n],\n\"pairs\":[")
 	n := 0
-	err := s.eachPair(func(p *exportPair) error {
+	err = s.eachPair(func(p *exportPair) error {
 		if n > 0 {
 			j.raw(",")
 		}
@@ -428,7 +438,8 @@ func (s *exporter) otlp(w io.Writer) error {
 		if p.resp != nil {
 			sp.ResponseLine, sp.End = p.resp.Seq, s.at(p.resp.T)
 		}
-		s.spanJSON(j, PairSpan(sp))
+		pairSpan(&s.span, sp)
+		s.spanJSON(j, &s.span)
 		if n%otlpBatch == 0 {
 			j.raw("]}]}]}\n")
 			j.flush()
@@ -445,7 +456,7 @@ func (s *exporter) otlp(w io.Writer) error {
 	return j.err
 }
 
-func (s *exporter) spanJSON(j *jsonOut, sp Span) {
+func (s *exporter) spanJSON(j *jsonOut, sp *Span) {
 	j.raw(`{"traceId":"`)
 	j.b = hex.AppendEncode(j.b, sp.TraceID[:])
 	j.raw(`","spanId":"`)

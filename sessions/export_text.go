@@ -15,14 +15,21 @@ import (
 // The Markdown export: a transcript for issues and PRs.
 
 func (s *exporter) markdown(out io.Writer) error {
+	stats, err := s.stats()
+	if err != nil {
+		return err
+	}
 	w := bufio.NewWriterSize(out, 64<<10)
 	fmt.Fprintf(w, "# rpctap session %s\n\n", mdCode(s.sessionName(), false))
-	s.mdSummary(w)
+	s.mdSummary(w, stats)
 	fmt.Fprintf(w, "\n## Transcript\n")
 	var b []byte
-	err := s.walk(func(pos int, e *Entry, ev *Event) error {
+	err = s.walk(func(pos int, e *Entry, ev *Event) error {
 		b = s.mdRecord(b[:0], pos, e, ev)
 		_, err := w.Write(b)
+		if cap(b) > maxKeptLine { // a huge frame's buffers are not kept
+			b, s.body, s.buf = nil, nil, nil
+		}
 		return err
 	}, func() error {
 		frames, from, to := s.leftOut()
@@ -36,7 +43,7 @@ func (s *exporter) markdown(out io.Writer) error {
 	return w.Flush()
 }
 
-func (s *exporter) mdSummary(w io.Writer) {
+func (s *exporter) mdSummary(w io.Writer, stats []MethodStats) {
 	c := s.counts
 	fmt.Fprintf(w, "| | |\n|---|---|\n")
 	if s.opts.Source != "" {
@@ -44,7 +51,7 @@ func (s *exporter) mdSummary(w io.Writer) {
 	}
 	if s.hasHdr {
 		fmt.Fprintf(w, "| session | %s |\n", mdCode(s.red.MaskString(s.hdr.ID), true))
-		fmt.Fprintf(w, "| command | %s |\n", mdCode(strings.Join(s.red.MaskStrings(s.hdr.Argv), " "), true))
+		fmt.Fprintf(w, "| command | %s |\n", mdCode(s.command(), true))
 		fmt.Fprintf(w, "| started | %s |\n", s.hdr.Started.UTC().Format("2006-01-02 15:04:05.000 UTC"))
 	}
 	fmt.Fprintf(w, "| profile | %s, framing %s |\n", s.x.Profile(), mdText(classify.EscapeString(s.hdr.FramingOrDefault(), 20)))
@@ -53,7 +60,6 @@ func (s *exporter) mdSummary(w io.Writer) {
 	if s.res.Folded() {
 		fmt.Fprintf(w, "| shown | %d of %d records (`--max-frames`) |\n", s.res.Shown, s.res.Records)
 	}
-	stats := s.stats()
 	if len(stats) == 0 {
 		return
 	}
@@ -77,17 +83,17 @@ func (s *exporter) mdRecord(b []byte, pos int, e *Entry, ev *Event) []byte {
 	}
 	b = s.appendFrameTitle(b, e, ev, appendMdCode)
 	b = append(b, "\n\n"...)
-	var body []byte
+	// The body is built in s.body, reused from record to record.
 	lang := "json"
-	if e.Dir == classify.Err {
-		lang = "text"
-		body = classify.AppendEscaped(nil, ev.Frame, 4*s.cuts.String)
-	} else if pretty, ok := s.prettyFrame(nil, ev.Frame); ok {
-		body = pretty
-	} else {
-		lang = "text"
-		body = classify.AppendEscaped(nil, ev.Frame, 4*s.cuts.String)
+	body, ok := []byte(nil), false
+	if e.Dir != classify.Err {
+		body, ok = s.prettyFrame(s.body[:0], e, ev.Frame)
 	}
+	if !ok {
+		lang = "text"
+		body = classify.AppendEscaped(s.body[:0], ev.Frame, 4*s.cuts.String)
+	}
+	s.body = body
 	fence := strings.Repeat("`", max(3, longestRun(body, '`')+1))
 	b = append(b, fence...)
 	b = append(b, lang...)

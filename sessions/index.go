@@ -153,8 +153,9 @@ type IndexOptions struct {
 	// OnPair, when not nil, is called with each pair the tracker makes
 	// (every member of a batch too, where an entry links only its first),
 	// in the order of the responses, while the index is locked: it must
-	// not call the Index.
-	OnPair func(classify.Pair)
+	// not call the Index. isError says the answer (a batch's member that
+	// answers, not the batch) was an error.
+	OnPair func(p classify.Pair, isError bool)
 }
 
 // An Index is the compact, in-memory index of one session: an entry a
@@ -465,9 +466,10 @@ func (x *Index) add(ev *Event, offset int64, pre *classify.Message) {
 		}
 	}
 	for _, pr := range obs.Pairs {
-		x.pair(p, &m, pr)
+		isErr := pairAnswerIsError(&m, pr)
+		x.pair(p, &m, pr, isErr)
 		if x.opts.OnPair != nil {
-			x.opts.OnPair(pr)
+			x.opts.OnPair(pr, isErr)
 		}
 	}
 	x.session(obs.Findings)
@@ -539,7 +541,7 @@ func (x *Index) method(name string) uint32 {
 }
 
 // pair links the response being added (p, m) with its request.
-func (x *Index) pair(p *entry, m *classify.Message, pr classify.Pair) {
+func (x *Index) pair(p *entry, m *classify.Message, pr classify.Pair, isErr bool) {
 	if p.pair == 0 {
 		p.pair, p.latency = pr.Request, pr.Latency
 		if m.Kind != classify.KindBatch {
@@ -554,7 +556,7 @@ func (x *Index) pair(p *entry, m *classify.Message, pr classify.Pair) {
 	if req.pair == 0 {
 		req.pair, req.latency = p.seq, pr.Latency
 	}
-	if x.answerIsError(m, req) {
+	if isErr {
 		req.rs |= rsError
 	}
 	if req.kind == classify.KindBatch {
@@ -567,21 +569,14 @@ func (x *Index) pair(p *entry, m *classify.Message, pr classify.Pair) {
 	req.rs |= rsAnswered
 }
 
-// answerIsError reports whether the response m (a batch: its member with
-// the request's id) that answers req is an error.
-func (x *Index) answerIsError(m *classify.Message, req *entry) bool {
+// pairAnswerIsError reports whether the answer of pair pr, in the
+// response frame m, is an error: in a batch, the member that answers
+// (pr.Member), not any of the batch.
+func pairAnswerIsError(m *classify.Message, pr classify.Pair) bool {
 	if m.Kind != classify.KindBatch {
 		return m.HasError()
 	}
-	if raw := x.ids.bytes(req.id); raw != nil {
-		id := classify.RawID(raw)
-		for j := range m.Members {
-			if mm := &m.Members[j]; mm.Kind == classify.KindResponse && mm.HasID() && mm.ID().Equal(id) {
-				return mm.HasError()
-			}
-		}
-	}
-	return false
+	return pr.Member >= 0 && pr.Member < len(m.Members) && m.Members[pr.Member].HasError()
 }
 
 // session marks the entries the tracker's findings are about.

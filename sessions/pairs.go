@@ -13,44 +13,41 @@ import (
 // own), sorted by request line. Collect them while indexing with
 // CollectPairs.
 type Pairs struct {
-	list   []classify.Pair
+	list   []Pair
 	sorted bool
+}
+
+// A Pair is one request and its answer, as the tracker paired them.
+type Pair struct {
+	classify.Pair
+	// Error says the answer was an error: the batch member that answers
+	// the request, when the answer came in a batch.
+	Error bool
 }
 
 // CollectPairs returns opts with an OnPair that adds to ps (chaining any
 // OnPair opts had).
 func (ps *Pairs) CollectPairs(opts IndexOptions) IndexOptions {
 	prev := opts.OnPair
-	opts.OnPair = func(p classify.Pair) {
-		ps.list = append(ps.list, p)
+	opts.OnPair = func(p classify.Pair, isError bool) {
+		ps.list = append(ps.list, Pair{Pair: p, Error: isError})
 		ps.sorted = false
 		if prev != nil {
-			prev(p)
+			prev(p, isError)
 		}
 	}
 	return opts
 }
 
 // List returns the pairs by request line (then response line).
-func (ps *Pairs) List() []classify.Pair {
+func (ps *Pairs) List() []Pair {
 	if !ps.sorted {
-		slices.SortStableFunc(ps.list, func(a, b classify.Pair) int {
+		slices.SortStableFunc(ps.list, func(a, b Pair) int {
 			return cmp.Or(cmp.Compare(a.Request, b.Request), cmp.Compare(a.Response, b.Response))
 		})
 		ps.sorted = true
 	}
 	return ps.list
-}
-
-// Of returns the pairs whose request is on line seq.
-func (ps *Pairs) Of(seq int64) []classify.Pair {
-	l := ps.List()
-	i, _ := slices.BinarySearchFunc(l, seq, func(p classify.Pair, seq int64) int { return cmp.Compare(p.Request, seq) })
-	j := i
-	for j < len(l) && l[j].Request == seq {
-		j++
-	}
-	return l[i:j]
 }
 
 // MethodStats sum up one method's requests.

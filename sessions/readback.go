@@ -17,6 +17,10 @@ const recordWindow = 1 << 20
 // valid until its next Read. It is not safe for concurrent use.
 type RecordReader struct {
 	*window
+	// peer, when not nil, is another reader's window, looked in first:
+	// two readers of the same file going through it close together (the
+	// requests and their answers) then read most of it once.
+	peer *window
 	line []byte // the line being decoded (decoding writes over it)
 	r    Reader
 }
@@ -39,9 +43,12 @@ func (rr *RecordReader) Read(e Entry) (*Event, error) {
 	if e.Offset < 0 {
 		return nil, fmt.Errorf("line %d was indexed without its place in the file, so it cannot be read back", e.Seq)
 	}
-	line, err := rr.lineAt(e)
-	if err != nil {
-		return nil, err
+	line, ok := rr.peer.cached(e)
+	if !ok {
+		var err error
+		if line, err = rr.lineAt(e); err != nil {
+			return nil, err
+		}
 	}
 	if isBlank(line) {
 		return nil, fmt.Errorf("line %d is past the end of the session file: is it the file that was indexed?", e.Seq)
@@ -61,18 +68,25 @@ func (rr *RecordReader) Read(e Entry) (*Event, error) {
 	return ev, nil
 }
 
+// cached returns the line at e.Offset when it is all in the window (a
+// nil window has none).
+func (rr *window) cached(e Entry) ([]byte, bool) {
+	if rr == nil || e.Offset < rr.winOff || e.Offset >= rr.winOff+int64(len(rr.win)) {
+		return nil, false
+	}
+	b := rr.win[e.Offset-rr.winOff:]
+	if i := bytes.IndexByte(b, '\n'); i >= 0 {
+		return b[:i+1], true
+	}
+	return b, rr.winEnd
+}
+
 // lineAt returns the line at e.Offset, from the window when it is there,
 // else from a new window read there (as large as the line needs: a record
 // is its frame, escaped, at most 6 bytes a byte, and a few fields).
 func (rr *window) lineAt(e Entry) ([]byte, error) {
-	if e.Offset >= rr.winOff && e.Offset < rr.winOff+int64(len(rr.win)) {
-		b := rr.win[e.Offset-rr.winOff:]
-		if i := bytes.IndexByte(b, '\n'); i >= 0 {
-			return b[:i+1], nil
-		}
-		if rr.winEnd {
-			return b, nil
-		}
+	if line, ok := rr.cached(e); ok {
+		return line, nil
 	}
 	n := max(recordWindow, int(min(e.Size, 1<<30))*2+512)
 	for {

@@ -61,7 +61,14 @@ type SpanPair struct {
 // PairSpan builds the span of a pair. Ids are derived, not random, so
 // that an export of the same session gives the same spans.
 func PairSpan(p SpanPair) Span {
-	s := Span{Name: p.Request.Method(), Start: p.Start, End: p.Start}
+	var s Span
+	pairSpan(&s, p)
+	return s
+}
+
+// pairSpan builds the span of a pair in s, reusing its attributes' memory.
+func pairSpan(s *Span, p SpanPair) {
+	*s = Span{Name: p.Request.Method(), Start: p.Start, End: p.Start, Attributes: s.Attributes[:0]}
 	if s.Name == "" {
 		s.Name = "jsonrpc"
 	}
@@ -98,7 +105,6 @@ func PairSpan(p SpanPair) Span {
 	} else {
 		s.Attributes = append(s.Attributes, SpanAttribute{"rpctap.answered", false})
 	}
-	return s
 }
 
 // idText is an id as the semantic conventions want it: a string's text,
@@ -114,21 +120,12 @@ func idText(id classify.ID) string {
 
 // errorMessage is the message of a response's error object.
 func errorMessage(r *classify.Message) (string, bool) {
-	v, ok := jsonMember(r.Error(), "message")
-	if !ok || len(v) == 0 || v[0] != '"' {
-		return "", false
-	}
-	s, ok := jsonString(v)
-	return s, ok
+	return classify.StringValue(classify.Member(r.Error(), "message"))
 }
 
 // traceparentOf is the request's params._meta.traceparent, or "".
 func traceparentOf(m *classify.Message) string {
-	v, ok := jsonMember(m.Meta(), "traceparent")
-	if !ok {
-		return ""
-	}
-	s, _ := jsonString(v)
+	s, _ := classify.StringValue(classify.Member(m.Meta(), "traceparent"))
 	return s
 }
 
@@ -172,7 +169,8 @@ func sessionTraceID(session string) [16]byte {
 // spanID is the id of the span of the request on line seq (member of
 // its batch, or -1).
 func spanID(session string, seq int64, member int) [8]byte {
-	var b []byte
+	var buf [128]byte // most session ids fit: no allocation a span
+	b := buf[:0]
 	b = append(b, "rpctap span\x00"...)
 	b = append(b, session...)
 	b = binary.BigEndian.AppendUint64(append(b, 0), uint64(seq))

@@ -105,14 +105,4 @@ func runExport(stdout, stderr io.Writer, path string, f exportFlags) error {
 	return nil
 }
 
-func extension(f sessions.ExportFormat) string {
-	switch f {
-	case sessions.FormatMarkdown:
-		return "md"
-	case sessions.FormatMermaid:
-		return "mmd"
-	case sessions.FormatOTLP:
-		return "otlp.jsonl"
-	}
-	return f.String()
-}
+func extension(f sessions.ExportFormat) string { return f.Extension() }
