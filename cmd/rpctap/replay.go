@@ -9,9 +9,11 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
+	"unicode/utf8"
 
 	"github.com/rpctap/rpctap/classify"
 	"github.com/rpctap/rpctap/sessions"
@@ -229,14 +231,23 @@ func runReplayHost(cmd *cobra.Command, argv []string, o replayOptions) error {
 	if err != nil {
 		return usageError(err)
 	}
-	signal.Ignore(syscall.SIGPIPE)
-	p, done := runBehindTap(context.Background(), t, framing, stderr)
 	opts := sessions.HostOptions{Ignore: ig, Timeout: o.timeout, Notifications: o.notifications}
 	if o.verbose && !o.quiet {
 		opts.Log = func(msg string) { fmt.Fprintln(stderr, "rpctap replay:", msg) }
 	}
-	rep, err := sessions.PlayHost(context.Background(), o.asHost, p.fromServer, p.toServer, opts)
-	p.reader.Close() // the tap's writes end when no one reads
+	conn, err := sessions.NewHostConn(o.asHost, framing, opts)
+	if err != nil {
+		return exitError{code: 2, msg: err.Error()}
+	}
+	signal.Ignore(syscall.SIGPIPE)
+	done := make(chan tapRan, 1)
+	go func() {
+		res, err := t.Run(context.Background(), conn.ServerInput(), conn.ServerOutput(), stderr)
+		conn.ServerOutput().Close()
+		conn.ServerInput().Close()
+		done <- tapRan{res, err}
+	}()
+	rep, err := conn.Play(context.Background())
 	r := <-done
 	if err != nil {
 		return exitError{code: 2, msg: err.Error()}
@@ -260,29 +271,47 @@ func writeHostText(out io.Writer, file string, argv []string, res tap.Result, re
 	w := bufio.NewWriter(out)
 	defer w.Flush()
 	fmt.Fprintf(w, "replay of %s against %s\n", classify.EscapeString(file, 200), classify.EscapeString(strings.Join(argv, " "), 200))
-	name := func(c sessions.CallResult) string {
+	// One line a request, of a report that may have a line for each of
+	// 100,000 requests: written with appends, not fmt.
+	name := func(c *sessions.CallResult) string {
 		if c.Name != "" {
 			return classify.EscapeString(c.Method, 60) + " " + classify.EscapeString(c.Name, 80)
 		}
 		return classify.EscapeString(c.Method, 60)
 	}
 	width := 0
-	for _, c := range rep.Calls {
-		width = max(width, len(name(c)))
+	for i := range rep.Calls {
+		width = max(width, len(name(&rep.Calls[i])))
 	}
-	for _, c := range rep.Calls {
-		what := "id " + classify.EscapeString(c.ID, 40)
-		if c.Server {
-			what = "(the server's request)"
+	var b []byte
+	for i := range rep.Calls {
+		c := &rep.Calls[i]
+		what := "(the server's request)"
+		if !c.Server {
+			what = "id " + classify.EscapeString(c.ID, 40)
 		}
-		fmt.Fprintf(w, "  line %-5d %-*s  %-8s %-9s", c.Line, width, name(c), what, c.Outcome)
+		b = append(b[:0], "  line "...)
+		b = appendField(b, strconv.AppendInt(nil, c.Line, 10), 5)
+		b = append(b, ' ')
+		b = appendField(b, []byte(name(c)), width)
+		b = append(b, "  "...)
+		b = appendField(b, []byte(what), 8)
+		b = append(b, ' ')
+		b = appendField(b, []byte(c.Outcome), 9)
 		if c.Outcome != sessions.OutcomeMissing && !c.Server {
-			fmt.Fprintf(w, "  (%s, recorded %s)", roundDur(c.Now), roundDur(c.Recorded))
+			b = append(b, "  ("...)
+			b = append(b, roundDur(c.Now).String()...)
+			b = append(b, ", recorded "...)
+			b = append(b, roundDur(c.Recorded).String()...)
+			b = append(b, ')')
 		}
-		fmt.Fprintln(w)
+		w.Write(append(b, '\n'))
 		for _, ch := range c.Changes {
 			fmt.Fprintf(w, "      %s\n", sessions.DescribeChange(ch, "recorded", "now"))
 		}
+	}
+	if rep.SameNotListed > 0 {
+		fmt.Fprintf(w, "  (and %s answered the same, not listed)\n", plural(rep.SameNotListed, "more request"))
 	}
 	if n := rep.Notifications; n != nil {
 		if n.Same {
@@ -292,11 +321,21 @@ func writeHostText(out io.Writer, file string, argv []string, res tap.Result, re
 				n.Recorded, n.Now, n.At+1, orNone(n.Was), orNone(n.Is))
 		}
 	}
-	fmt.Fprintf(w, "%s: %d same, %d changed, %d missing, %d new %s\n", plural(len(rep.Calls), "request"), rep.Same, rep.Changed, rep.Missing, rep.NewErrors,
+	fmt.Fprintf(w, "%s: %d same, %d changed, %d missing, %d new %s\n", plural(len(rep.Calls)+rep.SameNotListed, "request"), rep.Same, rep.Changed, rep.Missing, rep.NewErrors,
 		map[bool]string{true: "error", false: "errors"}[rep.NewErrors == 1])
 	if res.Path != "" {
 		fmt.Fprintf(w, "session recorded in %s\n", classify.EscapeString(res.Path, 300))
 	}
+}
+
+// appendField appends field padded with spaces to width runes, as fmt's
+// %-*s does.
+func appendField(b, field []byte, width int) []byte {
+	b = append(b, field...)
+	for n := utf8.RuneCount(field); n < width; n++ {
+		b = append(b, ' ')
+	}
+	return b
 }
 
 func orNone(s string) string {
@@ -342,11 +381,12 @@ type hostJSON struct {
 	Differs       bool                        `json:"differs"`
 	Counts        map[string]int              `json:"counts"`
 	Calls         []hostJSONCall              `json:"calls"`
+	SameNotListed int                         `json:"same_not_listed,omitempty"`
 	Notifications *sessions.NotificationOrder `json:"notifications,omitempty"`
 }
 
 func writeHostJSON(w io.Writer, file string, argv []string, res tap.Result, rep *sessions.HostReport) {
-	doc := hostJSON{Recording: file, Argv: argv, Session: res.Path, ExitCode: res.ExitCode, Differs: rep.Differs(), Calls: []hostJSONCall{},
+	doc := hostJSON{Recording: file, Argv: argv, Session: res.Path, ExitCode: res.ExitCode, Differs: rep.Differs(), Calls: []hostJSONCall{}, SameNotListed: rep.SameNotListed,
 		Counts:        map[string]int{"same": rep.Same, "changed": rep.Changed, "missing": rep.Missing, "new_error": rep.NewErrors},
 		Notifications: rep.Notifications}
 	for _, c := range rep.Calls {
