@@ -205,3 +205,36 @@ func TestPlayHostComparesTheOrderOfNotificationsWhenAsked(t *testing.T) {
 		t.Errorf("notifications: %+v", n)
 	}
 }
+
+func TestPlayHostPairsABatchMemberByMember(t *testing.T) {
+	frames := []frameAt{
+		{0, 'h', `[{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo"}},{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"add"}},{"jsonrpc":"2.0","method":"notifications/progress"}]`},
+		{10, 's', `[{"jsonrpc":"2.0","id":2,"result":{"sum":5}},{"jsonrpc":"2.0","id":1,"result":{"text":"hi"}}]`},
+		{20, 'h', `{"jsonrpc":"2.0","id":3,"method":"ping"}`},
+		{30, 's', `{"jsonrpc":"2.0","id":3,"result":{}}`},
+	}
+	rep, fs := playAgainst(t, frames, HostOptions{Timeout: 2 * time.Second}, func(frame string, send func(string)) {
+		if strings.HasPrefix(frame, "[") {
+			// The live server answers in another order, add's answer changed.
+			send(`[{"jsonrpc":"2.0","id":1,"result":{"text":"hi"}},{"jsonrpc":"2.0","id":2,"result":{"sum":6}}]`)
+			return
+		}
+		send(`{"jsonrpc":"2.0","id":3,"result":{}}`)
+	})
+	if got := fs.frames(); len(got) != 2 || got[0] != frames[0].frame {
+		t.Errorf("the server read:\n%s", strings.Join(got, "\n"))
+	}
+	if len(rep.Calls) != 3 {
+		t.Fatalf("calls: %+v", rep.Calls)
+	}
+	echo, add := rep.Calls[0], rep.Calls[1]
+	if echo.Name != "echo" || echo.ID != "1" || echo.Outcome != OutcomeSame {
+		t.Errorf("echo: %+v", echo)
+	}
+	if add.Name != "add" || add.ID != "2" || add.Outcome != OutcomeChanged || len(add.Changes) != 1 || add.Changes[0] != (Change{Path: "/result/sum", Was: "5", Now: "6"}) {
+		t.Errorf("add: %+v", add)
+	}
+	if rep.Same != 2 || rep.Changed != 1 || rep.Missing != 0 {
+		t.Errorf("counts: %+v", rep)
+	}
+}
