@@ -89,8 +89,12 @@ func ServeReplay(ctx context.Context, path string, in FrameSource, out io.Writer
 	st, err := serve(ctx, rec, in, out, opts, sf)
 	if sf != nil {
 		st.Path = sf.path
-		code := 0
-		sf.w.WriteEvent(EventRecord{T: opts.Now().Microseconds(), Kind: EventExit, Code: &code})
+		ev := EventRecord{T: opts.Now().Microseconds(), Kind: EventExit, Code: new(int)}
+		var stopped Stopped
+		if errors.As(context.Cause(ctx), &stopped) {
+			*ev.Code, ev.Signal = stopped.Code, stopped.Signal
+		}
+		sf.w.WriteEvent(ev)
 		if cerr := sf.close(); cerr != nil && err == nil {
 			err = cerr
 		}

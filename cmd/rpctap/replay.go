@@ -110,9 +110,53 @@ func (o replayOptions) parseIgnore() (sessions.Ignore, error) {
 	return ig, nil
 }
 
-// replaySignals ends ctx on SIGINT, SIGTERM or SIGHUP.
-func replaySignals() (context.Context, func()) {
-	return signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
+// replaySignals ends ctx on SIGINT, SIGTERM or SIGHUP (caught since the
+// process started, see earlysignal), with a sessions.Stopped cause, and
+// passes each signal on to pass (for a tap's server) without waiting.
+func replaySignals(pass chan<- os.Signal) (context.Context, func()) {
+	in := runSignals()
+	ctx, cancel := context.WithCancelCause(context.Background())
+	done := make(chan struct{})
+	go func() {
+		for {
+			select {
+			case sig := <-in:
+				s, _ := sig.(syscall.Signal)
+				cancel(sessions.Stopped{Code: 128 + int(s), Signal: replaySignalName(s)})
+				select {
+				case pass <- sig:
+				default:
+				}
+			case <-done:
+				return
+			}
+		}
+	}()
+	return ctx, func() {
+		close(done)
+		cancel(nil)
+	}
+}
+
+func replaySignalName(s syscall.Signal) string {
+	switch s {
+	case syscall.SIGINT:
+		return "SIGINT"
+	case syscall.SIGTERM:
+		return "SIGTERM"
+	case syscall.SIGHUP:
+		return "SIGHUP"
+	}
+	return s.String()
+}
+
+// stoppedBy is the exit of a replay a signal stopped, or nil.
+func stoppedBy(ctx context.Context) error {
+	var st sessions.Stopped
+	if errors.As(context.Cause(ctx), &st) {
+		return exitError{code: st.Code}
+	}
+	return nil
 }
 
 func runReplayServer(cmd *cobra.Command, argv []string, o replayOptions) error {
@@ -139,7 +183,7 @@ func runReplayServer(cmd *cobra.Command, argv []string, o replayOptions) error {
 		opts.Log = func(msg string) { fmt.Fprintln(stderr, "rpctap replay:", msg) }
 	}
 	signal.Ignore(syscall.SIGPIPE)
-	ctx, stop := replaySignals()
+	ctx, stop := replaySignals(nil)
 	defer stop()
 	var realDone <-chan tapRan
 	if len(argv) > 0 {
@@ -160,6 +204,9 @@ func runReplayServer(cmd *cobra.Command, argv []string, o replayOptions) error {
 	st, err := sessions.ServeReplay(ctx, o.asServer, bodies{tap.NewFrameReader(cmd.InOrStdin(), framing, 0)}, cmd.OutOrStdout(), opts)
 	if realDone != nil {
 		<-realDone // the real server has its stdin closed, and exits
+	}
+	if err := stoppedBy(ctx); err != nil {
+		return err
 	}
 	if err != nil {
 		return exitError{code: 2, msg: err.Error()}
@@ -226,8 +273,13 @@ func runReplayHost(cmd *cobra.Command, argv []string, o replayOptions) error {
 			fmt.Fprintln(stderr, "rpctap replay:", msg)
 		}
 	}
+	// A signal stops the player and goes on to the server, which the tap
+	// then sees out as rpctap run does.
+	pass := make(chan os.Signal, 8)
+	ctx, stop := replaySignals(pass)
+	defer stop()
 	t, err := tap.New(tap.Options{Argv: argv, Framing: framing, Record: !o.noRecord, Path: o.record,
-		StdinWait: o.grace, TermWait: o.termWait, Warn: warn})
+		StdinWait: o.grace, TermWait: o.termWait, Warn: warn, Signals: pass})
 	if err != nil {
 		return usageError(err)
 	}
@@ -247,8 +299,11 @@ func runReplayHost(cmd *cobra.Command, argv []string, o replayOptions) error {
 		conn.ServerInput().Close()
 		done <- tapRan{res, err}
 	}()
-	rep, err := conn.Play(context.Background())
+	rep, err := conn.Play(ctx)
 	r := <-done
+	if err := stoppedBy(ctx); err != nil {
+		return err
+	}
 	if err != nil {
 		return exitError{code: 2, msg: err.Error()}
 	}
