@@ -238,3 +238,29 @@ func TestPlayHostPairsABatchMemberByMember(t *testing.T) {
 		t.Errorf("counts: %+v", rep)
 	}
 }
+
+func TestPlayHostComparesALiveAnswerMaskedAsTheRecordingWasAndNeverReportsTheSecret(t *testing.T) {
+	red, err := NewRedactor([]string{"API_TOKEN=tok-1234567890"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	frames := []frameAt{
+		{0, 'h', `{"jsonrpc":"2.0","id":1,"method":"whoami"}`},
+		{10, 's', `{"jsonrpc":"2.0","id":1,"result":{"token":"***API_TOKEN***"}}`},
+		{20, 'h', `{"jsonrpc":"2.0","id":2,"method":"env"}`},
+		{30, 's', `{"jsonrpc":"2.0","id":2,"result":{"env":"none"}}`},
+	}
+	rep, _ := playAgainst(t, frames, HostOptions{Redactor: red}, func(frame string, send func(string)) {
+		if strings.Contains(frame, "whoami") {
+			send(`{"jsonrpc":"2.0","id":1,"result":{"token":"tok-1234567890"}}`)
+		} else {
+			send(`{"jsonrpc":"2.0","id":2,"result":{"env":"API_TOKEN=tok-1234567890"}}`)
+		}
+	})
+	if rep.Calls[0].Outcome != OutcomeSame {
+		t.Errorf("the answer with the secret masked as recorded: %+v", rep.Calls[0])
+	}
+	if c := rep.Calls[1]; c.Outcome != OutcomeChanged || len(c.Changes) != 1 || strings.Contains(c.Changes[0].Now, "tok-") || !strings.Contains(c.Changes[0].Now, "***API_TOKEN***") {
+		t.Errorf("the changed answer: %+v", c)
+	}
+}

@@ -46,6 +46,9 @@ type ServeOptions struct {
 	RecordPath string
 	// Argv is the command line the replay's session file names.
 	Argv []string
+	// Redactor masks secrets in the replay's session file, as a tap's
+	// (nil: none are masked).
+	Redactor *Redactor
 	// Forward, when not nil, is the real server that requests matching
 	// nothing in the recording go to (--unmatched forward).
 	Forward *Forward
@@ -246,7 +249,7 @@ func (s *server) poke() {
 }
 
 func (s *server) log(format string, args ...any) {
-	msg := fmt.Sprintf(format, args...)
+	msg := s.opts.Redactor.MaskString(fmt.Sprintf(format, args...))
 	if s.opts.Log != nil {
 		s.opts.Log(msg)
 	}
@@ -262,7 +265,8 @@ func (s *server) note(msg string) {
 
 func (s *server) record(dir classify.Direction, frame []byte) {
 	if s.file != nil {
-		s.file.w.WriteFrame(FrameRecord{T: s.opts.Now().Microseconds(), Dir: dir, Frame: frame})
+		frame, masked := s.opts.Redactor.Mask(frame)
+		s.file.w.WriteFrame(FrameRecord{T: s.opts.Now().Microseconds(), Dir: dir, Frame: frame, Redacted: masked})
 	}
 }
 

@@ -6,6 +6,8 @@ import (
 	"context"
 	"github.com/rpctap/rpctap/classify"
 	"io"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -303,4 +305,26 @@ func classifyID(line string) string {
 		return ""
 	}
 	return string(m.ID().Raw)
+}
+
+func TestReplayServerMasksSecretsInItsOwnSessionFileAsATapDoes(t *testing.T) {
+	red, err := NewRedactor([]string{"API_TOKEN=tok-1234567890"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	record := filepath.Join(t.TempDir(), "replay.jsonl")
+	s := startReplayServer(t, "ndjson", mcpConversation(nil), ServeOptions{Record: true, RecordPath: record, Redactor: red, Log: func(string) {}})
+	s.send(`{"jsonrpc":"2.0","id":"tok-1234567890","method":"nosuch","params":{"auth":"tok-1234567890"}}`)
+	s.lines(t, 1)
+	s.close(t)
+	b, err := os.ReadFile(record)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bytes.Contains(b, []byte("tok-1234567890")) {
+		t.Errorf("the replay's session file holds the secret:\n%s", b)
+	}
+	if !bytes.Contains(b, []byte("***API_TOKEN***")) || !bytes.Contains(b, []byte(`"redacted":true`)) {
+		t.Errorf("the replay's session file does not say it masked the secret:\n%s", b)
+	}
 }

@@ -177,7 +177,11 @@ func runReplayServer(cmd *cobra.Command, argv []string, o replayOptions) error {
 		return exitError{code: 2, msg: err.Error()}
 	}
 	stderr := cmd.ErrOrStderr()
-	opts := sessions.ServeOptions{Match: o.match, Ignore: ig, Speed: o.speed, NoDelay: o.noDelay, StrictVersion: o.strictVersion,
+	redact, err := sessions.NewRedactor(os.Environ(), nil)
+	if err != nil {
+		return usageError(err)
+	}
+	opts := sessions.ServeOptions{Redactor: redact, Match: o.match, Ignore: ig, Speed: o.speed, NoDelay: o.noDelay, StrictVersion: o.strictVersion,
 		Record: !o.noRecord, RecordPath: o.record, Argv: append([]string{"rpctap", "replay", "--as-server"}, o.asServer)}
 	if o.verbose && !o.quiet {
 		opts.Log = func(msg string) { fmt.Fprintln(stderr, "rpctap replay:", msg) }
@@ -283,7 +287,13 @@ func runReplayHost(cmd *cobra.Command, argv []string, o replayOptions) error {
 	if err != nil {
 		return usageError(err)
 	}
-	opts := sessions.HostOptions{Ignore: ig, Timeout: o.timeout, Notifications: o.notifications}
+	// The tap masks the secrets of the environment in its recording;
+	// the comparison and the report mask the same.
+	redact, err := sessions.NewRedactor(os.Environ(), nil)
+	if err != nil {
+		return usageError(err)
+	}
+	opts := sessions.HostOptions{Ignore: ig, Timeout: o.timeout, Notifications: o.notifications, Redactor: redact}
 	if o.verbose && !o.quiet {
 		opts.Log = func(msg string) { fmt.Fprintln(stderr, "rpctap replay:", msg) }
 	}
