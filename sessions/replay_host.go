@@ -207,6 +207,10 @@ type player struct {
 	// unstamped are the keys of the requests in it, timed when written.
 	out       []byte
 	unstamped []string
+	// gone says the server no longer reads: what follows is not sent,
+	// and its answers are missing.
+	gone bool
+	line int // the recording's line play is at
 	// The recording's requests in flight, by their ids' keys (each side
 	// has its ids): the host's, replayed, and the server's.
 	requests   map[string]sent
@@ -289,6 +293,7 @@ func (p *player) play(ctx context.Context) error {
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
+		p.line = ev.Line
 		if ev.Kind == EventNote && ev.Text == NoteFramingLSP {
 			p.framing = classify.FramingLSP
 			if profile == classify.Auto {
@@ -411,7 +416,10 @@ func (p *player) flush() error {
 	if len(p.out) == 0 {
 		return nil
 	}
-	_, err := p.to.Write(p.out)
+	var err error
+	if !p.gone {
+		_, err = p.to.Write(p.out)
+	}
 	p.out = p.out[:0]
 	now := time.Now()
 	for _, key := range p.unstamped {
@@ -422,7 +430,8 @@ func (p *player) flush() error {
 	}
 	p.unstamped = p.unstamped[:0]
 	if err != nil {
-		return fmt.Errorf("writing to the server: %w", err)
+		p.gone = true
+		p.log("the server no longer reads its input (%v): what the recording has after line %d is not sent", err, p.line)
 	}
 	return nil
 }
@@ -488,7 +497,14 @@ func (p *player) await(ctx context.Context, s sent, t int64, frame []byte) error
 		return err
 	}
 	if !ok {
-		p.log("line %d %s: no answer within %v", c.Line, esc(c.Method), p.opts.Timeout)
+		p.mu.Lock()
+		ended := p.ended
+		p.mu.Unlock()
+		if ended {
+			p.log("line %d %s: no answer: the server's output has ended", c.Line, esc(c.Method))
+		} else {
+			p.log("line %d %s: no answer within %v", c.Line, esc(c.Method), p.opts.Timeout)
+		}
 		return nil
 	}
 	c.Now = got.at.Sub(s.at)

@@ -264,3 +264,22 @@ func TestPlayHostComparesALiveAnswerMaskedAsTheRecordingWasAndNeverReportsTheSec
 		t.Errorf("the changed answer: %+v", c)
 	}
 }
+
+func TestPlayHostReportsWhatAServerThatStoppedReadingNeverAnswered(t *testing.T) {
+	path := writeSession(t, "ndjson", mcpConversation(nil))
+	toServer, hostIn := io.Pipe()
+	fromServer, serverOut := io.Pipe()
+	go func() {
+		// The server reads the first frame, and exits.
+		bufio.NewReader(toServer).ReadString('\n')
+		toServer.Close()
+		serverOut.Close()
+	}()
+	rep, err := PlayHost(context.Background(), path, lineSource{bufio.NewReader(fromServer)}, hostIn, HostOptions{Timeout: 5 * time.Second})
+	if err != nil {
+		t.Fatalf("PlayHost: %v", err)
+	}
+	if len(rep.Calls) != 4 || rep.Missing != 4 || !rep.Differs() {
+		t.Errorf("report: %+v", rep)
+	}
+}

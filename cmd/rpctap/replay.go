@@ -388,6 +388,9 @@ func writeHostText(out io.Writer, file string, argv []string, res tap.Result, re
 	}
 	fmt.Fprintf(w, "%s: %d same, %d changed, %d missing, %d new %s\n", plural(len(rep.Calls)+rep.SameNotListed, "request"), rep.Same, rep.Changed, rep.Missing, rep.NewErrors,
 		map[bool]string{true: "error", false: "errors"}[rep.NewErrors == 1])
+	if res.ExitCode != 0 {
+		fmt.Fprintf(w, "the server exited with status %d\n", res.ExitCode)
+	}
 	if res.Path != "" {
 		fmt.Fprintf(w, "session recorded in %s\n", classify.EscapeString(res.Path, 300))
 	}
