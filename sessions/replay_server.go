@@ -150,6 +150,9 @@ type server struct {
 	seq     int64
 	nextID  int
 	serverQ map[string]int32 // rewritten id key of a server request → its frame
+	// hostIDs are the ids of the host's requests that look like replay's
+	// own ("rpctap-replay-N"), which a server request must not take.
+	hostIDs map[string]bool
 	cursor  map[string]int   // sequential: the next request of a method
 	stats   ServeStats
 	werr    error
@@ -188,7 +191,7 @@ func (q *outQueue) Pop() any {
 
 func serve(ctx context.Context, rec *recording, in FrameSource, out io.Writer, opts ServeOptions, sf *sessionFile) (ServeStats, error) {
 	s := &server{rec: rec, opts: opts, out: out, file: sf, start: time.Now(), speed: opts.Speed,
-		wake: make(chan struct{}, 1), serverQ: map[string]int32{}, cursor: map[string]int{}}
+		wake: make(chan struct{}, 1), serverQ: map[string]int32{}, cursor: map[string]int{}, hostIDs: map[string]bool{}}
 	if s.speed <= 0 {
 		s.speed = 1
 	}
@@ -284,10 +287,36 @@ func (s *server) scheduleAfter(i int32, at time.Time) {
 	for _, j := range s.rec.after[i] {
 		it := outItem{due: at.Add(s.wait(s.rec.delay(j))), frame: j}
 		if s.rec.frames[j].kind == classify.KindRequest {
-			s.nextID++
-			it.id = strconv.AppendQuote(nil, "rpctap-replay-"+strconv.Itoa(s.nextID))
+			it.id = s.newID()
 		}
 		s.push(it)
+	}
+}
+
+// serverIDPrefix starts the ids of the server requests replay sends.
+const serverIDPrefix = "rpctap-replay-"
+
+// newID is the id of a server request replay sends: one no request of
+// the host has had, nor any other server request. s.mu is held.
+func (s *server) newID() []byte {
+	for {
+		s.nextID++
+		id := serverIDPrefix + strconv.Itoa(s.nextID)
+		if !s.hostIDs[id] {
+			return strconv.AppendQuote(nil, id)
+		}
+	}
+}
+
+// sawHostID notes a host request's id that could be taken for one of
+// replay's own. s.mu is held.
+func (s *server) sawHostID(m *classify.Message) {
+	id := m.ID()
+	if !id.IsString() || !bytes.HasPrefix(id.Raw, []byte(`"`+serverIDPrefix)) && bytes.IndexByte(id.Raw, '\\') < 0 {
+		return
+	}
+	if v, ok := classify.StringValue(id.Raw); ok && strings.HasPrefix(v, serverIDPrefix) {
+		s.hostIDs[v] = true
 	}
 }
 
@@ -402,6 +431,7 @@ func (s *server) readLoop(ctx context.Context, in FrameSource) error {
 		s.record(classify.H2S, body)
 		switch m.Kind {
 		case classify.KindRequest:
+			s.sawHostID(&m)
 			s.answer(&m, body, now)
 		case classify.KindNotification:
 			s.notified(&m, body, now)

@@ -328,3 +328,21 @@ func TestReplayServerMasksSecretsInItsOwnSessionFileAsATapDoes(t *testing.T) {
 		t.Errorf("the replay's session file does not say it masked the secret:\n%s", b)
 	}
 }
+
+func TestReplayServerNeverGivesAServerRequestAnIdTheHostUsed(t *testing.T) {
+	frames := []frameAt{
+		{0, 'h', `{"jsonrpc":"2.0","id":1,"method":"ping"}`},
+		{10, 's', `{"jsonrpc":"2.0","id":1,"result":{}}`},
+		{20, 's', `{"jsonrpc":"2.0","id":0,"method":"roots/list"}`},
+	}
+	s := startReplayServer(t, "ndjson", frames, ServeOptions{})
+	// A host whose ids look like replay's own.
+	s.send(`{"jsonrpc":"2.0","id":"rpctap\u002dreplay-1","method":"ping"}`)
+	got := s.lines(t, 2)
+	if got[0] != `{"jsonrpc":"2.0","id":"rpctap\u002dreplay-1","result":{}}`+"\n" {
+		t.Fatalf("the answer: %s", got[0])
+	}
+	if strings.Contains(got[1], `"rpctap-replay-1"`) || !strings.Contains(got[1], `"id":"rpctap-replay-2"`) {
+		t.Errorf("the server request took the host's id: %s", got[1])
+	}
+}
