@@ -153,7 +153,7 @@ type server struct {
 	// hostIDs are the ids of the host's requests that look like replay's
 	// own ("rpctap-replay-N"), which a server request must not take.
 	hostIDs map[string]bool
-	cursor  map[string]int   // sequential: the next request of a method
+	cursor  map[string]int // sequential: the next request of a method
 	stats   ServeStats
 	werr    error
 	closing bool
