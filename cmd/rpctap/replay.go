@@ -122,7 +122,7 @@ func replaySignals(pass chan<- os.Signal) (context.Context, func()) {
 			select {
 			case sig := <-in:
 				s, _ := sig.(syscall.Signal)
-				cancel(sessions.Stopped{Code: 128 + int(s), Signal: replaySignalName(s)})
+				cancel(sessions.Stopped{Code: 128 + int(s), Signal: tap.SignalName(s)})
 				select {
 				case pass <- sig:
 				default:
@@ -136,18 +136,6 @@ func replaySignals(pass chan<- os.Signal) (context.Context, func()) {
 		close(done)
 		cancel(nil)
 	}
-}
-
-func replaySignalName(s syscall.Signal) string {
-	switch s {
-	case syscall.SIGINT:
-		return "SIGINT"
-	case syscall.SIGTERM:
-		return "SIGTERM"
-	case syscall.SIGHUP:
-		return "SIGHUP"
-	}
-	return s.String()
 }
 
 // stoppedBy is the exit of a replay a signal stopped, or nil.
