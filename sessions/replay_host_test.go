@@ -3,7 +3,9 @@ package sessions
 import (
 	"bufio"
 	"context"
+	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -281,5 +283,67 @@ func TestPlayHostReportsWhatAServerThatStoppedReadingNeverAnswered(t *testing.T)
 	}
 	if len(rep.Calls) != 4 || rep.Missing != 4 || !rep.Differs() {
 		t.Errorf("report: %+v", rep)
+	}
+}
+
+func TestHostConnTakesTheServersFramesInAnyPiecesAndSendsEachBurstInOneWrite(t *testing.T) {
+	for _, framing := range []string{"ndjson", "lsp"} {
+		t.Run(framing, func(t *testing.T) {
+			f, _ := classify.ParseFraming(framing)
+			frame := func(body string) string {
+				if f == classify.FramingLSP {
+					return fmt.Sprintf("Content-Length: %d\r\n\r\n%s", len(body), body)
+				}
+				return body + "\n"
+			}
+			frames := []frameAt{
+				{0, 'h', `{"jsonrpc":"2.0","id":1,"method":"a"}`},
+				{1, 'h', `{"jsonrpc":"2.0","id":2,"method":"b"}`},
+				{2, 's', `{"jsonrpc":"2.0","id":1,"result":1}`},
+				{3, 's', `{"jsonrpc":"2.0","id":2,"result":2}`},
+				{4, 'h', `{"jsonrpc":"2.0","id":3,"method":"c"}`},
+				{5, 's', `{"jsonrpc":"2.0","id":3,"result":3}`},
+			}
+			path := writeSession(t, framing, frames)
+			conn, err := NewHostConn(path, f, HostOptions{Timeout: 10 * time.Second})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var reads []string
+			go func() {
+				// A tap: each read of the host's output, answered byte by byte.
+				in, out := conn.ServerInput(), conn.ServerOutput()
+				defer out.Close()
+				buf := make([]byte, 64<<10)
+				for {
+					n, err := in.Read(buf)
+					if err != nil {
+						return
+					}
+					got := string(buf[:n])
+					reads = append(reads, got)
+					var answer string
+					for _, id := range []string{"1", "2", "3"} {
+						if strings.Contains(got, `"id":`+id+`,`) {
+							answer += frame(`{"jsonrpc":"2.0","id":` + id + `,"result":` + id + `}`)
+						}
+					}
+					for i := range len(answer) {
+						out.Write([]byte{answer[i]})
+					}
+				}
+			}()
+			rep, err := conn.Play(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if rep.Same != 3 || rep.Differs() {
+				t.Errorf("report: %+v", rep)
+			}
+			want := []string{frame(frames[0].frame) + frame(frames[1].frame), frame(frames[4].frame)}
+			if !slices.Equal(reads, want) {
+				t.Errorf("the server read %q, want %q", reads, want)
+			}
+		})
 	}
 }
