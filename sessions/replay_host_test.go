@@ -286,7 +286,7 @@ func TestPlayHostReportsWhatAServerThatStoppedReadingNeverAnswered(t *testing.T)
 	}
 }
 
-func TestHostConnTakesTheServersFramesInAnyPiecesAndSendsEachBurstInOneWrite(t *testing.T) {
+func TestHostConnTakesTheServersFramesInAnyPiecesAndTheTapReadsEachBurstAtOnce(t *testing.T) {
 	for _, framing := range []string{"ndjson", "lsp"} {
 		t.Run(framing, func(t *testing.T) {
 			f, _ := classify.ParseFraming(framing)
@@ -345,5 +345,60 @@ func TestHostConnTakesTheServersFramesInAnyPiecesAndSendsEachBurstInOneWrite(t *
 				t.Errorf("the server read %q, want %q", reads, want)
 			}
 		})
+	}
+}
+
+// countingWriter counts the writes to w.
+type countingWriter struct {
+	io.WriteCloser
+	mu     sync.Mutex
+	writes []string
+}
+
+func (c *countingWriter) Write(b []byte) (int, error) {
+	c.mu.Lock()
+	c.writes = append(c.writes, string(b))
+	c.mu.Unlock()
+	return c.WriteCloser.Write(b)
+}
+
+func TestPlayHostWritesTheFramesSentBeforeAnAnswerInOneWrite(t *testing.T) {
+	frames := []frameAt{
+		{0, 'h', `{"jsonrpc":"2.0","id":1,"method":"a"}`},
+		{1, 'h', `{"jsonrpc":"2.0","method":"n"}`},
+		{2, 'h', `{"jsonrpc":"2.0","id":2,"method":"b"}`},
+		{3, 's', `{"jsonrpc":"2.0","id":1,"result":1}`},
+		{4, 's', `{"jsonrpc":"2.0","id":2,"result":2}`},
+		{5, 'h', `{"jsonrpc":"2.0","id":3,"method":"c"}`},
+		{6, 's', `{"jsonrpc":"2.0","id":3,"result":3}`},
+	}
+	path := writeSession(t, "ndjson", frames)
+	toServer, hostIn := io.Pipe()
+	fromServer, serverOut := io.Pipe()
+	go func() {
+		defer serverOut.Close()
+		br := bufio.NewReader(toServer)
+		for {
+			line, err := br.ReadString('\n')
+			if err != nil {
+				return
+			}
+			m := classify.Classify([]byte(strings.TrimSpace(line)), classify.H2S, classify.JSONRPC)
+			if m.HasID() {
+				io.WriteString(serverOut, `{"jsonrpc":"2.0","id":`+string(m.ID().Raw)+`,"result":`+string(m.ID().Raw)+"}\n")
+			}
+		}
+	}()
+	cw := &countingWriter{WriteCloser: hostIn}
+	rep, err := PlayHost(context.Background(), path, lineSource{bufio.NewReader(fromServer)}, cw, HostOptions{Timeout: 10 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Same != 3 || rep.Differs() {
+		t.Errorf("report: %+v", rep)
+	}
+	want := []string{frames[0].frame + "\n" + frames[1].frame + "\n" + frames[2].frame + "\n", frames[5].frame + "\n"}
+	if !slices.Equal(cw.writes, want) {
+		t.Errorf("writes %q, want %q", cw.writes, want)
 	}
 }
