@@ -437,6 +437,8 @@ func (s *server) readLoop(ctx context.Context, in FrameSource) error {
 			s.notified(&m, body, now)
 		case classify.KindResponse:
 			s.answered(&m, body, now)
+		case classify.KindBatch:
+			s.answerBatch(&m, now)
 		default:
 			if m.Answer != nil {
 				s.push(outItem{due: now, raw: m.Answer.JSON(), answer: true})
@@ -451,11 +453,20 @@ func (s *server) readLoop(ctx context.Context, in FrameSource) error {
 // answer matches a host request and queues the recorded answer. s.mu is
 // held.
 func (s *server) answer(m *classify.Message, body []byte, now time.Time) {
+	if it, ok := s.reply(m, body, now, s.fwd != nil); ok {
+		s.push(it)
+	}
+}
+
+// reply matches a host request: it returns the answer to queue (none
+// when forwarded, or when the recording never answered), and schedules
+// what came after the recorded request. s.mu is held.
+func (s *server) reply(m *classify.Message, body []byte, now time.Time, forward bool) (outItem, bool) {
 	method := m.Method()
 	i, why := s.match(method, body)
-	if i < 0 && s.fwd != nil {
+	if i < 0 && forward {
 		s.forwardRequest(m, body)
-		return
+		return outItem{}, false
 	}
 	if i < 0 {
 		s.stats.Unmatched++
@@ -463,9 +474,8 @@ func (s *server) answer(m *classify.Message, body []byte, now time.Time) {
 		if len(s.rec.byMethod[method]) == 0 {
 			code = classify.MethodNotFound
 		}
-		s.push(outItem{due: now, raw: errorFrame(m.ID().Raw, code, "rpctap replay: no recorded answer: "+why), answer: true})
 		s.log("%s id %s: no recorded answer: %s", esc(method), esc(m.ID().String()), why)
-		return
+		return outItem{due: now, raw: errorFrame(m.ID().Raw, code, "rpctap replay: no recorded answer: "+why), answer: true}, true
 	}
 	s.stats.Answered++
 	if s.fwd != nil && method == "initialize" {
@@ -474,12 +484,45 @@ func (s *server) answer(m *classify.Message, body []byte, now time.Time) {
 	q := &s.rec.frames[i]
 	q.used = true
 	s.log("%s id %s: answered as line %d of the recording", esc(method), esc(m.ID().String()), q.line)
-	if q.pair >= 0 {
-		s.push(outItem{due: now.Add(s.wait(s.rec.delay(q.pair))), frame: q.pair, id: bytes.Clone(m.ID().Raw), answer: true})
-	} else {
-		s.log("the recording never answered line %d, so neither does replay", q.line)
-	}
 	s.scheduleAfter(i, now)
+	if q.pair < 0 {
+		s.log("the recording never answered line %d, so neither does replay", q.line)
+		return outItem{}, false
+	}
+	return outItem{due: now.Add(s.wait(s.rec.delay(q.pair))), frame: q.pair, id: bytes.Clone(m.ID().Raw), answer: true}, true
+}
+
+// answerBatch answers a host batch with a batch: each request in it
+// matched as on its own (none forwarded), its notifications taken as on
+// their own. s.mu is held.
+func (s *server) answerBatch(m *classify.Message, now time.Time) {
+	var answers [][]byte
+	for i := range m.Members {
+		mm := &m.Members[i]
+		switch mm.Kind {
+		case classify.KindRequest:
+			s.sawHostID(mm)
+			it, ok := s.reply(mm, mm.Frame, now, false)
+			if !ok {
+				continue
+			}
+			b := it.raw
+			if b == nil {
+				var err error
+				if b, _, err = s.rec.read(it.frame); err != nil {
+					s.werr = err
+					return
+				}
+				b = withID(b, it.id)
+			}
+			answers = append(answers, b)
+		case classify.KindNotification:
+			s.notified(mm, mm.Frame, now)
+		}
+	}
+	if len(answers) > 0 {
+		s.push(outItem{due: now, raw: append(append([]byte{'['}, bytes.Join(answers, []byte{','})...), ']'), answer: true})
+	}
 }
 
 // match picks the recorded request that answers a host request, or says

@@ -346,3 +346,19 @@ func TestReplayServerNeverGivesAServerRequestAnIdTheHostUsed(t *testing.T) {
 		t.Errorf("the server request took the host's id: %s", got[1])
 	}
 }
+
+func TestReplayServerAnswersAHostBatchWithABatchMemberByMember(t *testing.T) {
+	s := startReplayServer(t, "ndjson", mcpConversation(nil), ServeOptions{})
+	s.send(`[{"jsonrpc":"2.0","id":"a","method":"tools/call","params":{"name":"add","arguments":{"a":2,"b":3}}},{"jsonrpc":"2.0","method":"notifications/initialized"},{"jsonrpc":"2.0","id":"b","method":"nosuch"}]`)
+	got := s.lines(t, 1)[0]
+	m := classify.Classify([]byte(strings.TrimSpace(got)), classify.S2H, classify.JSONRPC)
+	if m.Kind != classify.KindBatch || len(m.Members) != 2 {
+		t.Fatalf("the answer to a batch: %s", got)
+	}
+	if string(m.Members[0].Frame) != `{"jsonrpc":"2.0","id":"a","result":{"content":[{"type":"text","text":"5"}]}}` {
+		t.Errorf("add's answer: %s", m.Members[0].Frame)
+	}
+	if b := m.Members[1]; string(b.ID().Raw) != `"b"` || classify.Member(b.Frame, "error") == nil {
+		t.Errorf("nosuch's answer: %s", b.Frame)
+	}
+}
