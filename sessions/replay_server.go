@@ -155,8 +155,13 @@ type server struct {
 	hostIDs map[string]bool
 	cursor  map[string]int // sequential: the next request of a method
 	stats   ServeStats
-	werr    error
-	closing bool
+	// flush, while set, writes the session file's buffer soon, so that
+	// what is recorded reaches the file (and live views) as a tap's
+	// does; fileDone stops it.
+	flush    *time.Timer
+	fileDone bool
+	werr     error
+	closing  bool
 }
 
 // An outItem is a recorded server frame due to be written.
@@ -235,6 +240,10 @@ func serve(ctx context.Context, rec *recording, in FrameSource, out io.Writer, o
 	<-done
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.fileDone = true // the caller closes the file
+	if s.flush != nil {
+		s.flush.Stop()
+	}
 	if readErr != nil && !errors.Is(readErr, io.EOF) && ctx.Err() == nil {
 		return s.stats, fmt.Errorf("reading the host's frames: %w", readErr)
 	}
@@ -263,6 +272,7 @@ func (s *server) log(format string, args ...any) {
 func (s *server) note(msg string) {
 	if s.file != nil {
 		s.file.w.WriteEvent(EventRecord{T: s.opts.Now().Microseconds(), Kind: EventNote, Text: "replay: " + msg})
+		s.flushSoon()
 	}
 }
 
@@ -270,7 +280,28 @@ func (s *server) record(dir classify.Direction, frame []byte) {
 	if s.file != nil {
 		frame, masked := s.opts.Redactor.Mask(frame)
 		s.file.w.WriteFrame(FrameRecord{T: s.opts.Now().Microseconds(), Dir: dir, Frame: frame, Redacted: masked})
+		s.flushSoon()
 	}
+}
+
+// fileFlushEvery bounds how long a record waits in the buffer of the
+// replay's session file, as a tap's (tap's flushEvery).
+const fileFlushEvery = 20 * time.Millisecond
+
+// flushSoon has the session file's buffer written within
+// fileFlushEvery. s.mu is held.
+func (s *server) flushSoon() {
+	if s.flush != nil || s.fileDone {
+		return
+	}
+	s.flush = time.AfterFunc(fileFlushEvery, func() {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		if !s.fileDone {
+			s.file.bw.Flush()
+		}
+		s.flush = nil
+	})
 }
 
 // wait turns a recorded delay into one to wait now.

@@ -362,3 +362,22 @@ func TestReplayServerAnswersAHostBatchWithABatchMemberByMember(t *testing.T) {
 		t.Errorf("nosuch's answer: %s", b.Frame)
 	}
 }
+
+func TestReplayServerWritesItsSessionFileAsItGoesAsATapDoes(t *testing.T) {
+	record := filepath.Join(t.TempDir(), "replay.jsonl")
+	s := startReplayServer(t, "ndjson", mcpConversation(nil), ServeOptions{Record: true, RecordPath: record})
+	s.send(`{"jsonrpc":"2.0","id":9,"method":"tools/list"}`)
+	s.lines(t, 1)
+	// The replay goes on; what it recorded is in the file already.
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		b, _ := os.ReadFile(record)
+		if bytes.Contains(b, []byte(`\"id\":9,\"result\"`)) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("20 s after the answer, the replay's session file holds:\n%s", b)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
