@@ -2,6 +2,7 @@ package sessions
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -384,13 +385,18 @@ func compareSummaries(a, b *summary, opts DiffOptions) (*DiffReport, error) {
 		}
 	}
 
-	// Outcomes of the calls made in both, in A's order.
-	var changed []Difference
+	// Outcomes of the calls made in both, in A's order: the first
+	// maxDetailed of them with their changes.
+	var differ []uint64
 	for key, ca := range a.calls {
-		cb, ok := b.calls[key]
-		if !ok || ca.outcome == cb.outcome {
-			continue
+		if cb, ok := b.calls[key]; ok && ca.outcome != cb.outcome {
+			differ = append(differ, key)
 		}
+	}
+	slices.SortFunc(differ, func(x, y uint64) int { return cmp.Compare(a.calls[x].req, a.calls[y].req) })
+	var changed []Difference
+	for _, key := range differ {
+		ca, cb := a.calls[key], b.calls[key]
 		d := Difference{Kind: DiffOutcome, Name: ca.group, LineA: ca.req, LineB: cb.req, Regression: true}
 		if len(changed) < maxDetailed {
 			fa, fb := readFrameAt(a.f, ca.respOff), readFrameAt(b.f, cb.respOff)
@@ -401,7 +407,6 @@ func compareSummaries(a, b *summary, opts DiffOptions) (*DiffReport, error) {
 		}
 		changed = append(changed, d)
 	}
-	slices.SortFunc(changed, func(x, y Difference) int { return int(x.LineA - y.LineA) })
 	rep.Differences = append(rep.Differences, changed...)
 
 	for _, g := range sortedKeys(a.latency, b.latency) {

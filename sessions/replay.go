@@ -52,6 +52,16 @@ type recFrame struct {
 	used    bool
 }
 
+// Stopped is the cause of a replay's context when a signal stopped it
+// (context.WithCancelCause): the replay's session file ends with an exit
+// record that says so, as a tap's does.
+type Stopped struct {
+	Code   int    // 128+signal
+	Signal string // "SIGTERM"
+}
+
+func (s Stopped) Error() string { return "stopped by " + s.Signal }
+
 // errNotRecording is returned for a file with no frame to play.
 var errNotRecording = errors.New("the file holds no frame to replay: is it a session file rpctap recorded?")
 

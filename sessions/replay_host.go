@@ -2,6 +2,7 @@ package sessions
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -24,6 +25,11 @@ type HostOptions struct {
 	Notifications bool
 	// Log, when not nil, is told what replay does, one line at a time.
 	Log func(string)
+	// Redactor masks the secrets the tap masks in its recording: a live
+	// answer is compared masked (the recorded one was masked when it
+	// was recorded), so that a secret neither counts as a difference nor
+	// reaches the report.
+	Redactor *Redactor
 }
 
 // Outcomes of a replayed request.
@@ -57,6 +63,9 @@ type HostReport struct {
 	Calls []CallResult
 	// Counts by outcome.
 	Same, Changed, Missing, NewErrors int
+	// SameNotListed counts the requests answered the same that Calls
+	// leaves out, past the first 10,000 (Same counts them).
+	SameNotListed int
 	// Notifications, when compared: the server's notification methods in
 	// the recording and now, and whether they came in the same order.
 	Notifications *NotificationOrder
@@ -90,30 +99,20 @@ const (
 // live server: it writes the host's frames to toServer (then closes it),
 // reads the server's frames from fromServer, and compares each answer with
 // the recorded one. It reads the recording as a stream: memory does not
-// grow with its size, only with the report.
+// grow with its size, only with the report. (HostConn does the same with
+// no goroutine between the player and a tap.)
 func PlayHost(ctx context.Context, path string, fromServer FrameSource, toServer io.WriteCloser, opts HostOptions) (*HostReport, error) {
-	f, err := os.Open(path)
+	p, err := newPlayer(path, opts)
 	if err != nil {
-		return nil, fmt.Errorf("cannot open the recording: %w (rpctap ls lists recent sessions)", err)
+		return nil, err
 	}
-	defer f.Close()
-	if opts.Timeout <= 0 {
-		opts.Timeout = 10 * time.Second
-	}
-	p := &player{opts: opts, to: toServer, answers: map[string]liveAnswer{}, asked: map[string][][]byte{},
-		changed: make(chan struct{}), rep: &HostReport{}}
-	rd := NewReader(f)
-	hdr, _ := rd.Header()
-	p.framing, _ = classify.ParseFraming(hdr.FramingOrDefault())
-	if p.framing == classify.FramingAuto {
-		p.framing = classify.FramingNDJSON
-	}
-	profile, _ := classify.ParseProfile(hdr.ProfileOrDefault())
-	p.profile = profile
-	readDone := make(chan error, 1)
-	go func() { readDone <- p.readLive(fromServer) }()
-
-	err = p.play(ctx, rd, hdr)
+	p.to = toServer
+	readDone := make(chan struct{})
+	go func() {
+		defer close(readDone)
+		p.readLive(fromServer)
+	}()
+	err = p.run(ctx)
 	toServer.Close()
 	if err != nil {
 		return nil, err
@@ -127,6 +126,63 @@ func PlayHost(ctx context.Context, path string, fromServer FrameSource, toServer
 	return p.rep, nil
 }
 
+// newPlayer opens the recording at path.
+func newPlayer(path string, opts HostOptions) (*player, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("cannot open the recording: %w (rpctap ls lists recent sessions)", err)
+	}
+	if opts.Timeout <= 0 {
+		opts.Timeout = 10 * time.Second
+	}
+	p := &player{opts: opts, f: f, answers: map[string]liveAnswer{}, asked: map[string][][]byte{},
+		requests: map[string]sent{}, serverReqs: map[string]serverReq{},
+		wake: make(chan struct{}, 1), rep: &HostReport{}, live: map[string]string{}}
+	p.rd = NewReader(f)
+	p.hdr, _ = p.rd.Header()
+	p.framing, _ = classify.ParseFraming(p.hdr.FramingOrDefault())
+	if p.framing == classify.FramingAuto {
+		p.framing = classify.FramingNDJSON
+	}
+	p.profile, _ = classify.ParseProfile(p.hdr.ProfileOrDefault())
+	return p, nil
+}
+
+// run plays the recording, then closes it; the caller closes p.to.
+func (p *player) run(ctx context.Context) error {
+	defer p.f.Close()
+	p.timer = time.NewTimer(time.Hour)
+	defer p.timer.Stop()
+	err := p.play(ctx)
+	if err == nil {
+		err = p.flush()
+	}
+	p.compareQueued()
+	// Requests the recording never saw answered stay missing.
+	for _, s := range p.requests {
+		p.addCall(s.call)
+	}
+	clear(p.requests)
+	return err
+}
+
+// maxListedSame bounds the requests answered the same that the report
+// lists one by one: past it they are only counted (HostReport.SameNotListed),
+// so that memory does not grow with the recording.
+const maxListedSame = 10_000
+
+// addCall puts a request's result in the report.
+func (p *player) addCall(c CallResult) {
+	if c.Outcome == OutcomeSame {
+		if p.listedSame >= maxListedSame {
+			p.rep.SameNotListed++
+			return
+		}
+		p.listedSame++
+	}
+	p.rep.Calls = append(p.rep.Calls, c)
+}
+
 type liveAnswer struct {
 	frame []byte
 	at    time.Time
@@ -134,13 +190,34 @@ type liveAnswer struct {
 
 type player struct {
 	opts    HostOptions
+	f       *os.File
+	rd      *Reader
+	hdr     Header
 	to      io.Writer
 	framing classify.Framing
 	profile classify.Profile
 	rep     *HostReport
-	buf     []byte
-	// detailed counts the answers whose changes are kept.
-	detailed int
+	// detailed counts the answers whose changes are kept, listedSame
+	// the requests answered the same in rep.Calls.
+	detailed, listedSame int
+	timer                *time.Timer
+
+	// out holds the host's frames not written yet: those the recording
+	// sent before the next answer it waited for go in one write.
+	// unstamped are the keys of the requests in it, timed when written.
+	out       []byte
+	unstamped []string
+	// gone says the server no longer reads: what follows is not sent,
+	// and its answers are missing.
+	gone bool
+	line int // the recording's line play is at
+	// The recording's requests in flight, by their ids' keys (each side
+	// has its ids): the host's, replayed, and the server's.
+	requests   map[string]sent
+	serverReqs map[string]serverReq
+	// queued are answers that differ from the recorded ones in their
+	// bytes, to compare when the player next waits.
+	queued []queuedAnswer
 
 	mu sync.Mutex
 	// answers holds the live server's answers by id key until the
@@ -149,8 +226,10 @@ type player struct {
 	asked   map[string][][]byte
 	// liveNotes are the live server's notification methods.
 	liveNotes []string
+	live      map[string]string // the live methods, interned apart from play's
 	ended     bool
-	changed   chan struct{} // closed and replaced when the state changes
+	free      [][]byte      // frame buffers to reuse
+	wake      chan struct{} // poked when the state changes
 
 	recNotes []string
 	methods  map[string]string
@@ -161,17 +240,24 @@ type serverReq struct {
 	method string
 }
 
-// sent is a recorded request replayed, waiting for its answer.
+// sent is a recorded request replayed, waiting for its answer: its
+// result is in the report once it has one.
 type sent struct {
-	index int // in rep.Calls
-	key   string
-	at    time.Time
-	t     int64 // its time in the recording
+	call CallResult
+	key  string
+	at   time.Time
+	t    int64 // its time in the recording
+}
+
+// A queuedAnswer is a live answer compared later with the recorded one.
+type queuedAnswer struct {
+	call          CallResult
+	recorded, now []byte
 }
 
 func (p *player) log(format string, args ...any) {
 	if p.opts.Log != nil {
-		p.opts.Log(fmt.Sprintf(format, args...))
+		p.opts.Log(p.opts.Redactor.MaskString(fmt.Sprintf(format, args...)))
 	}
 }
 
@@ -191,15 +277,13 @@ func internIn(seen map[string]string, s string) string {
 	return s
 }
 
+func (p *player) poke() { poke(p.wake) }
+
 // play walks the recording and sends the host's part.
-func (p *player) play(ctx context.Context, rd *Reader, hdr Header) error {
-	// The recording's requests in flight, by their ids' keys (each side
-	// has its ids): the host's, replayed, and the server's.
-	requests := map[string]sent{}
-	serverReqs := map[string]serverReq{}
+func (p *player) play(ctx context.Context) error {
 	profile := p.profile
 	for {
-		ev, err := rd.Next()
+		ev, err := p.rd.Next()
 		if errors.Is(err, io.EOF) {
 			return nil
 		}
@@ -209,6 +293,7 @@ func (p *player) play(ctx context.Context, rd *Reader, hdr Header) error {
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
+		p.line = ev.Line
 		if ev.Kind == EventNote && ev.Text == NoteFramingLSP {
 			p.framing = classify.FramingLSP
 			if profile == classify.Auto {
@@ -221,26 +306,10 @@ func (p *player) play(ctx context.Context, rd *Reader, hdr Header) error {
 		if !ev.IsFrame() || ev.Dir == classify.Err || ev.Captured {
 			continue
 		}
-		m := hdr.Classify(ev.Frame, ev.Dir, profile)
-		var key string
-		if m.HasID() {
-			key = m.ID().Key()
-		}
+		m := p.hdr.Classify(ev.Frame, ev.Dir, profile)
 		if ev.Dir == classify.S2H {
-			switch m.Kind {
-			case classify.KindNotification:
-				if p.opts.Notifications {
-					p.recNotes = append(p.recNotes, p.intern(m.Method()))
-				}
-			case classify.KindRequest:
-				serverReqs[key] = serverReq{line: int64(ev.Line), method: m.Method()}
-			case classify.KindResponse:
-				if s, ok := requests[key]; ok && m.HasID() {
-					delete(requests, key)
-					if err := p.await(ctx, s, ev); err != nil {
-						return err
-					}
-				}
+			if err := p.recordedServer(ctx, ev, &m); err != nil {
+				return err
 			}
 			continue
 		}
@@ -248,16 +317,18 @@ func (p *player) play(ctx context.Context, rd *Reader, hdr Header) error {
 		switch m.Kind {
 		case classify.KindResponse:
 			// The host answered a server request: answer the live one.
-			if r, ok := serverReqs[key]; ok && m.HasID() {
-				delete(serverReqs, key)
-				if err := p.answerServer(ctx, r.method, r.line, ev); err != nil {
-					return err
-				}
+			if err := p.recordedAnswer(ctx, ev, &m); err != nil {
+				return err
 			}
 			continue
 		case classify.KindRequest:
-			p.rep.Calls = append(p.rep.Calls, CallResult{Line: int64(ev.Line), Method: p.intern(m.Method()), Name: calledName(&m), ID: string(m.ID().Raw), Outcome: OutcomeMissing})
-			requests[key] = sent{index: len(p.rep.Calls) - 1, key: key, at: time.Now(), t: ev.T}
+			p.sending(ev, &m)
+		case classify.KindBatch:
+			for i := range m.Members {
+				if m.Members[i].Kind == classify.KindRequest {
+					p.sending(ev, &m.Members[i])
+				}
+			}
 		}
 		if err := p.send(ev.Frame, ev.Header); err != nil {
 			return err
@@ -265,29 +336,138 @@ func (p *player) play(ctx context.Context, rd *Reader, hdr Header) error {
 	}
 }
 
+// sending notes a host request about to be sent.
+func (p *player) sending(ev *Event, m *classify.Message) {
+	if !m.HasID() {
+		return
+	}
+	key := m.ID().Key()
+	c := CallResult{Line: int64(ev.Line), Method: p.intern(m.Method()), Name: calledName(m), ID: string(m.ID().Raw), Outcome: OutcomeMissing}
+	if old, ok := p.requests[key]; ok {
+		p.addCall(old.call) // an id used again before its answer: the first is never answered
+	}
+	p.requests[key] = sent{call: c, key: key, t: ev.T}
+	p.unstamped = append(p.unstamped, key)
+}
+
+// recordedServer handles a server frame of the recording: an answer is
+// waited for and compared, the rest noted. A batch is taken member by
+// member, as the tracker pairs them.
+func (p *player) recordedServer(ctx context.Context, ev *Event, m *classify.Message) error {
+	switch m.Kind {
+	case classify.KindNotification:
+		if p.opts.Notifications {
+			p.recNotes = append(p.recNotes, p.intern(m.Method()))
+		}
+	case classify.KindRequest:
+		if m.HasID() {
+			p.serverReqs[m.ID().Key()] = serverReq{line: int64(ev.Line), method: m.Method()}
+		}
+	case classify.KindResponse:
+		if !m.HasID() {
+			return nil
+		}
+		key := m.ID().Key()
+		if _, ok := p.requests[key]; ok {
+			// Written (and timed) before its answer is waited for.
+			if err := p.flush(); err != nil {
+				return err
+			}
+			s := p.requests[key]
+			delete(p.requests, key)
+			return p.await(ctx, s, ev.T, m.Frame)
+		}
+	case classify.KindBatch:
+		for i := range m.Members {
+			if err := p.recordedServer(ctx, ev, &m.Members[i]); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// recordedAnswer handles the host's answer to a server request.
+func (p *player) recordedAnswer(ctx context.Context, ev *Event, m *classify.Message) error {
+	if !m.HasID() {
+		return nil
+	}
+	key := m.ID().Key()
+	r, ok := p.serverReqs[key]
+	if !ok {
+		return nil
+	}
+	delete(p.serverReqs, key)
+	return p.answerServer(ctx, r.method, r.line, ev)
+}
+
+// send queues a host frame for the next write.
 func (p *player) send(body, header []byte) error {
-	p.buf = appendFramed(p.buf[:0], p.framing, body, header)
-	if _, err := p.to.Write(p.buf); err != nil {
-		return fmt.Errorf("writing to the server: %w", err)
+	p.out = appendFramed(p.out, p.framing, body, header)
+	if len(p.out) >= 64<<10 {
+		return p.flush()
+	}
+	return nil
+}
+
+// flush writes the queued frames in one write, and times the requests
+// among them from now.
+func (p *player) flush() error {
+	if len(p.out) == 0 {
+		return nil
+	}
+	var err error
+	if !p.gone {
+		_, err = p.to.Write(p.out)
+	}
+	p.out = p.out[:0]
+	now := time.Now()
+	for _, key := range p.unstamped {
+		if s, ok := p.requests[key]; ok {
+			s.at = now
+			p.requests[key] = s
+		}
+	}
+	p.unstamped = p.unstamped[:0]
+	if err != nil {
+		p.gone = true
+		p.log("the server no longer reads its input (%v): what the recording has after line %d is not sent", err, p.line)
 	}
 	return nil
 }
 
 // waitFor waits until cond (called with p.mu held) holds, the live
-// server's output has ended, or the deadline passes.
+// server's output has ended, or the deadline passes. What was queued is
+// written first, and queued answers are compared while the server works.
 func (p *player) waitFor(ctx context.Context, deadline time.Time, cond func() bool) (bool, error) {
-	timer := time.NewTimer(time.Until(deadline))
-	defer timer.Stop()
+	if err := p.flush(); err != nil {
+		return false, err
+	}
+	armed := false
+	defer func() {
+		if armed {
+			p.timer.Stop()
+		}
+	}()
 	for {
 		p.mu.Lock()
-		ok, ended, ch := cond(), p.ended, p.changed
+		ok, ended := cond(), p.ended
 		p.mu.Unlock()
 		if ok || ended {
 			return ok, nil
 		}
+		if len(p.queued) > 0 {
+			p.compareQueued()
+			continue
+		}
+		if !armed {
+			p.timer.Reset(time.Until(deadline))
+			armed = true
+		}
 		select {
-		case <-ch:
-		case <-timer.C:
+		case <-p.wake:
+		case <-p.timer.C:
+			armed = false
 			return false, nil
 		case <-ctx.Done():
 			return false, ctx.Err()
@@ -296,10 +476,15 @@ func (p *player) waitFor(ctx context.Context, deadline time.Time, cond func() bo
 }
 
 // await waits for the live answer to a replayed request and compares it
-// with the recorded one, ev.
-func (p *player) await(ctx context.Context, s sent, ev *Event) error {
-	c := &p.rep.Calls[s.index]
-	c.Recorded = time.Duration(ev.T-s.t) * time.Microsecond
+// with the recorded one, frame, recorded at t.
+func (p *player) await(ctx context.Context, s sent, t int64, frame []byte) error {
+	c := &s.call
+	defer func() {
+		if c != nil {
+			p.addCall(*c)
+		}
+	}()
+	c.Recorded = time.Duration(t-s.t) * time.Microsecond
 	var got liveAnswer
 	ok, err := p.waitFor(ctx, s.at.Add(p.opts.Timeout), func() bool {
 		var ok bool
@@ -312,31 +497,74 @@ func (p *player) await(ctx context.Context, s sent, ev *Event) error {
 		return err
 	}
 	if !ok {
-		p.log("line %d %s: no answer within %v", c.Line, esc(c.Method), p.opts.Timeout)
+		p.mu.Lock()
+		ended := p.ended
+		p.mu.Unlock()
+		if ended {
+			p.log("line %d %s: no answer: the server's output has ended", c.Line, esc(c.Method))
+		} else {
+			p.log("line %d %s: no answer within %v", c.Line, esc(c.Method), p.opts.Timeout)
+		}
 		return nil
 	}
 	c.Now = got.at.Sub(s.at)
 	c.Outcome = OutcomeSame
-	ha, okA := p.opts.Ignore.Hash(ev.Frame)
-	hb, okB := p.opts.Ignore.Hash(got.frame)
-	if okA && okB && ha == hb || !okA && !okB && bytes.Equal(ev.Frame, got.frame) {
+	if bytes.Equal(frame, got.frame) {
+		p.release(got.frame)
 		return nil
 	}
+	p.queued = append(p.queued, queuedAnswer{call: *c, recorded: bytes.Clone(frame), now: got.frame})
+	c = nil // in the report once compared
+	return nil
+}
+
+// compareQueued compares the answers that differ in their bytes.
+func (p *player) compareQueued() {
+	for i := range p.queued {
+		q := &p.queued[i]
+		p.compare(&q.call, q.recorded, q.now)
+		p.release(q.now)
+		p.addCall(q.call)
+	}
+	clear(p.queued)
+	p.queued = p.queued[:0]
+}
+
+// compare compares a live answer with the recorded one, whose bytes
+// differ.
+func (p *player) compare(c *CallResult, recorded, now []byte) {
+	now, _ = p.opts.Redactor.Mask(now)
+	if bytes.Equal(recorded, now) {
+		return
+	}
+	ha, okA := p.opts.Ignore.Hash(recorded)
+	hb, okB := p.opts.Ignore.Hash(now)
+	if okA && okB && ha == hb {
+		return
+	}
 	if p.detailed < maxDetailed {
-		c.Changes = p.opts.Ignore.Diff(ev.Frame, got.frame, maxChanges)
+		c.Changes = p.opts.Ignore.Diff(recorded, now, maxChanges)
 		if len(c.Changes) == 0 {
-			return nil // equal once decoded (a number written otherwise)
+			return // equal once decoded (a number written otherwise)
 		}
 		p.detailed++
 	}
 	c.Outcome = OutcomeChanged
-	recErr := classify.Member(ev.Frame, "error") != nil
-	nowErr := classify.Member(got.frame, "error") != nil
+	recErr := classify.Member(recorded, "error") != nil
+	nowErr := classify.Member(now, "error") != nil
 	if nowErr && !recErr {
 		c.Outcome = OutcomeNewError
 	}
 	p.log("line %d %s: %s", c.Line, esc(c.Method), c.Outcome)
-	return nil
+}
+
+// release gives a live frame's buffer back for reuse.
+func (p *player) release(b []byte) {
+	p.mu.Lock()
+	if len(p.free) < 256 {
+		p.free = append(p.free, b[:0])
+	}
+	p.mu.Unlock()
 }
 
 // answerServer sends the recorded host's answer to the live server's
@@ -355,7 +583,7 @@ func (p *player) answerServer(ctx context.Context, method string, line int64, ev
 		return err
 	}
 	if !ok {
-		p.rep.Calls = append(p.rep.Calls, CallResult{Line: line, Method: p.intern(method), Server: true, Outcome: OutcomeMissing})
+		p.addCall(CallResult{Line: line, Method: p.intern(method), Server: true, Outcome: OutcomeMissing})
 		p.log("line %d: the server never asked %s", line, esc(method))
 		return nil
 	}
@@ -363,49 +591,65 @@ func (p *player) answerServer(ctx context.Context, method string, line int64, ev
 }
 
 // readLive reads the live server's frames until they end.
-func (p *player) readLive(in FrameSource) error {
-	defer func() {
-		p.mu.Lock()
-		p.ended = true
-		close(p.changed)
-		p.changed = make(chan struct{})
-		p.mu.Unlock()
-	}()
-	live := map[string]string{} // the live methods, interned apart from play's
+func (p *player) readLive(in FrameSource) {
+	defer p.end()
 	for {
 		body, err := in.Next()
 		if err != nil {
-			if errors.Is(err, io.EOF) {
-				return nil
-			}
-			return err
+			return
 		}
-		now := time.Now()
-		m := classify.Classify(body, classify.S2H, p.profile)
-		p.mu.Lock()
-		switch m.Kind {
-		case classify.KindResponse:
-			if m.HasID() {
-				p.answers[m.ID().Key()] = liveAnswer{frame: bytes.Clone(body), at: now}
+		p.deliver(body, time.Now())
+		p.poke()
+	}
+}
+
+// end marks the live server's output as ended.
+func (p *player) end() {
+	p.mu.Lock()
+	p.ended = true
+	p.mu.Unlock()
+	p.poke()
+}
+
+// deliver takes one frame of the live server, received at now (copied:
+// body may be reused once it returns). The caller pokes the player.
+func (p *player) deliver(body []byte, now time.Time) {
+	m := classify.Classify(body, classify.S2H, p.profile)
+	p.mu.Lock()
+	p.take(&m, now)
+	p.mu.Unlock()
+}
+
+// take files a live message, a batch member by member. p.mu is held.
+func (p *player) take(m *classify.Message, now time.Time) {
+	switch m.Kind {
+	case classify.KindResponse:
+		if m.HasID() {
+			var buf []byte
+			if n := len(p.free); n > 0 {
+				buf, p.free = p.free[n-1], p.free[:n-1]
 			}
-		case classify.KindRequest:
-			method := m.Method()
-			p.asked[method] = append(p.asked[method], bytes.Clone(m.ID().Raw))
-		case classify.KindNotification:
-			if p.opts.Notifications {
-				p.liveNotes = append(p.liveNotes, internIn(live, m.Method()))
-			}
+			p.answers[m.ID().Key()] = liveAnswer{frame: append(buf, m.Frame...), at: now}
 		}
-		close(p.changed)
-		p.changed = make(chan struct{})
-		p.mu.Unlock()
+	case classify.KindRequest:
+		method := m.Method()
+		p.asked[method] = append(p.asked[method], bytes.Clone(m.ID().Raw))
+	case classify.KindNotification:
+		if p.opts.Notifications {
+			p.liveNotes = append(p.liveNotes, internIn(p.live, m.Method()))
+		}
+	case classify.KindBatch:
+		for i := range m.Members {
+			p.take(&m.Members[i], now)
+		}
 	}
 }
 
 // finish counts the outcomes and compares the notifications.
 func (p *player) finish() {
 	r := p.rep
-	slices.SortStableFunc(r.Calls, func(a, b CallResult) int { return int(a.Line - b.Line) })
+	slices.SortStableFunc(r.Calls, func(a, b CallResult) int { return cmp.Compare(a.Line, b.Line) })
+	r.Same = r.SameNotListed
 	for _, c := range r.Calls {
 		switch c.Outcome {
 		case OutcomeSame:
@@ -433,7 +677,7 @@ func (p *player) finish() {
 					n.Was = p.recNotes[i]
 				}
 				if i < len(live) {
-					n.Is = live[i]
+					n.Is = p.opts.Redactor.MaskString(live[i])
 				}
 				break
 			}

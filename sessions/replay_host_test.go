@@ -3,7 +3,9 @@ package sessions
 import (
 	"bufio"
 	"context"
+	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -203,5 +205,200 @@ func TestPlayHostComparesTheOrderOfNotificationsWhenAsked(t *testing.T) {
 	n := rep.Notifications
 	if n == nil || n.Same || n.At != 0 || n.Was != "a" || n.Is != "b" || !rep.Differs() {
 		t.Errorf("notifications: %+v", n)
+	}
+}
+
+func TestPlayHostPairsABatchMemberByMember(t *testing.T) {
+	frames := []frameAt{
+		{0, 'h', `[{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo"}},{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"add"}},{"jsonrpc":"2.0","method":"notifications/progress"}]`},
+		{10, 's', `[{"jsonrpc":"2.0","id":2,"result":{"sum":5}},{"jsonrpc":"2.0","id":1,"result":{"text":"hi"}}]`},
+		{20, 'h', `{"jsonrpc":"2.0","id":3,"method":"ping"}`},
+		{30, 's', `{"jsonrpc":"2.0","id":3,"result":{}}`},
+	}
+	rep, fs := playAgainst(t, frames, HostOptions{Timeout: 2 * time.Second}, func(frame string, send func(string)) {
+		if strings.HasPrefix(frame, "[") {
+			// The live server answers in another order, add's answer changed.
+			send(`[{"jsonrpc":"2.0","id":1,"result":{"text":"hi"}},{"jsonrpc":"2.0","id":2,"result":{"sum":6}}]`)
+			return
+		}
+		send(`{"jsonrpc":"2.0","id":3,"result":{}}`)
+	})
+	if got := fs.frames(); len(got) != 2 || got[0] != frames[0].frame {
+		t.Errorf("the server read:\n%s", strings.Join(got, "\n"))
+	}
+	if len(rep.Calls) != 3 {
+		t.Fatalf("calls: %+v", rep.Calls)
+	}
+	echo, add := rep.Calls[0], rep.Calls[1]
+	if echo.Name != "echo" || echo.ID != "1" || echo.Outcome != OutcomeSame {
+		t.Errorf("echo: %+v", echo)
+	}
+	if add.Name != "add" || add.ID != "2" || add.Outcome != OutcomeChanged || len(add.Changes) != 1 || add.Changes[0] != (Change{Path: "/result/sum", Was: "5", Now: "6"}) {
+		t.Errorf("add: %+v", add)
+	}
+	if rep.Same != 2 || rep.Changed != 1 || rep.Missing != 0 {
+		t.Errorf("counts: %+v", rep)
+	}
+}
+
+func TestPlayHostComparesALiveAnswerMaskedAsTheRecordingWasAndNeverReportsTheSecret(t *testing.T) {
+	red, err := NewRedactor([]string{"API_TOKEN=tok-1234567890"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	frames := []frameAt{
+		{0, 'h', `{"jsonrpc":"2.0","id":1,"method":"whoami"}`},
+		{10, 's', `{"jsonrpc":"2.0","id":1,"result":{"token":"***API_TOKEN***"}}`},
+		{20, 'h', `{"jsonrpc":"2.0","id":2,"method":"env"}`},
+		{30, 's', `{"jsonrpc":"2.0","id":2,"result":{"env":"none"}}`},
+	}
+	rep, _ := playAgainst(t, frames, HostOptions{Redactor: red}, func(frame string, send func(string)) {
+		if strings.Contains(frame, "whoami") {
+			send(`{"jsonrpc":"2.0","id":1,"result":{"token":"tok-1234567890"}}`)
+		} else {
+			send(`{"jsonrpc":"2.0","id":2,"result":{"env":"API_TOKEN=tok-1234567890"}}`)
+		}
+	})
+	if rep.Calls[0].Outcome != OutcomeSame {
+		t.Errorf("the answer with the secret masked as recorded: %+v", rep.Calls[0])
+	}
+	if c := rep.Calls[1]; c.Outcome != OutcomeChanged || len(c.Changes) != 1 || strings.Contains(c.Changes[0].Now, "tok-") || !strings.Contains(c.Changes[0].Now, "***API_TOKEN***") {
+		t.Errorf("the changed answer: %+v", c)
+	}
+}
+
+func TestPlayHostReportsWhatAServerThatStoppedReadingNeverAnswered(t *testing.T) {
+	path := writeSession(t, "ndjson", mcpConversation(nil))
+	toServer, hostIn := io.Pipe()
+	fromServer, serverOut := io.Pipe()
+	go func() {
+		// The server reads the first frame, and exits.
+		bufio.NewReader(toServer).ReadString('\n')
+		toServer.Close()
+		serverOut.Close()
+	}()
+	rep, err := PlayHost(context.Background(), path, lineSource{bufio.NewReader(fromServer)}, hostIn, HostOptions{Timeout: 5 * time.Second})
+	if err != nil {
+		t.Fatalf("PlayHost: %v", err)
+	}
+	if len(rep.Calls) != 4 || rep.Missing != 4 || !rep.Differs() {
+		t.Errorf("report: %+v", rep)
+	}
+}
+
+func TestHostConnTakesTheServersFramesInAnyPiecesAndTheTapReadsEachBurstAtOnce(t *testing.T) {
+	for _, framing := range []string{"ndjson", "lsp"} {
+		t.Run(framing, func(t *testing.T) {
+			f, _ := classify.ParseFraming(framing)
+			frame := func(body string) string {
+				if f == classify.FramingLSP {
+					return fmt.Sprintf("Content-Length: %d\r\n\r\n%s", len(body), body)
+				}
+				return body + "\n"
+			}
+			frames := []frameAt{
+				{0, 'h', `{"jsonrpc":"2.0","id":1,"method":"a"}`},
+				{1, 'h', `{"jsonrpc":"2.0","id":2,"method":"b"}`},
+				{2, 's', `{"jsonrpc":"2.0","id":1,"result":1}`},
+				{3, 's', `{"jsonrpc":"2.0","id":2,"result":2}`},
+				{4, 'h', `{"jsonrpc":"2.0","id":3,"method":"c"}`},
+				{5, 's', `{"jsonrpc":"2.0","id":3,"result":3}`},
+			}
+			path := writeSession(t, framing, frames)
+			conn, err := NewHostConn(path, f, HostOptions{Timeout: 10 * time.Second})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var reads []string
+			go func() {
+				// A tap: each read of the host's output, answered byte by byte.
+				in, out := conn.ServerInput(), conn.ServerOutput()
+				defer out.Close()
+				buf := make([]byte, 64<<10)
+				for {
+					n, err := in.Read(buf)
+					if err != nil {
+						return
+					}
+					got := string(buf[:n])
+					reads = append(reads, got)
+					var answer string
+					for _, id := range []string{"1", "2", "3"} {
+						if strings.Contains(got, `"id":`+id+`,`) {
+							answer += frame(`{"jsonrpc":"2.0","id":` + id + `,"result":` + id + `}`)
+						}
+					}
+					for i := range len(answer) {
+						out.Write([]byte{answer[i]})
+					}
+				}
+			}()
+			rep, err := conn.Play(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if rep.Same != 3 || rep.Differs() {
+				t.Errorf("report: %+v", rep)
+			}
+			want := []string{frame(frames[0].frame) + frame(frames[1].frame), frame(frames[4].frame)}
+			if !slices.Equal(reads, want) {
+				t.Errorf("the server read %q, want %q", reads, want)
+			}
+		})
+	}
+}
+
+// countingWriter counts the writes to w.
+type countingWriter struct {
+	io.WriteCloser
+	mu     sync.Mutex
+	writes []string
+}
+
+func (c *countingWriter) Write(b []byte) (int, error) {
+	c.mu.Lock()
+	c.writes = append(c.writes, string(b))
+	c.mu.Unlock()
+	return c.WriteCloser.Write(b)
+}
+
+func TestPlayHostWritesTheFramesSentBeforeAnAnswerInOneWrite(t *testing.T) {
+	frames := []frameAt{
+		{0, 'h', `{"jsonrpc":"2.0","id":1,"method":"a"}`},
+		{1, 'h', `{"jsonrpc":"2.0","method":"n"}`},
+		{2, 'h', `{"jsonrpc":"2.0","id":2,"method":"b"}`},
+		{3, 's', `{"jsonrpc":"2.0","id":1,"result":1}`},
+		{4, 's', `{"jsonrpc":"2.0","id":2,"result":2}`},
+		{5, 'h', `{"jsonrpc":"2.0","id":3,"method":"c"}`},
+		{6, 's', `{"jsonrpc":"2.0","id":3,"result":3}`},
+	}
+	path := writeSession(t, "ndjson", frames)
+	toServer, hostIn := io.Pipe()
+	fromServer, serverOut := io.Pipe()
+	go func() {
+		defer serverOut.Close()
+		br := bufio.NewReader(toServer)
+		for {
+			line, err := br.ReadString('\n')
+			if err != nil {
+				return
+			}
+			m := classify.Classify([]byte(strings.TrimSpace(line)), classify.H2S, classify.JSONRPC)
+			if m.HasID() {
+				io.WriteString(serverOut, `{"jsonrpc":"2.0","id":`+string(m.ID().Raw)+`,"result":`+string(m.ID().Raw)+"}\n")
+			}
+		}
+	}()
+	cw := &countingWriter{WriteCloser: hostIn}
+	rep, err := PlayHost(context.Background(), path, lineSource{bufio.NewReader(fromServer)}, cw, HostOptions{Timeout: 10 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Same != 3 || rep.Differs() {
+		t.Errorf("report: %+v", rep)
+	}
+	want := []string{frames[0].frame + "\n" + frames[1].frame + "\n" + frames[2].frame + "\n", frames[5].frame + "\n"}
+	if !slices.Equal(cw.writes, want) {
+		t.Errorf("writes %q, want %q", cw.writes, want)
 	}
 }

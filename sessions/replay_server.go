@@ -46,6 +46,9 @@ type ServeOptions struct {
 	RecordPath string
 	// Argv is the command line the replay's session file names.
 	Argv []string
+	// Redactor masks secrets in the replay's session file, as a tap's
+	// (nil: none are masked).
+	Redactor *Redactor
 	// Forward, when not nil, is the real server that requests matching
 	// nothing in the recording go to (--unmatched forward).
 	Forward *Forward
@@ -89,8 +92,12 @@ func ServeReplay(ctx context.Context, path string, in FrameSource, out io.Writer
 	st, err := serve(ctx, rec, in, out, opts, sf)
 	if sf != nil {
 		st.Path = sf.path
-		code := 0
-		sf.w.WriteEvent(EventRecord{T: opts.Now().Microseconds(), Kind: EventExit, Code: &code})
+		ev := EventRecord{T: opts.Now().Microseconds(), Kind: EventExit, Code: new(int)}
+		var stopped Stopped
+		if errors.As(context.Cause(ctx), &stopped) {
+			*ev.Code, ev.Signal = stopped.Code, stopped.Signal
+		}
+		sf.w.WriteEvent(ev)
 		if cerr := sf.close(); cerr != nil && err == nil {
 			err = cerr
 		}
@@ -143,10 +150,18 @@ type server struct {
 	seq     int64
 	nextID  int
 	serverQ map[string]int32 // rewritten id key of a server request → its frame
-	cursor  map[string]int   // sequential: the next request of a method
+	// hostIDs are the ids of the host's requests that look like replay's
+	// own ("rpctap-replay-N"), which a server request must not take.
+	hostIDs map[string]bool
+	cursor  map[string]int // sequential: the next request of a method
 	stats   ServeStats
-	werr    error
-	closing bool
+	// flush, while set, writes the session file's buffer soon, so that
+	// what is recorded reaches the file (and live views) as a tap's
+	// does; fileDone stops it.
+	flush    *time.Timer
+	fileDone bool
+	werr     error
+	closing  bool
 }
 
 // An outItem is a recorded server frame due to be written.
@@ -181,7 +196,7 @@ func (q *outQueue) Pop() any {
 
 func serve(ctx context.Context, rec *recording, in FrameSource, out io.Writer, opts ServeOptions, sf *sessionFile) (ServeStats, error) {
 	s := &server{rec: rec, opts: opts, out: out, file: sf, start: time.Now(), speed: opts.Speed,
-		wake: make(chan struct{}, 1), serverQ: map[string]int32{}, cursor: map[string]int{}}
+		wake: make(chan struct{}, 1), serverQ: map[string]int32{}, cursor: map[string]int{}, hostIDs: map[string]bool{}}
 	if s.speed <= 0 {
 		s.speed = 1
 	}
@@ -225,6 +240,10 @@ func serve(ctx context.Context, rec *recording, in FrameSource, out io.Writer, o
 	<-done
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.fileDone = true // the caller closes the file
+	if s.flush != nil {
+		s.flush.Stop()
+	}
 	if readErr != nil && !errors.Is(readErr, io.EOF) && ctx.Err() == nil {
 		return s.stats, fmt.Errorf("reading the host's frames: %w", readErr)
 	}
@@ -242,7 +261,7 @@ func (s *server) poke() {
 }
 
 func (s *server) log(format string, args ...any) {
-	msg := fmt.Sprintf(format, args...)
+	msg := s.opts.Redactor.MaskString(fmt.Sprintf(format, args...))
 	if s.opts.Log != nil {
 		s.opts.Log(msg)
 	}
@@ -253,13 +272,36 @@ func (s *server) log(format string, args ...any) {
 func (s *server) note(msg string) {
 	if s.file != nil {
 		s.file.w.WriteEvent(EventRecord{T: s.opts.Now().Microseconds(), Kind: EventNote, Text: "replay: " + msg})
+		s.flushSoon()
 	}
 }
 
 func (s *server) record(dir classify.Direction, frame []byte) {
 	if s.file != nil {
-		s.file.w.WriteFrame(FrameRecord{T: s.opts.Now().Microseconds(), Dir: dir, Frame: frame})
+		frame, masked := s.opts.Redactor.Mask(frame)
+		s.file.w.WriteFrame(FrameRecord{T: s.opts.Now().Microseconds(), Dir: dir, Frame: frame, Redacted: masked})
+		s.flushSoon()
 	}
+}
+
+// fileFlushEvery bounds how long a record waits in the buffer of the
+// replay's session file, as a tap's (tap's flushEvery).
+const fileFlushEvery = 20 * time.Millisecond
+
+// flushSoon has the session file's buffer written within
+// fileFlushEvery. s.mu is held.
+func (s *server) flushSoon() {
+	if s.flush != nil || s.fileDone {
+		return
+	}
+	s.flush = time.AfterFunc(fileFlushEvery, func() {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		if !s.fileDone {
+			s.file.bw.Flush()
+		}
+		s.flush = nil
+	})
 }
 
 // wait turns a recorded delay into one to wait now.
@@ -276,10 +318,36 @@ func (s *server) scheduleAfter(i int32, at time.Time) {
 	for _, j := range s.rec.after[i] {
 		it := outItem{due: at.Add(s.wait(s.rec.delay(j))), frame: j}
 		if s.rec.frames[j].kind == classify.KindRequest {
-			s.nextID++
-			it.id = strconv.AppendQuote(nil, "rpctap-replay-"+strconv.Itoa(s.nextID))
+			it.id = s.newID()
 		}
 		s.push(it)
+	}
+}
+
+// serverIDPrefix starts the ids of the server requests replay sends.
+const serverIDPrefix = "rpctap-replay-"
+
+// newID is the id of a server request replay sends: one no request of
+// the host has had, nor any other server request. s.mu is held.
+func (s *server) newID() []byte {
+	for {
+		s.nextID++
+		id := serverIDPrefix + strconv.Itoa(s.nextID)
+		if !s.hostIDs[id] {
+			return strconv.AppendQuote(nil, id)
+		}
+	}
+}
+
+// sawHostID notes a host request's id that could be taken for one of
+// replay's own. s.mu is held.
+func (s *server) sawHostID(m *classify.Message) {
+	id := m.ID()
+	if !id.IsString() || !bytes.HasPrefix(id.Raw, []byte(`"`+serverIDPrefix)) && bytes.IndexByte(id.Raw, '\\') < 0 {
+		return
+	}
+	if v, ok := classify.StringValue(id.Raw); ok && strings.HasPrefix(v, serverIDPrefix) {
+		s.hostIDs[v] = true
 	}
 }
 
@@ -394,11 +462,14 @@ func (s *server) readLoop(ctx context.Context, in FrameSource) error {
 		s.record(classify.H2S, body)
 		switch m.Kind {
 		case classify.KindRequest:
+			s.sawHostID(&m)
 			s.answer(&m, body, now)
 		case classify.KindNotification:
 			s.notified(&m, body, now)
 		case classify.KindResponse:
 			s.answered(&m, body, now)
+		case classify.KindBatch:
+			s.answerBatch(&m, now)
 		default:
 			if m.Answer != nil {
 				s.push(outItem{due: now, raw: m.Answer.JSON(), answer: true})
@@ -413,11 +484,20 @@ func (s *server) readLoop(ctx context.Context, in FrameSource) error {
 // answer matches a host request and queues the recorded answer. s.mu is
 // held.
 func (s *server) answer(m *classify.Message, body []byte, now time.Time) {
+	if it, ok := s.reply(m, body, now, s.fwd != nil); ok {
+		s.push(it)
+	}
+}
+
+// reply matches a host request: it returns the answer to queue (none
+// when forwarded, or when the recording never answered), and schedules
+// what came after the recorded request. s.mu is held.
+func (s *server) reply(m *classify.Message, body []byte, now time.Time, forward bool) (outItem, bool) {
 	method := m.Method()
 	i, why := s.match(method, body)
-	if i < 0 && s.fwd != nil {
+	if i < 0 && forward {
 		s.forwardRequest(m, body)
-		return
+		return outItem{}, false
 	}
 	if i < 0 {
 		s.stats.Unmatched++
@@ -425,9 +505,8 @@ func (s *server) answer(m *classify.Message, body []byte, now time.Time) {
 		if len(s.rec.byMethod[method]) == 0 {
 			code = classify.MethodNotFound
 		}
-		s.push(outItem{due: now, raw: errorFrame(m.ID().Raw, code, "rpctap replay: no recorded answer: "+why), answer: true})
 		s.log("%s id %s: no recorded answer: %s", esc(method), esc(m.ID().String()), why)
-		return
+		return outItem{due: now, raw: errorFrame(m.ID().Raw, code, "rpctap replay: no recorded answer: "+why), answer: true}, true
 	}
 	s.stats.Answered++
 	if s.fwd != nil && method == "initialize" {
@@ -436,12 +515,45 @@ func (s *server) answer(m *classify.Message, body []byte, now time.Time) {
 	q := &s.rec.frames[i]
 	q.used = true
 	s.log("%s id %s: answered as line %d of the recording", esc(method), esc(m.ID().String()), q.line)
-	if q.pair >= 0 {
-		s.push(outItem{due: now.Add(s.wait(s.rec.delay(q.pair))), frame: q.pair, id: bytes.Clone(m.ID().Raw), answer: true})
-	} else {
-		s.log("the recording never answered line %d, so neither does replay", q.line)
-	}
 	s.scheduleAfter(i, now)
+	if q.pair < 0 {
+		s.log("the recording never answered line %d, so neither does replay", q.line)
+		return outItem{}, false
+	}
+	return outItem{due: now.Add(s.wait(s.rec.delay(q.pair))), frame: q.pair, id: bytes.Clone(m.ID().Raw), answer: true}, true
+}
+
+// answerBatch answers a host batch with a batch: each request in it
+// matched as on its own (none forwarded), its notifications taken as on
+// their own. s.mu is held.
+func (s *server) answerBatch(m *classify.Message, now time.Time) {
+	var answers [][]byte
+	for i := range m.Members {
+		mm := &m.Members[i]
+		switch mm.Kind {
+		case classify.KindRequest:
+			s.sawHostID(mm)
+			it, ok := s.reply(mm, mm.Frame, now, false)
+			if !ok {
+				continue
+			}
+			b := it.raw
+			if b == nil {
+				var err error
+				if b, _, err = s.rec.read(it.frame); err != nil {
+					s.werr = err
+					return
+				}
+				b = withID(b, it.id)
+			}
+			answers = append(answers, b)
+		case classify.KindNotification:
+			s.notified(mm, mm.Frame, now)
+		}
+	}
+	if len(answers) > 0 {
+		s.push(outItem{due: now, raw: append(append([]byte{'['}, bytes.Join(answers, []byte{','})...), ']'), answer: true})
+	}
 }
 
 // match picks the recorded request that answers a host request, or says

@@ -6,6 +6,8 @@ import (
 	"context"
 	"github.com/rpctap/rpctap/classify"
 	"io"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -303,4 +305,79 @@ func classifyID(line string) string {
 		return ""
 	}
 	return string(m.ID().Raw)
+}
+
+func TestReplayServerMasksSecretsInItsOwnSessionFileAsATapDoes(t *testing.T) {
+	red, err := NewRedactor([]string{"API_TOKEN=tok-1234567890"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	record := filepath.Join(t.TempDir(), "replay.jsonl")
+	s := startReplayServer(t, "ndjson", mcpConversation(nil), ServeOptions{Record: true, RecordPath: record, Redactor: red, Log: func(string) {}})
+	s.send(`{"jsonrpc":"2.0","id":"tok-1234567890","method":"nosuch","params":{"auth":"tok-1234567890"}}`)
+	s.lines(t, 1)
+	s.close(t)
+	b, err := os.ReadFile(record)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bytes.Contains(b, []byte("tok-1234567890")) {
+		t.Errorf("the replay's session file holds the secret:\n%s", b)
+	}
+	if !bytes.Contains(b, []byte("***API_TOKEN***")) || !bytes.Contains(b, []byte(`"redacted":true`)) {
+		t.Errorf("the replay's session file does not say it masked the secret:\n%s", b)
+	}
+}
+
+func TestReplayServerNeverGivesAServerRequestAnIdTheHostUsed(t *testing.T) {
+	frames := []frameAt{
+		{0, 'h', `{"jsonrpc":"2.0","id":1,"method":"ping"}`},
+		{10, 's', `{"jsonrpc":"2.0","id":1,"result":{}}`},
+		{20, 's', `{"jsonrpc":"2.0","id":0,"method":"roots/list"}`},
+	}
+	s := startReplayServer(t, "ndjson", frames, ServeOptions{})
+	// A host whose ids look like replay's own.
+	s.send(`{"jsonrpc":"2.0","id":"rpctap\u002dreplay-1","method":"ping"}`)
+	got := s.lines(t, 2)
+	if got[0] != `{"jsonrpc":"2.0","id":"rpctap\u002dreplay-1","result":{}}`+"\n" {
+		t.Fatalf("the answer: %s", got[0])
+	}
+	if strings.Contains(got[1], `"rpctap-replay-1"`) || !strings.Contains(got[1], `"id":"rpctap-replay-2"`) {
+		t.Errorf("the server request took the host's id: %s", got[1])
+	}
+}
+
+func TestReplayServerAnswersAHostBatchWithABatchMemberByMember(t *testing.T) {
+	s := startReplayServer(t, "ndjson", mcpConversation(nil), ServeOptions{})
+	s.send(`[{"jsonrpc":"2.0","id":"a","method":"tools/call","params":{"name":"add","arguments":{"a":2,"b":3}}},{"jsonrpc":"2.0","method":"notifications/initialized"},{"jsonrpc":"2.0","id":"b","method":"nosuch"}]`)
+	got := s.lines(t, 1)[0]
+	m := classify.Classify([]byte(strings.TrimSpace(got)), classify.S2H, classify.JSONRPC)
+	if m.Kind != classify.KindBatch || len(m.Members) != 2 {
+		t.Fatalf("the answer to a batch: %s", got)
+	}
+	if string(m.Members[0].Frame) != `{"jsonrpc":"2.0","id":"a","result":{"content":[{"type":"text","text":"5"}]}}` {
+		t.Errorf("add's answer: %s", m.Members[0].Frame)
+	}
+	if b := m.Members[1]; string(b.ID().Raw) != `"b"` || classify.Member(b.Frame, "error") == nil {
+		t.Errorf("nosuch's answer: %s", b.Frame)
+	}
+}
+
+func TestReplayServerWritesItsSessionFileAsItGoesAsATapDoes(t *testing.T) {
+	record := filepath.Join(t.TempDir(), "replay.jsonl")
+	s := startReplayServer(t, "ndjson", mcpConversation(nil), ServeOptions{Record: true, RecordPath: record})
+	s.send(`{"jsonrpc":"2.0","id":9,"method":"tools/list"}`)
+	s.lines(t, 1)
+	// The replay goes on; what it recorded is in the file already.
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		b, _ := os.ReadFile(record)
+		if bytes.Contains(b, []byte(`\"id\":9,\"result\"`)) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("20 s after the answer, the replay's session file holds:\n%s", b)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 }

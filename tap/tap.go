@@ -424,6 +424,9 @@ func exitStatus(cmd *exec.Cmd, err error) (int, string) {
 	return st.ExitCode(), ""
 }
 
+// SignalName is the name a session file's exit record gives a signal.
+func SignalName(s syscall.Signal) string { return signalName(s) }
+
 func signalName(s syscall.Signal) string {
 	switch s {
 	case syscall.SIGTERM:

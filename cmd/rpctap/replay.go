@@ -9,9 +9,11 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
+	"unicode/utf8"
 
 	"github.com/rpctap/rpctap/classify"
 	"github.com/rpctap/rpctap/sessions"
@@ -108,9 +110,41 @@ func (o replayOptions) parseIgnore() (sessions.Ignore, error) {
 	return ig, nil
 }
 
-// replaySignals ends ctx on SIGINT, SIGTERM or SIGHUP.
-func replaySignals() (context.Context, func()) {
-	return signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
+// replaySignals ends ctx on SIGINT, SIGTERM or SIGHUP (caught since the
+// process started, see earlysignal), with a sessions.Stopped cause, and
+// passes each signal on to pass (for a tap's server) without waiting.
+func replaySignals(pass chan<- os.Signal) (context.Context, func()) {
+	in := runSignals()
+	ctx, cancel := context.WithCancelCause(context.Background())
+	done := make(chan struct{})
+	go func() {
+		for {
+			select {
+			case sig := <-in:
+				s, _ := sig.(syscall.Signal)
+				cancel(sessions.Stopped{Code: 128 + int(s), Signal: tap.SignalName(s)})
+				select {
+				case pass <- sig:
+				default:
+				}
+			case <-done:
+				return
+			}
+		}
+	}()
+	return ctx, func() {
+		close(done)
+		cancel(nil)
+	}
+}
+
+// stoppedBy is the exit of a replay a signal stopped, or nil.
+func stoppedBy(ctx context.Context) error {
+	var st sessions.Stopped
+	if errors.As(context.Cause(ctx), &st) {
+		return exitError{code: st.Code}
+	}
+	return nil
 }
 
 func runReplayServer(cmd *cobra.Command, argv []string, o replayOptions) error {
@@ -131,13 +165,17 @@ func runReplayServer(cmd *cobra.Command, argv []string, o replayOptions) error {
 		return exitError{code: 2, msg: err.Error()}
 	}
 	stderr := cmd.ErrOrStderr()
-	opts := sessions.ServeOptions{Match: o.match, Ignore: ig, Speed: o.speed, NoDelay: o.noDelay, StrictVersion: o.strictVersion,
+	redact, err := sessions.NewRedactor(os.Environ(), nil)
+	if err != nil {
+		return usageError(err)
+	}
+	opts := sessions.ServeOptions{Redactor: redact, Match: o.match, Ignore: ig, Speed: o.speed, NoDelay: o.noDelay, StrictVersion: o.strictVersion,
 		Record: !o.noRecord, RecordPath: o.record, Argv: append([]string{"rpctap", "replay", "--as-server"}, o.asServer)}
 	if o.verbose && !o.quiet {
 		opts.Log = func(msg string) { fmt.Fprintln(stderr, "rpctap replay:", msg) }
 	}
 	signal.Ignore(syscall.SIGPIPE)
-	ctx, stop := replaySignals()
+	ctx, stop := replaySignals(nil)
 	defer stop()
 	var realDone <-chan tapRan
 	if len(argv) > 0 {
@@ -158,6 +196,9 @@ func runReplayServer(cmd *cobra.Command, argv []string, o replayOptions) error {
 	st, err := sessions.ServeReplay(ctx, o.asServer, bodies{tap.NewFrameReader(cmd.InOrStdin(), framing, 0)}, cmd.OutOrStdout(), opts)
 	if realDone != nil {
 		<-realDone // the real server has its stdin closed, and exits
+	}
+	if err := stoppedBy(ctx); err != nil {
+		return err
 	}
 	if err != nil {
 		return exitError{code: 2, msg: err.Error()}
@@ -224,20 +265,43 @@ func runReplayHost(cmd *cobra.Command, argv []string, o replayOptions) error {
 			fmt.Fprintln(stderr, "rpctap replay:", msg)
 		}
 	}
+	// A signal stops the player and goes on to the server, which the tap
+	// then sees out as rpctap run does.
+	pass := make(chan os.Signal, 8)
+	ctx, stop := replaySignals(pass)
+	defer stop()
 	t, err := tap.New(tap.Options{Argv: argv, Framing: framing, Record: !o.noRecord, Path: o.record,
-		StdinWait: o.grace, TermWait: o.termWait, Warn: warn})
+		StdinWait: o.grace, TermWait: o.termWait, Warn: warn, Signals: pass})
 	if err != nil {
 		return usageError(err)
 	}
-	signal.Ignore(syscall.SIGPIPE)
-	p, done := runBehindTap(context.Background(), t, framing, stderr)
-	opts := sessions.HostOptions{Ignore: ig, Timeout: o.timeout, Notifications: o.notifications}
+	// The tap masks the secrets of the environment in its recording;
+	// the comparison and the report mask the same.
+	redact, err := sessions.NewRedactor(os.Environ(), nil)
+	if err != nil {
+		return usageError(err)
+	}
+	opts := sessions.HostOptions{Ignore: ig, Timeout: o.timeout, Notifications: o.notifications, Redactor: redact}
 	if o.verbose && !o.quiet {
 		opts.Log = func(msg string) { fmt.Fprintln(stderr, "rpctap replay:", msg) }
 	}
-	rep, err := sessions.PlayHost(context.Background(), o.asHost, p.fromServer, p.toServer, opts)
-	p.reader.Close() // the tap's writes end when no one reads
+	conn, err := sessions.NewHostConn(o.asHost, framing, opts)
+	if err != nil {
+		return exitError{code: 2, msg: err.Error()}
+	}
+	signal.Ignore(syscall.SIGPIPE)
+	done := make(chan tapRan, 1)
+	go func() {
+		res, err := t.Run(context.Background(), conn.ServerInput(), conn.ServerOutput(), stderr)
+		conn.ServerOutput().Close()
+		conn.ServerInput().Close()
+		done <- tapRan{res, err}
+	}()
+	rep, err := conn.Play(ctx)
 	r := <-done
+	if err := stoppedBy(ctx); err != nil {
+		return err
+	}
 	if err != nil {
 		return exitError{code: 2, msg: err.Error()}
 	}
@@ -260,29 +324,47 @@ func writeHostText(out io.Writer, file string, argv []string, res tap.Result, re
 	w := bufio.NewWriter(out)
 	defer w.Flush()
 	fmt.Fprintf(w, "replay of %s against %s\n", classify.EscapeString(file, 200), classify.EscapeString(strings.Join(argv, " "), 200))
-	name := func(c sessions.CallResult) string {
+	// One line a request, of a report that may have a line for each of
+	// 100,000 requests: written with appends, not fmt.
+	name := func(c *sessions.CallResult) string {
 		if c.Name != "" {
 			return classify.EscapeString(c.Method, 60) + " " + classify.EscapeString(c.Name, 80)
 		}
 		return classify.EscapeString(c.Method, 60)
 	}
 	width := 0
-	for _, c := range rep.Calls {
-		width = max(width, len(name(c)))
+	for i := range rep.Calls {
+		width = max(width, len(name(&rep.Calls[i])))
 	}
-	for _, c := range rep.Calls {
-		what := "id " + classify.EscapeString(c.ID, 40)
-		if c.Server {
-			what = "(the server's request)"
+	var b []byte
+	for i := range rep.Calls {
+		c := &rep.Calls[i]
+		what := "(the server's request)"
+		if !c.Server {
+			what = "id " + classify.EscapeString(c.ID, 40)
 		}
-		fmt.Fprintf(w, "  line %-5d %-*s  %-8s %-9s", c.Line, width, name(c), what, c.Outcome)
+		b = append(b[:0], "  line "...)
+		b = appendField(b, strconv.AppendInt(nil, c.Line, 10), 5)
+		b = append(b, ' ')
+		b = appendField(b, []byte(name(c)), width)
+		b = append(b, "  "...)
+		b = appendField(b, []byte(what), 8)
+		b = append(b, ' ')
+		b = appendField(b, []byte(c.Outcome), 9)
 		if c.Outcome != sessions.OutcomeMissing && !c.Server {
-			fmt.Fprintf(w, "  (%s, recorded %s)", roundDur(c.Now), roundDur(c.Recorded))
+			b = append(b, "  ("...)
+			b = append(b, roundDur(c.Now).String()...)
+			b = append(b, ", recorded "...)
+			b = append(b, roundDur(c.Recorded).String()...)
+			b = append(b, ')')
 		}
-		fmt.Fprintln(w)
+		w.Write(append(b, '\n'))
 		for _, ch := range c.Changes {
 			fmt.Fprintf(w, "      %s\n", sessions.DescribeChange(ch, "recorded", "now"))
 		}
+	}
+	if rep.SameNotListed > 0 {
+		fmt.Fprintf(w, "  (and %s answered the same, not listed)\n", plural(rep.SameNotListed, "more request"))
 	}
 	if n := rep.Notifications; n != nil {
 		if n.Same {
@@ -292,11 +374,24 @@ func writeHostText(out io.Writer, file string, argv []string, res tap.Result, re
 				n.Recorded, n.Now, n.At+1, orNone(n.Was), orNone(n.Is))
 		}
 	}
-	fmt.Fprintf(w, "%s: %d same, %d changed, %d missing, %d new %s\n", plural(len(rep.Calls), "request"), rep.Same, rep.Changed, rep.Missing, rep.NewErrors,
+	fmt.Fprintf(w, "%s: %d same, %d changed, %d missing, %d new %s\n", plural(len(rep.Calls)+rep.SameNotListed, "request"), rep.Same, rep.Changed, rep.Missing, rep.NewErrors,
 		map[bool]string{true: "error", false: "errors"}[rep.NewErrors == 1])
+	if res.ExitCode != 0 {
+		fmt.Fprintf(w, "the server exited with status %d\n", res.ExitCode)
+	}
 	if res.Path != "" {
 		fmt.Fprintf(w, "session recorded in %s\n", classify.EscapeString(res.Path, 300))
 	}
+}
+
+// appendField appends field padded with spaces to width runes, as fmt's
+// %-*s does.
+func appendField(b, field []byte, width int) []byte {
+	b = append(b, field...)
+	for n := utf8.RuneCount(field); n < width; n++ {
+		b = append(b, ' ')
+	}
+	return b
 }
 
 func orNone(s string) string {
@@ -342,11 +437,12 @@ type hostJSON struct {
 	Differs       bool                        `json:"differs"`
 	Counts        map[string]int              `json:"counts"`
 	Calls         []hostJSONCall              `json:"calls"`
+	SameNotListed int                         `json:"same_not_listed,omitempty"`
 	Notifications *sessions.NotificationOrder `json:"notifications,omitempty"`
 }
 
 func writeHostJSON(w io.Writer, file string, argv []string, res tap.Result, rep *sessions.HostReport) {
-	doc := hostJSON{Recording: file, Argv: argv, Session: res.Path, ExitCode: res.ExitCode, Differs: rep.Differs(), Calls: []hostJSONCall{},
+	doc := hostJSON{Recording: file, Argv: argv, Session: res.Path, ExitCode: res.ExitCode, Differs: rep.Differs(), Calls: []hostJSONCall{}, SameNotListed: rep.SameNotListed,
 		Counts:        map[string]int{"same": rep.Same, "changed": rep.Changed, "missing": rep.Missing, "new_error": rep.NewErrors},
 		Notifications: rep.Notifications}
 	for _, c := range rep.Calls {

@@ -1,10 +1,11 @@
-// Package earlysignal catches the signals rpctap run passes on to its
-// server from the moment the process starts: before the packages that take
+// Package earlysignal catches the signals rpctap run (and rpctap replay,
+// which ends as a tap does) passes on to its server from the moment the process starts: before the packages that take
 // long to initialise (a syntax highlighter's tables, a few hundred
 // milliseconds on a busy machine) and before main, so that a host that
 // stops the tap at any moment gets a clean end, never the default action.
 //
-// It does so only for rpctap run: other commands keep the default actions.
+// It does so only for rpctap run and replay: other commands keep the
+// default actions.
 // Package initialisation goes in import path order among packages whose
 // imports are ready, and this one imports only os and os/signal, so it is
 // initialised long before those slow ones (GODEBUG=inittrace=1 shows it).
@@ -17,11 +18,12 @@ import (
 )
 
 // Run receives SIGINT, SIGTERM and SIGHUP from the process's start when
-// the command is rpctap run; otherwise it is nil and no signal is caught.
+// the command is rpctap run or replay; otherwise it is nil and no signal
+// is caught.
 var Run <-chan os.Signal
 
 func init() {
-	if len(os.Args) > 1 && os.Args[1] == "run" {
+	if len(os.Args) > 1 && (os.Args[1] == "run" || os.Args[1] == "replay") {
 		c := make(chan os.Signal, 8)
 		signal.Notify(c, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
 		Run = c
