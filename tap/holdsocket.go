@@ -260,6 +260,14 @@ func (ic *interceptor) act(v *holdView, a holdAction, body []byte) error {
 	if h == nil {
 		return errNotHeld
 	}
+	if body != nil {
+		// The view shows secrets masked, and so a person edits (or
+		// quotes, in a reply) the masks: those left as they were stand
+		// for the secrets again, as the frame carried them.
+		if orig := h.bodyOf(a.N); orig != nil {
+			body = ic.t.rec.redact.Unmask(body, orig)
+		}
+	}
 	switch a.Act {
 	case "forward":
 		return h.decide(a.N, sessions.HeldForwarded, nil)

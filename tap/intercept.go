@@ -400,6 +400,19 @@ func (h *holdQueue) held() []*heldFrame {
 	return append([]*heldFrame(nil), h.q...)
 }
 
+// bodyOf is held frame n's body as it was read, nil when the queue does
+// not hold it.
+func (h *holdQueue) bodyOf(n int64) []byte {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for _, f := range h.q {
+		if f.n == n {
+			return f.body
+		}
+	}
+	return nil
+}
+
 // queueOf is the queue that holds frame n, nil when none does.
 func (ic *interceptor) queueOf(n int64) *holdQueue {
 	for _, dir := range []classify.Direction{classify.H2S, classify.S2H} {
