@@ -9,6 +9,7 @@ import (
 	"net"
 	"sort"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
@@ -29,10 +30,16 @@ const maxEdit = 4 << 20
 // again: attaching again lists the frames held).
 const holdOutbox = 4096
 
+// maxOutboxBytes bounds the bytes of the lines that wait for one view: a
+// held frame's line may be a MiB or more, and holdOutbox of them would
+// not be a bound on the tap's memory.
+const maxOutboxBytes = 64 << 20
+
 // A holdView is one intercepting view's connection.
 type holdView struct {
 	c      net.Conn
 	out    chan []byte
+	queued atomic.Int64 // bytes of the lines in out
 	done   chan struct{}
 	once   sync.Once
 	setter bool // the view set the filters (under interceptor.vmu)
@@ -41,7 +48,12 @@ type holdView struct {
 // send queues a line for the view, never waiting: a view that is not
 // reading is cut off.
 func (v *holdView) send(line []byte) {
+	if v.queued.Add(int64(len(line))) > maxOutboxBytes {
+		v.cut()
+		return
+	}
 	select {
+	case <-v.done:
 	case v.out <- line:
 	default:
 		v.cut()
@@ -57,6 +69,7 @@ func (v *holdView) writeLoop() {
 		case <-v.done:
 			return
 		case line := <-v.out:
+			v.queued.Add(-int64(len(line)))
 			v.c.SetWriteDeadline(time.Now().Add(requestTimeout))
 			if _, err := v.c.Write(line); err != nil {
 				v.cut()

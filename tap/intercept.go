@@ -105,6 +105,9 @@ type heldFrame struct {
 	// editBody is edit's body (within edit), as recorded.
 	editBody []byte
 	reply    *injection // answered: the reply, toward the sender
+	// charged is what the frame counts for in its queue's bytes: its
+	// cost when held, and its edit's bytes once edited.
+	charged int
 }
 
 func (f *heldFrame) cost() int { return len(f.wire) + heldFrameCost + len(f.edit) }
@@ -222,7 +225,8 @@ func (h *holdQueue) offer(r *relay, before, frame []byte, info classify.FrameInf
 		hf.decided, hf.how = true, sessions.HeldWaited
 	}
 	h.q = append(h.q, hf)
-	h.bytes += hf.cost()
+	hf.charged = hf.cost()
+	h.bytes += hf.charged
 	h.on.Store(true)
 	h.mu.Unlock()
 	r.dst.release()
@@ -257,15 +261,39 @@ func (h *holdQueue) decide(n int64, how string, set func(*heldFrame) error) erro
 		return fmt.Errorf("frame %d is not held: it waits behind a held frame, and goes on when that one does", n)
 	}
 	if set != nil {
+		edit, editBody := f.edit, f.editBody
 		if err := set(f); err != nil {
 			h.mu.Unlock()
 			return err
 		}
+		// An edit stays in the tap as long as the frame does: past the
+		// bound, one that would wait behind an undecided frame is
+		// refused (one that goes at once is not).
+		if grown := f.cost() - f.charged; grown > 0 && h.bytes+grown > maxHeldBytes && h.waitsLocked(f) {
+			f.edit, f.editBody = edit, editBody
+			h.mu.Unlock()
+			return fmt.Errorf("the frames held %s and their edits would pass %d MiB with this edit; forward or drop the frames held before frame %d first, then edit it", toward(h.dir), maxHeldBytes>>20, n)
+		}
+		h.bytes += f.cost() - f.charged
+		f.charged = f.cost()
 	}
 	h.decideLocked(f, how)
 	h.mu.Unlock()
 	h.drain()
 	return nil
+}
+
+// waitsLocked reports whether an undecided frame is ahead of f.
+func (h *holdQueue) waitsLocked(f *heldFrame) bool {
+	for _, q := range h.q {
+		if q == f {
+			return false
+		}
+		if !q.decided {
+			return true
+		}
+	}
+	return false
 }
 
 func (h *holdQueue) decideLocked(f *heldFrame, how string) {
@@ -338,7 +366,7 @@ func (h *holdQueue) drainLocked() []*heldFrame {
 		f := h.q[0]
 		h.q[0] = nil
 		h.q = h.q[1:]
-		h.bytes -= f.cost()
+		h.bytes -= f.charged
 		h.mu.Unlock()
 		h.emitLocked(f)
 		out = append(out, f)

@@ -1,0 +1,127 @@
+package tap
+
+import (
+	"bytes"
+	"fmt"
+	"net"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/rpctap/rpctap/classify"
+	"github.com/rpctap/rpctap/sessions"
+)
+
+// holdRig is one direction of a tap's intercept, without processes: a
+// relay that offers frames to its queue, and the bytes its receiver read.
+type holdRig struct {
+	ic   *interceptor
+	h    *holdQueue
+	r    *relay
+	out  *bytes.Buffer
+	recs []item
+}
+
+func newHoldRig(t *testing.T, filter string, timeout time.Duration) *holdRig {
+	t.Helper()
+	g := &holdRig{out: new(bytes.Buffer)}
+	tp := &Tap{opts: Options{Warn: func(string) {}}, rec: &recorder{}}
+	ic, err := newInterceptor(tp, filter, "", timeout)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tp.intercept = ic
+	g.ic, g.h = ic, ic.dirs[classify.H2S]
+	d := &dest{dir: classify.H2S, w: g.out, note: func(it item) { g.recs = append(g.recs, it) }}
+	g.h.dst = d
+	ic.dirs[classify.S2H].dst = &dest{dir: classify.S2H, w: new(bytes.Buffer), note: func(item) {}}
+	g.r = &relay{dir: classify.H2S, dst: d}
+	return g
+}
+
+// send has the relay read one line: held, or forwarded.
+func (g *holdRig) send(t *testing.T, line string) {
+	t.Helper()
+	frame := []byte(line + "\n")
+	sp := classify.NewSplitter(classify.FramingNDJSON)
+	if n, end := sp.Split(frame, false); !end || n != len(frame) {
+		t.Fatalf("%q is not one frame", line)
+	}
+	if !g.h.engaged() || !g.h.offer(g.r, nil, frame, sp.Frame(), now()) {
+		g.r.flush(frame, now())
+	}
+}
+
+// heldNs are the numbers of the frames the queue holds, oldest first.
+func (g *holdRig) heldNs() []int64 {
+	var ns []int64
+	for _, f := range g.h.held() {
+		ns = append(ns, f.n)
+	}
+	return ns
+}
+
+// Invariant 7: edits count toward what a direction holds. An edit of a
+// frame that waits behind an undecided one stays in the tap until that
+// one goes, so edits past maxHeldBytes are refused with a sentence that
+// says what to do; and once every frame has gone, the queue's count of
+// bytes is back to zero (it was taken off with each edit's size, which
+// it was never given: after edits it went below zero, and the bound let
+// more through).
+func TestEditsCountTowardWhatADirectionHolds(t *testing.T) {
+	g := newHoldRig(t, "method:hold", time.Hour)
+	for i := 1; i <= 6; i++ {
+		g.send(t, fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"hold"}`, i))
+	}
+	ns := g.heldNs()
+	if len(ns) != 6 {
+		t.Fatalf("held %v", ns)
+	}
+	big := `{"jsonrpc":"2.0","id":9,"method":"hold","params":{"pad":"` + strings.Repeat("x", maxEdit-100) + `"}}`
+	var refused error
+	edited := 0
+	for _, n := range ns[1:] {
+		err := g.h.decide(n, sessions.HeldEdited, func(f *heldFrame) error {
+			f.edit, f.editBody = []byte(big+"\n"), []byte(big)
+			return nil
+		})
+		if err != nil {
+			refused = err
+			break
+		}
+		edited++
+	}
+	if refused == nil || !strings.Contains(refused.Error(), "forward") {
+		t.Errorf("%d edits of %d MiB each were all kept behind an undecided frame (bound %d MiB); the last said %v", edited, maxEdit>>20, maxHeldBytes>>20, refused)
+	}
+	if g.h.bytes > maxHeldBytes {
+		t.Errorf("the queue holds %d bytes, past its bound of %d", g.h.bytes, maxHeldBytes)
+	}
+	g.h.releaseAll(sessions.HeldForwarded)
+	if len(g.heldNs()) != 0 || g.h.bytes != 0 {
+		t.Errorf("after every frame went, the queue holds %v and counts %d bytes", g.heldNs(), g.h.bytes)
+	}
+}
+
+// Invariant 7: a view that does not read is cut off once the lines
+// waiting for it pass a bound in bytes, not only in lines: 4096 lines of
+// held frames of a MiB each would otherwise wait in the tap's memory.
+func TestAViewThatDoesNotReadIsCutOffPastABoundInBytes(t *testing.T) {
+	a, b := net.Pipe() // b is never read
+	defer b.Close()
+	v := &holdView{c: a, out: make(chan []byte, holdOutbox), done: make(chan struct{})}
+	line := bytes.Repeat([]byte("x"), 1<<20)
+	sent := 0
+	for ; sent < holdOutbox; sent++ {
+		select {
+		case <-v.done:
+		default:
+			v.send(line)
+			continue
+		}
+		break
+	}
+	if sent*len(line) > 2*maxOutboxBytes {
+		t.Errorf("a view that reads nothing was sent %d lines of 1 MiB before it was cut off", sent)
+	}
+}
