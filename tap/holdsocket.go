@@ -190,30 +190,14 @@ func (ic *interceptor) filtersLineLocked() []byte {
 func (t *Tap) serveIntercept(c net.Conn, br *bufio.Reader, req request) {
 	ic := t.intercept
 	v := &holdView{c: c, out: make(chan []byte, holdOutbox), done: make(chan struct{})}
-	ic.vmu.Lock()
-	if len(ic.views) >= maxHeldViews {
-		ic.vmu.Unlock()
+	if !ic.attach(v) {
 		refuse(c, fmt.Sprintf("%d views intercept this tap already; close one of them first", maxHeldViews))
 		return
 	}
-	ic.views[v] = struct{}{}
-	ic.vmu.Unlock()
 	defer ic.dropView(v)
 	go v.writeLoop()
 	if req.H2S != nil || req.S2H != nil {
 		v.answer(holdAction{Act: "filter"}, ic.setFiltersFrom(v, req.H2S, req.S2H))
-	} else {
-		v.send(ic.filtersLine())
-	}
-	// The frames held now, oldest first; one held meanwhile may be told
-	// twice (n names it).
-	var held []*heldFrame
-	for _, dir := range []classify.Direction{classify.H2S, classify.S2H} {
-		held = append(held, ic.dirs[dir].held()...)
-	}
-	sort.Slice(held, func(i, j int) bool { return held[i].n < held[j].n })
-	for _, f := range held {
-		v.send(holdLine(HoldEvent{Held: ic.heldEvent(f)}))
 	}
 	c.SetReadDeadline(time.Time{})
 	for {
@@ -246,6 +230,34 @@ func (t *Tap) serveIntercept(c net.Conn, br *bufio.Reader, req request) {
 		}
 		v.answer(a, ic.act(v, a, body))
 	}
+}
+
+// attach adds a view, and tells it the filters and the frames held now,
+// oldest first; false when as many views as may intercept do. Both
+// queues are locked meanwhile: a frame is told as held under its queue's
+// lock, so the view hears of each frame held once, and of its release
+// after.
+func (ic *interceptor) attach(v *holdView) bool {
+	for _, dir := range []classify.Direction{classify.H2S, classify.S2H} {
+		ic.dirs[dir].mu.Lock()
+		defer ic.dirs[dir].mu.Unlock()
+	}
+	ic.vmu.Lock()
+	defer ic.vmu.Unlock()
+	if len(ic.views) >= maxHeldViews {
+		return false
+	}
+	ic.views[v] = struct{}{}
+	v.send(ic.filtersLineLocked())
+	var held []*heldFrame
+	for _, dir := range []classify.Direction{classify.H2S, classify.S2H} {
+		held = append(held, ic.dirs[dir].q...)
+	}
+	sort.Slice(held, func(i, j int) bool { return held[i].n < held[j].n })
+	for _, f := range held {
+		v.send(holdLine(HoldEvent{Held: ic.heldEvent(f)}))
+	}
+	return true
 }
 
 // answer tells the view how its action went.

@@ -32,7 +32,11 @@ import (
 // decide them, from their own goroutines. Frames leave the queue only from
 // its head, and only while the queue's dest lock (dest.mu) is held, and the
 // relay looks at the queue under that lock before it forwards a frame
-// itself: so no frame overtakes a held one.
+// itself: so no frame overtakes a held one. Views are told of a frame held
+// under the queue's lock (h.mu), and an attaching view lists the frames
+// held under both queues' locks: so each view hears of every frame held
+// once, and before it hears that the frame went. Locks are taken in the
+// order dest.mu, holdQueue.mu (h2s before s2h), interceptor.vmu.
 
 // DefaultHoldTimeout is how long a frame is held when the tap is given no
 // hold time.
@@ -228,9 +232,11 @@ func (h *holdQueue) offer(r *relay, before, frame []byte, info classify.FrameInf
 	hf.charged = hf.cost()
 	h.bytes += hf.charged
 	h.on.Store(true)
+	// Told under h.mu: it leaves the queue only under h.mu, so no view
+	// hears that it went before it hears that it is held.
+	h.ic.tellHeld(hf)
 	h.mu.Unlock()
 	r.dst.release()
-	h.ic.tellHeld(hf)
 	return true
 }
 
@@ -419,13 +425,6 @@ func (h *holdQueue) closeWait() {
 		h.emptied.Wait()
 	}
 	h.mu.Unlock()
-}
-
-// held lists the frames the queue holds, oldest first.
-func (h *holdQueue) held() []*heldFrame {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	return append([]*heldFrame(nil), h.q...)
 }
 
 // bodyOf is held frame n's body as it was read, nil when the queue does

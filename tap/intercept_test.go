@@ -2,6 +2,7 @@ package tap
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"net"
 	"strings"
@@ -124,4 +125,85 @@ func TestAViewThatDoesNotReadIsCutOffPastABoundInBytes(t *testing.T) {
 	if sent*len(line) > 2*maxOutboxBytes {
 		t.Errorf("a view that reads nothing was sent %d lines of 1 MiB before it was cut off", sent)
 	}
+}
+
+// A view hears that a frame is held before it can hear that the frame
+// went: frames decided the moment they are held (by another view, or a
+// short hold time) are never told as released first and held after,
+// which left them on the view's held list though the tap held them no
+// longer.
+func TestAViewHearsOfAHeldFrameBeforeItsRelease(t *testing.T) {
+	g := newHoldRig(t, "method:hold", time.Hour)
+	v := &holdView{c: nopConn{}, out: make(chan []byte, holdOutbox), done: make(chan struct{})}
+	g.ic.views[v] = struct{}{}
+	const frames = 2000
+	stop := make(chan struct{})
+	decided := make(chan struct{})
+	go func() { // a second view that forwards every frame as soon as it is held
+		defer close(decided)
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			for _, f := range g.h.held() {
+				g.h.decide(f.n, sessions.HeldForwarded, nil)
+			}
+		}
+	}()
+	order := map[int64]string{}
+	read := func() {
+		for {
+			select {
+			case line := <-v.out:
+				var ev HoldEvent
+				if err := json.Unmarshal(line, &ev); err != nil {
+					t.Fatal(err)
+				}
+				switch {
+				case ev.Held != nil:
+					order[ev.Held.N] += "h"
+				case ev.Released != nil:
+					order[ev.Released.N] += "r"
+				}
+			default:
+				return
+			}
+		}
+	}
+	for i := 0; i < frames; i++ {
+		g.send(t, fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"hold"}`, i))
+		read()
+	}
+	close(stop)
+	<-decided
+	g.h.releaseAll(sessions.HeldForwarded)
+	read()
+	bad := 0
+	for n, o := range order {
+		if o != "hr" {
+			bad++
+			if bad < 5 {
+				t.Errorf("frame %d: the view heard %q (h held, r released)", n, o)
+			}
+		}
+	}
+	if bad > 0 || len(order) != frames {
+		t.Errorf("%d of %d frames told out of order; %d told", bad, frames, len(order))
+	}
+}
+
+// nopConn is a connection that takes every write.
+type nopConn struct{ net.Conn }
+
+func (nopConn) Close() error                     { return nil }
+func (nopConn) Write(b []byte) (int, error)      { return len(b), nil }
+func (nopConn) SetWriteDeadline(time.Time) error { return nil }
+
+// held lists the frames the queue holds, oldest first.
+func (h *holdQueue) held() []*heldFrame {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return append([]*heldFrame(nil), h.q...)
 }
