@@ -189,13 +189,28 @@ func (h *holdQueue) offer(r *relay, before, frame []byte, info classify.FrameInf
 	body := info.Body(frame)
 	m := classify.ClassifyFramed(body, info, h.dir, h.ic.profile())
 	h.ic.remember(h.dir, &m)
+	var fr *filter.Frame // what the filter sees, made once (it takes a response's method)
+	judge := func(f *filter.Filter) bool {
+		if f == nil {
+			return false
+		}
+		if fr == nil {
+			fr = h.ic.filterFrame(h.dir, &m, body)
+		}
+		return f.Match(fr)
+	}
 	h.mu.Lock()
 	f, closing := h.filter, h.closing
 	h.mu.Unlock()
-	match := f != nil && !closing && f.Match(h.ic.filterFrame(h.dir, &m, body))
+	match := !closing && judge(f)
 
 	r.dst.mu.Lock()
 	h.mu.Lock()
+	if h.filter != f && !closing {
+		// The filter changed meanwhile (the view that set it went
+		// away, and its frames went on): the one in force decides.
+		match = judge(h.filter)
+	}
 	if closing || !match && len(h.q) == 0 {
 		h.mu.Unlock()
 		r.dst.mu.Unlock()

@@ -207,3 +207,29 @@ func (h *holdQueue) held() []*heldFrame {
 	defer h.mu.Unlock()
 	return append([]*heldFrame(nil), h.q...)
 }
+
+// Invariant 6: a frame read just as the view that set the filter goes
+// away is judged by the filter in force when it would be held, not the
+// one it was first judged by: else it was held after the view's frames
+// went on, with no view to decide it, until its hold time ran out.
+func TestAFrameIsNotHeldByAFilterClearedWhileItWasJudged(t *testing.T) {
+	g := newHoldRig(t, "method:hold", time.Hour)
+	g.r.dst.mu.Lock() // the relay reads the filter, then waits for its dest
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		g.send(t, `{"jsonrpc":"2.0","id":1,"method":"hold"}`)
+	}()
+	time.Sleep(100 * time.Millisecond) // (were it not there yet, it would read the cleared filter: the test cannot fail wrongly)
+	if err := g.ic.setFilters("", ""); err != nil {
+		t.Fatal(err)
+	}
+	g.r.dst.mu.Unlock()
+	<-done
+	if ns := g.heldNs(); len(ns) != 0 {
+		t.Errorf("a frame is held by a filter cleared before it was held: %v", ns)
+	}
+	if !bytes.Contains(g.out.Bytes(), []byte(`"method":"hold"`)) {
+		t.Errorf("the receiver read %q", g.out.Bytes())
+	}
+}
