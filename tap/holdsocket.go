@@ -332,6 +332,8 @@ func (ic *interceptor) act(v *holdView, a holdAction, body []byte) error {
 // setFiltersFrom sets the filters a view asks for (nil: that direction's
 // stays), and makes the view one that set them.
 func (ic *interceptor) setFiltersFrom(v *holdView, h2s, s2h *string) error {
+	ic.fmu.Lock()
+	defer ic.fmu.Unlock()
 	ic.vmu.Lock()
 	cur := ic.exprs
 	ic.vmu.Unlock()
@@ -360,6 +362,7 @@ func (ic *interceptor) setFiltersFrom(v *holdView, h2s, s2h *string) error {
 // goes on as it was.
 func (ic *interceptor) dropView(v *holdView) {
 	v.cut()
+	ic.fmu.Lock()
 	ic.vmu.Lock()
 	delete(ic.views, v)
 	last := false
@@ -369,9 +372,11 @@ func (ic *interceptor) dropView(v *holdView) {
 	}
 	ic.vmu.Unlock()
 	if !last {
+		ic.fmu.Unlock()
 		return
 	}
 	ic.setFilters(ic.base[classify.H2S], ic.base[classify.S2H])
+	ic.fmu.Unlock()
 	for _, dir := range []classify.Direction{classify.H2S, classify.S2H} {
 		ic.dirs[dir].releaseAll(sessions.HeldDetached)
 	}

@@ -64,6 +64,10 @@ type interceptor struct {
 	dirs    [3]*holdQueue
 	next    atomic.Int64 // numbers held frames, from 1, across both directions
 
+	// fmu orders the changes views make to the filters: a view that
+	// sets them and the last setter going away (which puts the tap's
+	// own back) each decide and set them under it.
+	fmu     sync.Mutex
 	vmu     sync.Mutex // guards views, setters and exprs
 	views   map[*holdView]struct{}
 	setters int       // attached views that set the filters

@@ -233,3 +233,33 @@ func TestAFrameIsNotHeldByAFilterClearedWhileItWasJudged(t *testing.T) {
 		t.Errorf("the receiver read %q", g.out.Bytes())
 	}
 }
+
+// A view that sets a filter just as the last view that set one goes
+// away keeps its filter: the one leaving puts the tap's own filters back
+// only while no view has set one since (it put them back over the new
+// view's filter, which the new view then did not hold by).
+func TestAFilterSetAsTheLastSetterLeavesIsKept(t *testing.T) {
+	g := newHoldRig(t, "", time.Hour)
+	mine := "method:mine"
+	for i := 0; i < 8000; i++ {
+		a := &holdView{c: nopConn{}, out: make(chan []byte, holdOutbox), done: make(chan struct{})}
+		b := &holdView{c: nopConn{}, out: make(chan []byte, holdOutbox), done: make(chan struct{})}
+		g.ic.attach(a)
+		g.ic.attach(b)
+		other := "method:a"
+		if err := g.ic.setFiltersFrom(a, &other, &other); err != nil {
+			t.Fatal(err)
+		}
+		done := make(chan struct{})
+		go func() { g.ic.dropView(a); close(done) }()
+		g.ic.setFiltersFrom(b, &mine, &mine)
+		<-done
+		g.ic.vmu.Lock()
+		got := g.ic.exprs
+		g.ic.vmu.Unlock()
+		if got[classify.H2S] != mine {
+			t.Fatalf("round %d: the view that set %q is attached, and the tap holds by %q", i, mine, got[classify.H2S])
+		}
+		g.ic.dropView(b)
+	}
+}
