@@ -168,18 +168,25 @@ func TestWatchWithNoHostPlaysTheHostOfTheGoSDKServer(t *testing.T) {
 	}
 }
 
+// watchGopls runs rpctap watch --open main.go -- gopls serve in
+// testdata/lsp/hello, in tmux at 80×24, with its state under dir.
+func watchGopls(t *testing.T, dir string) (waitfor func(...string), keys func(...string), screen func() string) {
+	t.Helper()
+	gopls := needPeer(t, "bin/gopls")
+	env := watchEnv(t, dir)
+	mod, _ := filepath.Abs("../../testdata/lsp/hello")
+	line := "cd " + shellQuote(mod) + " && exec " + shellQuote(rpctapBinary(t)) + " watch --open main.go -- " + shellQuote(gopls) + " serve"
+	return tmuxScreen(t, 80, 24, append(env[len(env)-3:], "GO_TELEMETRY_CHILD=2"), "sh", "-c", line)
+}
+
 // issue 12, done means: rpctap watch --open FILE -- gopls (no host) does
 // the LSP handshake and opens FILE; gopls's requests a host must answer
 // are held for the user; quitting while one is held still ends gopls's
 // session at once: the held request goes on and gets its default answer,
 // shutdown is answered, exit follows, and gopls exits 0.
 func TestWatchWithNoHostPlaysTheHostOfGopls(t *testing.T) {
-	gopls := needPeer(t, "bin/gopls")
 	dir := t.TempDir()
-	env := watchEnv(t, dir)
-	mod, _ := filepath.Abs("../../testdata/lsp/hello")
-	line := "cd " + shellQuote(mod) + " && exec " + shellQuote(rpctapBinary(t)) + " watch --open main.go -- " + shellQuote(gopls) + " serve"
-	waitfor, keys, _ := tmuxScreen(t, 80, 24, append(env[len(env)-3:], "GO_TELEMETRY_CHILD=2"), "sh", "-c", line)
+	waitfor, keys, _ := watchGopls(t, dir)
 	waitfor("initialize", "initialized", "textDocument/")
 	keys("H")
 	waitfor("Held (1)", "window/workDoneProgress/create")
@@ -206,12 +213,8 @@ func TestWatchWithNoHostPlaysTheHostOfGopls(t *testing.T) {
 // template (ctrl+t) moved to Greet's call on line 10, sent, and the
 // answer is gopls's hover of Greet, shown in the view. At 80×24.
 func TestWatchOpenGoplsHoverFromTheComposer(t *testing.T) {
-	gopls := needPeer(t, "bin/gopls")
 	dir := t.TempDir()
-	env := watchEnv(t, dir)
-	mod, _ := filepath.Abs("../../testdata/lsp/hello")
-	line := "cd " + shellQuote(mod) + " && exec " + shellQuote(rpctapBinary(t)) + " watch --open main.go -- " + shellQuote(gopls) + " serve"
-	waitfor, keys, screen := tmuxScreen(t, 80, 24, append(env[len(env)-3:], "GO_TELEMETRY_CHILD=2"), "sh", "-c", line)
+	waitfor, keys, screen := watchGopls(t, dir)
 	waitfor("initialized", "textDocument/")
 	// gopls's own requests (progress, configuration) are held for the
 	// user, and its answers would wait behind them: stop holding, and
