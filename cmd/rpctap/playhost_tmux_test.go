@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -249,5 +250,45 @@ func TestWatchOpenGoplsHoverFromTheComposer(t *testing.T) {
 	waitfor("session recorded in")
 	if b := watchSession(t, dir); !strings.Contains(b, `Greet says hello to name.`) {
 		t.Errorf("the session has no hover of Greet:\n%s", b)
+	}
+}
+
+// rpctap watch ends when its terminal hangs up (the window closes, tmux
+// goes away): the tap passes SIGHUP to the server, and the view quits
+// too. It went on with no terminal, its server gone, until killed.
+func TestWatchEndsWhenItsTerminalHangsUp(t *testing.T) {
+	server := needPeer(t, "bin/server")
+	env := watchEnv(t, t.TempDir())
+	sock := fmt.Sprintf("rpctap-test-hup-%d", time.Now().UnixNano())
+	line := "env " + strings.Join([]string{shellQuote(env[len(env)-3]), shellQuote(env[len(env)-2]), shellQuote(env[len(env)-1]), shellQuote(rpctapBinary(t)), "watch", "--", shellQuote(server)}, " ") + "; sleep 60"
+	if out, err := exec.Command("tmux", "-L", sock, "new-session", "-d", "-s", "t", "-x", "80", "-y", "24", line).CombinedOutput(); err != nil {
+		if _, lerr := exec.LookPath("tmux"); lerr != nil && os.Getenv("CI") == "" {
+			t.Skip("tmux is not installed")
+		}
+		t.Fatalf("tmux: %v: %s", err, out)
+	}
+	defer exec.Command("tmux", "-L", sock, "kill-server").Run()
+	// The watch is the pane's shell's child, once the view is up.
+	var pid int
+	for deadline := time.Now().Add(30 * time.Second); pid == 0; time.Sleep(50 * time.Millisecond) {
+		screen, _ := exec.Command("tmux", "-L", sock, "capture-pane", "-p", "-t", "t").Output()
+		out, _ := exec.Command("tmux", "-L", sock, "list-panes", "-t", "t", "-F", "#{pane_pid}").Output()
+		kids, _ := os.ReadFile(fmt.Sprintf("/proc/%s/task/%[1]s/children", strings.TrimSpace(string(out))))
+		if strings.Contains(string(screen), "tools/list") {
+			fmt.Sscan(string(kids), &pid)
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the view never came up:\n%s", screen)
+		}
+	}
+	exec.Command("tmux", "-L", sock, "kill-server").Run()
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		if err := syscall.Kill(pid, 0); err != nil {
+			return // gone
+		}
+		if time.Now().After(deadline) {
+			syscall.Kill(pid, syscall.SIGKILL)
+			t.Fatalf("rpctap watch (pid %d) still runs 30 s after its terminal hung up", pid)
+		}
 	}
 }
