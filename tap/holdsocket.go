@@ -190,12 +190,13 @@ func (ic *interceptor) filtersLineLocked() []byte {
 func (t *Tap) serveIntercept(c net.Conn, br *bufio.Reader, req request) {
 	ic := t.intercept
 	v := &holdView{c: c, out: make(chan []byte, holdOutbox), done: make(chan struct{})}
+	go v.writeLoop() // first: the frames held now may be more than fits in out
 	if !ic.attach(v) {
+		v.once.Do(func() { close(v.done) }) // the writer stops; refuse writes on c
 		refuse(c, fmt.Sprintf("%d views intercept this tap already; close one of them first", maxHeldViews))
 		return
 	}
 	defer ic.dropView(v)
-	go v.writeLoop()
 	if req.H2S != nil || req.S2H != nil {
 		v.answer(holdAction{Act: "filter"}, ic.setFiltersFrom(v, req.H2S, req.S2H))
 	}
