@@ -73,6 +73,10 @@ type Seen struct {
 	prompts []Prompt
 	res     []Resource
 	docURI  string
+	// meta is the _meta the host's requests carry on an MCP revision
+	// with no handshake (2026-07-28: each request says its protocol
+	// version and the client's capabilities there), nil on others.
+	meta []byte
 }
 
 type methodKey struct {
@@ -156,6 +160,13 @@ func (s *Seen) see(m *classify.Message) {
 		if uri := docURI(m.Params()); uri != "" {
 			s.docURI = uri
 		}
+		if m.Dir == classify.H2S && m.Kind == classify.KindRequest {
+			if method == "initialize" {
+				s.meta = nil // a handshake: the session is on an older revision
+			} else if meta := requestMeta(m.Params()); meta != nil {
+				s.meta = meta
+			}
+		}
 	case classify.KindResponse:
 		if !m.HasID() {
 			return
@@ -170,6 +181,64 @@ func (s *Seen) see(m *classify.Message) {
 			s.takeList(method, m.Result())
 		}
 	}
+}
+
+// The _meta keys a request carries on revision 2026-07-28, in the order
+// written: the protocol version and the client's capabilities are
+// required, its info is optional.
+const (
+	metaVersion = "io.modelcontextprotocol/protocolVersion"
+	metaCaps    = "io.modelcontextprotocol/clientCapabilities"
+	metaInfo    = "io.modelcontextprotocol/clientInfo"
+)
+
+// requestMeta is the per-request _meta of a host's request's params (its
+// protocol version, the client's capabilities and info), nil when they
+// name no protocol version there.
+func requestMeta(params []byte) []byte {
+	meta := classify.Member(params, "_meta")
+	if v, ok := classify.StringValue(classify.Member(meta, metaVersion)); !ok || v == "" || len(meta) > maxKept {
+		return nil
+	}
+	members := map[string]json.RawMessage{metaCaps: json.RawMessage(`{}`)}
+	for _, k := range []string{metaVersion, metaCaps, metaInfo} {
+		if v := classify.Member(meta, k); v != nil {
+			members[k] = bytes.Clone(v)
+		}
+	}
+	return appendObject(nil, members, []string{metaVersion, metaCaps, metaInfo})
+}
+
+// withMeta is a request's params with the session's per-request _meta
+// added, when the session has one and the params carry none (an object,
+// or none at all; other params are left as they are).
+func (s *Seen) withMeta(params []byte) []byte {
+	if s.meta == nil {
+		return params
+	}
+	p := bytes.TrimSpace(params)
+	switch {
+	case len(p) == 0:
+		return append(append([]byte(`{"_meta":`), s.meta...), '}')
+	case p[0] != '{' || classify.Member(p, "_meta") != nil || !classify.Valid(p):
+		return params
+	}
+	inner := bytes.TrimSpace(p[1 : len(p)-1])
+	out := append([]byte(nil), p[:len(p)-1]...)
+	if len(inner) > 0 {
+		out = append(out, ',')
+	}
+	return append(append(append(out, `"_meta":`...), s.meta...), '}')
+}
+
+// MetaVersion is the protocol version the session's requests carry in
+// _meta (revision 2026-07-28 and later, which have no handshake), "" when
+// they carry none.
+func (s *Seen) MetaVersion() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	v, _ := classify.StringValue(classify.Member(s.meta, metaVersion))
+	return v
 }
 
 // docURI is params.textDocument.uri, when it is a string.
@@ -253,6 +322,9 @@ func (s *Seen) Templates(ids *IDs) []Template {
 			b = append(append(append(b, `"id":`...), ids.Peek(k.dir)...), ',')
 		}
 		b = append(append(b, `"method":`...), mustJSON(k.method)...)
+		if k.dir == classify.H2S && !k.notify {
+			params = s.withMeta(params)
+		}
 		if params != nil {
 			b = append(append(b, `,"params":`...), params...)
 		}
@@ -261,15 +333,15 @@ func (s *Seen) Templates(ids *IDs) []Template {
 	for _, t := range s.tools {
 		args, _ := Arguments(t.Schema, nil, false)
 		out = append(out, Template{Name: "tools/call " + t.Name, Dir: classify.H2S,
-			Body: request(ids.Peek(classify.H2S), "tools/call", map[string]json.RawMessage{"name": mustJSON(t.Name), "arguments": args}, "name", "arguments")})
+			Body: s.request(classify.H2S, ids.Peek(classify.H2S), "tools/call", map[string]json.RawMessage{"name": mustJSON(t.Name), "arguments": args}, "name", "arguments")})
 	}
 	for _, p := range s.prompts {
 		out = append(out, Template{Name: "prompts/get " + p.Name, Dir: classify.H2S,
-			Body: request(ids.Peek(classify.H2S), "prompts/get", map[string]json.RawMessage{"name": mustJSON(p.Name), "arguments": promptArgs(p, nil, false)}, "name", "arguments")})
+			Body: s.request(classify.H2S, ids.Peek(classify.H2S), "prompts/get", map[string]json.RawMessage{"name": mustJSON(p.Name), "arguments": promptArgs(p, nil, false)}, "name", "arguments")})
 	}
 	for _, r := range s.res {
 		out = append(out, Template{Name: "resources/read " + r.URI, Dir: classify.H2S,
-			Body: request(ids.Peek(classify.H2S), "resources/read", map[string]json.RawMessage{"uri": mustJSON(r.URI)}, "uri")})
+			Body: s.request(classify.H2S, ids.Peek(classify.H2S), "resources/read", map[string]json.RawMessage{"uri": mustJSON(r.URI)}, "uri")})
 	}
 	if s.docURI != "" {
 		for _, m := range lspRequests {
@@ -288,6 +360,16 @@ func lspParams(method, uri string) map[string]json.RawMessage {
 		p["context"] = json.RawMessage(`{"includeDeclaration":true}`)
 	}
 	return p
+}
+
+// request is request() for a host's MCP request: with the session's
+// per-request _meta, last, when it has one.
+func (s *Seen) request(dir classify.Direction, id, method string, params map[string]json.RawMessage, order ...string) []byte {
+	if s.meta != nil && dir == classify.H2S {
+		params["_meta"] = s.meta
+		order = append(order, "_meta")
+	}
+	return request(id, method, params, order...)
 }
 
 // request renders a request with params members in the order given.
@@ -358,7 +440,7 @@ func (s *Seen) Build(method string, o BuildOptions, ids *IDs) ([]byte, error) {
 				if err != nil {
 					return nil, fmt.Errorf("tool %s: %w", classify.EscapeString(t.Name, 60), err)
 				}
-				return request(o.ID, method, map[string]json.RawMessage{"name": mustJSON(t.Name), "arguments": args}, "name", "arguments"), nil
+				return s.request(o.Dir, o.ID, method, map[string]json.RawMessage{"name": mustJSON(t.Name), "arguments": args}, "name", "arguments"), nil
 			}
 		}
 		if len(s.tools) == 0 {
@@ -367,7 +449,7 @@ func (s *Seen) Build(method string, o BuildOptions, ids *IDs) ([]byte, error) {
 			if err != nil {
 				return nil, err
 			}
-			return request(o.ID, method, map[string]json.RawMessage{"name": mustJSON(o.Tool), "arguments": args}, "name", "arguments"), nil
+			return s.request(o.Dir, o.ID, method, map[string]json.RawMessage{"name": mustJSON(o.Tool), "arguments": args}, "name", "arguments"), nil
 		}
 		return nil, fmt.Errorf("the last tools/list answer has no tool %s%s", classify.EscapeString(o.Tool, 60), s.toolHint())
 	case "prompts/get":
@@ -386,7 +468,7 @@ func (s *Seen) Build(method string, o BuildOptions, ids *IDs) ([]byte, error) {
 				return nil, fmt.Errorf("the prompt %s requires the argument %s: add --arg %s=VALUE", classify.EscapeString(p.Name, 60), classify.EscapeString(a.Name, 60), classify.EscapeString(a.Name, 60))
 			}
 		}
-		return request(o.ID, method, map[string]json.RawMessage{"name": mustJSON(p.Name), "arguments": args}, "name", "arguments"), nil
+		return s.request(o.Dir, o.ID, method, map[string]json.RawMessage{"name": mustJSON(p.Name), "arguments": args}, "name", "arguments"), nil
 	case "resources/read":
 		uri := o.Tool
 		if uri == "" && len(s.res) > 0 {
@@ -395,7 +477,7 @@ func (s *Seen) Build(method string, o BuildOptions, ids *IDs) ([]byte, error) {
 		if uri == "" {
 			return nil, errors.New("resources/read needs a URI: add --tool URI")
 		}
-		return request(o.ID, method, map[string]json.RawMessage{"uri": mustJSON(uri)}, "uri"), nil
+		return s.request(o.Dir, o.ID, method, map[string]json.RawMessage{"uri": mustJSON(uri)}, "uri"), nil
 	}
 	for _, m := range lspRequests {
 		if m == method && s.docURI != "" {
@@ -408,14 +490,22 @@ func (s *Seen) Build(method string, o BuildOptions, ids *IDs) ([]byte, error) {
 	if notify {
 		b = append([]byte(`{"jsonrpc":"2.0","method":`), mustJSON(method)...)
 	}
-	if params, ok := s.methods[methodKey{dir: o.Dir, method: method, notify: notify}]; ok && params != nil {
-		b = append(append(b, `,"params":`...), params...)
-	} else if len(o.Args) > 0 {
-		args, err := Arguments(nil, o.Args, true)
-		if err != nil {
-			return nil, err
+	params, ok := s.methods[methodKey{dir: o.Dir, method: method, notify: notify}]
+	if !ok || params == nil {
+		params = nil
+		if len(o.Args) > 0 {
+			args, err := Arguments(nil, o.Args, true)
+			if err != nil {
+				return nil, err
+			}
+			params = args
 		}
-		b = append(append(b, `,"params":`...), args...)
+	}
+	if o.Dir == classify.H2S && !notify {
+		params = s.withMeta(params)
+	}
+	if params != nil {
+		b = append(append(b, `,"params":`...), params...)
 	}
 	return append(b, '}'), nil
 }

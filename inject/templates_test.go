@@ -154,3 +154,67 @@ func TestLSPTemplatesUseTheOpenDocument(t *testing.T) {
 		t.Errorf("definition: %s %v", b, err)
 	}
 }
+
+// issue 12 point 4: on revision 2026-07-28 (no handshake) every request
+// carries the protocol version and the client's capabilities in _meta.
+// Once the host's requests carry them, the templates and Build put the
+// same _meta in each request toward the server they make; a session
+// that falls back to initialize, and the server's own requests, get none.
+func TestRequestsOnRevision20260728CarryTheSessionsMeta(t *testing.T) {
+	const meta = `{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"roots":{}},"io.modelcontextprotocol/clientInfo":{"name":"h","version":"1"}}`
+	s := NewSeen()
+	for _, f := range []struct {
+		dir   classify.Direction
+		frame string
+	}{
+		{classify.H2S, `{"jsonrpc":"2.0","id":0,"method":"server/discover","params":{"_meta":` + meta + `}}`},
+		{classify.S2H, `{"jsonrpc":"2.0","id":0,"result":{"supportedVersions":["2026-07-28"],"capabilities":{"tools":{}}}}`},
+		{classify.H2S, `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":` + meta + `}}`},
+		{classify.S2H, strings.Replace(everythingTools, `"id":2`, `"id":1`, 1)},
+		{classify.H2S, `{"jsonrpc":"2.0","id":2,"method":"custom/thing","params":{"x":1}}`},
+		{classify.H2S, `{"jsonrpc":"2.0","method":"notifications/note","params":{"x":1}}`},
+		{classify.S2H, `{"jsonrpc":"2.0","id":9,"method":"elicitation/create","params":{}}`},
+	} {
+		s.See(msg(f.dir, f.frame))
+	}
+	if v := s.MetaVersion(); v != "2026-07-28" {
+		t.Errorf("MetaVersion = %q", v)
+	}
+	ids := NewIDs()
+	got := map[string]string{}
+	for _, tp := range s.Templates(ids) {
+		got[tp.Name] = string(tp.Body)
+		if !classify.Valid(tp.Body) {
+			t.Errorf("%s: %s is not JSON", tp.Name, tp.Body)
+		}
+	}
+	for name, want := range map[string]string{
+		"tools/call echo":    `"params":{"name":"echo","arguments":{"message":"<string>"},"_meta":` + meta + `}}`,
+		"custom/thing":       `"params":{"x":1,"_meta":` + meta + `}}`,
+		"tools/list":         `"params":{"_meta":` + meta + `}}`,
+		"notifications/note": `"params":{"x":1}}`,
+		"elicitation/create": `"params":{}}`,
+	} {
+		if !strings.HasSuffix(got[name], want) {
+			t.Errorf("template %s = %s, want it to end %s", name, got[name], want)
+		}
+	}
+	for method, o := range map[string]BuildOptions{"tools/call": {Tool: "echo", Args: [][2]string{{"message", "hi"}}}, "never/seen": {}} {
+		b, err := s.Build(method, o, ids)
+		if err != nil || !strings.Contains(string(b), `"_meta":`+meta) {
+			t.Errorf("Build(%s) = %s, %v; want the session's _meta", method, b, err)
+		}
+	}
+
+	// The server answers server/discover -32601; the host falls back to
+	// initialize: requests carry no _meta from then on.
+	s.See(msg(classify.H2S, `{"jsonrpc":"2.0","id":3,"method":"initialize","params":{"protocolVersion":"2025-11-25"}}`))
+	if v := s.MetaVersion(); v != "" {
+		t.Errorf("after initialize, MetaVersion = %q", v)
+	}
+	for _, tp := range s.Templates(ids) {
+		if tp.Name != "tools/list" && tp.Name != "server/discover" && strings.Contains(string(tp.Body), "_meta") {
+			t.Errorf("after initialize, template %s = %s", tp.Name, tp.Body)
+		}
+	}
+}

@@ -88,8 +88,11 @@ type Entry struct {
 	Src    string             // SrcWire, SrcInject, SrcEdit, or "other" for a value this version does not know
 	// Captured, Redacted, EOF and Partial are the frame record's flags.
 	Captured, Redacted, EOF, Partial bool
-	Size                             int64  // the frame's bytes (the body, for lsp)
-	ID                               string // the id as on the wire ("" when none; "" for a batch)
+	// Held is what became of a frame the tap held (a Held… outcome; ""
+	// when it was not held, "other" for one this version does not know).
+	Held string
+	Size int64  // the frame's bytes (the body, for lsp)
+	ID   string // the id as on the wire ("" when none; "" for a batch)
 	// Method is the frame's method; for a response, its request's method.
 	Method string
 	// Codes holds every finding code about the frame: its own, its batch
@@ -213,6 +216,7 @@ type entry struct {
 	flags                uint8 // src in the low bits, then flagCaptured, flagRedacted, flagEOF
 	event                uint8 // 1 for an event record, whose kind is in method
 	rs                   uint8 // request and response state bits
+	held                 uint8 // what became of a held frame: an index in heldNames
 }
 
 const (
@@ -388,6 +392,7 @@ func (x *Index) add(ev *Event, offset int64, pre *classify.Message) {
 		if ev.Partial {
 			e.flags |= flagPartial
 		}
+		e.held = heldIndex(ev.Held)
 	} else {
 		e.event = 1
 		e.method = x.method(ev.Kind) // an event has no method: the field holds its kind
@@ -511,6 +516,19 @@ func classifyBytes(h *Header, ev *Event, p classify.Profile, full *[]byte) class
 		}
 	}
 	return h.Classify(ev.Frame, ev.Dir, p)
+}
+
+// heldNames are the outcomes of held frames an entry can say, by index
+// (0: not held; the last: one this version does not know).
+var heldNames = [...]string{"", HeldForwarded, HeldEdited, HeldDropped, HeldAnswered, HeldTimeout, HeldDetached, HeldOverflow, HeldWaited, HeldEnded, "other"}
+
+func heldIndex(held string) uint8 {
+	for i, name := range heldNames[:len(heldNames)-1] {
+		if held == name {
+			return uint8(i)
+		}
+	}
+	return uint8(len(heldNames) - 1)
 }
 
 func srcIndex(src string) uint8 {
@@ -682,6 +700,7 @@ func (x *Index) entry(e *entry) Entry {
 		Redacted: e.flags&flagRedacted != 0,
 		EOF:      e.flags&flagEOF != 0,
 		Partial:  e.flags&flagPartial != 0,
+		Held:     heldNames[e.held],
 		Size:     e.size,
 		ID:       string(x.ids.bytes(e.id)),
 		Method:   method,

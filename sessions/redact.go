@@ -160,6 +160,69 @@ func (r *Redactor) Mask(b []byte) ([]byte, bool) {
 	return out, true
 }
 
+// Unmask undoes, in edited (a person's edit of Mask(original)), the masks
+// Mask(original) wrote that the edit left as they were: each stands again
+// for the bytes it masked there, as they were spelled. The k-th copy of a
+// mask in edited takes the k-th spelling it masked in original (the last
+// one, past their number). A mask that original had no secret for, or one
+// the person changed, stays as typed: Unmask puts back only secrets that
+// were in original. edited itself is never changed.
+func (r *Redactor) Unmask(edited, original []byte) []byte {
+	if r == nil {
+		return edited
+	}
+	spelled := map[*secret][][]byte{}
+	f := finder{r: r, b: original, stop: len(original)}
+	for range r.secrets {
+		f.lit = append(f.lit, -1)
+	}
+	for copied, at := 0, 0; ; {
+		start, end, s := f.find(at)
+		if s == nil {
+			break
+		}
+		if oddBackslashes(original[copied:start]) {
+			start-- // the mask took that backslash too (see appendMasked)
+		}
+		spelled[s] = append(spelled[s], original[start:end])
+		copied, at = end, end
+	}
+	if len(spelled) == 0 {
+		return edited
+	}
+	var out []byte
+	used := map[*secret]int{}
+	copied := 0
+	for at := 0; at < len(edited); {
+		k := bytes.Index(edited[at:], []byte("***"))
+		if k < 0 {
+			break
+		}
+		at += k
+		var hit *secret
+		for i := range r.secrets { // longest value first; masks are whole names
+			s := &r.secrets[i]
+			if len(spelled[s]) > 0 && bytes.HasPrefix(edited[at:], s.mask) && (hit == nil || len(s.mask) > len(hit.mask)) {
+				hit = s
+			}
+		}
+		if hit == nil {
+			at++
+			continue
+		}
+		ways := spelled[hit]
+		out = append(out, edited[copied:at]...)
+		out = append(out, ways[min(used[hit], len(ways)-1)]...)
+		used[hit]++
+		at += len(hit.mask)
+		copied = at
+	}
+	if out == nil {
+		return edited
+	}
+	return append(out, edited[copied:]...)
+}
+
 // MaskString is Mask for a string.
 func (r *Redactor) MaskString(s string) string {
 	if out, ok := r.Mask([]byte(s)); ok {

@@ -216,3 +216,39 @@ func TestRedactorMasksRandomSpellingsAndNothingElse(t *testing.T) {
 		}
 	}
 }
+
+// issue 12: a person edits a held frame as the view shows it, masked.
+// Unmask puts back, for each mask the edit left as it was, the secret it
+// masked, spelled as it was (escapes too), in order; a mask the person
+// changed, or one for a secret the frame did not carry, stays as typed.
+func TestUnmaskPutsBackTheSecretsAnEditLeftMasked(t *testing.T) {
+	r, err := NewRedactor([]string{"API_TOKEN=tok-123456", "DB_PASSWORD=hunter22"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	original := []byte(`{"a":"tok-123456","b":"\u0074ok-123456","c":"x"}`)
+	masked, _ := r.Mask(original)
+	if string(masked) != `{"a":"***API_TOKEN***","b":"***API_TOKEN***","c":"x"}` {
+		t.Fatalf("masked: %s", masked)
+	}
+	for _, c := range []struct{ edit, want string }{
+		{string(masked), string(original)},
+		{`{"a":"***API_TOKEN***","b":"***API_TOKEN***","c":"edited"}`, `{"a":"tok-123456","b":"\u0074ok-123456","c":"edited"}`},
+		{`{"b":"***API_TOKEN***"}`, `{"b":"tok-123456"}`},
+		{`{"a":"***API_TOKEN***","b":"***API_TOKEN***","c":"***API_TOKEN***"}`, `{"a":"tok-123456","b":"\u0074ok-123456","c":"\u0074ok-123456"}`},
+		{`{"a":"***API_TOKEN**","c":"***DB_PASSWORD***"}`, `{"a":"***API_TOKEN**","c":"***DB_PASSWORD***"}`},
+	} {
+		if got := r.Unmask([]byte(c.edit), original); string(got) != c.want {
+			t.Errorf("Unmask(%s) = %s, want %s", c.edit, got, c.want)
+		}
+	}
+	// A backslash the mask took (a peer's literal \\u0074...) comes back.
+	odd := []byte(`{"a":"\\u0074ok-123456"}`)
+	m, _ := r.Mask(odd)
+	if got := r.Unmask(m, odd); !bytes.Equal(got, odd) {
+		t.Errorf("Unmask(%s) = %s, want %s", m, got, odd)
+	}
+	if got := (*Redactor)(nil).Unmask([]byte("***API_TOKEN***"), original); string(got) != "***API_TOKEN***" {
+		t.Errorf("a nil Redactor unmasked: %s", got)
+	}
+}

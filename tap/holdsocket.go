@@ -9,6 +9,7 @@ import (
 	"net"
 	"sort"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
@@ -29,10 +30,16 @@ const maxEdit = 4 << 20
 // again: attaching again lists the frames held).
 const holdOutbox = 4096
 
+// maxOutboxBytes bounds the bytes of the lines that wait for one view: a
+// held frame's line may be a MiB or more, and holdOutbox of them would
+// not be a bound on the tap's memory.
+const maxOutboxBytes = 64 << 20
+
 // A holdView is one intercepting view's connection.
 type holdView struct {
 	c      net.Conn
 	out    chan []byte
+	queued atomic.Int64 // bytes of the lines in out
 	done   chan struct{}
 	once   sync.Once
 	setter bool // the view set the filters (under interceptor.vmu)
@@ -41,7 +48,12 @@ type holdView struct {
 // send queues a line for the view, never waiting: a view that is not
 // reading is cut off.
 func (v *holdView) send(line []byte) {
+	if v.queued.Add(int64(len(line))) > maxOutboxBytes {
+		v.cut()
+		return
+	}
 	select {
+	case <-v.done:
 	case v.out <- line:
 	default:
 		v.cut()
@@ -57,6 +69,7 @@ func (v *holdView) writeLoop() {
 		case <-v.done:
 			return
 		case line := <-v.out:
+			v.queued.Add(-int64(len(line)))
 			v.c.SetWriteDeadline(time.Now().Add(requestTimeout))
 			if _, err := v.c.Write(line); err != nil {
 				v.cut()
@@ -177,30 +190,15 @@ func (ic *interceptor) filtersLineLocked() []byte {
 func (t *Tap) serveIntercept(c net.Conn, br *bufio.Reader, req request) {
 	ic := t.intercept
 	v := &holdView{c: c, out: make(chan []byte, holdOutbox), done: make(chan struct{})}
-	ic.vmu.Lock()
-	if len(ic.views) >= maxHeldViews {
-		ic.vmu.Unlock()
+	go v.writeLoop() // first: the frames held now may be more than fits in out
+	if !ic.attach(v) {
+		v.once.Do(func() { close(v.done) }) // the writer stops; refuse writes on c
 		refuse(c, fmt.Sprintf("%d views intercept this tap already; close one of them first", maxHeldViews))
 		return
 	}
-	ic.views[v] = struct{}{}
-	ic.vmu.Unlock()
 	defer ic.dropView(v)
-	go v.writeLoop()
 	if req.H2S != nil || req.S2H != nil {
 		v.answer(holdAction{Act: "filter"}, ic.setFiltersFrom(v, req.H2S, req.S2H))
-	} else {
-		v.send(ic.filtersLine())
-	}
-	// The frames held now, oldest first; one held meanwhile may be told
-	// twice (n names it).
-	var held []*heldFrame
-	for _, dir := range []classify.Direction{classify.H2S, classify.S2H} {
-		held = append(held, ic.dirs[dir].held()...)
-	}
-	sort.Slice(held, func(i, j int) bool { return held[i].n < held[j].n })
-	for _, f := range held {
-		v.send(holdLine(HoldEvent{Held: ic.heldEvent(f)}))
 	}
 	c.SetReadDeadline(time.Time{})
 	for {
@@ -235,6 +233,34 @@ func (t *Tap) serveIntercept(c net.Conn, br *bufio.Reader, req request) {
 	}
 }
 
+// attach adds a view, and tells it the filters and the frames held now,
+// oldest first; false when as many views as may intercept do. Both
+// queues are locked meanwhile: a frame is told as held under its queue's
+// lock, so the view hears of each frame held once, and of its release
+// after.
+func (ic *interceptor) attach(v *holdView) bool {
+	for _, dir := range []classify.Direction{classify.H2S, classify.S2H} {
+		ic.dirs[dir].mu.Lock()
+		defer ic.dirs[dir].mu.Unlock()
+	}
+	ic.vmu.Lock()
+	defer ic.vmu.Unlock()
+	if len(ic.views) >= maxHeldViews {
+		return false
+	}
+	ic.views[v] = struct{}{}
+	v.send(ic.filtersLineLocked())
+	var held []*heldFrame
+	for _, dir := range []classify.Direction{classify.H2S, classify.S2H} {
+		held = append(held, ic.dirs[dir].q...)
+	}
+	sort.Slice(held, func(i, j int) bool { return held[i].n < held[j].n })
+	for _, f := range held {
+		v.send(holdLine(HoldEvent{Held: ic.heldEvent(f)}))
+	}
+	return true
+}
+
 // answer tells the view how its action went.
 func (v *holdView) answer(a holdAction, err error) {
 	ok := err == nil
@@ -259,6 +285,14 @@ func (ic *interceptor) act(v *holdView, a holdAction, body []byte) error {
 	h := ic.queueOf(a.N)
 	if h == nil {
 		return errNotHeld
+	}
+	if body != nil {
+		// The view shows secrets masked, and so a person edits (or
+		// quotes, in a reply) the masks: those left as they were stand
+		// for the secrets again, as the frame carried them.
+		if orig := h.bodyOf(a.N); orig != nil {
+			body = ic.t.rec.redact.Unmask(body, orig)
+		}
 	}
 	switch a.Act {
 	case "forward":
@@ -299,6 +333,8 @@ func (ic *interceptor) act(v *holdView, a holdAction, body []byte) error {
 // setFiltersFrom sets the filters a view asks for (nil: that direction's
 // stays), and makes the view one that set them.
 func (ic *interceptor) setFiltersFrom(v *holdView, h2s, s2h *string) error {
+	ic.fmu.Lock()
+	defer ic.fmu.Unlock()
 	ic.vmu.Lock()
 	cur := ic.exprs
 	ic.vmu.Unlock()
@@ -327,6 +363,7 @@ func (ic *interceptor) setFiltersFrom(v *holdView, h2s, s2h *string) error {
 // goes on as it was.
 func (ic *interceptor) dropView(v *holdView) {
 	v.cut()
+	ic.fmu.Lock()
 	ic.vmu.Lock()
 	delete(ic.views, v)
 	last := false
@@ -336,9 +373,11 @@ func (ic *interceptor) dropView(v *holdView) {
 	}
 	ic.vmu.Unlock()
 	if !last {
+		ic.fmu.Unlock()
 		return
 	}
 	ic.setFilters(ic.base[classify.H2S], ic.base[classify.S2H])
+	ic.fmu.Unlock()
 	for _, dir := range []classify.Direction{classify.H2S, classify.S2H} {
 		ic.dirs[dir].releaseAll(sessions.HeldDetached)
 	}

@@ -32,7 +32,11 @@ import (
 // decide them, from their own goroutines. Frames leave the queue only from
 // its head, and only while the queue's dest lock (dest.mu) is held, and the
 // relay looks at the queue under that lock before it forwards a frame
-// itself: so no frame overtakes a held one.
+// itself: so no frame overtakes a held one. Views are told of a frame held
+// under the queue's lock (h.mu), and an attaching view lists the frames
+// held under both queues' locks: so each view hears of every frame held
+// once, and before it hears that the frame went. Locks are taken in the
+// order dest.mu, holdQueue.mu (h2s before s2h), interceptor.vmu.
 
 // DefaultHoldTimeout is how long a frame is held when the tap is given no
 // hold time.
@@ -60,6 +64,10 @@ type interceptor struct {
 	dirs    [3]*holdQueue
 	next    atomic.Int64 // numbers held frames, from 1, across both directions
 
+	// fmu orders the changes views make to the filters: a view that
+	// sets them and the last setter going away (which puts the tap's
+	// own back) each decide and set them under it.
+	fmu     sync.Mutex
 	vmu     sync.Mutex // guards views, setters and exprs
 	views   map[*holdView]struct{}
 	setters int       // attached views that set the filters
@@ -105,6 +113,9 @@ type heldFrame struct {
 	// editBody is edit's body (within edit), as recorded.
 	editBody []byte
 	reply    *injection // answered: the reply, toward the sender
+	// charged is what the frame counts for in its queue's bytes: its
+	// cost when held, and its edit's bytes once edited.
+	charged int
 }
 
 func (f *heldFrame) cost() int { return len(f.wire) + heldFrameCost + len(f.edit) }
@@ -182,13 +193,28 @@ func (h *holdQueue) offer(r *relay, before, frame []byte, info classify.FrameInf
 	body := info.Body(frame)
 	m := classify.ClassifyFramed(body, info, h.dir, h.ic.profile())
 	h.ic.remember(h.dir, &m)
+	var fr *filter.Frame // what the filter sees, made once (it takes a response's method)
+	judge := func(f *filter.Filter) bool {
+		if f == nil {
+			return false
+		}
+		if fr == nil {
+			fr = h.ic.filterFrame(h.dir, &m, body)
+		}
+		return f.Match(fr)
+	}
 	h.mu.Lock()
 	f, closing := h.filter, h.closing
 	h.mu.Unlock()
-	match := f != nil && !closing && f.Match(h.ic.filterFrame(h.dir, &m, body))
+	match := !closing && judge(f)
 
 	r.dst.mu.Lock()
 	h.mu.Lock()
+	if h.filter != f && !closing {
+		// The filter changed meanwhile (the view that set it went
+		// away, and its frames went on): the one in force decides.
+		match = judge(h.filter)
+	}
 	if closing || !match && len(h.q) == 0 {
 		h.mu.Unlock()
 		r.dst.mu.Unlock()
@@ -222,11 +248,14 @@ func (h *holdQueue) offer(r *relay, before, frame []byte, info classify.FrameInf
 		hf.decided, hf.how = true, sessions.HeldWaited
 	}
 	h.q = append(h.q, hf)
-	h.bytes += hf.cost()
+	hf.charged = hf.cost()
+	h.bytes += hf.charged
 	h.on.Store(true)
+	// Told under h.mu: it leaves the queue only under h.mu, so no view
+	// hears that it went before it hears that it is held.
+	h.ic.tellHeld(hf)
 	h.mu.Unlock()
 	r.dst.release()
-	h.ic.tellHeld(hf)
 	return true
 }
 
@@ -257,15 +286,39 @@ func (h *holdQueue) decide(n int64, how string, set func(*heldFrame) error) erro
 		return fmt.Errorf("frame %d is not held: it waits behind a held frame, and goes on when that one does", n)
 	}
 	if set != nil {
+		edit, editBody := f.edit, f.editBody
 		if err := set(f); err != nil {
 			h.mu.Unlock()
 			return err
 		}
+		// An edit stays in the tap as long as the frame does: past the
+		// bound, one that would wait behind an undecided frame is
+		// refused (one that goes at once is not).
+		if grown := f.cost() - f.charged; grown > 0 && h.bytes+grown > maxHeldBytes && h.waitsLocked(f) {
+			f.edit, f.editBody = edit, editBody
+			h.mu.Unlock()
+			return fmt.Errorf("the frames held %s and their edits would pass %d MiB with this edit; forward or drop the frames held before frame %d first, then edit it", toward(h.dir), maxHeldBytes>>20, n)
+		}
+		h.bytes += f.cost() - f.charged
+		f.charged = f.cost()
 	}
 	h.decideLocked(f, how)
 	h.mu.Unlock()
 	h.drain()
 	return nil
+}
+
+// waitsLocked reports whether an undecided frame is ahead of f.
+func (h *holdQueue) waitsLocked(f *heldFrame) bool {
+	for _, q := range h.q {
+		if q == f {
+			return false
+		}
+		if !q.decided {
+			return true
+		}
+	}
+	return false
 }
 
 func (h *holdQueue) decideLocked(f *heldFrame, how string) {
@@ -338,7 +391,7 @@ func (h *holdQueue) drainLocked() []*heldFrame {
 		f := h.q[0]
 		h.q[0] = nil
 		h.q = h.q[1:]
-		h.bytes -= f.cost()
+		h.bytes -= f.charged
 		h.mu.Unlock()
 		h.emitLocked(f)
 		out = append(out, f)
@@ -393,11 +446,17 @@ func (h *holdQueue) closeWait() {
 	h.mu.Unlock()
 }
 
-// held lists the frames the queue holds, oldest first.
-func (h *holdQueue) held() []*heldFrame {
+// bodyOf is held frame n's body as it was read, nil when the queue does
+// not hold it.
+func (h *holdQueue) bodyOf(n int64) []byte {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	return append([]*heldFrame(nil), h.q...)
+	for _, f := range h.q {
+		if f.n == n {
+			return f.body
+		}
+	}
+	return nil
 }
 
 // queueOf is the queue that holds frame n, nil when none does.

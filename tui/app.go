@@ -828,8 +828,19 @@ func (m *Model) helpView() string {
 	for _, long := range []string{"UNMATCHED", "INVALID", "REDACTED", "OPAQUE", "LEAKY", "TIMEOUT", "CAPTURED", "PARTIAL"} {
 		words = append(words, compactBadges[long]+" "+strings.ToLower(long))
 	}
-	legend := ansi.Wrap(s.Dim.Render("narrow tables shorten badges: "+strings.Join(words, " · ")), m.width, " ")
-	text := strings.Join(rows, "\n\n") + "\n\n" + legend + "\n\n" + s.Dim.Render("any key closes help")
+	legend := func(words []string) string {
+		return ansi.Wrap(s.Dim.Render("narrow tables shorten badges: "+strings.Join(words, " · ")), m.width, " ")
+	}
+	var held []string
+	for _, long := range []string{"HELD", "EDITED", "DROPPED", "ANSWERED", "EXPIRED", "DETACHED", "OVERFLOW", "WAITED", "ENDED"} {
+		held = append(held, compactBadges[long]+" "+strings.ToLower(long))
+	}
+	text := strings.Join(rows, "\n\n") + "\n\n" + legend(append(words, held...)) + "\n\n" + s.Dim.Render("any key closes help")
+	if strings.Count(text, "\n") >= m.height {
+		// The held frames' badges only when they fit (not at 80×24; the
+		// README lists them).
+		text = strings.Join(rows, "\n\n") + "\n\n" + legend(words) + "\n\n" + s.Dim.Render("any key closes help")
+	}
 	lines := strings.Split(text, "\n")
 	if len(lines) > m.height {
 		lines = lines[:m.height]

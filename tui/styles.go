@@ -55,6 +55,15 @@ func DefaultStyles(r *lipgloss.Renderer) Styles {
 		"LATE":      badge("3"),
 		"CAPTURED":  badge("4"),
 		"PARTIAL":   badge("1"),
+		"HELD":      badge("6"),
+		"EDITED":    badge("6"),
+		"DROPPED":   badge("1"),
+		"ANSWERED":  badge("6"),
+		"EXPIRED":   badge("3"),
+		"DETACHED":  badge("3"),
+		"OVERFLOW":  badge("3"),
+		"WAITED":    badge("8"),
+		"ENDED":     badge("3"),
 	}
 	s.FilterOK = r.NewStyle().Foreground(green)
 	s.FilterBad = r.NewStyle().Foreground(red)

@@ -399,6 +399,19 @@ func (p *trafficPane) row(e *sessions.Entry, c columns, started time.Time, plain
 var compactBadges = map[string]string{
 	"UNMATCHED": "UNM", "INVALID": "INV", "REDACTED": "RED", "OPAQUE": "OPQ",
 	"LEAKY": "LKY", "TIMEOUT": "TMO", "LATE": "LATE", "CAPTURED": "CAP", "PARTIAL": "PRT",
+	"HELD": "HLD", "EDITED": "EDT", "DROPPED": "DRP", "ANSWERED": "ANS", "EXPIRED": "EXP",
+	"DETACHED": "DET", "OVERFLOW": "OVF", "WAITED": "WTD", "ENDED": "END",
+}
+
+// heldBadges name what became of a frame the tap held (the record's
+// "held"): forwarded as it was (HELD), edited, dropped, answered in place,
+// or let go as it was because its hold time ran out (EXPIRED), its views
+// went away (DETACHED), the tap held too much (OVERFLOW), it waited behind
+// a held frame (WAITED) or the session ended (ENDED).
+var heldBadges = map[string]string{
+	sessions.HeldForwarded: "HELD", sessions.HeldEdited: "EDITED", sessions.HeldDropped: "DROPPED",
+	sessions.HeldAnswered: "ANSWERED", sessions.HeldTimeout: "EXPIRED", sessions.HeldDetached: "DETACHED",
+	sessions.HeldOverflow: "OVERFLOW", sessions.HeldWaited: "WAITED", sessions.HeldEnded: "ENDED", "other": "HELD",
 }
 
 // badges are the flags the tool exists for, as words a glance catches, in
@@ -461,6 +474,9 @@ func worstMark(s classify.Severity) string {
 func entryBadges(e *sessions.Entry) []string {
 	has := func(c classify.Code) bool { return e.Codes.Has(c) }
 	var out []string
+	if b := heldBadges[e.Held]; b != "" {
+		out = append(out, b) // first: what the user did to the frame is the row's story
+	}
 	if e.Captured {
 		out = append(out, "CAPTURED")
 	}

@@ -284,6 +284,53 @@ func TestInterceptHoldsAndTheViewForwardsEditsDropsAndRepliesInPlace(t *testing.
 	}
 }
 
+// issue 12: the view shows a held frame's secrets masked, and a person
+// edits (or quotes, in a reply) what they see. Through the built binary,
+// with cat as the server: the masks an edit left as they were reach the
+// server as the real secret, a mask the person changed goes as typed, a
+// reply that quotes a mask gives the host the real secret; and neither
+// what the view is told nor the session file ever carries the secret.
+func TestAnEditOfAMaskedHeldFrameForwardsTheRealSecret(t *testing.T) {
+	const secret = "tok-8f3a9c2e71"
+	name := fmt.Sprintf("e2e-unmask-%d", time.Now().UnixNano())
+	h := startLiveHostWith(t, name, []string{"--intercept", "dir:h2s method:hold/*", "--redact", "API_TOKEN=" + secret}, "cat")
+	w := openHold(t, name, nil, nil)
+
+	h.send(t, `{"jsonrpc":"2.0","id":1,"method":"hold/edit","params":{"token":"`+secret+`","other":"`+secret+`","note":"before"}}`)
+	a := w.held(t, `"hold/edit"`)
+	if strings.Contains(a.Frame, secret) || !a.Redacted || !strings.Contains(a.Frame, `"token":"***API_TOKEN***"`) {
+		t.Fatalf("the view was told the held frame %s (redacted %v)", a.Frame, a.Redacted)
+	}
+	edited := strings.Replace(strings.Replace(a.Frame, `"before"`, `"after edit"`, 1), `"other":"***API_TOKEN***"`, `"other":"***API_TOKEN**"`, 1)
+	w.c.Edit(a.N, []byte(edited))
+	w.answered(t, "edit", a.N)
+	h.waitLine(t, "after edit")
+	if !h.read(`"token":"`+secret+`"`) || !h.read(`"other":"***API_TOKEN**"`) {
+		t.Errorf("the server read %q; want the real secret where the mask was left, the changed mask as typed", h.lines())
+	}
+
+	h.send(t, `{"jsonrpc":"2.0","id":2,"method":"hold/reply","params":{"token":"`+secret+`"}}`)
+	b := w.held(t, `"hold/reply"`)
+	w.c.Reply(b.N, []byte(`{"jsonrpc":"2.0","id":2,"result":{"echo":"***API_TOKEN***"}}`))
+	w.answered(t, "reply", b.N)
+	h.waitLine(t, `"echo":"`+secret+`"`)
+	h.close(t)
+	h.noRace(t)
+
+	for _, ev := range w.events() {
+		if ev.Held != nil && strings.Contains(string(ev.Held.Bytes()), secret) || strings.Contains(ev.Notice+ev.Error, secret) {
+			t.Errorf("the view was told the secret: %+v", ev)
+		}
+	}
+	file, err := os.ReadFile(h.record)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bytes.Contains(file, []byte(secret)) || bytes.Count(file, []byte("***API_TOKEN***")) < 4 {
+		t.Errorf("the session file carries the secret, or not its masks:\n%s", file)
+	}
+}
+
 // issue 12, done means: hold is never forever. A frame goes on as it was
 // when its hold time runs out, and when the view that set the intercept
 // goes away; the view and the file say which.

@@ -6,13 +6,14 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
 
 // tmuxScreen runs a command in a tmux of its own, at w×h, and returns a
 // function that waits for the screen to show every text given.
-func tmuxScreen(t *testing.T, w, h int, env []string, argv ...string) (waitfor func(...string), keys func(...string)) {
+func tmuxScreen(t *testing.T, w, h int, env []string, argv ...string) (waitfor func(...string), keys func(...string), screen func() string) {
 	t.Helper()
 	if _, err := exec.LookPath("tmux"); err != nil {
 		if os.Getenv("CI") != "" {
@@ -33,7 +34,7 @@ func tmuxScreen(t *testing.T, w, h int, env []string, argv ...string) (waitfor f
 		t.Fatalf("tmux: %v: %s", err, out)
 	}
 	t.Cleanup(func() { exec.Command("tmux", "-L", sock, "kill-server").Run() })
-	screen := func() string {
+	screen = func() string {
 		out, _ := exec.Command("tmux", "-L", sock, "capture-pane", "-p", "-t", "t").Output()
 		return string(out)
 	}
@@ -56,7 +57,27 @@ func tmuxScreen(t *testing.T, w, h int, env []string, argv ...string) (waitfor f
 	keys = func(k ...string) {
 		exec.Command("tmux", append([]string{"-L", sock, "send-keys", "-t", "t"}, k...)...).Run()
 	}
-	return waitfor, keys
+	return waitfor, keys, screen
+}
+
+// pickTemplate picks the composer's template called name (the composer is
+// open): ctrl+t lists the templates in the order the session showed their
+// methods, which depends on what the server sent, so it tries each place.
+func pickTemplate(t *testing.T, waitfor func(...string), keys func(...string), screen func() string, name string) {
+	t.Helper()
+	for i := 0; i < 60; i++ {
+		keys("C-t")
+		waitfor("↑/k up • ↓/j down • enter open • esc close") // the list's keys
+		for j := 0; j < i; j++ {
+			keys("Down")
+		}
+		keys("Enter")
+		waitfor(": edit the placeholders, then ctrl+s")
+		if strings.Contains(screen(), "template "+name+": edit") {
+			return
+		}
+	}
+	t.Fatalf("the composer's templates have no %s:\n%s", name, screen())
 }
 
 // issue 12, done means: rpctap watch -- server-everything (no host) does
@@ -65,8 +86,9 @@ func tmuxScreen(t *testing.T, w, h int, env []string, argv ...string) (waitfor f
 // a tools/call from the composer's template gets its answer.
 func TestWatchWithNoHostPlaysTheHostOfServerEverything(t *testing.T) {
 	server := needPeer(t, "node_modules/.bin/mcp-server-everything")
-	env := watchEnv(t, t.TempDir())
-	waitfor, keys := tmuxScreen(t, 100, 30, env[len(env)-3:], rpctapBinary(t), "watch", "--", server, "stdio")
+	dir := t.TempDir()
+	env := watchEnv(t, dir)
+	waitfor, keys, screen := tmuxScreen(t, 100, 30, env[len(env)-3:], rpctapBinary(t), "watch", "--", server, "stdio")
 	waitfor("tools/list", "resources/list", "prompts/list")
 	keys("H")
 	waitfor("Held (1)", "roots/list id 0")
@@ -75,34 +97,87 @@ func TestWatchWithNoHostPlaysTheHostOfServerEverything(t *testing.T) {
 	keys("C-s")
 	waitfor("#1 answered in place")
 	keys("Escape")
+	waitfor("↑/k up")
 	keys("i")
-	keys("C-t")
-	waitfor("tools/call echo")
-	// The templates: from the top, server/discover (answered -32601),
-	// initialize, notifications/initialized,
-	// tools/list, notifications/tools/list_changed, resources/list,
-	// prompts/list, roots/list, then a tools/call per tool, echo first,
-	// with its argument skeleton from the tools/list result.
-	for i := 0; i < 8; i++ {
-		keys("j")
-	}
-	keys("Enter")
+	// A tools/call per tool, with its argument skeleton from the
+	// tools/list result.
+	pickTemplate(t, waitfor, keys, screen, "tools/call echo")
 	waitfor(`"name":"echo","arguments":{"messa`)
 	keys("C-s")
 	waitfor("CAPTURED")
 	keys("Escape")
 	keys("q")
+	waitfor("session recorded in")
+	// The answer is server-everything's echo of the form's placeholder.
+	if b := watchSession(t, dir); !strings.Contains(b, `"captured":true`) || !strings.Contains(b, `Echo: <string>`) {
+		t.Errorf("the session has no captured echo of the form's message:\n%s", b)
+	}
+}
+
+// watchSession reads the one session file a watch under dir recorded.
+func watchSession(t *testing.T, dir string) string {
+	t.Helper()
+	files, _ := filepath.Glob(filepath.Join(dir, "state", "rpctap", "sessions", "*.jsonl"))
+	if len(files) != 1 {
+		t.Fatalf("sessions: %v", files)
+	}
+	b, err := os.ReadFile(files[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
 }
 
 // issue 12, done means: rpctap watch -- the Go SDK's server (no host)
-// discovers it (revision 2026-07-28: server/discover, no initialize) and
-// lists its tools.
+// discovers it (revision 2026-07-28: server/discover, no initialize),
+// lists its tools, and a tools/call from the composer's form (ctrl+t,
+// the echo tool's template) gets its answer. On that revision every
+// request carries the protocol version in _meta (point 4): the
+// template's does, and the server answers it as a 2026-07-28 request
+// (its serverInfo in the result's _meta, which it leaves out for a
+// request with none).
 func TestWatchWithNoHostPlaysTheHostOfTheGoSDKServer(t *testing.T) {
 	server := needPeer(t, "bin/server")
-	env := watchEnv(t, t.TempDir())
-	waitfor, keys := tmuxScreen(t, 100, 30, env[len(env)-3:], rpctapBinary(t), "watch", "--", server)
-	waitfor("server/discover", "tools/list")
+	dir := t.TempDir()
+	env := watchEnv(t, dir)
+	waitfor, keys, screen := tmuxScreen(t, 80, 24, env[len(env)-3:], rpctapBinary(t), "watch", "--", server)
+	waitfor("server/discov", "tools/list", "Pending (0)", "server → host  response")
+	keys("i")
+	pickTemplate(t, waitfor, keys, screen, "tools/call echo")
+	waitfor(`"<string>"},"_meta":{"io.modelcontext`) // wrapped at 80
+	keys("C-s")
+	waitfor("CAPTURED")
+	keys("Escape")
+	waitfor("↑/k up")
 	keys("q")
+	waitfor("session recorded in")
+	b := watchSession(t, dir)
+	var call, answer string
+	for _, line := range strings.Split(b, "\n") {
+		switch {
+		case strings.Contains(line, `"src":"inject"`) && strings.Contains(line, `"method":"tools/call"`):
+			call = line
+		case strings.Contains(line, `"captured":true`):
+			answer = line
+		}
+	}
+	if !strings.Contains(call, `\"_meta\":{\"io.modelcontextprotocol/protocolVersion\":\"2026-07-28\",\"io.modelcontextprotocol/clientCapabilities\":{`) {
+		t.Errorf("the composer's tools/call carries no 2026-07-28 _meta: %s", call)
+	}
+	if !strings.Contains(answer, `\"text\":\"\\u003cstring\\u003e\"`) || !strings.Contains(answer, `io.modelcontextprotocol/serverInfo`) {
+		t.Errorf("the tools/call's answer is not the echo of a 2026-07-28 request: %s", answer)
+	}
+}
+
+// watchGopls runs rpctap watch --open main.go -- gopls serve in
+// testdata/lsp/hello, in tmux at 80×24, with its state under dir.
+func watchGopls(t *testing.T, dir string) (waitfor func(...string), keys func(...string), screen func() string) {
+	t.Helper()
+	gopls := needPeer(t, "bin/gopls")
+	env := watchEnv(t, dir)
+	mod, _ := filepath.Abs("../../testdata/lsp/hello")
+	line := "cd " + shellQuote(mod) + " && exec " + shellQuote(rpctapBinary(t)) + " watch --open main.go -- " + shellQuote(gopls) + " serve"
+	return tmuxScreen(t, 80, 24, append(env[len(env)-3:], "GO_TELEMETRY_CHILD=2"), "sh", "-c", line)
 }
 
 // issue 12, done means: rpctap watch --open FILE -- gopls (no host) does
@@ -111,12 +186,8 @@ func TestWatchWithNoHostPlaysTheHostOfTheGoSDKServer(t *testing.T) {
 // session at once: the held request goes on and gets its default answer,
 // shutdown is answered, exit follows, and gopls exits 0.
 func TestWatchWithNoHostPlaysTheHostOfGopls(t *testing.T) {
-	gopls := needPeer(t, "bin/gopls")
 	dir := t.TempDir()
-	env := watchEnv(t, dir)
-	mod, _ := filepath.Abs("../../testdata/lsp/hello")
-	line := "cd " + shellQuote(mod) + " && exec " + shellQuote(rpctapBinary(t)) + " watch --open main.go -- " + shellQuote(gopls) + " serve"
-	waitfor, keys := tmuxScreen(t, 80, 24, append(env[len(env)-3:], "GO_TELEMETRY_CHILD=2"), "sh", "-c", line)
+	waitfor, keys, _ := watchGopls(t, dir)
 	waitfor("initialize", "initialized", "textDocument/")
 	keys("H")
 	waitfor("Held (1)", "window/workDoneProgress/create")
@@ -135,5 +206,89 @@ func TestWatchWithNoHostPlaysTheHostOfGopls(t *testing.T) {
 	}
 	if i, j := strings.Index(string(b), `"method":"shutdown"`), strings.Index(string(b), `"method":"exit"`); j < i {
 		t.Errorf("exit came before shutdown:\n%s", b)
+	}
+}
+
+// issue 12, done means: rpctap watch --open main.go -- gopls (no host)
+// opens the file, and a hover from the composer works: the hover
+// template (ctrl+t) moved to Greet's call on line 10, sent, and the
+// answer is gopls's hover of Greet, shown in the view. At 80×24.
+func TestWatchOpenGoplsHoverFromTheComposer(t *testing.T) {
+	dir := t.TempDir()
+	waitfor, keys, screen := watchGopls(t, dir)
+	waitfor("initialized", "textDocument/")
+	// gopls's own requests (progress, configuration) are held for the
+	// user, and its answers would wait behind them: stop holding, and
+	// let those held go.
+	keys(":")
+	keys("-l", "intercept off")
+	keys("Enter")
+	waitfor("intercept off (:intercept")
+	keys("F")
+	waitfor("nothing held")
+	keys("Escape")
+	waitfor("↑/k up")
+	keys("i")
+	pickTemplate(t, waitfor, keys, screen, "textDocument/hover")
+	waitfor(`{"line":0,"character":0}}}`)
+	for i := 0; i < len(`0,"character":0}}}`); i++ {
+		keys("BSpace")
+	}
+	keys("-l", `9,"character":26}}}`)
+	waitfor(`{"line":9,"character":26}}}`)
+	keys("C-s")
+	waitfor("CAPTURED")
+	keys("Escape")
+	waitfor("↑/k up") // the list's keys: the composer closed (a key right after Escape would read as alt+key)
+	keys("/")
+	keys("-l", "method:textDocument/hover kind:response")
+	keys("Enter")
+	waitfor("(1 of ")
+	keys("r")
+	waitfor("Raw bytes", "func Greet(name")
+	keys("q")
+	waitfor("session recorded in")
+	if b := watchSession(t, dir); !strings.Contains(b, `Greet says hello to name.`) {
+		t.Errorf("the session has no hover of Greet:\n%s", b)
+	}
+}
+
+// rpctap watch ends when its terminal hangs up (the window closes, tmux
+// goes away): the tap passes SIGHUP to the server, and the view quits
+// too. It went on with no terminal, its server gone, until killed.
+func TestWatchEndsWhenItsTerminalHangsUp(t *testing.T) {
+	server := needPeer(t, "bin/server")
+	env := watchEnv(t, t.TempDir())
+	sock := fmt.Sprintf("rpctap-test-hup-%d", time.Now().UnixNano())
+	line := "env " + strings.Join([]string{shellQuote(env[len(env)-3]), shellQuote(env[len(env)-2]), shellQuote(env[len(env)-1]), shellQuote(rpctapBinary(t)), "watch", "--", shellQuote(server)}, " ") + "; sleep 60"
+	if out, err := exec.Command("tmux", "-L", sock, "new-session", "-d", "-s", "t", "-x", "80", "-y", "24", line).CombinedOutput(); err != nil {
+		if _, lerr := exec.LookPath("tmux"); lerr != nil && os.Getenv("CI") == "" {
+			t.Skip("tmux is not installed")
+		}
+		t.Fatalf("tmux: %v: %s", err, out)
+	}
+	defer exec.Command("tmux", "-L", sock, "kill-server").Run()
+	// The watch is the pane's shell's child, once the view is up.
+	var pid int
+	for deadline := time.Now().Add(30 * time.Second); pid == 0; time.Sleep(50 * time.Millisecond) {
+		screen, _ := exec.Command("tmux", "-L", sock, "capture-pane", "-p", "-t", "t").Output()
+		out, _ := exec.Command("tmux", "-L", sock, "list-panes", "-t", "t", "-F", "#{pane_pid}").Output()
+		kids, _ := os.ReadFile(fmt.Sprintf("/proc/%s/task/%[1]s/children", strings.TrimSpace(string(out))))
+		if strings.Contains(string(screen), "tools/list") {
+			fmt.Sscan(string(kids), &pid)
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the view never came up:\n%s", screen)
+		}
+	}
+	exec.Command("tmux", "-L", sock, "kill-server").Run()
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		if err := syscall.Kill(pid, 0); err != nil {
+			return // gone
+		}
+		if time.Now().After(deadline) {
+			syscall.Kill(pid, syscall.SIGKILL)
+			t.Fatalf("rpctap watch (pid %d) still runs 30 s after its terminal hung up", pid)
+		}
 	}
 }

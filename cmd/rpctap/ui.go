@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"os/signal"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -62,7 +63,22 @@ func runUI(srcs []*tui.Source, opts ...tui.Option) error {
 	r := uiRenderer(tty, c.Theme)
 	m := tui.New(r, srcs, opts...)
 	p := tea.NewProgram(m, tea.WithInput(tty), tea.WithOutput(tty), tea.WithAltScreen(), tea.WithMouseCellMotion())
+	// The terminal hung up (its window closed): the view quits, as on q.
+	// A tap in this process (watch) passes the signal to its server too;
+	// without this the view went on with no terminal, and watch never
+	// ended.
+	hup, ran := make(chan os.Signal, 1), make(chan struct{})
+	signal.Notify(hup, syscall.SIGHUP)
+	go func() {
+		select {
+		case <-hup:
+			p.Quit()
+		case <-ran:
+		}
+	}()
 	_, err = p.Run()
+	signal.Stop(hup)
+	close(ran)
 	for _, s := range srcs {
 		s.Close()
 	}
