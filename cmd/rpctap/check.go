@@ -260,8 +260,11 @@ func counts(rep *sessions.Report) checkCounts {
 
 func writeCheckText(w io.Writer, name string, rep *sessions.Report) {
 	c := counts(rep)
-	fmt.Fprintf(w, "%s: %d frames judged as %s: %s, %s, %s", classify.EscapeString(name, 200), rep.Frames, rep.Profile,
+	fmt.Fprintf(w, "%s: %s judged as %s: %s, %s, %s", classify.EscapeString(name, 200), plural(rep.Frames, "frame"), rep.Profile,
 		plural(c.Error, "error"), plural(c.Warn, "warning"), plural(c.Info, "note"))
+	if len(rep.HeaderFaults) > 0 {
+		fmt.Fprintf(w, "; %s in the header", plural(len(rep.HeaderFaults), "fault"))
+	}
 	if rep.Skipped > 0 {
 		fmt.Fprintf(w, "; skipped %s it could not read: %s", plural(rep.Skipped, "line"), lineList(rep.SkippedLines, rep.Skipped))
 	}

@@ -250,6 +250,11 @@ func TestCheckNamesSkippedLinesAndHeaderFaults(t *testing.T) {
 		if !errors.As(err, &ex) || ex.code != 1 || !strings.Contains(out.String(), "HEADER (") || !strings.Contains(out.String(), c.says) {
 			t.Errorf("header %s: %v\n%s\nwant exit 1 and a header fault saying %q", c.header, err, out.String(), c.says)
 		}
+		// The summary line says it too, so the exit status 1 of a report
+		// with no error finding is explained where it is first read.
+		if first, _, _ := strings.Cut(out.String(), "\n"); !strings.Contains(first, "1 frame judged") || !strings.Contains(first, " in the header") {
+			t.Errorf("header %s: the summary %q does not count the header's faults", c.header, first)
+		}
 		out.Reset()
 		runCheck(nil, &out, path, checkOptions{format: "json"})
 		if err := json.Unmarshal(out.Bytes(), &doc); err != nil || len(doc.Faults) == 0 || !strings.Contains(strings.Join(doc.Faults, "\n"), c.says) {
