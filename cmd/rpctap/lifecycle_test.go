@@ -378,6 +378,29 @@ func TestWatchKeepsTheHostsOutputWithTheSessionOwnerOnly(t *testing.T) {
 	}
 }
 
+// Issue 10 point 18: the view says where the host's output is so that an
+// 80-column terminal shows the file's name: by name when it is beside the
+// session file, by its whole path else.
+func TestTheViewNamesTheHostsLogWithinEightyColumns(t *testing.T) {
+	session := "/home/someone/.local/state/rpctap/sessions/20261201T152759.670Z-server-everything.jsonl"
+	log := strings.TrimSuffix(session, ".jsonl") + ".host.log"
+	if got := hostLogStatus(log, session); !strings.Contains(got, filepath.Base(log)) || len(got) > 80 {
+		t.Errorf("the view says %q (%d columns); want the log's name within 80 columns", got, len(got))
+	}
+	if got := hostLogStatus("/state/x-1.host.log", ""); !strings.Contains(got, "/state/x-1.host.log") {
+		t.Errorf("with no session file the view says %q; want the log's whole path", got)
+	}
+}
+
+// Issue 10 point 18: when the host ends before it starts the server, its
+// last lines are printed one a line, each escaped, as it wrote them.
+func TestTheHostsLastLinesArePrintedOneALine(t *testing.T) {
+	stderr, code := runWatchCmd(t, watchEnv(t, t.TempDir()), "--host", `echo one; printf 'two \033[2J\r\n'; exit 3`, "--", "cat")
+	if code != 2 || !strings.Contains(stderr, "the host exited before it started the server") || !strings.HasSuffix(stderr, ":\none\ntwo \\x1b[2J\n") {
+		t.Errorf("rpctap watch said %q and exited %d; want the host's two lines, escaped, and exit 2", stderr, code)
+	}
+}
+
 // Issue 10 point 6: what rpctap prints of its own about a server or a
 // host masks secrets too: the server command that cannot start, and the
 // host's last lines when the host ends before it starts the server.

@@ -86,7 +86,8 @@ window/workDoneProgress/create held then answered, and shutdown and exit
 when you quit. With --host, rpctap also starts the host (a shell command
 that launches a server, as MCP hosts do): {} in it stands for the server
 command, run behind a tap; without {}, " -- SERVER" is appended. The whole
-conversation then shows; the host's output goes to a log file.
+conversation then shows; the host's output goes to a log file beside the
+session file (its name, ending .host.log).
 
   rpctap watch --host 'npx @modelcontextprotocol/inspector --cli --method tools/list' -- my-server`,
 		Args: takesArgs(1, -1, "the server's command", "rpctap watch -- my-server --stdio (add --host 'HOST CMD' to start a host too)"),
@@ -307,7 +308,7 @@ func runWatchHost(host string, argv []string, framing classify.Framing, profile 
 			logPath = p
 		}
 	}
-	uiErr := runUI([]*tui.Source{src}, tui.WithStatus("the host's output goes to "+classify.EscapeString(logPath, 0)))
+	uiErr := runUI([]*tui.Source{src}, tui.WithStatus(hostLogStatus(logPath, src.Path)))
 	select {
 	case <-exited:
 	default:
@@ -370,12 +371,28 @@ func shellQuote(s string) string {
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
+// hostLogStatus is the view's word on where watch keeps the host's output:
+// by its file name when it lies beside the session file (so that an 80
+// column status line still shows the name; watch's help says where that
+// is, and watch prints the whole path when it ends), else by its path.
+func hostLogStatus(logPath, session string) string {
+	if session != "" && filepath.Dir(logPath) == filepath.Dir(session) {
+		return "host log: " + classify.EscapeString(filepath.Base(logPath), 0)
+	}
+	return "the host's output goes to " + classify.EscapeString(logPath, 0)
+}
+
+// lastLines returns the last n lines of b, each escaped as peer text, one
+// a line.
 func lastLines(b []byte, n int) string {
 	lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
 	if len(lines) > n {
 		lines = lines[len(lines)-n:]
 	}
-	return classify.EscapeString(strings.Join(lines, "\n"), 0)
+	for i, l := range lines {
+		lines[i] = classify.EscapeString(strings.TrimSuffix(l, "\r"), 0)
+	}
+	return strings.Join(lines, "\n")
 }
 
 func newTailCmd() *cobra.Command {
