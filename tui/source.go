@@ -16,6 +16,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/rpctap/rpctap/classify"
 	"github.com/rpctap/rpctap/sessions"
 	"github.com/rpctap/rpctap/tap"
 )
@@ -232,7 +233,13 @@ func openTarget(target string, follow bool) (*Source, error) {
 	info, err := tap.FindTap(target)
 	if err != nil {
 		if strings.ContainsAny(target, "/.") && !strings.HasSuffix(target, ".sock") {
-			return nil, fmt.Errorf("%s is neither a session file nor a live tap: %w", target, err)
+			if _, serr := os.Stat(target); errors.Is(serr, os.ErrNotExist) {
+				var amb *tap.AmbiguousError
+				if !errors.As(err, &amb) {
+					return nil, fmt.Errorf("there is no file %s, and no live tap has that name; rpctap ls lists both", classify.EscapeString(target, 200))
+				}
+			}
+			return nil, fmt.Errorf("%s is neither a session file nor a live tap: %w", classify.EscapeString(target, 200), err)
 		}
 		return nil, err
 	}

@@ -102,7 +102,7 @@ func runCheck(stdin io.Reader, stdout io.Writer, path string, o checkOptions) er
 	if path != "-" {
 		f, err := os.Open(path)
 		if err != nil {
-			return exitError{code: 2, msg: fmt.Sprintf("cannot read the session file: %v", err)}
+			return exitError{code: 2, msg: "cannot check: " + plainFileError(err) + sessionFileHint(err)}
 		}
 		defer f.Close()
 		in = f
@@ -113,7 +113,7 @@ func runCheck(stdin io.Reader, stdout io.Writer, path string, o checkOptions) er
 		return exitError{code: 2, msg: notSession(classify.EscapeString(name, 200), rep)}
 	}
 	if err != nil {
-		return exitError{code: 2, msg: fmt.Sprintf("cannot read %s: %v", name, err)}
+		return exitError{code: 2, msg: "cannot check: " + plainFileError(err)}
 	}
 	w := bufio.NewWriter(stdout)
 	file := sessions.ReportFile{Name: path, FailOn: o.failOn}

@@ -150,7 +150,7 @@ func TestCheckExitStatusFollowsFailOn(t *testing.T) {
 	}
 	err := runCheck(nil, &bytes.Buffer{}, "no/such/file.jsonl", checkOptions{failOn: 3})
 	var ex exitError
-	if !errors.As(err, &ex) || ex.code != 2 || !strings.Contains(ex.msg, "cannot read the session file") {
+	if !errors.As(err, &ex) || ex.code != 2 || !strings.Contains(ex.msg, "cannot check: there is no file no/such/file.jsonl") {
 		t.Errorf("a missing file: %v", err)
 	}
 }

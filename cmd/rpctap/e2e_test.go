@@ -213,7 +213,7 @@ func TestInjectWithCaptureKeepsTheAnswerFromTheHost(t *testing.T) {
 	var refusal bytes.Buffer
 	refused := exec.Command(bin, "inject", "--tap", name, "--capture", `{"jsonrpc":"2.0","method":"notifications/x"}`)
 	refused.Stderr = &refusal
-	if err := refused.Run(); err == nil || !strings.Contains(refusal.String(), "this frame is a notification, which gets no answer") ||
+	if err := refused.Run(); err == nil || !strings.Contains(refusal.String(), "this is a notification, which gets no answer") ||
 		!strings.Contains(refusal.String(), `as in: {"jsonrpc":"2.0","id":"rpctap-1","method":"ping"}`) {
 		t.Errorf("inject --capture of a notification: %v, said %q", err, refusal.String())
 	}

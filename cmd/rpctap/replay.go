@@ -97,7 +97,7 @@ It prints a report; --exit-code exits 1 on any difference.`,
 	f.DurationVar(&o.timeout, "timeout", 10*time.Second, "how long to wait for each answer before it counts as missing (--as-host)")
 	f.DurationVar(&o.grace, "stdin-grace", 2*time.Second, "once the recorded host is done, SIGTERM the server when it has not exited this long after its stdin was closed (--as-host)")
 	f.DurationVar(&o.termWait, "term-grace", 2*time.Second, "SIGKILL the server when it has not exited this long after SIGTERM (--as-host)")
-	return serverCommand(cmd)
+	return serverCommand(cmd, "rpctap replay --as-host SESSION.jsonl -- my-server --stdio")
 }
 
 func (o replayOptions) parseIgnore() (sessions.Ignore, error) {
@@ -128,7 +128,7 @@ func runReplayServer(cmd *cobra.Command, argv []string, o replayOptions) error {
 	}
 	framing, err := sessions.RecordingFraming(o.asServer)
 	if err != nil {
-		return exitError{code: 2, msg: err.Error()}
+		return exitError{code: 2, msg: plainFileError(err)}
 	}
 	stderr := cmd.ErrOrStderr()
 	opts := sessions.ServeOptions{Match: o.match, Ignore: ig, Speed: o.speed, NoDelay: o.noDelay, StrictVersion: o.strictVersion,
@@ -160,7 +160,7 @@ func runReplayServer(cmd *cobra.Command, argv []string, o replayOptions) error {
 		<-realDone // the real server has its stdin closed, and exits
 	}
 	if err != nil {
-		return exitError{code: 2, msg: err.Error()}
+		return exitError{code: 2, msg: plainFileError(err)}
 	}
 	if o.verbose && !o.quiet {
 		fmt.Fprintf(stderr, "rpctap replay: %d requests answered from the recording, %d forwarded, %d without a match; %d frames sent\n", st.Answered, st.Forwarded, st.Unmatched, st.Sent)
@@ -216,7 +216,7 @@ func runReplayHost(cmd *cobra.Command, argv []string, o replayOptions) error {
 	}
 	framing, err := sessions.RecordingFraming(o.asHost)
 	if err != nil {
-		return exitError{code: 2, msg: err.Error()}
+		return exitError{code: 2, msg: plainFileError(err)}
 	}
 	stderr := cmd.ErrOrStderr()
 	warn := func(msg string) {
@@ -239,7 +239,7 @@ func runReplayHost(cmd *cobra.Command, argv []string, o replayOptions) error {
 	p.reader.Close() // the tap's writes end when no one reads
 	r := <-done
 	if err != nil {
-		return exitError{code: 2, msg: err.Error()}
+		return exitError{code: 2, msg: plainFileError(err)}
 	}
 	if r.err != nil {
 		return exitError{code: 2, msg: r.err.Error()}

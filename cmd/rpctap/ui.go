@@ -115,7 +115,7 @@ session file (its name, ending .host.log).
 	cmd.Flags().StringVar(&host, "host", "", "a host command to start and connect to the server (run with sh -c)")
 	cmd.Flags().StringVar(&framing, "framing", "auto", "ndjson, lsp or auto")
 	cmd.Flags().StringVar(&profile, "profile", "auto", "auto, jsonrpc, mcp or lsp")
-	return serverCommand(cmd)
+	return serverCommand(cmd, "rpctap watch -- my-server --stdio")
 }
 
 func runWatch(host string, argv []string, framing classify.Framing, profile classify.Profile, open string) error {
