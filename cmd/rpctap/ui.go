@@ -427,13 +427,36 @@ whatever writes it, until its exit record or Ctrl-C.`,
 				return err
 			}
 			defer src.Close()
-			return runTail(cmd.OutOrStdout(), src, f, asJSON, src.Yield)
+			if err := runTail(cmd.OutOrStdout(), src, f, asJSON, src.Yield); err != nil {
+				return err
+			}
+			return tailEnd(cmd.ErrOrStderr(), src)
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON lines with each frame's classification")
 	cmd.Flags().BoolVarP(&follow, "follow", "f", false, "follow a session file until its exit record, whatever writes it")
 	cmd.Flags().StringVar(&expr, "filter", "", "show only frames that match, e.g. 'method:tools/* !dir:err'")
 	return cmd
+}
+
+// tailEnd says how a session file that tail printed to its end was
+// damaged: no session record at all (exit status 2, as check), lines it
+// could not read, or no exit record.
+func tailEnd(stderr io.Writer, src *tui.Source) error {
+	name := classify.EscapeString(src.Path, 200)
+	n := src.Index.Counts().Skipped
+	switch {
+	case src.NoRecord() && n == 0:
+		return exitError{code: 2, msg: fmt.Sprintf("cannot tail %s: it is empty, so it is no session file; give the path of one that rpctap run recorded (rpctap ls lists them)", name)}
+	case src.NoRecord():
+		return exitError{code: 2, msg: fmt.Sprintf("cannot tail %s: it is not a session file rpctap recorded (none of its %s is a session header or record); give the path of one (rpctap ls lists them)", name, plural(n, "line"))}
+	case n > 0 && src.Path != "":
+		fmt.Fprintf(stderr, "rpctap: %s of %s could not be read; rpctap check %s names them\n", plural(n, "line"), name, name)
+	}
+	if src.EndedWithoutExit() {
+		fmt.Fprintf(stderr, "rpctap: %s ends without an exit record: its tap was killed, or the file was cut\n", name)
+	}
+	return nil
 }
 
 // tailBatch is how many entries tail prints between two looks at whether
