@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -110,7 +111,7 @@ func runCheck(stdin io.Reader, stdout io.Writer, path string, o checkOptions) er
 	}
 	rep, err := sessions.Check(bufio.NewReaderSize(in, 1<<20), sessions.CheckOptions{Profile: o.profile, Timeout: o.timeout, MethodTimeouts: o.methodTimeouts})
 	if errors.Is(err, sessions.ErrNoRecords) {
-		return exitError{code: 2, msg: notSession(classify.EscapeString(name, 200), rep)}
+		return exitError{code: 2, msg: notSession(classify.EscapeString(name, 200), rep) + frameLogHint(path)}
 	}
 	if err != nil {
 		return exitError{code: 2, msg: "cannot check: " + plainFileError(err)}
@@ -322,4 +323,24 @@ func plural(n int, noun string) string {
 		return "1 " + noun
 	}
 	return fmt.Sprintf("%d %ss", n, noun)
+}
+
+// frameLogHint is what to add to the word that path is no session file
+// when its first line is a JSON-RPC message: it is a plain log of frames,
+// which rpctap classify judges one by one.
+func frameLogHint(path string) string {
+	if path == "-" {
+		return ""
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	line, _ := bufio.NewReaderSize(f, 64<<10).ReadSlice('\n')
+	switch classify.Classify(bytes.TrimSpace(line), classify.H2S, classify.Auto).Kind {
+	case classify.KindRequest, classify.KindNotification, classify.KindResponse, classify.KindBatch, classify.KindInvalid:
+		return fmt.Sprintf("; it reads as a plain log of JSON-RPC frames: to judge each one, type rpctap classify < %s", shellQuote(path))
+	}
+	return ""
 }

@@ -194,7 +194,7 @@ func TestCheckOfAFileThatIsNotASessionExitsTwo(t *testing.T) {
 		{"empty", "", "it is empty"},
 		{"blank lines", "\n\n  \n", "it is empty"},
 		{"binary junk", string(junk), "not a session file"},
-		{"a plain JSON-RPC log", `{"jsonrpc":"2.0","id":1,"method":"ping"}` + "\n" + `{"jsonrpc":"2.0","id":1,"result":{}}` + "\n", "lines 1 and 2"},
+		{"a plain JSON-RPC log", `{"jsonrpc":"2.0","id":1,"method":"ping"}` + "\n" + `{"jsonrpc":"2.0","id":1,"result":{}}` + "\n", "lines 1 and 2); give the path of one (rpctap ls lists them); it reads as a plain log of JSON-RPC frames: to judge each one, type rpctap classify < "},
 	} {
 		path := filepath.Join(dir, strings.ReplaceAll(c.name, " ", "-"))
 		os.WriteFile(path, []byte(c.data), 0o600)

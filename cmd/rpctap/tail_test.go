@@ -35,7 +35,7 @@ func TestTailOfADamagedFilePrintsAndExits(t *testing.T) {
 		{"cut mid-line", good[:len(good)*3/4], true, "ends without an exit record"},
 		{"lines after the exit record", append(bytes.Clone(good), "{\"t\":1,\"dir\":\"h2s\",\"frame\":\"x\"}\nhalf a li"...), true, "1 line of "},
 		{"binary", junk, false, "it is not a session file rpctap recorded"},
-		{"a plain JSON-RPC log", []byte(`{"jsonrpc":"2.0","id":1,"method":"ping"}` + "\n"), false, "none of its 1 line is a session header or record"},
+		{"a plain JSON-RPC log", []byte(`{"jsonrpc":"2.0","id":1,"method":"ping"}` + "\n"), false, "none of its 1 line is a session header or record); give the path of one (rpctap ls lists them); it reads as a plain log of JSON-RPC frames: to judge each one, type rpctap classify < "},
 		{"empty", nil, false, "it is empty"},
 	} {
 		path := filepath.Join(dir, strings.ReplaceAll(c.name, " ", "-")+".jsonl")

@@ -449,7 +449,7 @@ func tailEnd(stderr io.Writer, src *tui.Source) error {
 	case src.NoRecord() && n == 0:
 		return exitError{code: 2, msg: fmt.Sprintf("cannot tail %s: it is empty, so it is no session file; give the path of one that rpctap run recorded (rpctap ls lists them)", name)}
 	case src.NoRecord():
-		return exitError{code: 2, msg: fmt.Sprintf("cannot tail %s: it is not a session file rpctap recorded (none of its %s is a session header or record); give the path of one (rpctap ls lists them)", name, plural(n, "line"))}
+		return exitError{code: 2, msg: fmt.Sprintf("cannot tail %s: it is not a session file rpctap recorded (none of its %s is a session header or record); give the path of one (rpctap ls lists them)", name, plural(n, "line")) + frameLogHint(src.Path)}
 	case n > 0 && src.Path != "":
 		fmt.Fprintf(stderr, "rpctap: %s of %s could not be read; rpctap check %s names them\n", plural(n, "line"), name, name)
 	}
