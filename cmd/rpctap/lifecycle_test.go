@@ -341,6 +341,29 @@ func TestWatchWithAServerThatCannotStartSaysSoAtOnce(t *testing.T) {
 	}
 }
 
+// Issue 10 point 17: a server's command that is there but cannot run says
+// why and what to do, in watch as in run: a directory is no program, a
+// file that is not executable wants chmod +x.
+func TestAServerThatCannotRunSaysWhatToDo(t *testing.T) {
+	dir := t.TempDir()
+	script := filepath.Join(dir, "server.sh")
+	os.WriteFile(script, []byte("#!/bin/sh\ncat\n"), 0o644)
+	env := watchEnv(t, dir)
+	for _, c := range []struct{ server, want string }{
+		{dir, "rpctap: cannot start " + dir + ": permission denied (it is a directory, not a program)\n"},
+		{script, "rpctap: cannot start " + script + ": permission denied (it is not executable: chmod +x " + script + ")\n"},
+	} {
+		if stderr, code := runWatchCmd(t, env, "--", c.server); stderr != c.want || code != 127 {
+			t.Errorf("rpctap watch -- %s said %q and exited %d; want %q and 127", c.server, stderr, code, c.want)
+		}
+		run := exec.Command(rpctapBinary(t), "run", "--no-record", "--", c.server)
+		run.Env = env
+		if out, _ := run.CombinedOutput(); string(out) != c.want {
+			t.Errorf("rpctap run -- %s said %q; want %q", c.server, out, c.want)
+		}
+	}
+}
+
 // Issue 10 point 18: the host's output (tool results among it) is kept
 // beside the session file, under its name, readable by its owner only,
 // and not left in the temporary directory.
