@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -14,13 +15,21 @@ import (
 // function that waits for the screen to show every text given.
 func tmuxScreen(t *testing.T, w, h int, env []string, argv ...string) (waitfor func(...string), keys func(...string)) {
 	t.Helper()
+	_, waitfor, keys = tmuxSession(t, w, h, env, argv...)
+	return waitfor, keys
+}
+
+// tmuxSession is tmuxScreen that also returns the tmux server's socket
+// name (tmux -L), for a test that ends the terminal itself.
+func tmuxSession(t *testing.T, w, h int, env []string, argv ...string) (sock string, waitfor func(...string), keys func(...string)) {
+	t.Helper()
 	if _, err := exec.LookPath("tmux"); err != nil {
 		if os.Getenv("CI") != "" {
 			t.Fatal("tmux is missing: .ci/run should have installed it")
 		}
 		t.Skip("tmux is not installed")
 	}
-	sock := fmt.Sprintf("rpctap-test-%d", time.Now().UnixNano())
+	sock = fmt.Sprintf("rpctap-test-%d", time.Now().UnixNano())
 	var line []string
 	for _, e := range env {
 		line = append(line, shellQuote(e))
@@ -56,7 +65,7 @@ func tmuxScreen(t *testing.T, w, h int, env []string, argv ...string) (waitfor f
 	keys = func(k ...string) {
 		exec.Command("tmux", append([]string{"-L", sock, "send-keys", "-t", "t"}, k...)...).Run()
 	}
-	return waitfor, keys
+	return sock, waitfor, keys
 }
 
 // issue 12, done means: rpctap watch -- server-everything (no host) does
@@ -135,5 +144,34 @@ func TestWatchWithNoHostPlaysTheHostOfGopls(t *testing.T) {
 	}
 	if i, j := strings.Index(string(b), `"method":"shutdown"`), strings.Index(string(b), `"method":"exit"`); j < i {
 		t.Errorf("exit came before shutdown:\n%s", b)
+	}
+}
+
+// A view whose terminal hangs up (its window closed, ssh dropped) ends,
+// and watch with it, stopping its server: the tap in watch catches SIGHUP
+// to pass it to the server, which must not leave the view running for
+// ever on a terminal that is gone.
+func TestWatchEndsWhenItsTerminalHangsUp(t *testing.T) {
+	if _, err := exec.LookPath("tmux"); err != nil {
+		t.Skip("tmux is not installed")
+	}
+	marker := fmt.Sprintf("RPCTAP_TEST_HANGUP=%d", time.Now().UnixNano())
+	env := append(watchEnv(t, t.TempDir())[len(os.Environ()):], marker)
+	t.Cleanup(func() { // whatever the test found, it leaves nothing running
+		for _, pid := range processesWith(marker) {
+			syscall.Kill(pid, syscall.SIGKILL)
+		}
+	})
+	sock, waitfor, _ := tmuxSession(t, 80, 24, env, rpctapBinary(t), "watch", "--", "cat")
+	waitfor("live")
+	if len(processesWith(marker)) < 2 {
+		t.Fatalf("rpctap watch and its server are not both running: %v", processesWith(marker))
+	}
+	// The terminal goes away: tmux closes the pane's pty.
+	exec.Command("tmux", "-L", sock, "kill-server").Run()
+	for deadline := time.Now().Add(20 * time.Second); len(processesWith(marker)) > 0; time.Sleep(100 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("20 s after its terminal hung up, these still run: %v", processesWith(marker))
+		}
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"os/signal"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -62,9 +63,32 @@ func runUI(srcs []*tui.Source, opts ...tui.Option) error {
 	r := uiRenderer(tty, c.Theme)
 	m := tui.New(r, srcs, opts...)
 	p := tea.NewProgram(m, tea.WithInput(tty), tea.WithOutput(tty), tea.WithAltScreen(), tea.WithMouseCellMotion())
+	// The terminal hung up (its window closed, ssh dropped): the view
+	// ends. Without this, in watch, where the tap catches SIGHUP to pass
+	// it to the server, the view would go on for ever on a terminal that
+	// is gone.
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	defer signal.Stop(hup)
+	done := make(chan struct{})
+	defer close(done)
+	hungUp := make(chan struct{})
+	go func() {
+		select {
+		case <-hup:
+			close(hungUp)
+			p.Kill()
+		case <-done:
+		}
+	}()
 	_, err = p.Run()
 	for _, s := range srcs {
 		s.Close()
+	}
+	select {
+	case <-hungUp:
+		return nil
+	default:
 	}
 	return err
 }
