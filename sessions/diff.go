@@ -163,7 +163,7 @@ type pendingCall struct {
 func summarize(path string, ig Ignore) (*summary, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, fmt.Errorf("opening %s: %w", path, err)
+		return nil, fmt.Errorf("cannot compare: %w", err)
 	}
 	s := &summary{f: f, methods: map[string]int64{}, tools: map[string]definition{}, prompts: map[string]definition{}, resources: map[string]definition{},
 		calls: map[uint64]call{}, latency: map[string][]int32{}, findings: map[classify.Code]*findingCount{}, interned: map[string]string{}}

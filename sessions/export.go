@@ -266,7 +266,7 @@ func openExport(path string, opts ExportOptions) (*exporter, error) {
 	iopts := s.pairs.CollectPairs(IndexOptions{Profile: opts.Profile, Timeout: opts.Timeout, MethodTimeouts: opts.MethodTimeouts})
 	x, err := IndexFile(path, iopts, nil)
 	if err != nil {
-		return nil, fmt.Errorf("reading the session file: %w", err)
+		return nil, err // it says "reading the session file"
 	}
 	s.x = x
 	s.hdr, s.hasHdr = x.Header()

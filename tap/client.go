@@ -97,6 +97,12 @@ type AmbiguousError struct {
 }
 
 func (e *AmbiguousError) Error() string {
+	return fmt.Sprintf("%s; name one by its pid, as in: rpctap tail %d (for inject: --tap %d)", e.Listing(), e.Taps[0].PID, e.Taps[0].PID)
+}
+
+// Listing says how many taps answer to the target, and their names and
+// pids.
+func (e *AmbiguousError) Listing() string {
 	var b strings.Builder
 	if e.Target == "" {
 		fmt.Fprintf(&b, "%d live taps are running", len(e.Taps))
@@ -110,7 +116,7 @@ func (e *AmbiguousError) Error() string {
 		}
 		fmt.Fprintf(&b, "%s with pid %d", classify.EscapeString(t.Name, 40), t.PID)
 	}
-	fmt.Fprintf(&b, "); name one by its pid, as in: rpctap tail %d (for inject: --tap %d)", e.Taps[0].PID, e.Taps[0].PID)
+	b.WriteString(")")
 	return b.String()
 }
 

@@ -582,7 +582,7 @@ func (t *Tap) Inject(dir classify.Direction, body []byte, o InjectOptions) (Inje
 	}
 	if o.Capture {
 		if m.Kind != classify.KindRequest {
-			return InjectResult{}, fmt.Errorf("--capture keeps the answer to a request, and this frame is %s, which gets no answer; send it without --capture, or make it a request with an id, as in: {\"jsonrpc\":\"2.0\",\"id\":\"rpctap-1\",\"method\":\"ping\"}", kindPhrase(m.Kind))
+			return InjectResult{}, fmt.Errorf("--capture keeps the answer to a request, and this is %s, which gets no answer; send it without --capture, or make it a request with an id, as in: {\"jsonrpc\":\"2.0\",\"id\":\"rpctap-1\",\"method\":\"ping\"}", kindPhrase(m.Kind))
 		}
 		res.key = m.ID().Key()
 		res.set = set

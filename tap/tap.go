@@ -212,7 +212,8 @@ func (t *Tap) Run(ctx context.Context, hostIn io.Reader, hostOut io.WriteCloser,
 	}
 	if err := cmd.Start(); err != nil {
 		closeAll()
-		return Result{ExitCode: 127}, fmt.Errorf("cannot start %s: %w", redact.MaskString(opts.Argv[0]), unwrapExec(err))
+		name := redact.MaskString(opts.Argv[0])
+		return Result{ExitCode: 127}, fmt.Errorf("cannot start %s: %w%s", name, unwrapExec(err), startHint(cmd.Path, name, err))
 	}
 	t.cmd = cmd
 	growPipe(stdinW)
@@ -464,6 +465,25 @@ func serverPath(name string) string {
 
 // unwrapExec is why the server could not start, without its command:
 // the caller names it, masked.
+// startHint says why a server's command that exists could not start, and
+// what to do: a directory is no program; a file that is not executable
+// wants chmod +x (name is the command as the user wrote it, masked).
+func startHint(path, name string, err error) string {
+	if !errors.Is(err, os.ErrPermission) {
+		return ""
+	}
+	fi, serr := os.Stat(path)
+	switch {
+	case serr != nil:
+		return ""
+	case fi.IsDir():
+		return " (it is a directory, not a program)"
+	case fi.Mode()&0o111 == 0:
+		return " (it is not executable: chmod +x " + name + ")"
+	}
+	return ""
+}
+
 func unwrapExec(err error) error {
 	var ee *exec.Error
 	if errors.As(err, &ee) {

@@ -33,8 +33,8 @@ func waitEnded(t *testing.T, src *Source) {
 
 // Issue 10 point 11: a damaged session file that no tap writes (cut in a
 // line, lines after its exit record, binary) is read as it is and ends;
-// the view says when it ended without an exit record, never loading or
-// following forever.
+// the view says when it ended without an exit record, or held no session
+// record at all, never loading or following forever.
 func TestDamagedSessionFileEndsAndSaysItHasNoExitRecord(t *testing.T) {
 	good, err := os.ReadFile(demoSession)
 	if err != nil {
@@ -51,7 +51,8 @@ func TestDamagedSessionFileEndsAndSaysItHasNoExitRecord(t *testing.T) {
 	}{
 		{"cut mid-line", "ended without an exit record", good[:len(good)*3/4]},
 		{"lines after the exit record", "recorded", append(bytes.Clone(good), "{\"t\":1,\"dir\":\"h2s\",\"frame\":\"x\"}\nhalf a li"...)},
-		{"binary", "ended without an exit record", junk},
+		{"binary", "not a session file: none of its 38 lines is a record", junk},
+		{"empty", "empty: no session record in it", nil},
 	} {
 		path := filepath.Join(dir, c.name+".jsonl")
 		os.WriteFile(path, c.data, 0o600)

@@ -16,6 +16,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/rpctap/rpctap/classify"
 	"github.com/rpctap/rpctap/sessions"
 	"github.com/rpctap/rpctap/tap"
 )
@@ -37,7 +38,10 @@ type Source struct {
 	state   atomic.Value // string: "loading 40%", "live", "ended", an error
 	behind  atomic.Bool  // a live view is catching up from the file
 	ended   atomic.Bool
-	lastT   atomic.Int64 // the last record's time, µs
+	// noRecord: the file ended holding no session header or record (empty,
+	// binary, a plain JSON-RPC log); its state says which.
+	noRecord atomic.Bool
+	lastT    atomic.Int64 // the last record's time, µs
 
 	fmu  sync.Mutex
 	file *os.File
@@ -232,7 +236,13 @@ func openTarget(target string, follow bool) (*Source, error) {
 	info, err := tap.FindTap(target)
 	if err != nil {
 		if strings.ContainsAny(target, "/.") && !strings.HasSuffix(target, ".sock") {
-			return nil, fmt.Errorf("%s is neither a session file nor a live tap: %w", target, err)
+			if _, serr := os.Stat(target); errors.Is(serr, os.ErrNotExist) {
+				var amb *tap.AmbiguousError
+				if !errors.As(err, &amb) {
+					return nil, fmt.Errorf("there is no file %s, and no live tap has that name; rpctap ls lists both", classify.EscapeString(target, 200))
+				}
+			}
+			return nil, fmt.Errorf("%s is neither a session file nor a live tap: %w", classify.EscapeString(target, 200), err)
 		}
 		return nil, err
 	}
@@ -291,10 +301,18 @@ func openSessionFile(path string, timeout time.Duration, always bool) (*Source, 
 			s.setHeader(h)
 		}
 		s.noteLast()
+		_, hasHeader := s.Index.Header()
+		if !hasHeader && s.Index.Len() == 0 && err == nil && ctx.Err() == nil {
+			s.noRecord.Store(true)
+		}
 		s.ended.Store(true)
 		switch {
 		case err != nil && ctx.Err() == nil:
 			s.state.Store("error: " + err.Error())
+		case s.noRecord.Load() && s.Index.Counts().Skipped == 0:
+			s.state.Store("empty: no session record in it")
+		case s.noRecord.Load():
+			s.state.Store(fmt.Sprintf("not a session file: none of its %d lines is a record", s.Index.Counts().Skipped))
 		case !s.Index.Counts().Exit && ctx.Err() == nil:
 			s.state.Store("ended without an exit record")
 		default:
@@ -506,3 +524,13 @@ func (s *Source) Socket() string { return s.socket }
 
 // Ended reports whether the source has nothing more to add.
 func (s *Source) Ended() bool { return s.ended.Load() }
+
+// NoRecord reports whether the session file, read to its end, held no
+// session header or record at all: it is no session file.
+func (s *Source) NoRecord() bool { return s.noRecord.Load() }
+
+// EndedWithoutExit reports whether the session file, read to its end,
+// has records but no exit record: its tap was killed, or the file cut.
+func (s *Source) EndedWithoutExit() bool {
+	return s.ended.Load() && !s.noRecord.Load() && s.Path != "" && s.State() == "ended without an exit record"
+}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -102,7 +103,7 @@ func runCheck(stdin io.Reader, stdout io.Writer, path string, o checkOptions) er
 	if path != "-" {
 		f, err := os.Open(path)
 		if err != nil {
-			return exitError{code: 2, msg: fmt.Sprintf("cannot read the session file: %v", err)}
+			return exitError{code: 2, msg: "cannot check: " + plainFileError(err) + sessionFileHint(err)}
 		}
 		defer f.Close()
 		in = f
@@ -110,10 +111,10 @@ func runCheck(stdin io.Reader, stdout io.Writer, path string, o checkOptions) er
 	}
 	rep, err := sessions.Check(bufio.NewReaderSize(in, 1<<20), sessions.CheckOptions{Profile: o.profile, Timeout: o.timeout, MethodTimeouts: o.methodTimeouts})
 	if errors.Is(err, sessions.ErrNoRecords) {
-		return exitError{code: 2, msg: notSession(classify.EscapeString(name, 200), rep)}
+		return exitError{code: 2, msg: notSession(classify.EscapeString(name, 200), rep) + frameLogHint(path)}
 	}
 	if err != nil {
-		return exitError{code: 2, msg: fmt.Sprintf("cannot read %s: %v", name, err)}
+		return exitError{code: 2, msg: "cannot check: " + plainFileError(err)}
 	}
 	w := bufio.NewWriter(stdout)
 	file := sessions.ReportFile{Name: path, FailOn: o.failOn}
@@ -260,8 +261,11 @@ func counts(rep *sessions.Report) checkCounts {
 
 func writeCheckText(w io.Writer, name string, rep *sessions.Report) {
 	c := counts(rep)
-	fmt.Fprintf(w, "%s: %d frames judged as %s: %s, %s, %s", classify.EscapeString(name, 200), rep.Frames, rep.Profile,
+	fmt.Fprintf(w, "%s: %s judged as %s: %s, %s, %s", classify.EscapeString(name, 200), plural(rep.Frames, "frame"), rep.Profile,
 		plural(c.Error, "error"), plural(c.Warn, "warning"), plural(c.Info, "note"))
+	if len(rep.HeaderFaults) > 0 {
+		fmt.Fprintf(w, "; %s in the header", plural(len(rep.HeaderFaults), "fault"))
+	}
 	if rep.Skipped > 0 {
 		fmt.Fprintf(w, "; skipped %s it could not read: %s", plural(rep.Skipped, "line"), lineList(rep.SkippedLines, rep.Skipped))
 	}
@@ -319,4 +323,24 @@ func plural(n int, noun string) string {
 		return "1 " + noun
 	}
 	return fmt.Sprintf("%d %ss", n, noun)
+}
+
+// frameLogHint is what to add to the word that path is no session file
+// when its first line is a JSON-RPC message: it is a plain log of frames,
+// which rpctap classify judges one by one.
+func frameLogHint(path string) string {
+	if path == "-" {
+		return ""
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	line, _ := bufio.NewReaderSize(f, 64<<10).ReadSlice('\n')
+	switch classify.Classify(bytes.TrimSpace(line), classify.H2S, classify.Auto).Kind {
+	case classify.KindRequest, classify.KindNotification, classify.KindResponse, classify.KindBatch, classify.KindInvalid:
+		return fmt.Sprintf("; it reads as a plain log of JSON-RPC frames: to judge each one, type rpctap classify < %s", shellQuote(path))
+	}
+	return ""
 }

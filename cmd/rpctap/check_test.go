@@ -150,7 +150,7 @@ func TestCheckExitStatusFollowsFailOn(t *testing.T) {
 	}
 	err := runCheck(nil, &bytes.Buffer{}, "no/such/file.jsonl", checkOptions{failOn: 3})
 	var ex exitError
-	if !errors.As(err, &ex) || ex.code != 2 || !strings.Contains(ex.msg, "cannot read the session file") {
+	if !errors.As(err, &ex) || ex.code != 2 || !strings.Contains(ex.msg, "cannot check: there is no file no/such/file.jsonl") {
 		t.Errorf("a missing file: %v", err)
 	}
 }
@@ -194,7 +194,7 @@ func TestCheckOfAFileThatIsNotASessionExitsTwo(t *testing.T) {
 		{"empty", "", "it is empty"},
 		{"blank lines", "\n\n  \n", "it is empty"},
 		{"binary junk", string(junk), "not a session file"},
-		{"a plain JSON-RPC log", `{"jsonrpc":"2.0","id":1,"method":"ping"}` + "\n" + `{"jsonrpc":"2.0","id":1,"result":{}}` + "\n", "lines 1 and 2"},
+		{"a plain JSON-RPC log", `{"jsonrpc":"2.0","id":1,"method":"ping"}` + "\n" + `{"jsonrpc":"2.0","id":1,"result":{}}` + "\n", "lines 1 and 2); give the path of one (rpctap ls lists them); it reads as a plain log of JSON-RPC frames: to judge each one, type rpctap classify < "},
 	} {
 		path := filepath.Join(dir, strings.ReplaceAll(c.name, " ", "-"))
 		os.WriteFile(path, []byte(c.data), 0o600)
@@ -249,6 +249,11 @@ func TestCheckNamesSkippedLinesAndHeaderFaults(t *testing.T) {
 		var ex exitError
 		if !errors.As(err, &ex) || ex.code != 1 || !strings.Contains(out.String(), "HEADER (") || !strings.Contains(out.String(), c.says) {
 			t.Errorf("header %s: %v\n%s\nwant exit 1 and a header fault saying %q", c.header, err, out.String(), c.says)
+		}
+		// The summary line says it too, so the exit status 1 of a report
+		// with no error finding is explained where it is first read.
+		if first, _, _ := strings.Cut(out.String(), "\n"); !strings.Contains(first, "1 frame judged") || !strings.Contains(first, " in the header") {
+			t.Errorf("header %s: the summary %q does not count the header's faults", c.header, first)
 		}
 		out.Reset()
 		runCheck(nil, &out, path, checkOptions{format: "json"})

@@ -77,4 +77,4 @@ func runClassify(in io.Reader, out io.Writer, o classifyOptions) error {
 }
 
 // usageError marks an error in the command line: exit status 2.
-func usageError(err error) error { return exitError{code: 2, msg: err.Error()} }
+func usageError(err error) error { return exitError{code: 2, msg: plainFileError(err)} }

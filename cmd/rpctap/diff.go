@@ -46,7 +46,7 @@ thresholds), else 0; 2 when a file cannot be read.`,
 			}
 			rep, err := sessions.Diff(args[0], args[1], sessions.DiffOptions{Ignore: ig, DurationThreshold: o.threshold, DurationRatio: o.ratio})
 			if err != nil {
-				return exitError{code: 2, msg: err.Error()}
+				return exitError{code: 2, msg: plainFileError(err) + sessionFileHint(err)}
 			}
 			if o.json {
 				writeDiffJSON(cmd.OutOrStdout(), args[0], args[1], rep)

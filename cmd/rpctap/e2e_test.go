@@ -213,7 +213,7 @@ func TestInjectWithCaptureKeepsTheAnswerFromTheHost(t *testing.T) {
 	var refusal bytes.Buffer
 	refused := exec.Command(bin, "inject", "--tap", name, "--capture", `{"jsonrpc":"2.0","method":"notifications/x"}`)
 	refused.Stderr = &refusal
-	if err := refused.Run(); err == nil || !strings.Contains(refusal.String(), "this frame is a notification, which gets no answer") ||
+	if err := refused.Run(); err == nil || !strings.Contains(refusal.String(), "this is a notification, which gets no answer") ||
 		!strings.Contains(refusal.String(), `as in: {"jsonrpc":"2.0","id":"rpctap-1","method":"ping"}`) {
 		t.Errorf("inject --capture of a notification: %v, said %q", err, refusal.String())
 	}
@@ -282,9 +282,11 @@ func lsSessionPaths(t *testing.T, env []string) []string {
 
 // Issue 10 point 16: the inspector starts the server with a stripped
 // environment (no XDG_STATE_HOME), so the tap records under another
-// directory than the user's shell, with XDG_STATE_HOME set, looks in. The
-// user's rpctap ls still lists the session, and with a HOME of its own
-// too.
+// directory than the user's shell, with XDG_STATE_HOME set, looks in; a
+// host that starts it as env -i does leaves it no HOME, so it records under
+// its TMPDIR, or /tmp. The user's rpctap ls (and so the view's list, which
+// reads the same sessions.RecentSessions) still lists each session,
+// whatever XDG_STATE_HOME, HOME and TMPDIR either side has.
 func TestSessionsRecordedBehindARealHostAreListedWhateverTheEnvironment(t *testing.T) {
 	inspector := needPeer(t, "node_modules/.bin/inspector")
 	server := needPeer(t, "node_modules/.bin/mcp-server-everything")
@@ -304,14 +306,37 @@ func TestSessionsRecordedBehindARealHostAreListedWhateverTheEnvironment(t *testi
 	if len(recorded) != 1 {
 		t.Fatalf("the tap behind the inspector recorded %q under its HOME; the inspector now passes XDG_STATE_HOME on, so this test no longer shows the stripped environment", recorded)
 	}
+	// A tap a host starts as env -i does (no HOME, no XDG_STATE_HOME), with
+	// a TMPDIR of its own, records under that TMPDIR; with none, under /tmp.
+	tapTmp := filepath.Join(dir, "tap-tmp")
+	os.Mkdir(tapTmp, 0o700)
+	for _, env := range [][]string{{"TMPDIR=" + tapTmp}, {}} {
+		tap := exec.Command(bin, "run", "--name", name+"-bare", "--", "/bin/cat")
+		tap.Env, tap.Stdin = env, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"ping"}`+"\n")
+		if out, err := tap.CombinedOutput(); err != nil {
+			t.Fatalf("env -i %v rpctap run: %v\n%s", env, err, out)
+		}
+	}
+	bare, _ := filepath.Glob(filepath.Join(tapTmp, fmt.Sprintf("rpctap-%d", os.Getuid()), "sessions", "*-"+name+"-bare.jsonl"))
+	bareTmp, _ := filepath.Glob(filepath.Join("/tmp", fmt.Sprintf("rpctap-%d", os.Getuid()), "sessions", "*-"+name+"-bare.jsonl"))
+	if len(bare) != 1 || len(bareTmp) != 1 {
+		t.Fatalf("the taps with an empty environment recorded %q under their TMPDIR and %q under /tmp", bare, bareTmp)
+	}
+	t.Cleanup(func() { os.Remove(bareTmp[0]) })
+	want := []string{recorded[0], bare[0], bareTmp[0]}
 	for what, env := range map[string][]string{
-		"the user's shell":        append(os.Environ(), "XDG_STATE_HOME="+userState, "HOME="+userHome),
-		"an empty environment":    {},
-		"another XDG_STATE_HOME":  {"XDG_STATE_HOME=" + t.TempDir()},
-		"the tap's own HOME only": {"HOME=" + tapHome},
+		"the user's shell":                  append(os.Environ(), "XDG_STATE_HOME="+userState, "HOME="+userHome),
+		"the user's shell with a TMPDIR":    append(os.Environ(), "XDG_STATE_HOME="+userState, "HOME="+userHome, "TMPDIR="+t.TempDir()),
+		"an empty environment":              {},
+		"another XDG_STATE_HOME":            {"XDG_STATE_HOME=" + t.TempDir()},
+		"the tap's own HOME only":           {"HOME=" + tapHome},
+		"the bare tap's TMPDIR and no HOME": {"TMPDIR=" + tapTmp},
 	} {
-		if paths := lsSessionPaths(t, env); !slices.Contains(paths, recorded[0]) {
-			t.Errorf("rpctap ls from %s does not list %s; it lists %q", what, recorded[0], paths)
+		paths := lsSessionPaths(t, env)
+		for _, w := range want {
+			if !slices.Contains(paths, w) {
+				t.Errorf("rpctap ls from %s does not list %s; it lists %q", what, w, paths)
+			}
 		}
 	}
 	// A session file that is gone is no longer listed.

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -23,7 +24,13 @@ import (
 // characters \x1b[2J typed by a peer next to a real ESC.
 func evilSession(t *testing.T) string {
 	t.Helper()
-	path := filepath.Join(t.TempDir(), "evil.jsonl")
+	return evilSessionAt(t, filepath.Join(t.TempDir(), "evil.jsonl"), "x\u009b31m")
+}
+
+// evilSessionAt writes evilSession's records to path, the server's answer
+// to the request holding answer (a string of JSON) as its result's "t".
+func evilSessionAt(t *testing.T, path, answer string) string {
+	t.Helper()
 	var b bytes.Buffer
 	w, err := sessions.NewWriter(&b, sessions.Header{ID: "e", Started: time.Unix(0, 0), Argv: []string{"srv\u202e", "--x=\u009b2J"}, Name: "srv\u202e"})
 	if err != nil {
@@ -34,8 +41,8 @@ func evilSession(t *testing.T) string {
 		frame string
 	}{
 		{classify.H2S, `{"jsonrpc":"2.0","id":"a` + "\u202e" + `b","method":"m` + "\u2066\u009b" + `x","params":{"t":"` + "\u200b\ufeff\u061c" + `"}}`},
-		{classify.S2H, `{"jsonrpc":"2.0","id":"a` + "\u202e" + `b","result":{"t":"x` + "\u009b" + `31m"}}`},
-		{classify.S2H, "not json \x9b[31m \u202e"},
+		{classify.S2H, `{"jsonrpc":"2.0","id":"a` + "\u202e" + `b","result":{"t":"` + answer + `"}}`},
+		{classify.S2H, "not json \x9b[31m \u202e" + `typed \x1b[2J`},
 		{classify.S2H, `{"jsonrpc":"2.0","method":"n","params":{"t":"` + "\x9b" + `[31m"}}`},
 		{classify.Err, `peer typed \x1b[2J, real: ` + "\x1b[2J"},
 	} {
@@ -136,7 +143,7 @@ func TestJSONOutputsAreValidUTF8WithUnsafeCharactersEscaped(t *testing.T) {
 		B64  []byte `json:"frame_b64"`
 	}
 	json.Unmarshal(lines[2], &third)
-	if string(third.B64) != "not json \x9b[31m \u202e" || third.Text != "not json \ufffd[31m \u202e" {
+	if string(third.B64) != "not json \x9b[31m \u202etyped \\x1b[2J" || third.Text != "not json \ufffd[31m \u202etyped \\x1b[2J" {
 		t.Errorf("a frame that is not UTF-8: %+v", third)
 	}
 }
@@ -164,7 +171,97 @@ func TestTextOutputsShowAPeersBackslashApartFromRealControls(t *testing.T) {
 	if !bytes.Contains(ls.Bytes(), []byte(`srv\\x1b`)) || !bytes.Contains(ls.Bytes(), []byte(`--x=\\u202e \u202e`)) {
 		t.Errorf("ls shows the typed and the real escape alike:\n%s", ls.Bytes())
 	}
-	if !strings.Contains(check.String(), `\u202e`) {
-		t.Errorf("check shows no escaped frame:\n%s", check.String())
+	// check and the Markdown export show the line that is not JSON as
+	// escaped text: the peer's \x1b[2J and rpctap's \x9b apart.
+	var md bytes.Buffer
+	if _, err := sessions.Export(&md, path, sessions.ExportOptions{Format: sessions.FormatMarkdown}); err != nil {
+		t.Fatal(err)
+	}
+	for name, out := range map[string]string{"check": check.String(), "export --format markdown": md.String()} {
+		if !strings.Contains(out, `not json \x9b[31m \u202etyped \\x1b[2J`) {
+			t.Errorf("%s shows the typed and the real escape alike:\n%s", name, out)
+		}
+	}
+}
+
+// issue 10 point 9, end to end: every JSON the built binary prints, the
+// newer commands' too (sessions ls, diff, replay --as-host, catalog,
+// export json/har/otlp, check --format sarif), is valid UTF-8 and valid
+// JSON with control, bidi and format characters as \u escapes, and still
+// carries the peer's text (escaped, not dropped).
+func TestEveryJSONTheBinaryPrintsIsSafeForATerminal(t *testing.T) {
+	bin := rpctapBinary(t)
+	dir := t.TempDir()
+	state := filepath.Join(dir, "state")
+	stateDir := filepath.Join(state, "rpctap", "sessions")
+	os.MkdirAll(stateDir, 0o700)
+	a := evilSessionAt(t, filepath.Join(stateDir, "a.jsonl"), "x\u009b31m")
+	b := evilSessionAt(t, filepath.Join(dir, "b.jsonl"), "y\u202d\u0085\u2028")
+	env := append(os.Environ(), "XDG_STATE_HOME="+state)
+	run := func(args ...string) []byte {
+		t.Helper()
+		cmd := exec.Command(bin, args...)
+		cmd.Env, cmd.Dir = env, dir
+		var errb bytes.Buffer
+		cmd.Stderr = &errb
+		out, err := cmd.Output()
+		if e, ok := err.(*exec.ExitError); err != nil && (!ok || e.ExitCode() != 1) {
+			t.Fatalf("rpctap %s: %v\n%s", strings.Join(args, " "), err, errb.Bytes())
+		}
+		return out
+	}
+	outputs := map[string][]byte{
+		"tail --json":          run("tail", "--json", a),
+		"check --json":         run("check", "--json", a),
+		"check --format sarif": run("check", "--format", "sarif", a),
+		"sessions ls --json":   run("sessions", "ls", "--json"),
+		"diff --json":          run("diff", "--json", a, b),
+		"replay --as-host --json": run("replay", "--as-host", a, "--json", "--no-record", "--",
+			bin, "replay", "--as-server", b, "--no-delay", "--no-record", "--quiet"),
+		"catalog --json": run("catalog", "--json"),
+	}
+	for _, f := range []string{"json", "har", "otlp"} {
+		outputs["export --format "+f] = run("export", a, "--format", f)
+	}
+	for name, out := range outputs {
+		if c, bad := unsafeOnScreen(out); bad {
+			t.Errorf("%s prints %q raw:\n%s", name, c, out)
+		}
+		dec := json.NewDecoder(bytes.NewReader(out))
+		n := 0
+		for ; dec.More(); n++ {
+			var v any
+			if err := dec.Decode(&v); err != nil {
+				t.Errorf("%s prints what is not JSON: %v\n%s", name, err, out)
+				break
+			}
+		}
+		if n == 0 {
+			t.Errorf("%s printed no JSON", name)
+		}
+		// The peer's bidi override, or the catalog's own, is there escaped.
+		if !bytes.Contains(out, []byte(`\u202e`)) && !bytes.Contains(out, []byte(`\u202d`)) {
+			t.Errorf("%s lost the peer's text:\n%s", name, out)
+		}
+	}
+}
+
+// issue 10 point 9: inject --capture --json prints the captured answer
+// through the same escaping as every JSON output.
+func TestInjectCaptureJSONEscapesTheAnswer(t *testing.T) {
+	var out bytes.Buffer
+	rep := tap.InjectReply{ID: `"a` + "\u202e" + `"`, Reply: []byte(`{"jsonrpc":"2.0","id":"a` + "\u202e" + `","error":{"code":1,"message":"` + "\u009b\u2028" + `"}}`)}
+	if _, err := printCaptured(&out, rep, injectOptions{json: true}); err != nil {
+		t.Fatal(err)
+	}
+	if c, bad := unsafeOnScreen(out.Bytes()); bad {
+		t.Errorf("inject --capture --json prints %q raw:\n%s", c, out.Bytes())
+	}
+	var doc struct {
+		ID    string          `json:"id"`
+		Reply json.RawMessage `json:"reply"`
+	}
+	if err := json.Unmarshal(out.Bytes(), &doc); err != nil || doc.ID != "a\u202e" || !bytes.Contains(doc.Reply, []byte(`\u009b\u2028`)) {
+		t.Errorf("inject --capture --json: %v %+v\n%s", err, doc, out.Bytes())
 	}
 }

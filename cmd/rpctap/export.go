@@ -96,7 +96,7 @@ func runExport(stdout, stderr io.Writer, path string, f exportFlags) error {
 	case errors.Is(err, os.ErrNotExist):
 		return exitError{code: 2, msg: fmt.Sprintf("cannot export %s: there is no such file (rpctap ls lists recent sessions)", name)}
 	case err != nil:
-		return exitError{code: 2, msg: fmt.Sprintf("cannot export %s: %v", name, err)}
+		return exitError{code: 2, msg: fmt.Sprintf("cannot export %s: %s", name, plainFileError(err))}
 	}
 	if res.Folded() {
 		fmt.Fprintf(stderr, "rpctap export: %s cannot stream a session of any length, so it shows %d of %d records (the first and last) and says where it left the rest out; --max-frames N shows more, -1 all\n",

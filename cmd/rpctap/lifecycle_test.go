@@ -341,6 +341,29 @@ func TestWatchWithAServerThatCannotStartSaysSoAtOnce(t *testing.T) {
 	}
 }
 
+// Issue 10 point 17: a server's command that is there but cannot run says
+// why and what to do, in watch as in run: a directory is no program, a
+// file that is not executable wants chmod +x.
+func TestAServerThatCannotRunSaysWhatToDo(t *testing.T) {
+	dir := t.TempDir()
+	script := filepath.Join(dir, "server.sh")
+	os.WriteFile(script, []byte("#!/bin/sh\ncat\n"), 0o644)
+	env := watchEnv(t, dir)
+	for _, c := range []struct{ server, want string }{
+		{dir, "rpctap: cannot start " + dir + ": permission denied (it is a directory, not a program)\n"},
+		{script, "rpctap: cannot start " + script + ": permission denied (it is not executable: chmod +x " + script + ")\n"},
+	} {
+		if stderr, code := runWatchCmd(t, env, "--", c.server); stderr != c.want || code != 127 {
+			t.Errorf("rpctap watch -- %s said %q and exited %d; want %q and 127", c.server, stderr, code, c.want)
+		}
+		run := exec.Command(rpctapBinary(t), "run", "--no-record", "--", c.server)
+		run.Env = env
+		if out, _ := run.CombinedOutput(); string(out) != c.want {
+			t.Errorf("rpctap run -- %s said %q; want %q", c.server, out, c.want)
+		}
+	}
+}
+
 // Issue 10 point 18: the host's output (tool results among it) is kept
 // beside the session file, under its name, readable by its owner only,
 // and not left in the temporary directory.
@@ -375,6 +398,29 @@ func TestWatchKeepsTheHostsOutputWithTheSessionOwnerOnly(t *testing.T) {
 	}
 	if left, _ := filepath.Glob(filepath.Join(dir, "tmp", "*")); len(left) > 0 {
 		t.Errorf("rpctap watch left %q in the temporary directory", left)
+	}
+}
+
+// Issue 10 point 18: the view says where the host's output is so that an
+// 80-column terminal shows the file's name: by name when it is beside the
+// session file, by its whole path else.
+func TestTheViewNamesTheHostsLogWithinEightyColumns(t *testing.T) {
+	session := "/home/someone/.local/state/rpctap/sessions/20261201T152759.670Z-server-everything.jsonl"
+	log := strings.TrimSuffix(session, ".jsonl") + ".host.log"
+	if got := hostLogStatus(log, session); !strings.Contains(got, filepath.Base(log)) || len(got) > 80 {
+		t.Errorf("the view says %q (%d columns); want the log's name within 80 columns", got, len(got))
+	}
+	if got := hostLogStatus("/state/x-1.host.log", ""); !strings.Contains(got, "/state/x-1.host.log") {
+		t.Errorf("with no session file the view says %q; want the log's whole path", got)
+	}
+}
+
+// Issue 10 point 18: when the host ends before it starts the server, its
+// last lines are printed one a line, each escaped, as it wrote them.
+func TestTheHostsLastLinesArePrintedOneALine(t *testing.T) {
+	stderr, code := runWatchCmd(t, watchEnv(t, t.TempDir()), "--host", `echo one; printf 'two \033[2J\r\n'; exit 3`, "--", "cat")
+	if code != 2 || !strings.Contains(stderr, "the host exited before it started the server") || !strings.HasSuffix(stderr, ":\none\ntwo \\x1b[2J\n") {
+		t.Errorf("rpctap watch said %q and exited %d; want the host's two lines, escaped, and exit 2", stderr, code)
 	}
 }
 

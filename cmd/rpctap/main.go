@@ -8,7 +8,8 @@ import (
 
 func main() {
 	root := newRootCmd()
-	if err := root.Execute(); err != nil {
+	if cmd, err := root.ExecuteC(); err != nil {
+		err = explain(cmd, os.Args[1:], err)
 		var ex exitError
 		if asExit(err, &ex) {
 			if ex.msg != "" {
@@ -16,7 +17,7 @@ func main() {
 			}
 			os.Exit(ex.code)
 		}
-		fmt.Fprintln(os.Stderr, "rpctap:", err)
+		fmt.Fprintln(os.Stderr, "rpctap:", plainFileError(err))
 		os.Exit(2)
 	}
 }

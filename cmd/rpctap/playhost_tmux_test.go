@@ -15,13 +15,21 @@ import (
 // function that waits for the screen to show every text given.
 func tmuxScreen(t *testing.T, w, h int, env []string, argv ...string) (waitfor func(...string), keys func(...string), screen func() string) {
 	t.Helper()
+	_, waitfor, keys, screen = tmuxSession(t, w, h, env, argv...)
+	return waitfor, keys, screen
+}
+
+// tmuxSession is tmuxScreen that also returns the tmux server's socket
+// name (tmux -L), for a test that ends the terminal itself.
+func tmuxSession(t *testing.T, w, h int, env []string, argv ...string) (sock string, waitfor func(...string), keys func(...string), screen func() string) {
+	t.Helper()
 	if _, err := exec.LookPath("tmux"); err != nil {
 		if os.Getenv("CI") != "" {
 			t.Fatal("tmux is missing: .ci/run should have installed it")
 		}
 		t.Skip("tmux is not installed")
 	}
-	sock := fmt.Sprintf("rpctap-test-%d", time.Now().UnixNano())
+	sock = fmt.Sprintf("rpctap-test-%d", time.Now().UnixNano())
 	var line []string
 	for _, e := range env {
 		line = append(line, shellQuote(e))
@@ -57,7 +65,7 @@ func tmuxScreen(t *testing.T, w, h int, env []string, argv ...string) (waitfor f
 	keys = func(k ...string) {
 		exec.Command("tmux", append([]string{"-L", sock, "send-keys", "-t", "t"}, k...)...).Run()
 	}
-	return waitfor, keys, screen
+	return sock, waitfor, keys, screen
 }
 
 // pickTemplate picks the composer's template called name (the composer is
@@ -253,42 +261,31 @@ func TestWatchOpenGoplsHoverFromTheComposer(t *testing.T) {
 	}
 }
 
-// rpctap watch ends when its terminal hangs up (the window closes, tmux
-// goes away): the tap passes SIGHUP to the server, and the view quits
-// too. It went on with no terminal, its server gone, until killed.
+// A view whose terminal hangs up (its window closed, ssh dropped) ends,
+// and watch with it, stopping its server: the tap in watch catches SIGHUP
+// to pass it to the server, which must not leave the view running for
+// ever on a terminal that is gone.
 func TestWatchEndsWhenItsTerminalHangsUp(t *testing.T) {
-	server := needPeer(t, "bin/server")
-	env := watchEnv(t, t.TempDir())
-	sock := fmt.Sprintf("rpctap-test-hup-%d", time.Now().UnixNano())
-	line := "env " + strings.Join([]string{shellQuote(env[len(env)-3]), shellQuote(env[len(env)-2]), shellQuote(env[len(env)-1]), shellQuote(rpctapBinary(t)), "watch", "--", shellQuote(server)}, " ") + "; sleep 60"
-	if out, err := exec.Command("tmux", "-L", sock, "new-session", "-d", "-s", "t", "-x", "80", "-y", "24", line).CombinedOutput(); err != nil {
-		if _, lerr := exec.LookPath("tmux"); lerr != nil && os.Getenv("CI") == "" {
-			t.Skip("tmux is not installed")
-		}
-		t.Fatalf("tmux: %v: %s", err, out)
+	if _, err := exec.LookPath("tmux"); err != nil {
+		t.Skip("tmux is not installed")
 	}
-	defer exec.Command("tmux", "-L", sock, "kill-server").Run()
-	// The watch is the pane's shell's child, once the view is up.
-	var pid int
-	for deadline := time.Now().Add(30 * time.Second); pid == 0; time.Sleep(50 * time.Millisecond) {
-		screen, _ := exec.Command("tmux", "-L", sock, "capture-pane", "-p", "-t", "t").Output()
-		out, _ := exec.Command("tmux", "-L", sock, "list-panes", "-t", "t", "-F", "#{pane_pid}").Output()
-		kids, _ := os.ReadFile(fmt.Sprintf("/proc/%s/task/%[1]s/children", strings.TrimSpace(string(out))))
-		if strings.Contains(string(screen), "tools/list") {
-			fmt.Sscan(string(kids), &pid)
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the view never came up:\n%s", screen)
-		}
-	}
-	exec.Command("tmux", "-L", sock, "kill-server").Run()
-	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(50 * time.Millisecond) {
-		if err := syscall.Kill(pid, 0); err != nil {
-			return // gone
-		}
-		if time.Now().After(deadline) {
+	marker := fmt.Sprintf("RPCTAP_TEST_HANGUP=%d", time.Now().UnixNano())
+	env := append(watchEnv(t, t.TempDir())[len(os.Environ()):], marker)
+	t.Cleanup(func() { // whatever the test found, it leaves nothing running
+		for _, pid := range processesWith(marker) {
 			syscall.Kill(pid, syscall.SIGKILL)
-			t.Fatalf("rpctap watch (pid %d) still runs 30 s after its terminal hung up", pid)
+		}
+	})
+	sock, waitfor, _, _ := tmuxSession(t, 80, 24, env, rpctapBinary(t), "watch", "--", "cat")
+	waitfor("live")
+	if len(processesWith(marker)) < 2 {
+		t.Fatalf("rpctap watch and its server are not both running: %v", processesWith(marker))
+	}
+	// The terminal goes away: tmux closes the pane's pty.
+	exec.Command("tmux", "-L", sock, "kill-server").Run()
+	for deadline := time.Now().Add(20 * time.Second); len(processesWith(marker)) > 0; time.Sleep(100 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("20 s after its terminal hung up, these still run: %v", processesWith(marker))
 		}
 	}
 }

@@ -99,7 +99,7 @@ It prints a report; --exit-code exits 1 on any difference.`,
 	f.DurationVar(&o.timeout, "timeout", 10*time.Second, "how long to wait for each answer before it counts as missing (--as-host)")
 	f.DurationVar(&o.grace, "stdin-grace", 2*time.Second, "once the recorded host is done, SIGTERM the server when it has not exited this long after its stdin was closed (--as-host)")
 	f.DurationVar(&o.termWait, "term-grace", 2*time.Second, "SIGKILL the server when it has not exited this long after SIGTERM (--as-host)")
-	return serverCommand(cmd)
+	return serverCommand(cmd, "rpctap replay --as-host SESSION.jsonl -- my-server --stdio")
 }
 
 func (o replayOptions) parseIgnore() (sessions.Ignore, error) {
@@ -162,7 +162,7 @@ func runReplayServer(cmd *cobra.Command, argv []string, o replayOptions) error {
 	}
 	framing, err := sessions.RecordingFraming(o.asServer)
 	if err != nil {
-		return exitError{code: 2, msg: err.Error()}
+		return exitError{code: 2, msg: plainFileError(err)}
 	}
 	stderr := cmd.ErrOrStderr()
 	redact, err := sessions.NewRedactor(os.Environ(), nil)
@@ -201,7 +201,7 @@ func runReplayServer(cmd *cobra.Command, argv []string, o replayOptions) error {
 		return err
 	}
 	if err != nil {
-		return exitError{code: 2, msg: err.Error()}
+		return exitError{code: 2, msg: plainFileError(err)}
 	}
 	if o.verbose && !o.quiet {
 		fmt.Fprintf(stderr, "rpctap replay: %d requests answered from the recording, %d forwarded, %d without a match; %d frames sent\n", st.Answered, st.Forwarded, st.Unmatched, st.Sent)
@@ -257,7 +257,7 @@ func runReplayHost(cmd *cobra.Command, argv []string, o replayOptions) error {
 	}
 	framing, err := sessions.RecordingFraming(o.asHost)
 	if err != nil {
-		return exitError{code: 2, msg: err.Error()}
+		return exitError{code: 2, msg: plainFileError(err)}
 	}
 	stderr := cmd.ErrOrStderr()
 	warn := func(msg string) {
@@ -303,7 +303,7 @@ func runReplayHost(cmd *cobra.Command, argv []string, o replayOptions) error {
 		return err
 	}
 	if err != nil {
-		return exitError{code: 2, msg: err.Error()}
+		return exitError{code: 2, msg: plainFileError(err)}
 	}
 	if r.err != nil {
 		return exitError{code: 2, msg: r.err.Error()}

@@ -73,7 +73,7 @@ own, unless --stdin-grace, --term-grace or --drain asks it to.`,
 	f.DurationVar(&o.drain, "drain", 0, "once CMD has exited, stop reading its stdout when it stays silent this long, for a child of CMD that holds it open (default: read until it closes, as a host would)")
 	f.StringVar(&o.intercept, "intercept", "", "hold frames that match this filter (as in the view: 'method:tools/call', 'dir:s2h kind:response') until a view forwards, edits, drops or answers them")
 	f.DurationVar(&o.holdTimeout, "hold-timeout", tap.DefaultHoldTimeout, "with --intercept, or when a view intercepts: how long a frame is held at most before it goes on as it was")
-	return serverCommand(cmd)
+	return serverCommand(cmd, "rpctap run -- my-server --stdio")
 }
 
 func runTap(cmd *cobra.Command, argv []string, o runOptions) error {
@@ -139,7 +139,7 @@ func runTap(cmd *cobra.Command, argv []string, o runOptions) error {
 		}
 	}
 	if err != nil {
-		return exitError{code: max(res.ExitCode, 1), msg: err.Error()}
+		return exitError{code: max(res.ExitCode, 1), msg: plainFileError(err)}
 	}
 	if o.verbose {
 		if res.Path != "" {

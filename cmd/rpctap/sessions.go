@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -151,7 +152,7 @@ func newSessionsRmCmd() *cobra.Command {
 					continue
 				}
 				if err := sessions.Remove(p); err != nil {
-					fmt.Fprintf(cmd.ErrOrStderr(), "rpctap: cannot remove %s: %v\n", name, err)
+					fmt.Fprintf(cmd.ErrOrStderr(), "rpctap: cannot remove %s: %s\n", name, removeProblem(err))
 					failed++
 					continue
 				}
@@ -295,4 +296,13 @@ func formatAge(d time.Duration) string {
 		s = strings.TrimSuffix(s, "0m")
 	}
 	return s
+}
+
+// removeProblem says why a session file could not be removed, the file
+// named already.
+func removeProblem(err error) string {
+	if errors.Is(err, fs.ErrNotExist) {
+		return "there is no such file (rpctap sessions ls lists them)"
+	}
+	return plainFileError(err)
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,7 +12,10 @@ import (
 
 // Issue 10 point 11: rpctap tail on a session file no tap writes prints
 // what it can and exits, whatever the file's end: cut in a line, lines
-// after its exit record, binary. -f is there to follow a file anyway.
+// after its exit record. It says on stderr what was wrong with the file;
+// a file with no session record at all (binary, a plain JSON-RPC log,
+// empty) exits 2 with a sentence, as check does (point 10). -f is there to
+// follow a file anyway.
 func TestTailOfADamagedFilePrintsAndExits(t *testing.T) {
 	good, err := os.ReadFile("../../testdata/sessions/recorded/session.jsonl")
 	if err != nil {
@@ -26,23 +30,32 @@ func TestTailOfADamagedFilePrintsAndExits(t *testing.T) {
 		name   string
 		data   []byte
 		frames bool
+		says   string // on stderr, or in the exit-2 error
 	}{
-		{"cut mid-line", good[:len(good)*3/4], true},
-		{"lines after the exit record", append(bytes.Clone(good), "{\"t\":1,\"dir\":\"h2s\",\"frame\":\"x\"}\nhalf a li"...), true},
-		{"binary", junk, false},
+		{"cut mid-line", good[:len(good)*3/4], true, "ends without an exit record"},
+		{"lines after the exit record", append(bytes.Clone(good), "{\"t\":1,\"dir\":\"h2s\",\"frame\":\"x\"}\nhalf a li"...), true, "1 line of "},
+		{"binary", junk, false, "it is not a session file rpctap recorded"},
+		{"a plain JSON-RPC log", []byte(`{"jsonrpc":"2.0","id":1,"method":"ping"}` + "\n"), false, "none of its 1 line is a session header or record); give the path of one (rpctap ls lists them); it reads as a plain log of JSON-RPC frames: to judge each one, type rpctap classify < "},
+		{"empty", nil, false, "it is empty"},
 	} {
 		path := filepath.Join(dir, strings.ReplaceAll(c.name, " ", "-")+".jsonl")
 		os.WriteFile(path, c.data, 0o600)
-		var out bytes.Buffer
+		var out, stderr bytes.Buffer
 		cmd := newTailCmd()
 		cmd.SetOut(&out)
+		cmd.SetErr(&stderr)
+		cmd.SilenceUsage, cmd.SilenceErrors = true, true
 		cmd.SetArgs([]string{path})
 		done := make(chan error, 1)
 		go func() { done <- cmd.Execute() }()
 		select {
 		case err := <-done:
-			if err != nil {
-				t.Errorf("%s: %v", c.name, err)
+			var ex exitError
+			switch {
+			case c.frames && (err != nil || !strings.Contains(stderr.String(), c.says)):
+				t.Errorf("%s: %v, said %q; want exit 0 saying %q", c.name, err, stderr.String(), c.says)
+			case !c.frames && (!errors.As(err, &ex) || ex.code != 2 || !strings.Contains(ex.msg, c.says) || !strings.Contains(ex.msg, "rpctap ls")):
+				t.Errorf("%s: %v; want exit 2 saying %q and where sessions are", c.name, err, c.says)
 			}
 		case <-time.After(30 * time.Second):
 			t.Fatalf("%s: tail still runs after 30 s; it printed %d bytes", c.name, out.Len())

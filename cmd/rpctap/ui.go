@@ -63,24 +63,32 @@ func runUI(srcs []*tui.Source, opts ...tui.Option) error {
 	r := uiRenderer(tty, c.Theme)
 	m := tui.New(r, srcs, opts...)
 	p := tea.NewProgram(m, tea.WithInput(tty), tea.WithOutput(tty), tea.WithAltScreen(), tea.WithMouseCellMotion())
-	// The terminal hung up (its window closed): the view quits, as on q.
-	// A tap in this process (watch) passes the signal to its server too;
-	// without this the view went on with no terminal, and watch never
-	// ended.
-	hup, ran := make(chan os.Signal, 1), make(chan struct{})
+	// The terminal hung up (its window closed, ssh dropped): the view
+	// ends. Without this, in watch, where the tap catches SIGHUP to pass
+	// it to the server, the view would go on for ever on a terminal that
+	// is gone.
+	hup := make(chan os.Signal, 1)
 	signal.Notify(hup, syscall.SIGHUP)
+	defer signal.Stop(hup)
+	done := make(chan struct{})
+	defer close(done)
+	hungUp := make(chan struct{})
 	go func() {
 		select {
 		case <-hup:
-			p.Quit()
-		case <-ran:
+			close(hungUp)
+			p.Kill()
+		case <-done:
 		}
 	}()
 	_, err = p.Run()
-	signal.Stop(hup)
-	close(ran)
 	for _, s := range srcs {
 		s.Close()
+	}
+	select {
+	case <-hungUp:
+		return nil
+	default:
 	}
 	return err
 }
@@ -102,7 +110,8 @@ window/workDoneProgress/create held then answered, and shutdown and exit
 when you quit. With --host, rpctap also starts the host (a shell command
 that launches a server, as MCP hosts do): {} in it stands for the server
 command, run behind a tap; without {}, " -- SERVER" is appended. The whole
-conversation then shows; the host's output goes to a log file.
+conversation then shows; the host's output goes to a log file beside the
+session file (its name, ending .host.log).
 
   rpctap watch --host 'npx @modelcontextprotocol/inspector --cli --method tools/list' -- my-server`,
 		Args: takesArgs(1, -1, "the server's command", "rpctap watch -- my-server --stdio (add --host 'HOST CMD' to start a host too)"),
@@ -130,7 +139,7 @@ conversation then shows; the host's output goes to a log file.
 	cmd.Flags().StringVar(&host, "host", "", "a host command to start and connect to the server (run with sh -c)")
 	cmd.Flags().StringVar(&framing, "framing", "auto", "ndjson, lsp or auto")
 	cmd.Flags().StringVar(&profile, "profile", "auto", "auto, jsonrpc, mcp or lsp")
-	return serverCommand(cmd)
+	return serverCommand(cmd, "rpctap watch -- my-server --stdio")
 }
 
 func runWatch(host string, argv []string, framing classify.Framing, profile classify.Profile, open string) error {
@@ -323,7 +332,7 @@ func runWatchHost(host string, argv []string, framing classify.Framing, profile 
 			logPath = p
 		}
 	}
-	uiErr := runUI([]*tui.Source{src}, tui.WithStatus("the host's output goes to "+classify.EscapeString(logPath, 0)))
+	uiErr := runUI([]*tui.Source{src}, tui.WithStatus(hostLogStatus(logPath, src.Path)))
 	select {
 	case <-exited:
 	default:
@@ -386,12 +395,28 @@ func shellQuote(s string) string {
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
+// hostLogStatus is the view's word on where watch keeps the host's output:
+// by its file name when it lies beside the session file (so that an 80
+// column status line still shows the name; watch's help says where that
+// is, and watch prints the whole path when it ends), else by its path.
+func hostLogStatus(logPath, session string) string {
+	if session != "" && filepath.Dir(logPath) == filepath.Dir(session) {
+		return "host log: " + classify.EscapeString(filepath.Base(logPath), 0)
+	}
+	return "the host's output goes to " + classify.EscapeString(logPath, 0)
+}
+
+// lastLines returns the last n lines of b, each escaped as peer text, one
+// a line.
 func lastLines(b []byte, n int) string {
 	lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
 	if len(lines) > n {
 		lines = lines[len(lines)-n:]
 	}
-	return classify.EscapeString(strings.Join(lines, "\n"), 0)
+	for i, l := range lines {
+		lines[i] = classify.EscapeString(strings.TrimSuffix(l, "\r"), 0)
+	}
+	return strings.Join(lines, "\n")
 }
 
 func newTailCmd() *cobra.Command {
@@ -426,13 +451,36 @@ whatever writes it, until its exit record or Ctrl-C.`,
 				return err
 			}
 			defer src.Close()
-			return runTail(cmd.OutOrStdout(), src, f, asJSON, src.Yield)
+			if err := runTail(cmd.OutOrStdout(), src, f, asJSON, src.Yield); err != nil {
+				return err
+			}
+			return tailEnd(cmd.ErrOrStderr(), src)
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON lines with each frame's classification")
 	cmd.Flags().BoolVarP(&follow, "follow", "f", false, "follow a session file until its exit record, whatever writes it")
 	cmd.Flags().StringVar(&expr, "filter", "", "show only frames that match, e.g. 'method:tools/* !dir:err'")
 	return cmd
+}
+
+// tailEnd says how a session file that tail printed to its end was
+// damaged: no session record at all (exit status 2, as check), lines it
+// could not read, or no exit record.
+func tailEnd(stderr io.Writer, src *tui.Source) error {
+	name := classify.EscapeString(src.Path, 200)
+	n := src.Index.Counts().Skipped
+	switch {
+	case src.NoRecord() && n == 0:
+		return exitError{code: 2, msg: fmt.Sprintf("cannot tail %s: it is empty, so it is no session file; give the path of one that rpctap run recorded (rpctap ls lists them)", name)}
+	case src.NoRecord():
+		return exitError{code: 2, msg: fmt.Sprintf("cannot tail %s: it is not a session file rpctap recorded (none of its %s is a session header or record); give the path of one (rpctap ls lists them)", name, plural(n, "line")) + frameLogHint(src.Path)}
+	case n > 0 && src.Path != "":
+		fmt.Fprintf(stderr, "rpctap: %s of %s could not be read; rpctap check %s names them\n", plural(n, "line"), name, name)
+	}
+	if src.EndedWithoutExit() {
+		fmt.Fprintf(stderr, "rpctap: %s ends without an exit record: its tap was killed, or the file was cut\n", name)
+	}
+	return nil
 }
 
 // tailBatch is how many entries tail prints between two looks at whether

@@ -2,9 +2,13 @@ package main
 
 import (
 	"bytes"
+	"errors"
+	"fmt"
 	"os/exec"
 	"strings"
 	"testing"
+
+	"github.com/rpctap/rpctap/tap"
 )
 
 // Issue 10 point 19: argument errors are one sentence saying what to type,
@@ -22,9 +26,33 @@ func TestArgumentErrorsSayWhatToTypeWithAnExample(t *testing.T) {
 		{[]string{"tail", "a", "b"}, []string{"rpctap tail takes one session file or live tap"}},
 		{[]string{"demo", "now"}, []string{"rpctap demo takes no arguments"}},
 		{[]string{"classify", "x"}, []string{"rpctap classify takes no arguments", "| rpctap classify"}},
-		{[]string{"run", "--bogus", "ls"}, []string{"unknown flag: --bogus", "rpctap run --help lists its flags", "as in: rpctap run -- my-server"}},
-		{[]string{"ls", "--bogus"}, []string{"unknown flag: --bogus", "rpctap ls --help"}},
+		{[]string{"run", "--bogus", "ls"}, []string{"rpctap run has no flag --bogus", "rpctap run --help lists its flags", "as in: rpctap run -- my-server"}},
+		{[]string{"run", "-l", "ls"}, []string{"rpctap run has no flag -l", "as in: rpctap run -- my-server"}},
+		{[]string{"ls", "--bogus"}, []string{"rpctap ls has no flag --bogus", "rpctap ls --help"}},
+		{[]string{"--bogus"}, []string{"rpctap has no flag --bogus", "rpctap --help lists its flags"}},
 		{[]string{"chek"}, []string{`rpctap has no command "chek"`, "did you mean check?", "rpctap --help"}},
+		// The newer commands, flag values and files that are not there.
+		{[]string{"check", "--fromat", "json", "x"}, []string{"rpctap check has no flag --fromat (did you mean --format?)"}},
+		{[]string{"check", "--timeout", "soon", "x"}, []string{`--timeout takes a duration such as 30s, 2m or 1h30m, not "soon"`, "as in: rpctap check --timeout 30s session.jsonl"}},
+		{[]string{"check", "/no/such.jsonl"}, []string{"cannot check: there is no file /no/such.jsonl", "rpctap ls lists recent sessions"}},
+		{[]string{"ls", "--recent", "x"}, []string{`--recent takes a whole number such as 10, not "x"`, "as in: rpctap ls --recent 50"}},
+		{[]string{"tail", "/no/such.jsonl"}, []string{"there is no file /no/such.jsonl, and no live tap has that name", "rpctap ls"}},
+		{[]string{"replay"}, []string{"rpctap replay needs --as-server FILE or --as-host FILE", "as in: rpctap replay --as-server "}},
+		{[]string{"replay", "--as-server"}, []string{"--as-server needs a value", "as in: rpctap replay --as-server session.jsonl"}},
+		{[]string{"replay", "--bogus"}, []string{"rpctap replay has no flag --bogus", "as in: rpctap replay --as-host SESSION.jsonl -- my-server"}},
+		{[]string{"replay", "--as-server", "/no/such.jsonl"}, []string{"there is no file /no/such.jsonl", "rpctap ls lists recent sessions"}},
+		{[]string{"replay", "--as-server", "x", "--speed", "fast"}, []string{`--speed takes a number such as 2 or 1.5, not "fast"`, "as in: rpctap replay --speed 2 --as-server "}},
+		{[]string{"diff", "a"}, []string{"rpctap diff needs two session files", "as in: rpctap diff before.jsonl after.jsonl"}},
+		{[]string{"diff", "/no/such.jsonl", "b"}, []string{"cannot compare: there is no file /no/such.jsonl", "rpctap ls lists recent sessions"}},
+		{[]string{"export"}, []string{"rpctap export needs one session file", "as in: rpctap export "}},
+		{[]string{"export", "x", "--max-frames"}, []string{"--max-frames needs a value", "as in: rpctap export session.jsonl --format mermaid --max-frames 100"}},
+		{[]string{"sessions", "rm"}, []string{"rpctap sessions rm needs the session files to remove", "as in: rpctap sessions rm "}},
+		{[]string{"sessions", "prune", "--older-than"}, []string{"--older-than needs a value", "as in: rpctap sessions prune --older-than 2w"}},
+		{[]string{"wrap"}, []string{"rpctap wrap needs a host and one of its servers", "as in: rpctap wrap claude-desktop everything"}},
+		{[]string{"wrap", "--config", "/no/such.json", "claude-desktop", "x"}, []string{"cannot read the config file: there is no file /no/such.json"}},
+		{[]string{"inject"}, []string{"give the frame to inject", "as in: rpctap inject "}},
+		{[]string{"inject", "--file", "/no/such"}, []string{"cannot read the frame: there is no file /no/such"}},
+		{[]string{"inject", "--wait", "x", "{}"}, []string{`--wait takes a duration such as 30s, 2m or 1h30m, not "x"`, "as in: rpctap inject --wait 30s "}},
 	} {
 		cmd := exec.Command(rpctapBinary(t), c.args...)
 		var stderr bytes.Buffer
@@ -43,7 +71,8 @@ func TestArgumentErrorsSayWhatToTypeWithAnExample(t *testing.T) {
 				t.Errorf("rpctap %s said %q, without %q", strings.Join(c.args, " "), msg, s)
 			}
 		}
-		for _, cobra := range []string{"arg(s)", "only received", "unknown shorthand flag", "accepts "} {
+		for _, cobra := range []string{"arg(s)", "only received", "unknown shorthand flag", "accepts ", "unknown flag:", "flag needs an argument",
+			"invalid argument", "no such file or directory", "rpctap: rpctap:"} {
 			if strings.Contains(msg, cobra) {
 				t.Errorf("rpctap %s said %q: cobra's default wording", strings.Join(c.args, " "), msg)
 			}
@@ -59,5 +88,31 @@ func TestRunTakesFlagsAfterTheServerCommandAsTheServers(t *testing.T) {
 	out, err := cmd.CombinedOutput()
 	if err != nil || string(out) != "--version" {
 		t.Errorf("rpctap run echo -n --version: %v, printed %q; want the server's own --version", err, out)
+	}
+}
+
+// Issue 10 point 19: with several live taps to choose from, the error
+// gives the user's own command line back with the tap named by its pid.
+func TestSeveralLiveTapsAreNamedWithTheCommandToType(t *testing.T) {
+	root := newRootCmd()
+	amb := &tap.AmbiguousError{Target: "srv", Taps: []tap.Info{{Name: "srv", PID: 41}, {Name: "srv", PID: 42}}}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"inject", "--tap", "srv", "--capture", `{"jsonrpc":"2.0","id":1,"method":"ping"}`},
+			`2 live taps are named srv (srv with pid 41, srv with pid 42); name one by its pid with --tap, as in: rpctap inject --tap 41 --capture '{"jsonrpc":"2.0","id":1,"method":"ping"}'`},
+		{[]string{"inject", "--tap=srv", "--catalog", "null-id-request"}, "as in: rpctap inject --tap 41 --catalog null-id-request"},
+		{[]string{"tail", "srv"}, "2 live taps are named srv (srv with pid 41, srv with pid 42); name one by its pid, as in: rpctap tail 41"},
+		{[]string{"ui", "srv"}, "as in: rpctap ui 41"},
+	} {
+		cmd, _, err := root.Find(c.args)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var ex exitError
+		if err := explain(cmd, c.args, fmt.Errorf("opening: %w", amb)); !errors.As(err, &ex) || ex.code != 2 || !strings.Contains(ex.msg, c.want) {
+			t.Errorf("rpctap %s with two taps: %v; want exit 2 saying %q", strings.Join(c.args, " "), err, c.want)
+		}
 	}
 }
