@@ -151,6 +151,7 @@ func TestAViewWhoseTerminalGoesAwayEndsAsQuitWould(t *testing.T) {
 		// cat echoes rpctap's server/discover: a request from the
 		// server, held for the user.
 		{"watch", []string{bin, "watch", "--", "cat"}, "server/discover", true},
+		{"watch ignoring SIGHUP", ignoringHUP(bin, "watch", "--", "cat"), "server/discover", true},
 		{"demo", []string{bin, "demo", "--speed", "0.2"}, "initialize", true},
 		{"ui ignoring SIGHUP", ignoringHUP(bin, "ui", open), "initialize", false},
 		{"tail -f on a terminal, ignoring SIGHUP", ignoringHUP(bin, "tail", "-f", unended), "initialize", false},
@@ -187,7 +188,7 @@ func TestAViewWhoseTerminalGoesAwayEndsAsQuitWould(t *testing.T) {
 			b, _ := os.ReadFile(files[0])
 			last := strings.TrimSpace(string(b))
 			last = last[strings.LastIndexByte(last, '\n')+1:]
-			if c.name == "watch" && !strings.Contains(string(b), `"held":"detached"`) {
+			if strings.HasPrefix(c.name, "watch") && !strings.Contains(string(b), `"held":"detached"`) {
 				t.Errorf("the request held for the user did not go on when the view ended:\n%s", b)
 			}
 			if !strings.Contains(last, `"event":"exit","code":0}`) {

@@ -40,8 +40,13 @@ func (t *ttyInput) Read(b []byte) (int, error) {
 // hangup is closed when the process gets SIGHUP. The first call starts
 // catching it, which also keeps the default action (death with no
 // clean-up) from ending a view whose tap runs in this process: such a
-// command calls it before its tap starts.
+// command calls it before its tap starts. A process started with SIGHUP
+// ignored (nohup) keeps it ignored; its view ends on the terminal's
+// read.
 var hangup = sync.OnceValue(func() <-chan struct{} {
+	if signal.Ignored(syscall.SIGHUP) {
+		return nil
+	}
 	c := make(chan os.Signal, 1)
 	signal.Notify(c, syscall.SIGHUP)
 	gone := make(chan struct{})
