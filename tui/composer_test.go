@@ -387,3 +387,35 @@ func TestComposerPreviewsALargeFrameOffUpdate(t *testing.T) {
 	waitFor(t, tm, "preview: notification")
 	finalCompose(t, tm)
 }
+
+// issue 10 point 14: the composer's template picker and catalog fit
+// 80×24 with a long method name, long tool names and wide (CJK) text:
+// their rows are cut to the width, wide characters counted as two cells.
+func TestTemplatePickerAndCatalogFitTheDefaultTerminal(t *testing.T) {
+	cjk := strings.Repeat("日本語の説明文と中文的描述和한국어설명", 4)
+	long := "tools/" + strings.Repeat("very-long-method-name-", 6) + cjk
+	tools := `{"jsonrpc":"2.0","id":1,"result":{"tools":[{"name":"a_really_long_tool_name_` + strings.Repeat("x", 60) +
+		`","description":"` + cjk + `","inputSchema":{"type":"object","properties":{"` + strings.Repeat("长参数名称", 5) + `":{"type":"string"}}}},` +
+		`{"name":"` + strings.Repeat("工具名称", 10) + `","inputSchema":{"type":"object"}}]}}`
+	for _, c := range []struct{ key, want string }{{"ctrl+t", "tools/call a_really_long"}, {"ctrl+k", "null-id-request"}} {
+		t.Run(c.key, func(t *testing.T) {
+			info, host := startLiveTap(t)
+			src, err := OpenLive(info, time.Minute)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(src.Close)
+			tm := startProgram(t, []*Source{src}, 80, 24)
+			// cat echoes each: the host's tools/list and its answer
+			// pair as the server's.
+			io.WriteString(host, `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`+"\n"+tools+"\n")
+			io.WriteString(host, `{"jsonrpc":"2.0","method":"`+long+`","params":{"text":"`+cjk+`"}}`+"\n")
+			waitFor(t, tm, "← notification")
+			tm.Send(press("i"))
+			waitFor(t, tm, "to the server, as if from the host")
+			tm.Send(press(c.key))
+			waitFor(t, tm, c.want)
+			checkFits(t, finalCompose(t, tm), 80, 24)
+		})
+	}
+}
