@@ -2,6 +2,7 @@ package tui
 
 import (
 	"bytes"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -388,6 +389,25 @@ func TestComposerPreviewsALargeFrameOffUpdate(t *testing.T) {
 	finalCompose(t, tm)
 }
 
+// composerAfter runs the view at w×h on a live tap (cat as the server)
+// whose host wrote frames, which cat echoes (a request and its answer
+// pair as the server's), and opens the composer once the last shows.
+func composerAfter(t *testing.T, w, h int, frames ...string) *teatest.TestModel {
+	t.Helper()
+	info, host := startLiveTap(t)
+	src, err := OpenLive(info, time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(src.Close)
+	tm := startProgram(t, []*Source{src}, w, h)
+	io.WriteString(host, strings.Join(frames, "\n")+"\n")
+	waitFor(t, tm, fmt.Sprintf("←%d ", len(frames))) // the header counts every echo
+	tm.Send(press("i"))
+	waitFor(t, tm, "to the server, as if from the host")
+	return tm
+}
+
 // issue 10 point 14: the composer's template picker and catalog fit
 // 80×24 with a long method name, long tool names and wide (CJK) text:
 // their rows are cut to the width, wide characters counted as two cells.
@@ -399,23 +419,37 @@ func TestTemplatePickerAndCatalogFitTheDefaultTerminal(t *testing.T) {
 		`{"name":"` + strings.Repeat("工具名称", 10) + `","inputSchema":{"type":"object"}}]}}`
 	for _, c := range []struct{ key, want string }{{"ctrl+t", "tools/call a_really_long"}, {"ctrl+k", "null-id-request"}} {
 		t.Run(c.key, func(t *testing.T) {
-			info, host := startLiveTap(t)
-			src, err := OpenLive(info, time.Minute)
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(src.Close)
-			tm := startProgram(t, []*Source{src}, 80, 24)
-			// cat echoes each: the host's tools/list and its answer
-			// pair as the server's.
-			io.WriteString(host, `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`+"\n"+tools+"\n")
-			io.WriteString(host, `{"jsonrpc":"2.0","method":"`+long+`","params":{"text":"`+cjk+`"}}`+"\n")
-			waitFor(t, tm, "← notification")
-			tm.Send(press("i"))
-			waitFor(t, tm, "to the server, as if from the host")
+			tm := composerAfter(t, 80, 24, `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`, tools,
+				`{"jsonrpc":"2.0","method":"`+long+`","params":{"text":"`+cjk+`"}}`)
 			tm.Send(press(c.key))
 			waitFor(t, tm, c.want)
 			checkFits(t, finalCompose(t, tm), 80, 24)
+		})
+	}
+}
+
+// issue 10 point 15: the composer's lists (the catalog, the templates)
+// are no text input: each key of a burst acts there, as in the traffic.
+func TestEveryKeyOfABurstActsInTheComposersLists(t *testing.T) {
+	for _, list := range []string{"ctrl+k", "ctrl+t"} {
+		t.Run(list, func(t *testing.T) {
+			tm := composerAfter(t, 140, 40, `{"jsonrpc":"2.0","id":1,"method":"a"}`, `{"jsonrpc":"2.0","id":2,"method":"b"}`,
+				`{"jsonrpc":"2.0","id":3,"method":"c"}`, `{"jsonrpc":"2.0","id":4,"method":"d"}`)
+			tm.Send(press(list))
+			waitFor(t, tm, "↓/j down")
+			tm.Send(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("jjjj")})
+			tm.Send(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("kjj")})
+			if err := tm.Quit(); err != nil {
+				t.Fatal(err)
+			}
+			m := tm.FinalModel(t, teatest.WithFinalTimeout(5*time.Second)).(*Model)
+			c := m.view().composer
+			if c == nil || c.picking == pickNone {
+				t.Fatalf("the list closed")
+			}
+			if c.sel != 5 {
+				t.Errorf("after the bursts jjjj and kjj the list's selection is %d, want 5", c.sel)
+			}
 		})
 	}
 }
