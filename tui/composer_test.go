@@ -22,17 +22,7 @@ import (
 // opens the composer with i.
 func openLiveComposer(t *testing.T, w, h int) (*teatest.TestModel, *Source) {
 	t.Helper()
-	info, _ := startLiveTap(t)
-	src, err := OpenLive(info, time.Minute)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(src.Close)
-	tm := startProgram(t, []*Source{src}, w, h)
-	waitFor(t, tm, "live")
-	tm.Send(press("i"))
-	waitFor(t, tm, "to the server, as if from the host")
-	return tm, src
+	return composerAfter(t, w, h)
 }
 
 func ctrl(k tea.KeyType) tea.KeyMsg { return tea.KeyMsg{Type: k} }
@@ -126,13 +116,7 @@ func openLiveWithRequest(t *testing.T) *teatest.TestModel {
 // openLiveWith is openLiveWithRequest with the host's request given.
 func openLiveWith(t *testing.T, request string) *teatest.TestModel {
 	t.Helper()
-	info, host := startLiveTap(t)
-	src, err := OpenLive(info, time.Minute)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(src.Close)
-	tm := startProgram(t, []*Source{src}, 140, 40)
+	tm, _, host := liveView(t, 140, 40)
 	io.WriteString(host, request+"\n")
 	waitFor(t, tm, "← request")
 	tm.Send(press("g")) // the host's request, the first frame; keys act in order
@@ -389,10 +373,9 @@ func TestComposerPreviewsALargeFrameOffUpdate(t *testing.T) {
 	finalCompose(t, tm)
 }
 
-// composerAfter runs the view at w×h on a live tap (cat as the server)
-// whose host wrote frames, which cat echoes (a request and its answer
-// pair as the server's), and opens the composer once the last shows.
-func composerAfter(t *testing.T, w, h int, frames ...string) *teatest.TestModel {
+// liveView runs the view at w×h on a live tap with cat as its server,
+// whose host writes to host.
+func liveView(t *testing.T, w, h int) (tm *teatest.TestModel, src *Source, host io.WriteCloser) {
 	t.Helper()
 	info, host := startLiveTap(t)
 	src, err := OpenLive(info, time.Minute)
@@ -400,12 +383,24 @@ func composerAfter(t *testing.T, w, h int, frames ...string) *teatest.TestModel 
 		t.Fatal(err)
 	}
 	t.Cleanup(src.Close)
-	tm := startProgram(t, []*Source{src}, w, h)
-	io.WriteString(host, strings.Join(frames, "\n")+"\n")
-	waitFor(t, tm, fmt.Sprintf("←%d ", len(frames))) // the header counts every echo
+	return startProgram(t, []*Source{src}, w, h), src, host
+}
+
+// composerAfter runs the view at w×h on a live tap (cat as the server)
+// whose host wrote frames, which cat echoes (a request and its answer
+// pair as the server's), and opens the composer once the last shows.
+// openLiveComposer is it with no frames.
+func composerAfter(t *testing.T, w, h int, frames ...string) (*teatest.TestModel, *Source) {
+	t.Helper()
+	tm, src, host := liveView(t, w, h)
+	waitFor(t, tm, "live")
+	if len(frames) > 0 {
+		io.WriteString(host, strings.Join(frames, "\n")+"\n")
+		waitFor(t, tm, fmt.Sprintf("←%d ", len(frames))) // the header counts every echo
+	}
 	tm.Send(press("i"))
 	waitFor(t, tm, "to the server, as if from the host")
-	return tm
+	return tm, src
 }
 
 // issue 10 point 14: the composer's template picker and catalog fit
@@ -419,7 +414,7 @@ func TestTemplatePickerAndCatalogFitTheDefaultTerminal(t *testing.T) {
 		`{"name":"` + strings.Repeat("工具名称", 10) + `","inputSchema":{"type":"object"}}]}}`
 	for _, c := range []struct{ key, want string }{{"ctrl+t", "tools/call a_really_long"}, {"ctrl+k", "null-id-request"}} {
 		t.Run(c.key, func(t *testing.T) {
-			tm := composerAfter(t, 80, 24, `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`, tools,
+			tm, _ := composerAfter(t, 80, 24, `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`, tools,
 				`{"jsonrpc":"2.0","method":"`+long+`","params":{"text":"`+cjk+`"}}`)
 			tm.Send(press(c.key))
 			waitFor(t, tm, c.want)
@@ -433,7 +428,7 @@ func TestTemplatePickerAndCatalogFitTheDefaultTerminal(t *testing.T) {
 func TestEveryKeyOfABurstActsInTheComposersLists(t *testing.T) {
 	for _, list := range []string{"ctrl+k", "ctrl+t"} {
 		t.Run(list, func(t *testing.T) {
-			tm := composerAfter(t, 140, 40, `{"jsonrpc":"2.0","id":1,"method":"a"}`, `{"jsonrpc":"2.0","id":2,"method":"b"}`,
+			tm, _ := composerAfter(t, 140, 40, `{"jsonrpc":"2.0","id":1,"method":"a"}`, `{"jsonrpc":"2.0","id":2,"method":"b"}`,
 				`{"jsonrpc":"2.0","id":3,"method":"c"}`, `{"jsonrpc":"2.0","id":4,"method":"d"}`)
 			tm.Send(press(list))
 			waitFor(t, tm, "↓/j down")
