@@ -290,8 +290,10 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 // typed alone, the mode it leaves the program in deciding where the next
 // goes ("/abc" opens the filter and types abc in it). A paste is text, not
 // keys: it goes whole to a text input, and is no command anywhere else.
+// The composer's text takes a burst whole too; its lists (the catalog,
+// the templates) take keys, one by one.
 func (m *Model) keyMsg(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
-	if msg.Type != tea.KeyRunes || len(msg.Runes) < 2 || msg.Paste || m.mode == modeCompose {
+	if msg.Type != tea.KeyRunes || len(msg.Runes) < 2 || msg.Paste || m.composerTyping() {
 		return m.key(msg)
 	}
 	cmds := make([]tea.Cmd, 0, len(msg.Runes))
@@ -300,6 +302,16 @@ func (m *Model) keyMsg(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
 		cmds = append(cmds, cmd)
 	}
 	return m, tea.Batch(cmds...)
+}
+
+// composerTyping says whether the composer's text has the keys (not one
+// of its lists).
+func (m *Model) composerTyping() bool {
+	if m.mode != modeCompose {
+		return false
+	}
+	v := m.view()
+	return v == nil || v.composer == nil || v.composer.picking == pickNone
 }
 
 // key routes a key: a text input with focus gets every key first.

@@ -2,6 +2,7 @@ package tui
 
 import (
 	"bytes"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -21,17 +22,7 @@ import (
 // opens the composer with i.
 func openLiveComposer(t *testing.T, w, h int) (*teatest.TestModel, *Source) {
 	t.Helper()
-	info, _ := startLiveTap(t)
-	src, err := OpenLive(info, time.Minute)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(src.Close)
-	tm := startProgram(t, []*Source{src}, w, h)
-	waitFor(t, tm, "live")
-	tm.Send(press("i"))
-	waitFor(t, tm, "to the server, as if from the host")
-	return tm, src
+	return composerAfter(t, w, h)
 }
 
 func ctrl(k tea.KeyType) tea.KeyMsg { return tea.KeyMsg{Type: k} }
@@ -125,13 +116,7 @@ func openLiveWithRequest(t *testing.T) *teatest.TestModel {
 // openLiveWith is openLiveWithRequest with the host's request given.
 func openLiveWith(t *testing.T, request string) *teatest.TestModel {
 	t.Helper()
-	info, host := startLiveTap(t)
-	src, err := OpenLive(info, time.Minute)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(src.Close)
-	tm := startProgram(t, []*Source{src}, 140, 40)
+	tm, _, host := liveView(t, 140, 40)
 	io.WriteString(host, request+"\n")
 	waitFor(t, tm, "← request")
 	tm.Send(press("g")) // the host's request, the first frame; keys act in order
@@ -386,4 +371,80 @@ func TestComposerPreviewsALargeFrameOffUpdate(t *testing.T) {
 	tm.Send(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune(big), Paste: true})
 	waitFor(t, tm, "preview: notification")
 	finalCompose(t, tm)
+}
+
+// liveView runs the view at w×h on a live tap with cat as its server,
+// whose host writes to host.
+func liveView(t *testing.T, w, h int) (tm *teatest.TestModel, src *Source, host io.WriteCloser) {
+	t.Helper()
+	info, host := startLiveTap(t)
+	src, err := OpenLive(info, time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(src.Close)
+	return startProgram(t, []*Source{src}, w, h), src, host
+}
+
+// composerAfter runs the view at w×h on a live tap (cat as the server)
+// whose host wrote frames, which cat echoes (a request and its answer
+// pair as the server's), and opens the composer once the last shows.
+// openLiveComposer is it with no frames.
+func composerAfter(t *testing.T, w, h int, frames ...string) (*teatest.TestModel, *Source) {
+	t.Helper()
+	tm, src, host := liveView(t, w, h)
+	waitFor(t, tm, "live")
+	if len(frames) > 0 {
+		io.WriteString(host, strings.Join(frames, "\n")+"\n")
+		waitFor(t, tm, fmt.Sprintf("←%d ", len(frames))) // the header counts every echo
+	}
+	tm.Send(press("i"))
+	waitFor(t, tm, "to the server, as if from the host")
+	return tm, src
+}
+
+// issue 10 point 14: the composer's template picker and catalog fit
+// 80×24 with a long method name, long tool names and wide (CJK) text:
+// their rows are cut to the width, wide characters counted as two cells.
+func TestTemplatePickerAndCatalogFitTheDefaultTerminal(t *testing.T) {
+	cjk := strings.Repeat("日本語の説明文と中文的描述和한국어설명", 4)
+	long := "tools/" + strings.Repeat("very-long-method-name-", 6) + cjk
+	tools := `{"jsonrpc":"2.0","id":1,"result":{"tools":[{"name":"a_really_long_tool_name_` + strings.Repeat("x", 60) +
+		`","description":"` + cjk + `","inputSchema":{"type":"object","properties":{"` + strings.Repeat("长参数名称", 5) + `":{"type":"string"}}}},` +
+		`{"name":"` + strings.Repeat("工具名称", 10) + `","inputSchema":{"type":"object"}}]}}`
+	for _, c := range []struct{ key, want string }{{"ctrl+t", "tools/call a_really_long"}, {"ctrl+k", "null-id-request"}} {
+		t.Run(c.key, func(t *testing.T) {
+			tm, _ := composerAfter(t, 80, 24, `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`, tools,
+				`{"jsonrpc":"2.0","method":"`+long+`","params":{"text":"`+cjk+`"}}`)
+			tm.Send(press(c.key))
+			waitFor(t, tm, c.want)
+			checkFits(t, finalCompose(t, tm), 80, 24)
+		})
+	}
+}
+
+// issue 10 point 15: the composer's lists (the catalog, the templates)
+// are no text input: each key of a burst acts there, as in the traffic.
+func TestEveryKeyOfABurstActsInTheComposersLists(t *testing.T) {
+	for _, list := range []string{"ctrl+k", "ctrl+t"} {
+		t.Run(list, func(t *testing.T) {
+			tm, _ := composerAfter(t, 140, 40, `{"jsonrpc":"2.0","id":1,"method":"a"}`, `{"jsonrpc":"2.0","id":2,"method":"b"}`,
+				`{"jsonrpc":"2.0","id":3,"method":"c"}`, `{"jsonrpc":"2.0","id":4,"method":"d"}`)
+			tm.Send(press(list))
+			waitFor(t, tm, "↓/j down")
+			tm.Send(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("jjjj")})
+			tm.Send(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("kjj")})
+			if err := tm.Quit(); err != nil {
+				t.Fatal(err)
+			}
+			m := tm.FinalModel(t, teatest.WithFinalTimeout(5*time.Second)).(*Model)
+			c := m.view().composer
+			if c == nil || c.picking == pickNone {
+				t.Fatalf("the list closed")
+			}
+			if c.sel != 5 {
+				t.Errorf("after the bursts jjjj and kjj the list's selection is %d, want 5", c.sel)
+			}
+		})
+	}
 }

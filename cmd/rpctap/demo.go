@@ -118,8 +118,13 @@ func runDemo(stdout io.Writer, o demoOptions) error {
 	rand.Read(secret)
 	env := append(os.Environ(), demoSecretVar+"=sk-demo-"+hex.EncodeToString(secret))
 	var warnings []string
+	var sigs <-chan os.Signal // nil: the tap catches them all
+	if !o.noUI {
+		hangup() // from now on, SIGHUP ends the view, and the view the demo
+		sigs = viewSignals()
+	}
 	t, err := tap.New(tap.Options{Argv: argv, Name: name, Framing: framing, Profile: profile, Timeout: demoTimeout,
-		Record: true, Path: o.record, Listen: true, Env: env, TermWait: 3 * time.Second,
+		Record: true, Path: o.record, Listen: true, Env: env, TermWait: 3 * time.Second, Signals: sigs,
 		Warn: func(s string) { warnings = append(warnings, s) }})
 	if err != nil {
 		return usageError(err)
@@ -155,9 +160,11 @@ func runDemo(stdout io.Writer, o demoOptions) error {
 		return fmt.Errorf("the demo could not start: %w", err)
 	}
 	played := make(chan struct{})
+	playCtx, stopPlaying := context.WithCancel(ctx)
+	defer stopPlaying()
 	go func() {
 		defer close(played)
-		if runner.Run(ctx) != nil {
+		if runner.Run(playCtx) != nil {
 			return
 		}
 		if o.noUI {
@@ -185,8 +192,18 @@ func runDemo(stdout io.Writer, o demoOptions) error {
 			}
 		}()
 		err = runUI([]*tui.Source{src}, tui.WithDemo(runner, states))
+		// The demo's host ends its session as a host does (LSP: shutdown
+		// and exit), and closes the server's stdin; the tap signals a
+		// server that has not exited within 3 s.
+		stopPlaying()
+		endCtx, endNow := context.WithTimeout(ctx, 5*time.Second)
+		host.End(endCtx)
+		endNow()
+		select {
+		case <-ran:
+		case <-time.After(3 * time.Second):
+		}
 		cancel()
-		host.End(context.Background())
 	}
 	if endHere(ran, t, &warnings) && err == nil && runErr != nil {
 		err = runErr

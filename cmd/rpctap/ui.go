@@ -9,7 +9,6 @@ import (
 	"io"
 	"os"
 	"os/exec"
-	"os/signal"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -62,33 +61,25 @@ func runUI(srcs []*tui.Source, opts ...tui.Option) error {
 	defer tty.Close()
 	r := uiRenderer(tty, c.Theme)
 	m := tui.New(r, srcs, opts...)
-	p := tea.NewProgram(m, tea.WithInput(tty), tea.WithOutput(tty), tea.WithAltScreen(), tea.WithMouseCellMotion())
-	// The terminal hung up (its window closed, ssh dropped): the view
-	// ends. Without this, in watch, where the tap catches SIGHUP to pass
-	// it to the server, the view would go on for ever on a terminal that
-	// is gone.
-	hup := make(chan os.Signal, 1)
-	signal.Notify(hup, syscall.SIGHUP)
-	defer signal.Stop(hup)
-	done := make(chan struct{})
-	defer close(done)
-	hungUp := make(chan struct{})
+	// The view ends as q ends it when its terminal goes away (see
+	// ttyInput): SIGHUP, or a read that finds the terminal hung up.
+	gone := make(chan struct{})
+	in := &ttyInput{File: tty, gone: func() { close(gone) }}
+	p := tea.NewProgram(m, tea.WithInput(in), tea.WithOutput(tty), tea.WithAltScreen(), tea.WithMouseCellMotion())
+	ended := make(chan struct{})
+	defer close(ended)
 	go func() {
 		select {
-		case <-hup:
-			close(hungUp)
-			p.Kill()
-		case <-done:
+		case <-gone:
+		case <-hangup():
+		case <-ended:
+			return
 		}
+		p.Quit()
 	}()
 	_, err = p.Run()
 	for _, s := range srcs {
 		s.Close()
-	}
-	select {
-	case <-hungUp:
-		return nil
-	default:
 	}
 	return err
 }
@@ -163,8 +154,9 @@ func runWatch(host string, argv []string, framing classify.Framing, profile clas
 			profile = classify.LSP
 		}
 	}
+	hangup() // from now on, SIGHUP ends the view, and the view the tap
 	opts := tap.Options{Argv: argv, Framing: framing, Profile: profile, Record: true, Listen: true, TermWait: 3 * time.Second, Warn: warn,
-		InterceptToHost: playhost.HeldRequests}
+		InterceptToHost: playhost.HeldRequests, Signals: viewSignals()}
 	t, err := tap.New(opts)
 	if err != nil {
 		return usageError(err)
@@ -211,22 +203,28 @@ func runWatch(host string, argv []string, framing classify.Framing, profile clas
 		return err
 	}
 	uiErr := runUI([]*tui.Source{src})
-	// An LSP host ends its session first (shutdown, then exit, and the
-	// server exits by itself); the tap's end then signals a server that
-	// has not.
-	if lsp {
-		t.EndHolding() // shutdown's answer must not wait behind a held request
-	}
+	// rpctap's host ends its session, and the server's requests held for
+	// the user go on (the host's answers to them would wait behind them,
+	// and so would the end of the server's output). An LSP host sends
+	// shutdown, then exit, and the server exits by itself; an MCP host
+	// closes the server's stdin and gives it the time to exit. The
+	// tap's end then signals a server that has not.
+	t.EndHolding()
 	quitHost()
+	wait := 2 * time.Second
 	if lsp {
-		select {
-		case <-hostDone:
-			select {
-			case <-ran:
-			case <-time.After(3 * time.Second):
-			}
-		case <-time.After(7 * time.Second):
-		}
+		wait = 7 * time.Second
+	}
+	select {
+	case <-hostDone:
+	case <-time.After(wait):
+	}
+	if !lsp {
+		inW.Close()
+	}
+	select {
+	case <-ran:
+	case <-time.After(3 * time.Second):
 	}
 	cancel()
 	endHere(ran, t, &warnings)
@@ -496,6 +494,12 @@ func runTail(w io.Writer, src *tui.Source, f *filter.Filter, asJSON bool, yield 
 	recs := src.Records()
 	defer recs.Close()
 	bw := bufio.NewWriterSize(w, 64<<10)
+	// On a terminal, tail ends when the terminal goes away, though
+	// nothing comes to write (a process that ignores SIGHUP lives on).
+	tty, _ := w.(*os.File)
+	if tty != nil && !isTerminal(tty) {
+		tty = nil
+	}
 	x := src.Index
 	next := 0
 	for {
@@ -553,6 +557,9 @@ func runTail(w io.Writer, src *tui.Source, f *filter.Filter, asJSON bool, yield 
 			if st := src.State(); strings.HasPrefix(st, "error") {
 				return errors.New(strings.TrimPrefix(st, "error: "))
 			}
+			return nil
+		}
+		if tty != nil && terminalGone(tty) {
 			return nil
 		}
 		time.Sleep(50 * time.Millisecond)
