@@ -238,12 +238,12 @@ func TestWatchOpenGoplsHoverFromTheComposer(t *testing.T) {
 	waitfor("↑/k up")
 	keys("i")
 	pickTemplate(t, waitfor, keys, screen, "textDocument/hover")
-	waitfor(`{"line":0,"character":0}}}`)
+	waitWrapped(t, screen, `{"line":0,"character":0}}}`)
 	for i := 0; i < len(`0,"character":0}}}`); i++ {
 		keys("BSpace")
 	}
 	keys("-l", `9,"character":26}}}`)
-	waitfor(`{"line":9,"character":26}}}`)
+	waitWrapped(t, screen, `{"line":9,"character":26}}}`)
 	keys("C-s")
 	waitfor("CAPTURED")
 	keys("Escape")
@@ -253,7 +253,8 @@ func TestWatchOpenGoplsHoverFromTheComposer(t *testing.T) {
 	keys("Enter")
 	waitfor("(1 of ")
 	keys("r")
-	waitfor("Raw bytes", "func Greet(name")
+	waitfor("Raw bytes")
+	waitWrapped(t, screen, "func Greet(name")
 	keys("q")
 	waitfor("session recorded in")
 	if b := watchSession(t, dir); !strings.Contains(b, `Greet says hello to name.`) {
@@ -286,6 +287,31 @@ func TestWatchEndsWhenItsTerminalHangsUp(t *testing.T) {
 	for deadline := time.Now().Add(20 * time.Second); len(processesWith(marker)) > 0; time.Sleep(100 * time.Millisecond) {
 		if time.Now().After(deadline) {
 			t.Fatalf("20 s after its terminal hung up, these still run: %v", processesWith(marker))
+		}
+	}
+}
+
+// waitWrapped waits for the screen to show text, which the view may have
+// wrapped anywhere (where depends on the length of the checkout's path):
+// box borders and white space are left out of both.
+func waitWrapped(t *testing.T, screen func() string, text string) {
+	t.Helper()
+	squeeze := func(s string) string {
+		return strings.Map(func(r rune) rune {
+			if r == '│' || r == ' ' || r == '\n' {
+				return -1
+			}
+			return r
+		}, s)
+	}
+	want := squeeze(text)
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		s := screen()
+		if strings.Contains(squeeze(s), want) {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the screen never showed %q, however wrapped:\n%s", text, s)
 		}
 	}
 }
