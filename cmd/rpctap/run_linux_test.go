@@ -119,3 +119,54 @@ func TestSessionHeaderTheFileCannotTakeLeavesTrafficAlone(t *testing.T) {
 		t.Errorf("rpctap said %q; want that it cannot write the session file, and no panic", r.stderr)
 	}
 }
+
+// Issue 10 point 4, end to end: a file that fills and never takes writes
+// again (here a file size limit never lifted) holds whole records only,
+// and rpctap's last line on stderr says how many frames of each direction
+// it is missing: all those that crossed and are not in it.
+func TestSessionFileThatNeverTakesWritesAgainSaysWhatItMisses(t *testing.T) {
+	r := startRunWrapped(t, []string{"/bin/sh", "-c", `ulimit -S -f 64 && exec "$0" "$@"`}, nil, []string{"/bin/cat"})
+	const n = 3000
+	var b strings.Builder
+	for i := range n {
+		fmt.Fprintf(&b, `{"jsonrpc":"2.0","id":%d,"method":"m","params":{"pad":"%s"}}`+"\n", i, strings.Repeat("y", 100))
+	}
+	go func() { io.WriteString(r.stdin, b.String()); r.stdin.Close() }()
+	got, err := io.ReadAll(r.stdout)
+	if err != nil || string(got) != b.String() {
+		t.Fatalf("the host read %d bytes (%v), want the %d it sent", len(got), err, b.Len())
+	}
+	if code := r.wait(t, 30*time.Second); code != 0 {
+		t.Fatalf("exit status %d; stderr: %s", code, r.stderr)
+	}
+	f, err := os.Open(r.path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	rd := sessions.NewReader(f)
+	var held [4]int64
+	for {
+		e, err := rd.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if e.IsFrame() {
+			held[e.Dir]++
+		}
+	}
+	if rd.Skipped() != 0 {
+		t.Errorf("%d lines of the file are not whole records", rd.Skipped())
+	}
+	if held[classify.S2H] == n {
+		t.Fatal("the file took every frame: the size limit did not bite")
+	}
+	lines := rpctapLines(r.stderr.String())
+	want := fmt.Sprintf("is missing %d frames host→server and %d server→host", n-held[classify.H2S], n-held[classify.S2H])
+	if len(lines) == 0 || !strings.Contains(lines[len(lines)-1], want) || !strings.Contains(lines[len(lines)-1], "ends without the gap and exit records") {
+		t.Errorf("rpctap said %q; want its last line to say the file %s and ends without its gap and exit records", lines, want)
+	}
+}
