@@ -56,35 +56,12 @@ func TestSessionFileCountsTheFramesItCouldNotHold(t *testing.T) {
 	if len(lines) != 3 || !strings.Contains(lines[0], "cannot write the session file") || !strings.Contains(lines[1], "takes writes again") {
 		t.Errorf("rpctap said %q; want that it cannot write the file, then that it can, then how many frames it misses", lines)
 	}
-	f, err := os.Open(r.path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	rd := sessions.NewReader(f)
-	var held, missing [4]int64
-	gaps := 0
-	for {
-		e, err := rd.Next()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		switch {
-		case e.IsFrame():
-			held[e.Dir]++
-		case e.Kind == sessions.EventGap:
-			missing[e.Dir] += e.Missing
-			gaps++
-		}
-	}
-	t.Logf("held %v, missing %v in %d gap records, %d lines skipped", held, missing, gaps, rd.Skipped())
+	held, missing, gaps, skipped := sessionCounts(t, r.path)
+	t.Logf("held %v, missing %v in %d gap records, %d lines skipped", held, missing, gaps, skipped)
 	// Issue 10 point 4: every record in the file is whole, and the last
 	// line says how many frames of each direction the file is missing.
-	if rd.Skipped() != 0 {
-		t.Errorf("%d lines of the file are not whole records", rd.Skipped())
+	if skipped != 0 {
+		t.Errorf("%d lines of the file are not whole records", skipped)
 	}
 	want := fmt.Sprintf("is missing %d frames host→server and %d server→host; its gap records say where", missing[classify.H2S], missing[classify.S2H])
 	if len(lines) == 0 || !strings.Contains(lines[len(lines)-1], want) {
@@ -117,5 +94,67 @@ func TestSessionHeaderTheFileCannotTakeLeavesTrafficAlone(t *testing.T) {
 	}
 	if !strings.Contains(r.stderr.String(), "cannot write the session file") || strings.Contains(r.stderr.String(), "panic") {
 		t.Errorf("rpctap said %q; want that it cannot write the session file, and no panic", r.stderr)
+	}
+}
+
+// Issue 10 point 4, end to end: a file that fills and never takes writes
+// again (here a file size limit never lifted) holds whole records only,
+// and rpctap's last line on stderr says how many frames of each direction
+// it is missing: all those that crossed and are not in it.
+func TestSessionFileThatNeverTakesWritesAgainSaysWhatItMisses(t *testing.T) {
+	r := startRunWrapped(t, []string{"/bin/sh", "-c", `ulimit -S -f 64 && exec "$0" "$@"`}, nil, []string{"/bin/cat"})
+	const n = 3000
+	var b strings.Builder
+	for i := range n {
+		fmt.Fprintf(&b, `{"jsonrpc":"2.0","id":%d,"method":"m","params":{"pad":"%s"}}`+"\n", i, strings.Repeat("y", 100))
+	}
+	go func() { io.WriteString(r.stdin, b.String()); r.stdin.Close() }()
+	got, err := io.ReadAll(r.stdout)
+	if err != nil || string(got) != b.String() {
+		t.Fatalf("the host read %d bytes (%v), want the %d it sent", len(got), err, b.Len())
+	}
+	if code := r.wait(t, 30*time.Second); code != 0 {
+		t.Fatalf("exit status %d; stderr: %s", code, r.stderr)
+	}
+	held, _, _, skipped := sessionCounts(t, r.path)
+	if skipped != 0 {
+		t.Errorf("%d lines of the file are not whole records", skipped)
+	}
+	if held[classify.S2H] == n {
+		t.Fatal("the file took every frame: the size limit did not bite")
+	}
+	lines := rpctapLines(r.stderr.String())
+	want := fmt.Sprintf("is missing %d frames host→server and %d server→host", n-held[classify.H2S], n-held[classify.S2H])
+	if len(lines) == 0 || !strings.Contains(lines[len(lines)-1], want) || !strings.Contains(lines[len(lines)-1], "ends without the gap and exit records") {
+		t.Errorf("rpctap said %q; want its last line to say the file %s and ends without its gap and exit records", lines, want)
+	}
+}
+
+// sessionCounts reads the session file at path: the frames it holds and
+// those its gap records count missing, per direction, its gap records,
+// and the lines it skipped as not whole records.
+func sessionCounts(t *testing.T, path string) (held, missing [4]int64, gaps int, skipped int) {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	rd := sessions.NewReader(f)
+	for {
+		e, err := rd.Next()
+		if err == io.EOF {
+			return held, missing, gaps, rd.Skipped()
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		switch {
+		case e.IsFrame():
+			held[e.Dir]++
+		case e.Kind == sessions.EventGap:
+			missing[e.Dir] += e.Missing
+			gaps++
+		}
 	}
 }

@@ -308,8 +308,15 @@ func TestTailYieldsBeforeEachBatchOfRecords(t *testing.T) {
 	done := make(chan error, 1)
 	go func() { done <- runTail(&out, src, f, false, yield) }()
 	for i := range 4 {
-		if printed := <-asked; printed != i*tailBatch {
-			t.Fatalf("tail asked to yield for batch %d with %d lines printed, want %d", i, printed, i*tailBatch)
+		select {
+		case printed := <-asked:
+			if printed != i*tailBatch {
+				t.Fatalf("tail asked to yield for batch %d with %d lines printed, want %d", i, printed, i*tailBatch)
+			}
+		case err := <-done:
+			t.Fatalf("tail ended (%v) having asked to yield %d times, want once before each of the 4 batches", err, i)
+		case <-time.After(30 * time.Second):
+			t.Fatalf("tail did not ask to yield before batch %d within 30 s", i)
 		}
 		gate <- struct{}{}
 	}
