@@ -290,9 +290,20 @@ func runReplayHost(cmd *cobra.Command, argv []string, o replayOptions) error {
 		return exitError{code: 2, msg: err.Error()}
 	}
 	signal.Ignore(syscall.SIGPIPE)
+	// rpctap is the server's host here, and shows the server's stderr
+	// to the user: masked and escaped, a line at a time, as every text
+	// rpctap shows from a peer (run passes it on unchanged instead: there
+	// it is the host's).
+	serverErr := &lineEscaper{w: stderr}
+	errOut, err := sessions.MaskingWriter(os.Environ(), nil, serverErr)
+	if err != nil {
+		return usageError(err)
+	}
 	done := make(chan tapRan, 1)
 	go func() {
-		res, err := t.Run(context.Background(), conn.ServerInput(), conn.ServerOutput(), stderr)
+		res, err := t.Run(context.Background(), conn.ServerInput(), conn.ServerOutput(), errOut)
+		errOut.Close()
+		serverErr.Close()
 		conn.ServerOutput().Close()
 		conn.ServerInput().Close()
 		done <- tapRan{res, err}

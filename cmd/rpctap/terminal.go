@@ -1,13 +1,16 @@
 package main
 
 import (
+	"bytes"
 	"io"
 	"os"
 	"os/signal"
 	"sync"
 	"syscall"
+	"unicode/utf8"
 
 	"github.com/charmbracelet/x/term"
+	"github.com/rpctap/rpctap/classify"
 )
 
 // A view ends when its terminal goes away (the terminal window closed,
@@ -71,4 +74,62 @@ func viewSignals() <-chan os.Signal {
 	c := make(chan os.Signal, 4)
 	signal.Notify(c, syscall.SIGINT, syscall.SIGTERM)
 	return c
+}
+
+// lineEscaper writes a peer's text to a screen a line at a time, each
+// line with its control, escape, bidi and format characters shown
+// escaped (classify.AppendEscaped), for text rpctap shows the user that
+// no tap passes on: the stderr of a server rpctap is the host of
+// (replay --as-host). A line longer than maxEscapedLine is written in
+// pieces, cut where a character begins; Close writes a last line that
+// had no newline.
+type lineEscaper struct {
+	w    io.Writer
+	line []byte
+	out  []byte
+}
+
+const maxEscapedLine = 64 << 10
+
+func (e *lineEscaper) Write(p []byte) (int, error) {
+	for rest := p; len(rest) > 0; {
+		i := bytes.IndexByte(rest, '\n')
+		if i < 0 {
+			e.line = append(e.line, rest...)
+			for len(e.line) >= maxEscapedLine {
+				cut := maxEscapedLine
+				for k := 0; k < utf8.UTFMax && !utf8.RuneStart(e.line[cut]); k++ {
+					cut--
+				}
+				if err := e.emit(e.line[:cut]); err != nil {
+					return 0, err
+				}
+				e.line = e.line[:copy(e.line, e.line[cut:])]
+			}
+			break
+		}
+		e.line = append(e.line, rest[:i]...)
+		rest = rest[i+1:]
+		if err := e.emit(e.line); err != nil {
+			return 0, err
+		}
+		e.line = e.line[:0]
+	}
+	return len(p), nil
+}
+
+func (e *lineEscaper) emit(line []byte) error {
+	e.out = append(classify.AppendEscaped(e.out[:0], line, 0), '\n')
+	_, err := e.w.Write(e.out)
+	return err
+}
+
+// Close writes the last line, if it had no newline.
+func (e *lineEscaper) Close() error {
+	if len(e.line) == 0 {
+		return nil
+	}
+	err := e.emit(e.line)
+	e.line = e.line[:0]
+	return err
 }

@@ -1,0 +1,53 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+// replay --as-host is the host of the server it starts, so the server's
+// stderr is shown to the user: masked as the session file is, with
+// control, escape and bidi characters escaped, a line at a time (issue
+// 10 point 6: every byte rpctap writes to a screen goes through one
+// masking step; the brief: untrusted peer text never reaches the
+// terminal raw).
+func TestReplayAsHostShowsTheServersStderrMaskedAndEscaped(t *testing.T) {
+	bin := rpctapBinary(t)
+	dir := t.TempDir()
+	rec := replayRecording(t, dir)
+	// The server says the secret, an ESC sequence, a bidi override and a
+	// backslash of its own on stderr, then answers every request as
+	// recorded.
+	script := `printf 'token=%s \033[31mred\342\200\256 back\\x1b\nno newline' "$API_TOKEN" >&2
+while read -r line; do
+  case "$line" in
+    *initialize*) echo '{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-11-25","capabilities":{},"serverInfo":{"name":"s","version":"1"}}}' ;;
+    *tools/list*) echo '{"jsonrpc":"2.0","id":2,"result":{"tools":[]}}' ;;
+  esac
+done`
+	cmd := exec.Command(bin, "replay", "--as-host", rec, "--no-record", "--", "sh", "-c", script)
+	cmd.Env = append(os.Environ(), "API_TOKEN=supersecret123")
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("replay: %v\nstdout: %s\nstderr: %s", err, &stdout, &stderr)
+	}
+	got := stderr.String()
+	if strings.Contains(got, "supersecret123") {
+		t.Errorf("the server's stderr shows the secret unmasked:\n%q", got)
+	}
+	if strings.ContainsAny(got, "\x1b\u202e") {
+		t.Errorf("the server's stderr reaches the terminal raw:\n%q", got)
+	}
+	for _, want := range []string{`token=***API_TOKEN*** \x1b[31mred\u202e back\\x1b` + "\n", "no newline\n"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("stderr lacks %q:\n%q", want, got)
+		}
+	}
+	if !strings.Contains(stdout.String(), "2 same") {
+		t.Errorf("the report: %s", &stdout)
+	}
+}
