@@ -252,7 +252,15 @@ func (h *hub) serve(w io.Writer, stop <-chan struct{}) error {
 			s.pos = to
 		}
 		h.mu.Unlock()
-		if gap {
+		if gap && h.path == "" {
+			// No file to catch up from (a tap that records none): the
+			// view is told what it missed, in bytes of records.
+			note := `{"t":0,"event":"note","text":"this view fell behind the live session and missed ` + strconv.FormatInt(to-from, 10) +
+				` bytes of records: this tap records no file to catch up from","gap":true,"offset":` + strconv.FormatInt(from, 10) + "}\n"
+			if _, err := io.WriteString(w, note); err != nil {
+				return err
+			}
+		} else if gap {
 			note := `{"t":0,"event":"note","text":"this view fell behind the live session and caught up from the session file","gap":true,"offset":` + strconv.FormatInt(from, 10) + "}\n"
 			if _, err := io.WriteString(w, note); err != nil {
 				return err

@@ -345,3 +345,56 @@ func TestRelativeRecordPathIsAnnouncedAbsolute(t *testing.T) {
 		t.Errorf("following a file with another session's header: %v; want it refused", err)
 	}
 }
+
+// A view that falls behind a tap that records no file is told what it
+// missed (architecture invariant 2; issue 10 point 3: a stopped tail of
+// a --no-record tap printed 848 of 400,000 lines and said nothing): a
+// gap note that counts the bytes of records it did not get, where they
+// were.
+func TestAViewBehindATapWithNoFileIsToldWhatItMissed(t *testing.T) {
+	s := startSession(t, Options{Argv: []string{"/bin/cat"}, Framing: classify.FramingNDJSON, Listen: true, NoRedact: true})
+	s.write(t, append(note(0), '\n'))
+	s.out.waitFor(t, "\n")
+	c, rd := attach(t) // and not read until the traffic is over
+	const n = 50_000
+	if err := sendNotes(s, 1, n); err != nil {
+		t.Fatal(err)
+	}
+	s.out.wait(t, generous, "every frame back", func(s *sink) bool { return s.lines >= n })
+	// The view reads again, while the tap still runs: the last frame the
+	// host sent ends what it is owed.
+	last := string(note(n - 1))
+	c.SetReadDeadline(time.Now().Add(generous))
+	frames, missed := 0, int64(0)
+	for {
+		ev, err := rd.Next()
+		if err != nil {
+			t.Fatalf("the view's stream ended (%v) before the host's last frame came back", err)
+		}
+		if ev.IsFrame() {
+			frames++
+			if ev.Dir == classify.S2H && string(ev.Frame) == last {
+				break
+			}
+		}
+		if ev.Kind == sessions.EventNote && ev.Gap {
+			var b int64
+			if _, err := fmt.Sscanf(ev.Text, "this view fell behind the live session and missed %d bytes", &b); err != nil {
+				t.Errorf("the gap note does not say what was missed: %q", ev.Text)
+			}
+			missed += b
+		}
+	}
+	s.in.Close()
+	s.wait(t, generous)
+	if frames >= 2*n {
+		t.Skipf("the view kept up with all %d frames: nothing to miss", frames)
+	}
+	if missed == 0 {
+		t.Fatalf("the view got %d of %d frames and was told of no gap", frames, 2*n)
+	}
+	// Each frame is recorded as a line of over len(note(i)) bytes.
+	if lost := 2*n - frames; missed < int64(lost*len(note(0))) {
+		t.Errorf("told of %d bytes missed, for %d frames missing", missed, lost)
+	}
+}

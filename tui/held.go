@@ -30,8 +30,8 @@ func newHeldFrames() *heldFrames { return &heldFrames{bySeq: map[int64]*sessions
 
 // add keeps a copy of a frame record.
 func (h *heldFrames) add(ev *sessions.Event) {
-	if !ev.IsFrame() {
-		return
+	if !ev.IsFrame() && ev.Kind != sessions.EventNote {
+		return // notes are kept too: tail prints them (a gap's, a demo's)
 	}
 	cp := *ev
 	cp.Frame = bytes.Clone(ev.Frame)

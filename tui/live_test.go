@@ -90,3 +90,4 @@ func TestLiveViewOfATapWithNoFileShowsTheFramesItSaw(t *testing.T) {
 	waitFor(t, tm, `"only-in-memory"`)
 	finalView(t, tm)
 }
+

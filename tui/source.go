@@ -502,9 +502,11 @@ func (s *Source) readLive(ctx context.Context, c net.Conn) {
 		off := int64(-1) // there is no file to read the record back from
 		if ev.Kind == sessions.EventNote && ev.Gap {
 			// The tap could not queue every record for this view, and
-			// keeps no file to read the missed ones from.
+			// keeps no file to read the missed ones from: the note, which
+			// says how much was missed, stands where the records were
+			// (tail prints it as it prints any note).
 			s.state.Store("live (some records were missed: the tap keeps no file)")
-			continue
+			ev.Gap = false
 		}
 		if ev.Kind == "findings" {
 			continue // the index finds timeouts itself
