@@ -90,4 +90,3 @@ func TestLiveViewOfATapWithNoFileShowsTheFramesItSaw(t *testing.T) {
 	waitFor(t, tm, `"only-in-memory"`)
 	finalView(t, tm)
 }
-
