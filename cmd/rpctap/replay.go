@@ -320,10 +320,13 @@ func runReplayHost(cmd *cobra.Command, argv []string, o replayOptions) error {
 		return exitError{code: 2, msg: r.err.Error()}
 	}
 	out := cmd.OutOrStdout()
+	// The server's command line is masked as the tap masks it in the
+	// session's header (a --token=SECRET argument).
+	shown := redact.MaskStrings(argv)
 	if o.json {
-		writeHostJSON(out, o.asHost, argv, r.res, rep)
+		writeHostJSON(out, o.asHost, shown, r.res, rep)
 	} else {
-		writeHostText(out, o.asHost, argv, r.res, rep)
+		writeHostText(out, o.asHost, shown, r.res, rep)
 	}
 	if o.exitCode && rep.Differs() {
 		return exitError{code: 1}
