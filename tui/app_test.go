@@ -159,6 +159,17 @@ func TestFilterShowsOnlyMatchingFramesAndSaysWhenItDoesNotParse(t *testing.T) {
 	}
 }
 
+// A filter that hides every frame says so, rather than that there are
+// no frames yet.
+func TestAFilterThatMatchesNothingSaysSo(t *testing.T) {
+	tm := openDemo(t, 100, 30)
+	enter(tm, "/", "method:no/such/method")
+	waitFor(t, tm, "no frame matches the filter (/ to change it)")
+	if view := finalView(t, tm); strings.Contains(view, "no frames yet") {
+		t.Errorf("the view says there are no frames yet:\n%s", view)
+	}
+}
+
 func TestDetailShowsFindingsAndTheStrictAnswerAndPairJumps(t *testing.T) {
 	tm := openDemo(t, 160, 50)
 	// Go to the invalid request (#14) with :goto, then read its detail.

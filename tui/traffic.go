@@ -345,7 +345,12 @@ func (p *trafficPane) View(x *sessions.Index, started time.Time, marked *search)
 		b.WriteString(line)
 	}
 	if len(p.rows) == 0 {
-		b.WriteString("\n" + s.Dim.Render("  no frames yet"))
+		if p.flt.String() != "" && p.scanned > 0 {
+			// The session has records; the filter hides every one.
+			b.WriteString("\n" + s.Dim.Render("  no frame matches the filter (/ to change it)"))
+		} else {
+			b.WriteString("\n" + s.Dim.Render("  no frames yet"))
+		}
 	}
 	return b.String()
 }
