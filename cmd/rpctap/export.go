@@ -70,6 +70,9 @@ func runExport(stdout, stderr io.Writer, path string, f exportFlags) error {
 	if err != nil {
 		return usageError(fmt.Errorf("%w (rpctap export FILE --format html -o session.html)", err))
 	}
+	if f.maxFrames < -1 {
+		return usageError(fmt.Errorf("--max-frames takes a number of records, or -1 for all, not %d (rpctap export FILE --format html --max-frames 2000)", f.maxFrames))
+	}
 	if f.maxFrames != 0 && !format.Folds() {
 		return usageError(fmt.Errorf("--max-frames applies to markdown, mermaid and html; %s writes every pair", format))
 	}

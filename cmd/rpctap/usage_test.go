@@ -46,6 +46,7 @@ func TestArgumentErrorsSayWhatToTypeWithAnExample(t *testing.T) {
 		{[]string{"diff", "/no/such.jsonl", "b"}, []string{"cannot compare: there is no file /no/such.jsonl", "rpctap ls lists recent sessions"}},
 		{[]string{"export"}, []string{"rpctap export needs one session file", "as in: rpctap export "}},
 		{[]string{"export", "x", "--max-frames"}, []string{"--max-frames needs a value", "as in: rpctap export session.jsonl --format mermaid --max-frames 100"}},
+		{[]string{"export", "x", "--max-frames", "-5"}, []string{"--max-frames takes a number of records, or -1 for all, not -5", "--max-frames 2000"}},
 		{[]string{"sessions", "rm"}, []string{"rpctap sessions rm needs the session files to remove", "as in: rpctap sessions rm "}},
 		{[]string{"sessions", "prune", "--older-than"}, []string{"--older-than needs a value", "as in: rpctap sessions prune --older-than 2w"}},
 		{[]string{"wrap"}, []string{"rpctap wrap needs a host and one of its servers", "as in: rpctap wrap claude-desktop everything"}},
