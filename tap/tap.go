@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -557,7 +558,7 @@ func (t *Tap) startRecorder(redact *sessions.Redactor) error {
 				f, err = create(path)
 			}
 			if err != nil {
-				ferr = fmt.Errorf("cannot record this session: %w", err)
+				ferr = fmt.Errorf("cannot record this session: %w", fileError(path, err))
 			} else {
 				t.path = path
 				t.hub.path = path
@@ -661,4 +662,17 @@ func readNow(f *os.File, buf []byte) int {
 		}
 		return n
 	}
+}
+
+// fileError says why the session file at path cannot be created, in
+// words a user can act on, where Go's would name the system call.
+func fileError(path string, err error) error {
+	dir := filepath.Dir(path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return fmt.Errorf("there is no directory %s (create it, or give --record a path in one that exists)", dir)
+	case errors.Is(err, fs.ErrPermission):
+		return fmt.Errorf("%s may not be written in by this user (give --record a path you may write)", dir)
+	}
+	return err
 }
