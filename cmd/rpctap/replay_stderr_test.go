@@ -51,3 +51,25 @@ done`
 		t.Errorf("the report: %s", &stdout)
 	}
 }
+
+// The escaper writes a line of any length, in pieces cut where a
+// character begins, however the bytes come: 64 KiB with no newline (a
+// read past the line's end panicked there), more, and a character
+// across the cut.
+func TestLineEscaperWritesLinesOfAnyLength(t *testing.T) {
+	for _, n := range []int{maxEscapedLine - 1, maxEscapedLine, maxEscapedLine + 1, 3*maxEscapedLine + 7} {
+		var out bytes.Buffer
+		e := &lineEscaper{w: &out}
+		text := strings.Repeat("é", n/2) + strings.Repeat("a", n%2)
+		for _, piece := range []string{text[:len(text)/3], text[len(text)/3:], "\n"} {
+			if _, err := e.Write([]byte(piece)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		e.Close()
+		got := strings.ReplaceAll(out.String(), "\n", "")
+		if got != text || strings.Contains(out.String(), `\x`) {
+			t.Errorf("%d bytes: wrote %d bytes back (escaped bytes: %v)", n, len(got), strings.Contains(out.String(), `\x`))
+		}
+	}
+}

@@ -96,7 +96,7 @@ func (e *lineEscaper) Write(p []byte) (int, error) {
 		i := bytes.IndexByte(rest, '\n')
 		if i < 0 {
 			e.line = append(e.line, rest...)
-			for len(e.line) >= maxEscapedLine {
+			for len(e.line) > maxEscapedLine {
 				cut := maxEscapedLine
 				for k := 0; k < utf8.UTFMax && !utf8.RuneStart(e.line[cut]); k++ {
 					cut--
