@@ -4,10 +4,14 @@ import (
 	"bytes"
 	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/rpctap/rpctap/classify"
+	"github.com/rpctap/rpctap/sessions"
 )
 
 // Issue 10 point 11: rpctap tail on a session file no tap writes prints
@@ -66,5 +70,49 @@ func TestTailOfADamagedFilePrintsAndExits(t *testing.T) {
 	}
 	if f := newTailCmd().Flags().ShorthandLookup("f"); f == nil || f.Name != "follow" {
 		t.Error("tail has no -f/--follow")
+	}
+}
+
+// tail -f with its output on /dev/null (a character device, but no
+// terminal) follows as with a file: it took /dev/null for a terminal at
+// its start and for one gone at its first idle moment, and quit.
+func TestTailFollowingIntoDevNullKeepsFollowing(t *testing.T) {
+	bin := rpctapBinary(t)
+	path := filepath.Join(t.TempDir(), "s.jsonl")
+	var b bytes.Buffer
+	w, err := sessions.NewWriter(&b, sessions.Header{ID: "f", Started: time.Unix(0, 0), Name: "f"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.WriteFrame(sessions.FrameRecord{T: 1, Dir: classify.H2S, Frame: []byte(`{"jsonrpc":"2.0","method":"n"}`)})
+	os.WriteFile(path, b.Bytes(), 0o600)
+	null, err := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer null.Close()
+	cmd := exec.Command(bin, "tail", "-f", path)
+	cmd.Stdout = null
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		t.Fatalf("tail -f into /dev/null ended (%v) while the file has no exit record", err)
+	case <-time.After(1500 * time.Millisecond):
+	}
+	f, _ := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
+	f.WriteString(`{"t":2,"event":"exit","code":0}` + "\n")
+	f.Close()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Errorf("tail -f ended with %v at the exit record", err)
+		}
+	case <-time.After(30 * time.Second):
+		cmd.Process.Kill()
+		t.Fatal("tail -f did not end at the exit record")
 	}
 }

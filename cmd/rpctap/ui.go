@@ -497,8 +497,8 @@ func runTail(w io.Writer, src *tui.Source, f *filter.Filter, asJSON bool, yield 
 	// On a terminal, tail ends when the terminal goes away, though
 	// nothing comes to write (a process that ignores SIGHUP lives on).
 	tty, _ := w.(*os.File)
-	if tty != nil && !isTerminal(tty) {
-		tty = nil
+	if tty != nil && terminalGone(tty) {
+		tty = nil // not a terminal (a file, a pipe, /dev/null) from the start
 	}
 	x := src.Index
 	next := 0
