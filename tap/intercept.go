@@ -118,7 +118,13 @@ type heldFrame struct {
 	charged int
 }
 
-func (f *heldFrame) cost() int { return len(f.wire) + heldFrameCost + len(f.edit) }
+func (f *heldFrame) cost() int {
+	c := len(f.wire) + heldFrameCost + len(f.edit)
+	if f.reply != nil {
+		c += len(f.reply.frame) // kept until the frame's turn comes, as an edit is
+	}
+	return c
+}
 
 // newInterceptor sets up holding for a tap, with the filters it was
 // started with ("" holds nothing until a view sets one).
@@ -286,18 +292,18 @@ func (h *holdQueue) decide(n int64, how string, set func(*heldFrame) error) erro
 		return fmt.Errorf("frame %d is not held: it waits behind a held frame, and goes on when that one does", n)
 	}
 	if set != nil {
-		edit, editBody := f.edit, f.editBody
+		edit, editBody, reply := f.edit, f.editBody, f.reply
 		if err := set(f); err != nil {
 			h.mu.Unlock()
 			return err
 		}
-		// An edit stays in the tap as long as the frame does: past the
-		// bound, one that would wait behind an undecided frame is
-		// refused (one that goes at once is not).
+		// An edit or a reply stays in the tap as long as the frame does:
+		// past the bound, one that would wait behind an undecided frame
+		// is refused (one that goes at once is not).
 		if grown := f.cost() - f.charged; grown > 0 && h.bytes+grown > maxHeldBytes && h.waitsLocked(f) {
-			f.edit, f.editBody = edit, editBody
+			f.edit, f.editBody, f.reply = edit, editBody, reply
 			h.mu.Unlock()
-			return fmt.Errorf("the frames held %s and their edits would pass %d MiB with this edit; forward or drop the frames held before frame %d first, then edit it", toward(h.dir), maxHeldBytes>>20, n)
+			return fmt.Errorf("the frames held %s and their edits and replies would pass %d MiB with this one; forward or drop the frames held before frame %d first, then try again", toward(h.dir), maxHeldBytes>>20, n)
 		}
 		h.bytes += f.cost() - f.charged
 		f.charged = f.cost()

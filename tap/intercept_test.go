@@ -104,6 +104,37 @@ func TestEditsCountTowardWhatADirectionHolds(t *testing.T) {
 	}
 }
 
+// Invariant 7: replies count toward what a direction holds, as edits
+// do: a reply to a frame that waits behind an undecided one stays in the
+// tap until that one goes, so replies past maxHeldBytes are refused.
+func TestRepliesCountTowardWhatADirectionHolds(t *testing.T) {
+	g := newHoldRig(t, "method:hold", time.Hour)
+	for i := 1; i <= 6; i++ {
+		g.send(t, fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"hold"}`, i))
+	}
+	ns := g.heldNs()
+	big := []byte(`{"jsonrpc":"2.0","id":9,"result":{"pad":"` + strings.Repeat("x", maxEdit-100) + `"}}` + "\n")
+	var refused error
+	replied := 0
+	for _, n := range ns[1:] {
+		err := g.h.decide(n, sessions.HeldAnswered, func(f *heldFrame) error {
+			f.reply = &injection{frame: big}
+			return nil
+		})
+		if err != nil {
+			refused = err
+			break
+		}
+		replied++
+	}
+	if refused == nil || !strings.Contains(refused.Error(), "forward") {
+		t.Errorf("%d replies of %d MiB each were all kept behind an undecided frame (bound %d MiB); the last said %v", replied, maxEdit>>20, maxHeldBytes>>20, refused)
+	}
+	if g.h.bytes > maxHeldBytes {
+		t.Errorf("the queue holds %d bytes, past its bound of %d", g.h.bytes, maxHeldBytes)
+	}
+}
+
 // Invariant 7: a view that does not read is cut off once the lines
 // waiting for it pass a bound in bytes, not only in lines: 4096 lines of
 // held frames of a MiB each would otherwise wait in the tap's memory.
