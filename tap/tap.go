@@ -464,8 +464,6 @@ func serverPath(name string) string {
 	return name
 }
 
-// unwrapExec is why the server could not start, without its command:
-// the caller names it, masked.
 // startHint says why a server's command that exists could not start, and
 // what to do: a directory is no program; a file that is not executable
 // wants chmod +x (name is the command as the user wrote it, masked).
@@ -485,6 +483,8 @@ func startHint(path, name string, err error) string {
 	return ""
 }
 
+// unwrapExec is why the server could not start, without its command:
+// the caller names it, masked.
 func unwrapExec(err error) error {
 	var ee *exec.Error
 	if errors.As(err, &ee) {
@@ -670,9 +670,19 @@ func fileError(path string, err error) error {
 	dir := filepath.Dir(path)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		return fmt.Errorf("there is no directory %s (create it, or give --record a path in one that exists)", dir)
+		return saidError{"there is no directory " + dir + " (create it, or give --record a path in one that exists)", err}
 	case errors.Is(err, fs.ErrPermission):
-		return fmt.Errorf("%s may not be written in by this user (give --record a path you may write)", dir)
+		return saidError{dir + " may not be written in by this user (give --record a path you may write)", err}
 	}
 	return err
 }
+
+// A saidError says an error in words of its own, and is still the error
+// it says (errors.Is finds fs.ErrNotExist in it).
+type saidError struct {
+	say string
+	err error
+}
+
+func (e saidError) Error() string { return e.say }
+func (e saidError) Unwrap() error { return e.err }

@@ -41,6 +41,7 @@ type Source struct {
 	// noRecord: the file ended holding no session header or record (empty,
 	// binary, a plain JSON-RPC log); its state says which.
 	noRecord atomic.Bool
+	noExit   atomic.Bool  // the file was read to its end and has no exit record
 	lastT    atomic.Int64 // the last record's time, µs
 
 	fmu  sync.Mutex
@@ -314,6 +315,7 @@ func openSessionFile(path string, timeout time.Duration, always bool) (*Source, 
 		case s.noRecord.Load():
 			s.state.Store(fmt.Sprintf("not a session file: none of its %d lines is a record", s.Index.Counts().Skipped))
 		case !s.Index.Counts().Exit && ctx.Err() == nil:
+			s.noExit.Store(true)
 			s.state.Store("ended without an exit record")
 		default:
 			s.state.Store("recorded")
@@ -534,5 +536,5 @@ func (s *Source) NoRecord() bool { return s.noRecord.Load() }
 // EndedWithoutExit reports whether the session file, read to its end,
 // has records but no exit record: its tap was killed, or the file cut.
 func (s *Source) EndedWithoutExit() bool {
-	return s.ended.Load() && !s.noRecord.Load() && s.Path != "" && s.State() == "ended without an exit record"
+	return s.ended.Load() && s.noExit.Load()
 }
