@@ -62,7 +62,7 @@ func (id ID) AppendKey(dst []byte) []byte {
 // appendNumberKey writes a number's exact value in one canonical form:
 // sign, significant digits without leading or trailing zeros, and a decimal
 // exponent. 1, 1.0, 10e-1 and 1e0 all give "1e0"; big integers keep every
-// digit. Exponents beyond ±10^15 saturate (no peer sends those as ids).
+// digit, and every exponent keeps its every digit too (see appendExponent).
 func appendNumberKey(dst, raw []byte) []byte {
 	// Fast path: a plain positive integer, the id almost every peer sends.
 	if len(raw) > 0 && len(raw) < 20 && raw[0] >= '1' && raw[0] <= '9' {
@@ -105,25 +105,27 @@ func appendNumberKey(dst, raw []byte) []byte {
 		}
 		frac = raw[j:i]
 	}
-	var exp int64
+	var exp []byte // the exponent's digits, without leading zeros
+	expNeg := false
 	if i < len(raw) && (raw[i] == 'e' || raw[i] == 'E') {
 		i++
-		eneg := false
 		if i < len(raw) && (raw[i] == '+' || raw[i] == '-') {
-			eneg = raw[i] == '-'
+			expNeg = raw[i] == '-'
 			i++
 		}
-		for ; i < len(raw) && raw[i] >= '0' && raw[i] <= '9'; i++ {
-			if exp < 1e15 {
-				exp = exp*10 + int64(raw[i]-'0')
-			}
+		j := i
+		for i < len(raw) && raw[i] >= '0' && raw[i] <= '9' {
+			i++
 		}
-		if eneg {
-			exp = -exp
+		exp = raw[j:i]
+		for len(exp) > 0 && exp[0] == '0' {
+			exp = exp[1:]
 		}
 	}
-	// digits = intPart + frac, value = digits × 10^(exp - len(frac)).
-	exp -= int64(len(frac))
+	// digits = intPart + frac, value = digits × 10^(exp + shift); shift,
+	// which counts the fraction's digits and the zeros stripped below, is
+	// bounded by the text's length.
+	shift := -int64(len(frac))
 	// Strip leading zeros across both parts.
 	for len(intPart) > 0 && intPart[0] == '0' {
 		intPart = intPart[1:]
@@ -136,12 +138,12 @@ func appendNumberKey(dst, raw []byte) []byte {
 	// Strip trailing zeros, raising the exponent.
 	for len(frac) > 0 && frac[len(frac)-1] == '0' {
 		frac = frac[:len(frac)-1]
-		exp++
+		shift++
 	}
 	if len(frac) == 0 {
 		for len(intPart) > 0 && intPart[len(intPart)-1] == '0' {
 			intPart = intPart[:len(intPart)-1]
-			exp++
+			shift++
 		}
 	}
 	if len(intPart) == 0 && len(frac) == 0 {
@@ -153,7 +155,75 @@ func appendNumberKey(dst, raw []byte) []byte {
 	dst = append(dst, intPart...)
 	dst = append(dst, frac...)
 	dst = append(dst, 'e')
-	return strconv.AppendInt(dst, exp, 10)
+	return appendExponent(dst, exp, expNeg, shift)
+}
+
+// appendExponent writes the exponent ±digits + shift in decimal, exactly.
+// An exponent of up to 18 digits is summed in an int64. A longer one (no
+// peer sends such an id, but a hostile one may, and 1e99999999999999999999
+// is not 1e99999999999999999998) has shift added to its text, digit by
+// digit, so that no exponent is cut short and the number is never built.
+// Both ways write the sum's one decimal form, so that they agree.
+func appendExponent(dst, digits []byte, neg bool, shift int64) []byte {
+	if len(digits) <= 18 {
+		var e int64
+		for _, c := range digits {
+			e = e*10 + int64(c-'0')
+		}
+		if neg {
+			e = -e
+		}
+		return strconv.AppendInt(dst, e+shift, 10)
+	}
+	// |exponent| ≥ 10^18 > |shift|: the sum has the exponent's sign, and
+	// its magnitude is |exponent| + shift, or |exponent| − shift when the
+	// exponent is negative.
+	if neg {
+		dst = append(dst, '-')
+		shift = -shift
+	}
+	start := len(dst)
+	dst = append(dst, digits...)
+	// Add shift to the last 18 digits, then carry into the rest (or
+	// borrow from it, which has a digit above zero).
+	tail := dst[len(dst)-18:]
+	var t int64
+	for _, c := range tail {
+		t = t*10 + int64(c-'0')
+	}
+	t += shift
+	carry := 0
+	switch {
+	case t >= 1e18:
+		t, carry = t-1e18, 1
+	case t < 0:
+		t, carry = t+1e18, -1
+	}
+	for k := len(tail) - 1; k >= 0; k-- {
+		tail[k] = byte('0' + t%10)
+		t /= 10
+	}
+	head := dst[start : len(dst)-18]
+	for k := len(head) - 1; k >= 0 && carry != 0; k-- {
+		switch d := int(head[k]-'0') + carry; {
+		case d > 9:
+			head[k] = '0'
+		case d < 0:
+			head[k] = '9'
+		default:
+			head[k], carry = byte('0'+d), 0
+		}
+	}
+	if carry > 0 { // the exponent was all nines
+		dst = append(dst[:start+1], dst[start:]...)
+		dst[start] = '1'
+	}
+	// A borrow may have left zeros in front.
+	n := start
+	for n < len(dst)-1 && dst[n] == '0' {
+		n++
+	}
+	return append(dst[:start], dst[n:]...)
 }
 
 // numberShape reports whether a number's text has a fraction or exponent,

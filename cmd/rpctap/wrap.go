@@ -39,6 +39,8 @@ order, comments, indentation and line ends stay as they are, and
 env, cwd and inputs stay, and the command is rpctap's absolute path, so
 it works when the host starts it with a bare environment. The first
 change keeps a copy of the file beside it (FILE` + hostconfig.BackupSuffix + `).
+The file and the copy keep its owner, group and mode (under sudo too);
+a read-only file, or one that an editor saves meanwhile, is left as it is.
 Restart the host (or reload its servers) afterwards; "rpctap ui" then
 shows the server's traffic live.
 
@@ -240,6 +242,18 @@ func rewrite(out io.Writer, hostName, server string, o wrapOptions, wrap bool) e
 		return printDiff(out, f.Path, f.src, b)
 	}
 	backup, err := hostconfig.Save(f.Path, f.src, b)
+	var ro *hostconfig.ReadOnlyError
+	if errors.As(err, &ro) {
+		// Someone made it read-only: say how to change it anyway and make
+		// it read-only again, in one line to type.
+		p := classify.EscapeString(shellQuote(ro.Path), 0)
+		again := make([]string, len(os.Args))
+		for i, a := range os.Args {
+			again[i] = classify.EscapeString(shellQuote(a), 0)
+		}
+		return fmt.Errorf("%s is read-only (mode %04o), so rpctap left it as it is; to change it anyway, type: chmod u+w %s && %s && chmod u-w %s",
+			classify.EscapeString(ro.Path, 0), ro.Mode.Perm(), p, strings.Join(again, " "), p)
+	}
 	if err != nil {
 		return fmt.Errorf("cannot write %s: %w", f.Path, err)
 	}
