@@ -42,7 +42,7 @@ var fits = map[string]fit{
 	"roots/list": {result: roots},
 	"sampling/createMessage": {
 		result:  constant(`{"role":"assistant","content":{"type":"text","text":""},"model":"rpctap"}`),
-		refusal: "rpctap's host does not sample: answer this request from the view instead (:intercept method:sampling/createMessage holds the next one; then H, and a answers it)",
+		refusal: "rpctap's host does not sample: answer this request from the view instead (:intercept dir:s2h method:sampling/createMessage holds the next one; then H, and a answers it)",
 	},
 	"elicitation/create": {result: constant(`{"action":"decline"}`)},
 	// LSP.

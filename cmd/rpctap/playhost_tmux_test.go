@@ -96,9 +96,9 @@ func TestWatchWithNoHostPlaysTheHostOfServerEverything(t *testing.T) {
 	waitfor("0 pending")
 	// The user holds the next roots/list, and makes the server ask again.
 	keys(":")
-	keys("-l", "intercept method:roots/list")
+	keys("-l", "intercept dir:s2h method:roots/list")
 	keys("Enter")
-	waitfor("intercept → method:roots/list", "nothing held")
+	waitfor("intercept → dir:s2h method:roots/list", "nothing held")
 	keys("Escape")
 	waitfor("↑/k up")
 	keys("i")
@@ -240,9 +240,9 @@ func TestWatchWithNoHostPlaysTheHostOfGopls(t *testing.T) {
 	waitSession(t, dir, `\"result\":[null`) // answered at once
 	// gopls asks for its settings again on didChangeConfiguration.
 	keys(":")
-	keys("-l", "intercept method:workspace/configuration")
+	keys("-l", "intercept dir:s2h method:workspace/configuration")
 	keys("Enter")
-	waitfor("intercept → method:workspace/configuration", "nothing held")
+	waitfor("intercept → dir:s2h method:workspace/configuration", "nothing held")
 	keys("Escape")
 	waitfor("↑/k up")
 	changed := `{"jsonrpc":"2.0","method":"workspace/didChangeConfiguration","params":{"settings":{}}}`

@@ -100,7 +100,8 @@ working directory) and initialized, FILE opened, the server's requests
 answered at once (workspace/configuration: no settings;
 client/registerCapability and window/workDoneProgress/create: null), and
 shutdown and exit when you quit. To answer a server's request yourself,
-hold it first: :intercept method:roots/list in the view, then H and a. With --host, rpctap also starts the host (a shell command
+hold it first (:intercept dir:s2h method:roots/list in the view), then H
+and a. With --host, rpctap also starts the host (a shell command
 that launches a server, as MCP hosts do): {} in it stands for the server
 command, run behind a tap; without {}, " -- SERVER" is appended. The whole
 conversation then shows; the host's output goes to a log file beside the
