@@ -22,16 +22,6 @@ type Template struct {
 	Body []byte
 }
 
-// ReplyTo builds a response skeleton to the request req: its id and an
-// empty result, to send back the other way (req.Dir.Opposite()).
-func ReplyTo(req *classify.Message) ([]byte, error) {
-	if req.Kind != classify.KindRequest {
-		return nil, fmt.Errorf("only a request can be replied to, and this frame is %s", req.Kind.Phrase())
-	}
-	b := append([]byte(`{"jsonrpc":"2.0","id":`), req.ID().Raw...)
-	return append(b, `,"result":{}}`...), nil
-}
-
 // Resend builds a copy of the request or notification m with a fresh id
 // (JSON text, as from IDs.Next) in place of its own: the frame's bytes
 // are kept, but for the id's value. A notification is resent as it is.

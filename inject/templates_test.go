@@ -16,7 +16,7 @@ func msg(dir classify.Direction, frame string) *classify.Message {
 func TestReplyToAndResendKeepTheRequest(t *testing.T) {
 	req := msg(classify.S2H, `{"jsonrpc":"2.0", "id": 0 ,"method":"roots/list","params":{}}`)
 	reply, err := ReplyTo(req)
-	if err != nil || string(reply) != `{"jsonrpc":"2.0","id":0,"result":{}}` {
+	if err != nil || string(reply) != `{"jsonrpc":"2.0","id":0,"result":{"roots":[]}}` {
 		t.Errorf("reply: %s %v", reply, err)
 	}
 	again, err := Resend(req, `"rpctap-3"`)

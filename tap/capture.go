@@ -11,14 +11,16 @@ import (
 
 // A captureSet holds the ids of injected requests whose answers must not
 // reach the other side: the answer is recorded and given to whoever
-// injected the request instead. It is safe for concurrent use: injectors
-// add ids, the relay of the answering direction takes them.
+// injected the request instead. An id stays in the set until its answer
+// comes or the session ends, whether or not anyone still waits for the
+// answer (an injector that gave up, or went away): the side that never
+// sent the request never reads its answer, however late it comes. It is
+// safe for concurrent use: injectors add ids, the relay of the answering
+// direction takes them.
 type captureSet struct {
-	n       atomic.Int32 // ids waiting; the relay's fast path reads only this
-	mu      sync.Mutex
-	ids     map[string]chan Captured
-	kept    int             // captures no one waits for (InjectOptions.Keep)
-	keptIDs map[string]bool // their ids
+	n   atomic.Int32 // ids waiting; the relay's fast path reads only this
+	mu  sync.Mutex
+	ids map[string]chan Captured
 }
 
 // Captured is the answer to an injected request, kept from the side that
@@ -35,21 +37,15 @@ func newCaptureSet() *captureSet { return &captureSet{ids: map[string]chan Captu
 func (c *captureSet) active() bool { return c.n.Load() > 0 }
 
 // add registers an id (as classify.ID.Key) and returns the channel its
-// answer's body will arrive on. A kept capture (no one waits for it: it
-// lasts until the answer comes) counts towards maxKept.
-func (c *captureSet) add(key string, kept bool) (chan Captured, error) {
+// answer's body will arrive on (buffered: no one need read it). At most
+// maxKept ids wait at once: a peer that never answers does not grow the
+// tap's memory past it.
+func (c *captureSet) add(key string) (chan Captured, error) {
 	ch := make(chan Captured, 1)
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if kept {
-		if c.kept >= maxKept {
-			return nil, fmt.Errorf("%d injected requests are waiting for their captured answers already; the tap keeps no more until some are answered (send without capture to forward the answer)", maxKept)
-		}
-		c.kept++
-		if c.keptIDs == nil {
-			c.keptIDs = map[string]bool{}
-		}
-		c.keptIDs[key] = true
+	if _, again := c.ids[key]; !again && len(c.ids) >= maxKept {
+		return nil, fmt.Errorf("%d injected requests are waiting for their captured answers already; the tap keeps no more until some are answered (rpctap inject --forward, or ctrl+o in the composer, sends one whose answer goes on to the other side)", maxKept)
 	}
 	c.ids[key] = ch
 	c.n.Store(int32(len(c.ids)))
@@ -59,14 +55,10 @@ func (c *captureSet) add(key string, kept bool) (chan Captured, error) {
 // forget drops key from the ids; the caller holds mu.
 func (c *captureSet) forget(key string) {
 	delete(c.ids, key)
-	if c.keptIDs[key] {
-		delete(c.keptIDs, key)
-		c.kept--
-	}
 	c.n.Store(int32(len(c.ids)))
 }
 
-// drop forgets an id whose answer is no longer wanted.
+// drop forgets the id of a request that was never sent.
 func (c *captureSet) drop(key string) {
 	c.mu.Lock()
 	c.forget(key)

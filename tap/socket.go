@@ -40,8 +40,8 @@ import (
 //	                   the frame's write to the answer's read:
 //	                   {"reply":{…},"latency_us":N} or
 //	                   {"reply":null,"error":"…"}; once wait_ms has passed
-//	                   with no answer, the capture ends and a late answer
-//	                   goes on to the other side
+//	                   with no answer, the capture stays: a late answer is
+//	                   recorded ("captured":true) and never forwarded
 //	  "raw":true     the frame's bytes go on the wire exactly as given, no
 //	                 framing added (several frames, a hand-made lsp header,
 //	                 a line with no newline), still only at a frame
@@ -51,11 +51,13 @@ import (
 //	                 (a partial frame) are sent, their open end recorded
 //	                 with "partial":true; without it they are refused, and
 //	                 the error says why
-//	  "keep":true    with capture, the tap answers {"ok":true,"id":…} only
-//	                 and keeps the capture until the answer comes or the
-//	                 session ends, however late: the answer is recorded
-//	                 ("captured":true), never forwarded (the live view
-//	                 injects so; at most maxKept wait at a time)
+//	  "keep":true    with capture, the tap answers {"ok":true,"id":…} only,
+//	                 the frames may be any, and the answer to each whole
+//	                 request among them is captured; every capture lasts
+//	                 until the answer comes or the session ends, however
+//	                 late: the answer is recorded ("captured":true), never
+//	                 forwarded (the live view and rpctap inject send so by
+//	                 default; at most maxKept wait at a time)
 //
 //	{"op":"intercept","h2s":"EXPR","s2h":"EXPR"} (the filters optional)
 //	                 → the connection stays open both ways, JSON lines
@@ -459,7 +461,8 @@ func (t *Tap) serveInject(c net.Conn, br *bufio.Reader, req request) {
 		}
 		c.Write([]byte(`,"latency_us":` + strconv.FormatInt(int64(res.Latency(ans)/time.Microsecond), 10) + "}\n"))
 	case <-time.After(wait):
-		res.cancel()
+		// The capture stays: a late answer is recorded as captured, and
+		// never reaches the side that did not send the request.
 		reply(c, map[string]any{"reply": nil, "error": fmt.Sprintf("no answer within %s", wait)})
 	}
 }
@@ -512,9 +515,17 @@ type InjectResult struct {
 // injected frame to its read of the answer's last byte.
 func (r InjectResult) Latency(ans Captured) time.Duration { return max(ans.At-r.Sent, 0) }
 
-func (r InjectResult) cancel() {
-	if r.set != nil {
+// cancel forgets the captures of an injection that was not sent: its
+// own, and more (the other requests among its frames).
+func (r InjectResult) cancel(more ...string) {
+	if r.set == nil {
+		return
+	}
+	if r.key != "" {
 		r.set.drop(r.key)
+	}
+	for _, k := range more {
+		r.set.drop(k)
 	}
 }
 
@@ -530,17 +541,19 @@ type InjectOptions struct {
 	// it); without it such bytes are refused, with the reason.
 	Force bool
 	// Capture keeps the receiver's answer to the injected request from
-	// the other side, and hands it over on InjectResult.Reply.
+	// the other side, and hands it over on InjectResult.Reply: the
+	// answer is recorded (captured) and never reaches the side that did
+	// not send the request, however late it comes, whether or not anyone
+	// still waits for it.
 	Capture bool
-	// Keep, with Capture, keeps the capture until the answer comes or
-	// the session ends, whether or not anyone waits for it: the answer
-	// is recorded (captured) and never reaches the side that did not
-	// send the request, however late it is. The live view injects so.
+	// Keep, with Capture, says no one waits for the answer: the frames
+	// may be any, and the answer to each whole request among them is
+	// captured. The live view and rpctap inject send so by default.
 	Keep bool
 }
 
-// maxKept bounds the captures kept with no one waiting, per direction: a
-// peer that never answers does not grow the tap's memory past it.
+// maxKept bounds the captures that wait for their answers, per direction:
+// a peer that never answers does not grow the tap's memory past it.
 const maxKept = 4096
 
 // Inject inserts a frame into the stream towards dir's receiver at the
@@ -565,8 +578,8 @@ func (t *Tap) Inject(dir classify.Direction, body []byte, o InjectOptions) (Inje
 		if err := inj.splitRaw(body, framing, o); err != nil {
 			return InjectResult{}, err
 		}
-		if o.Capture && (len(inj.parts) != 1 || inj.parts[0].partial) {
-			return InjectResult{}, errors.New("--capture keeps the answer to one request, and these raw bytes are not one whole frame; send them without --capture, or one request at a time")
+		if o.Capture && !o.Keep && (len(inj.parts) != 1 || inj.parts[0].partial) {
+			return InjectResult{}, errors.New("--capture waits for the answer to one request, and these raw bytes are not one whole frame; send them without --capture (the answers are still kept from the other side), or one request at a time")
 		}
 		req = inj.parts[0].body
 	} else {
@@ -580,20 +593,44 @@ func (t *Tap) Inject(dir classify.Direction, body []byte, o InjectOptions) (Inje
 	if m.HasID() && len(inj.parts) == 1 {
 		res.ID = string(m.ID().Raw)
 	}
-	if o.Capture {
+	var kept []string // the ids captured besides res.key
+	switch {
+	case o.Capture && !o.Keep:
 		if m.Kind != classify.KindRequest {
-			return InjectResult{}, fmt.Errorf("--capture keeps the answer to a request, and this is %s, which gets no answer; send it without --capture, or make it a request with an id, as in: {\"jsonrpc\":\"2.0\",\"id\":\"rpctap-1\",\"method\":\"ping\"}", kindPhrase(m.Kind))
+			return InjectResult{}, fmt.Errorf("--capture waits for the answer to a request, and this is %s, which gets no answer; send it without --capture, or make it a request with an id, as in: {\"jsonrpc\":\"2.0\",\"id\":\"rpctap-1\",\"method\":\"ping\"}", kindPhrase(m.Kind))
 		}
 		res.key = m.ID().Key()
 		res.set = set
 		var err error
-		if res.Reply, err = set.add(res.key, o.Keep); err != nil {
+		if res.Reply, err = set.add(res.key); err != nil {
 			return InjectResult{}, err
+		}
+	case o.Capture:
+		// No one waits: each whole request's answer is captured.
+		res.set = set
+		for i, p := range inj.parts {
+			q := m
+			if i > 0 {
+				q = classify.Classify(p.body, dir, classify.JSONRPC)
+			}
+			if p.partial || q.Kind != classify.KindRequest {
+				continue
+			}
+			ch, err := set.add(q.ID().Key())
+			if err != nil {
+				res.cancel(kept...)
+				return InjectResult{}, err
+			}
+			if res.Reply == nil {
+				res.key, res.Reply = q.ID().Key(), ch
+			} else {
+				kept = append(kept, q.ID().Key())
+			}
 		}
 	}
 	d.inject(inj)
 	if err := <-inj.done; err != nil {
-		res.cancel()
+		res.cancel(kept...)
 		return InjectResult{}, err
 	}
 	res.Sent = inj.sent

@@ -8,6 +8,7 @@ import (
 	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/rpctap/rpctap/classify"
+	"github.com/rpctap/rpctap/inject"
 	"github.com/rpctap/rpctap/tap"
 )
 
@@ -235,10 +236,36 @@ func (p *holdPane) frame(n int64) (heldItem, bool) {
 	return heldItem{}, false
 }
 
-// replySkeleton is a result answering held request f, with its id as on
-// the wire.
+// replySkeleton is the reply that fits held request f's method
+// (inject.ReplyTo), with its id as on the wire.
 func replySkeleton(f heldItem) string {
-	return `{"jsonrpc":"2.0","id":` + string(f.m.ID().Raw) + `,"result":{}}`
+	b, _ := inject.ReplyTo(&f.m) // f is a request: Update lets only those be answered
+	return string(b)
+}
+
+// requests is how many of the frames held are requests, each waiting for
+// an answer that its receiver cannot give before it reads it: the
+// session's pending requests that the tap's file does not show yet.
+func (p *holdPane) requests() int {
+	n := 0
+	for _, f := range p.frames {
+		if f.m.Kind == classify.KindRequest {
+			n++
+		}
+	}
+	return n
+}
+
+// blocker is the frame that held frame i waits behind: the oldest frame
+// of its direction listed before it that is held and undecided (0 when
+// none is listed).
+func (p *holdPane) blocker(i int) int64 {
+	for _, f := range p.frames[:i] {
+		if f.Dir == p.frames[i].Dir && f.Matched && f.decided == "" {
+			return f.N
+		}
+	}
+	return 0
 }
 
 // ShortHelp is the footer while the pane has focus.
@@ -281,14 +308,22 @@ func (p *holdPane) View(now time.Time) string {
 		if f.m.HasID() {
 			what += " id " + string(f.m.ID().Raw)
 		}
-		left := "waits behind"
-		switch {
-		case f.decided != "":
-			left = f.decided + ", waits behind"
-		case f.Matched:
+		// The seconds left for a frame held and undecided; after the
+		// frame's own name, what it waits behind.
+		left, behind := "", ""
+		if f.Matched && f.decided == "" {
 			left = fmt.Sprintf("%ds", int(max(f.until.Sub(now), 0).Round(time.Second)/time.Second))
+		} else {
+			behind = "the frames held before it"
+			if b := p.blocker(i); b != 0 {
+				behind = fmt.Sprintf("#%d", b)
+			}
+			behind = " · waits behind " + behind
+			if f.decided != "" {
+				behind = " · " + f.decided + "," + strings.TrimPrefix(behind, " ·")
+			}
 		}
-		line := truncate(fmt.Sprintf("#%-4d %s %-8s %s", f.N, arrow, left, classify.EscapeString(what, 120)), p.width)
+		line := truncate(fmt.Sprintf("#%-4d %s %-5s %s%s", f.N, arrow, left, classify.EscapeString(what, 120), behind), p.width)
 		if i == p.sel {
 			line = s.Selected.Render(padRight(line, p.width))
 		}

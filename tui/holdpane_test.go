@@ -47,7 +47,7 @@ func TestHeldPaneListsFramesOldestFirstCountingDownAndForwards(t *testing.T) {
 	tm, src, host := openHeldView(t, "method:hold/*", 30*time.Second)
 	hostWrite(t, host, `{"jsonrpc":"2.0","id":1,"method":"hold/first"}`)
 	hostWrite(t, host, `{"jsonrpc":"2.0","id":2,"method":"hold/second"}`)
-	waitFor(t, tm, "Held (2)", "#1    → 30s      hold/first id 1", "hold/second id 2")
+	waitFor(t, tm, "Held (2)", "#1    → 30s   hold/first id 1", "hold/second id 2")
 	// The count goes down as the clock goes.
 	waitFor(t, tm, "#1    → 28s")
 	// cat echoes what it reads; the echo of a frame toward the host
@@ -92,7 +92,7 @@ func TestHeldPaneAnswersInPlaceAndDrops(t *testing.T) {
 	tm, src, host := openHeldView(t, "dir:h2s method:hold/*", 30*time.Second)
 	hostWrite(t, host, `{"jsonrpc":"2.0","id":"req-9","method":"hold/answer"}`)
 	hostWrite(t, host, `{"jsonrpc":"2.0","id":10,"method":"behind"}`)
-	waitFor(t, tm, `hold/answer id "req-9"`, "waits behind behind id 10")
+	waitFor(t, tm, `hold/answer id "req-9"`, "behind id 10 · waits behind #1")
 	tm.Send(press("j"))
 	tm.Send(press("x"))
 	waitFor(t, tm, "#2 is not held itself")
@@ -116,6 +116,20 @@ func TestHeldPaneAnswersInPlaceAndDrops(t *testing.T) {
 		t.Errorf("the reply does not follow the answered request in the file:\n%s", rec)
 	}
 	_ = sessions.HeldAnswered
+	finalView(t, tm)
+}
+
+// A frame that waits behind a held one is listed by its own name, then
+// the held frame it waits behind; a request the tap holds is pending (its
+// receiver has not read it), and the header counts it.
+func TestHeldPaneNamesWhatAFrameWaitsBehindAndHeldRequestsArePending(t *testing.T) {
+	tm, _, host := openHeldView(t, "dir:h2s method:hold/*", 30*time.Second)
+	hostWrite(t, host, `{"jsonrpc":"2.0","id":1,"method":"hold/first"}`)
+	hostWrite(t, host, `{"jsonrpc":"2.0","id":0,"result":{}}`)
+	waitFor(t, tm, "Held (2)", "#1    → 30s   hold/first id 1", "#2    →       response id 0 · waits behind #1", "1 pending")
+	tm.Send(press("a"))
+	tm.Send(tea.KeyMsg{Type: tea.KeyCtrlS})
+	waitFor(t, tm, "#1 answered in place", "0 pending")
 	finalView(t, tm)
 }
 

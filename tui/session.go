@@ -68,6 +68,16 @@ func (v *sessionView) setSize(w, h int) {
 	}
 }
 
+// heldRequests is how many requests the tap holds, as far as the view
+// knows: they wait for their answers, and the file shows them only once
+// they leave the tap.
+func (v *sessionView) heldRequests() int {
+	if v.hold == nil {
+		return 0
+	}
+	return v.hold.requests()
+}
+
 // held is the view's held pane, made when first needed.
 func (v *sessionView) held() *holdPane {
 	if v.hold == nil {
@@ -330,7 +340,7 @@ func (v *sessionView) header(now time.Time, i, n int) string {
 		v.counts(cnt),
 		s.SevError.Render(fmt.Sprintf("%d err", cnt.Errors)),
 		s.SevWarn.Render(fmt.Sprintf("%d warn", cnt.Warnings)),
-		fmt.Sprintf("%d pending", cnt.Pending),
+		fmt.Sprintf("%d pending", cnt.Pending+v.heldRequests()),
 	}
 	if n > 1 {
 		parts = append(parts, s.Dim.Render(fmt.Sprintf("[%d/%d]", i+1, n)))

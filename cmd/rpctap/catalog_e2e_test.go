@@ -283,7 +283,7 @@ func runCatalog(t *testing.T, s catalogServer) map[string]string {
 			h = startLiveHost(t, fmt.Sprintf("catalog-%d-%d", time.Now().UnixNano(), i), s.argv...)
 			h.handshake(t)
 		}
-		args := []string{"--catalog", e.Name}
+		args := []string{"--catalog", e.Name, "--dir", "h2s"} // every entry toward the server, a server's ones too
 		if e.NeedsID {
 			id := fmt.Sprintf(`"host-slow-%d"`, i)
 			h.send(t, `{"jsonrpc":"2.0","id":`+id+`,"method":"tools/call","params":`+s.slow+`,"_meta":{"progressToken":`+id+`}}}`)

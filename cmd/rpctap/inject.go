@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -25,14 +26,16 @@ type injectOptions struct {
 	args              []string
 	size              int
 	capture, json     bool
+	forward           bool
 	raw, force        bool
 	wait              time.Duration
+	dirSet            bool // --dir was given
 }
 
 func newInjectCmd() *cobra.Command {
 	var o injectOptions
 	cmd := &cobra.Command{
-		Use:   "inject [--tap NAME|PID] [--dir h2s|s2h] [--capture [--json]] [--raw [--force]] FRAME | --file F|- | --catalog NAME | --method M",
+		Use:   "inject [--tap NAME|PID] [--dir h2s|s2h] [--capture [--json] | --forward] [--raw [--force]] FRAME | --file F|- | --catalog NAME | --method M",
 		Short: "Insert a frame into a live session at the next frame boundary",
 		Long: `Sends a frame (its body: rpctap adds the framing the stream uses) to the
 server (--dir h2s, the default) or to the host (--dir s2h) of a live tap.
@@ -43,8 +46,10 @@ The frame is one of:
                      too large for the command line; one newline at its end
                      is dropped
   --catalog NAME     an entry of the edge-case catalog (rpctap catalog lists
-                     them); --size N sets the large frame's size, --id ID
-                     names the request in flight that an entry is about
+                     them), sent the way it goes (a server's frame to the
+                     host) unless --dir says otherwise; --size N sets the
+                     large frame's size, --id ID names the request in
+                     flight that an entry is about
   --method M         a request built from what the session showed: for
                      tools/call, --tool T with --arg name=value for each
                      argument, read by the type the tool's inputSchema gives
@@ -58,11 +63,17 @@ at the end of a line for no newline (or, on lsp, no header: write your
 own). Bytes that would leave the stream inside a frame (a partial frame)
 are refused with the reason unless --force is given.
 
+JSON written over several lines (FRAME or --file) is sent compacted to one
+line; --raw sends the bytes as they are.
+
 A request gets a fresh id ("rpctap-N") that no id of the side it
 impersonates uses, unless --id gives one. Malformed frames are sent as they
-are. With --capture, the frame must be a request with an id: its answer is
-kept from the side that never sent the request, and printed with its
-latency (--json: one JSON object per frame, for scripts).
+are. The answer to an injected request is captured: the tap records it and
+keeps it from the side that never sent the request, however late it comes
+(--forward lets it go on to that side, an unmatched response on purpose).
+With --capture, the frame must be a request with an id, and rpctap inject
+waits for its answer and prints it with its latency (--json: one JSON
+object per frame, for scripts).
 
 Exit status: 0 when sent (and with --capture, answered with a result); 1
 when the answer is an error or none came within --wait; 2 for a usage
@@ -83,6 +94,8 @@ error, or when the tap cannot be reached or refuses the frame.`,
 				return usageError(errors.New("give the frame as one argument (quote it), as in: rpctap inject '{\"jsonrpc\":\"2.0\",\"id\":\"rpctap-1\",\"method\":\"ping\"}'"))
 			case o.json && !o.capture:
 				return usageError(errors.New("--json prints the captured answer: add --capture"))
+			case o.capture && o.forward:
+				return usageError(errors.New("--capture waits for the answer and keeps it from the other side; --forward lets it go on to that side: drop one of them"))
 			case o.force && !o.raw:
 				return usageError(errors.New("--force sends a partial raw frame: add --raw, as in: rpctap inject --raw --force '{\"jsonrpc\":\"2.0\"\\c'"))
 			case o.raw && (o.catalog != "" || o.method != ""):
@@ -96,6 +109,7 @@ error, or when the tap cannot be reached or refuses the frame.`,
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
+			o.dirSet = cmd.Flags().Changed("dir")
 			return runInject(cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr(), args, o)
 		},
 	}
@@ -111,13 +125,19 @@ error, or when the tap cannot be reached or refuses the frame.`,
 	f.StringVar(&o.id, "id", "", "the request's id as JSON (\"abc\" or 7); for --catalog, the id of the request in flight an entry names")
 	f.BoolVar(&o.raw, "raw", false, "write the frame's bytes exactly, read in the raw syntax (\\xHH, \\c): no framing added")
 	f.BoolVar(&o.force, "force", false, "with --raw, send bytes that leave the stream inside a frame (a partial frame)")
-	f.BoolVar(&o.capture, "capture", false, "keep the answer from the other side and print it with its latency")
+	f.BoolVar(&o.capture, "capture", false, "wait for the answer (always kept from the other side) and print it with its latency")
+	f.BoolVar(&o.forward, "forward", false, "let the answer go on to the side that never sent the request (an unmatched response, on purpose)")
 	f.BoolVar(&o.json, "json", false, "with --capture, print one JSON object per frame")
 	f.DurationVar(&o.wait, "wait", 10*time.Second, "with --capture, how long to wait for the answer")
 	return cmd
 }
 
 func runInject(stdin io.Reader, stdout, stderr io.Writer, args []string, o injectOptions) error {
+	if o.catalog != "" {
+		if err := catalogDir(stderr, &o); err != nil {
+			return err
+		}
+	}
 	dir, _ := classify.ParseDirection(o.dir)
 	var info tap.Info
 	var frames [][]byte
@@ -152,7 +172,10 @@ func runInject(stdin io.Reader, stdout, stderr io.Writer, args []string, o injec
 	}
 	failed := ""
 	for _, frame := range frames {
-		rep, err := tap.SendInjectWith(info.Socket, tap.InjectRequest{Dir: o.dir, Frame: frame, Raw: o.raw, Force: o.force, Capture: o.capture, Wait: o.wait})
+		// The answer to a request is captured unless --forward: with
+		// --capture it is waited for here, else the tap keeps it.
+		rep, err := tap.SendInjectWith(info.Socket, tap.InjectRequest{Dir: o.dir, Frame: frame, Raw: o.raw, Force: o.force,
+			Capture: !o.forward, Keep: !o.capture, Wait: o.wait})
 		if err != nil {
 			return err
 		}
@@ -176,6 +199,41 @@ func runInject(stdin io.Reader, stdout, stderr io.Writer, args []string, o injec
 	return nil
 }
 
+// catalogDir sets the direction of a catalog entry's frames: the way the
+// entry goes when --dir is not given (a server's frame to the host), as
+// given otherwise; it says on stderr where a frame goes that is not the
+// way of --dir's default, or not the entry's own way.
+func catalogDir(stderr io.Writer, o *injectOptions) error {
+	e, err := inject.LookupErr(o.catalog)
+	if err != nil {
+		return usageError(err)
+	}
+	dir, _ := classify.ParseDirection(o.dir)
+	switch {
+	case e.Dir == inject.Either || e.Dir == dir:
+	case !o.dirSet:
+		o.dir = e.Dir.String()
+		fmt.Fprintf(stderr, "rpctap: %s is a frame the %s sends: sending it to the %s (--dir %s sends it to the %s)\n",
+			e.Name, inject.Sender(e.Dir), inject.Receiver(e.Dir), dir, inject.Receiver(dir))
+	default:
+		fmt.Fprintf(stderr, "rpctap: %s is a frame the %s sends: sending it to the %s, as --dir %s asks\n",
+			e.Name, inject.Sender(e.Dir), inject.Receiver(dir), dir)
+	}
+	return nil
+}
+
+// oneLine compacts JSON written over several lines into one line, so
+// that it goes as one frame on a stream of one frame a line; any other
+// text is kept as it is.
+func oneLine(b []byte) []byte {
+	if !bytes.ContainsAny(b, "\r\n") || !json.Valid(b) {
+		return b
+	}
+	var out bytes.Buffer
+	json.Compact(&out, b)
+	return out.Bytes()
+}
+
 // parseRaw reads text in the raw syntax (inject.ParseRaw).
 func parseRaw(text []byte) ([]inject.Frame, error) {
 	frames, err := inject.ParseRaw(string(text))
@@ -192,10 +250,15 @@ func parseRaw(text []byte) ([]inject.Frame, error) {
 // it returns too the ids the tap's session shows.
 func injectFrames(stdin io.Reader, args []string, o injectOptions, dir classify.Direction, info tap.Info) ([][]byte, *inject.IDs, error) {
 	switch {
-	case len(args) == 1:
+	case len(args) == 1 && o.raw:
 		return [][]byte{[]byte(args[0])}, nil, nil
+	case len(args) == 1:
+		return [][]byte{oneLine([]byte(args[0]))}, nil, nil
 	case o.file != "":
 		b, err := readFrameFile(o.file, stdin)
+		if err == nil && !o.raw {
+			b = oneLine(b)
+		}
 		return [][]byte{b}, nil, err
 	case o.catalog != "":
 		e, err := inject.LookupErr(o.catalog)

@@ -8,11 +8,13 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/rpctap/rpctap/classify"
 	"github.com/rpctap/rpctap/sessions"
 	"github.com/rpctap/rpctap/tap"
 )
@@ -96,24 +98,30 @@ func TestInjectedToolCallIsAnsweredToRpctapAndTheHostSeesNothingOfIt(t *testing.
 }
 
 // issue 11, done means: with the inspector CLI as host, its output and
-// exit status are the same with and without an injection during its call.
+// exit status are the same with and without an injection during its call;
+// and the same when the injection gives up waiting for its answer, which
+// comes late, during the inspector's call: the inspector never reads it,
+// and the session records it as captured.
 func TestInspectorIsTheSameWithAnInjectionDuringItsCall(t *testing.T) {
 	inspector := needPeer(t, "node_modules/.bin/inspector")
 	server := needPeer(t, "node_modules/.bin/mcp-server-everything")
 	bin := rpctapBinary(t)
-	run := func(injectToo bool) (string, int, string) {
+	run := func(inject ...string) (string, int, string, []byte) {
 		name := fmt.Sprintf("e2e-inspector-%d", time.Now().UnixNano())
 		// A call that takes 2 s, so that the injection lands during it.
+		// (The inspector passes the server no environment of its own.)
+		record := filepath.Join(t.TempDir(), name+".jsonl")
 		cmd := exec.Command(inspector, "--cli", "--method", "tools/call", "--tool-name", "trigger-long-running-operation", "--tool-arg", "duration=2", "--tool-arg", "steps=2",
-			"--", bin, "run", "--name", name, "--", server, "stdio")
+			"--", bin, "run", "--name", name, "--record", record, "--", server, "stdio")
 		var out bytes.Buffer
 		cmd.Stdout = &out
+		cmd.Stderr = &out
 		cmd.Env = append(os.Environ(), "XDG_STATE_HOME="+t.TempDir())
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
 		captured := ""
-		if injectToo {
+		if inject != nil {
 			// Once the tap has relayed the host's tools/call (its fifth
 			// frame), the call is under way: inject a call of its own.
 			for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(20 * time.Millisecond) {
@@ -125,10 +133,7 @@ func TestInspectorIsTheSameWithAnInjectionDuringItsCall(t *testing.T) {
 					t.Fatalf("the tap behind the inspector never showed 5 frames")
 				}
 			}
-			b, err := exec.Command(bin, "inject", "--tap", name, "--capture", "--method", "tools/call", "--tool", "echo", "--arg", "message=injected").CombinedOutput()
-			if err != nil {
-				t.Errorf("inject during the inspector's call: %v: %s", err, b)
-			}
+			b, _ := exec.Command(bin, append([]string{"inject", "--tap", name}, inject...)...).CombinedOutput()
 			captured = string(b)
 		}
 		err := cmd.Wait()
@@ -139,18 +144,29 @@ func TestInspectorIsTheSameWithAnInjectionDuringItsCall(t *testing.T) {
 		} else if err != nil {
 			t.Fatal(err)
 		}
-		return out.String(), code, captured
+		rec, _ := os.ReadFile(record)
+		return out.String(), code, captured, rec
 	}
-	plainOut, plainCode, _ := run(false)
-	out, code, captured := run(true)
+	plainOut, plainCode, _, _ := run()
+	if !strings.Contains(plainOut, "Long running operation completed") {
+		t.Errorf("the inspector printed %s", plainOut)
+	}
+	out, code, captured, _ := run("--capture", "--method", "tools/call", "--tool", "echo", "--arg", "message=injected")
 	if !strings.Contains(captured, "Echo: injected") {
 		t.Errorf("the injected call's answer: %s", captured)
 	}
 	if out != plainOut || code != plainCode {
 		t.Errorf("the inspector's output or status changed with an injection:\nwithout (exit %d): %s\nwith (exit %d):    %s", plainCode, plainOut, code, out)
 	}
-	if !strings.Contains(plainOut, "Long running operation completed") {
-		t.Errorf("the inspector printed %s", plainOut)
+	out, code, gaveUp, rec := run("--capture", "--wait", "200ms", "--method", "tools/call", "--tool", "trigger-long-running-operation", "--arg", "duration=1", "--arg", "steps=1")
+	if !strings.Contains(gaveUp, "no answer within 200ms") {
+		t.Errorf("the injected call that gives up: %s", gaveUp)
+	}
+	if out != plainOut || code != plainCode {
+		t.Errorf("the inspector's output or status changed with a late answer to an injection:\nwithout (exit %d): %s\nwith (exit %d):    %s", plainCode, plainOut, code, out)
+	}
+	if !bytes.Contains(rec, []byte(`"captured":true,"kind":"response","id":"rpctap-`)) {
+		t.Errorf("the late answer is not recorded as captured:\n%s", rec)
 	}
 }
 
@@ -165,7 +181,7 @@ func TestRawInjectionReachesServerEverythingAsWritten(t *testing.T) {
 	if out, code := h.inject(t, "--raw", `{"jsonrpc":"2.0","id":"rpctap-r1","method":"ping"}\x0a{"jsonrpc":"2.0","id":"rpctap-r2","method":"ping"}`); code != 0 {
 		t.Fatalf("inject --raw of two frames: exit %d: %s", code, out)
 	}
-	h.waitLine(t, `"id":"rpctap-r2"`)
+	h.waitRecorded(t, `"kind":"response","id":"rpctap-r2"`) // captured, as is every injected request's answer
 	partial := `{"jsonrpc":"2.0","id":"rpctap-p","method":"ping"\c`
 	if out, code := h.inject(t, "--raw", partial); code != 2 || !strings.Contains(string(out), "refused a partial frame") || !strings.Contains(string(out), "force it") {
 		t.Errorf("a partial frame without --force: exit %d: %s", code, out)
@@ -231,4 +247,144 @@ func TestViewStyleCaptureKeepsALateAnswerFromTheHost(t *testing.T) {
 	if !found {
 		t.Error("the index has no captured answer to rpctap-9")
 	}
+}
+
+// injectedIDs are the ids of the requests injected into a session, in
+// the order the session file records them.
+func injectedIDs(t *testing.T, record string) []string {
+	t.Helper()
+	f, err := os.Open(record)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	rd := sessions.NewReader(f)
+	hdr, _ := rd.Header()
+	var ids []string
+	for {
+		ev, err := rd.Next()
+		if err != nil {
+			return ids
+		}
+		if ev.IsFrame() && ev.Src == sessions.SrcInject {
+			if m := hdr.Classify(ev.Frame, ev.Dir, classify.Auto); m.Kind == classify.KindRequest {
+				ids = append(ids, string(m.ID().Raw))
+			}
+		}
+	}
+}
+
+// The answer to a request rpctap inject sends never reaches the host,
+// which never sent it, however late it comes: when inject --capture gave
+// up waiting for it, when inject was not asked to wait (the default), and
+// when inject went away while it waited. Each is recorded as captured.
+// --forward sends one whose answer goes on to the host, as asked.
+func TestLateAnswersToInjectedRequestsNeverReachTheHost(t *testing.T) {
+	server := needPeer(t, "node_modules/.bin/mcp-server-everything")
+	h := startLiveHost(t, fmt.Sprintf("e2e-late-%d", time.Now().UnixNano()), server, "stdio")
+	h.handshake(t)
+	h.send(t, `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`)
+	h.waitLine(t, `"id":1`)
+	slow := []string{"--method", "tools/call", "--tool", "trigger-long-running-operation", "--arg", "duration=2", "--arg", "steps=1"}
+	if out, code := h.inject(t, append([]string{"--capture", "--wait", "1s"}, slow...)...); code != 1 || !strings.Contains(string(out), "no answer within 1s") {
+		t.Errorf("inject --capture --wait 1s of a 2 s call: exit %d: %s", code, out)
+	}
+	if out, code := h.inject(t, slow...); code != 0 || len(out) != 0 {
+		t.Errorf("inject with no flags: exit %d: %s", code, out)
+	}
+	gone := exec.Command(rpctapBinary(t), append([]string{"inject", "--tap", h.name, "--capture", "--wait", "30s"}, slow...)...)
+	if err := gone.Start(); err != nil {
+		t.Fatal(err)
+	}
+	injected := func(n int) []string {
+		for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+			if ids := injectedIDs(t, h.record); len(ids) >= n {
+				return ids
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("the session file never recorded %d injected requests", n)
+			}
+		}
+	}
+	injected(3)
+	gone.Process.Kill()
+	gone.Wait()
+	if out, code := h.inject(t, "--forward", "--method", "ping"); code != 0 {
+		t.Errorf("inject --forward: exit %d: %s", code, out)
+	}
+	ids := injected(4)
+	h.waitLine(t, `"id":`+ids[3]) // the forwarded answer
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		if b, _ := os.ReadFile(h.record); bytes.Count(b, []byte(`"captured":true`)) >= 3 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the session never recorded the three answers as captured")
+		}
+	}
+	h.send(t, `{"jsonrpc":"2.0","id":2,"method":"ping"}`)
+	h.waitLine(t, `"id":2`)
+	h.close(t)
+	for _, l := range h.lines() {
+		for _, id := range ids[:3] {
+			if strings.Contains(l, `"id":`+id) {
+				t.Errorf("the host read the answer to %s: %s", id, l)
+			}
+		}
+	}
+	rec, _ := os.ReadFile(h.record)
+	for _, id := range ids[:3] {
+		if !bytes.Contains(rec, []byte(`"captured":true,"kind":"response","id":`+id)) {
+			t.Errorf("the answer to %s is not recorded as captured:\n%s", id, rec)
+		}
+	}
+}
+
+// A frame written as pretty-printed JSON (--file, or stdin) is sent as one
+// line: server-everything reads it and answers it.
+func TestInjectSendsPrettyPrintedJSONAsOneFrame(t *testing.T) {
+	server := needPeer(t, "node_modules/.bin/mcp-server-everything")
+	h := startLiveHost(t, fmt.Sprintf("e2e-pretty-%d", time.Now().UnixNano()), server, "stdio")
+	h.handshake(t)
+	file := filepath.Join(t.TempDir(), "call.json")
+	pretty := "{\n  \"jsonrpc\": \"2.0\",\n  \"id\": \"rpctap-pretty\",\n  \"method\": \"tools/call\",\n  \"params\": {\n    \"name\": \"echo\",\n    \"arguments\": {\"message\": \"pretty\"}\n  }\n}\n"
+	if err := os.WriteFile(file, []byte(pretty), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if out, code := h.inject(t, "--capture", "--file", file); code != 0 || !strings.Contains(string(out), "Echo: pretty") {
+		t.Errorf("inject --file of pretty JSON: exit %d: %s", code, out)
+	}
+	cmd := exec.Command(rpctapBinary(t), "inject", "--tap", h.name, "--capture", "--file", "-")
+	cmd.Stdin = strings.NewReader(strings.Replace(pretty, "rpctap-pretty", "rpctap-pretty-2", 1))
+	if out, err := cmd.CombinedOutput(); err != nil || !strings.Contains(string(out), "Echo: pretty") {
+		t.Errorf("inject --file - of pretty JSON: %v: %s", err, out)
+	}
+	h.close(t)
+	rec, _ := os.ReadFile(h.record)
+	if !bytes.Contains(rec, []byte(`"src":"inject","kind":"request","id":"rpctap-pretty","method":"tools/call","frame":"{\"jsonrpc\":\"2.0\",\"id\":\"rpctap-pretty\",\"method\":\"tools/call\",\"params\":{\"name\":\"echo\",\"arguments\":{\"message\":\"pretty\"}}}"`)) {
+		t.Errorf("the session file lacks the call as one compact line:\n%s", rec)
+	}
+}
+
+// A catalog entry that a server sends (error-no-id) goes to the host when
+// --dir is not given, and inject says so; --dir h2s sends it to the
+// server, as asked, and inject says that it is a server's frame.
+func TestInjectSendsACatalogEntryTheWayItGoes(t *testing.T) {
+	server := needPeer(t, "node_modules/.bin/mcp-server-everything")
+	h := startLiveHost(t, fmt.Sprintf("e2e-catdir-%d", time.Now().UnixNano()), server, "stdio")
+	h.handshake(t)
+	out, code := h.inject(t, "--catalog", "error-no-id")
+	if code != 0 || !strings.Contains(string(out), "rpctap: error-no-id is a frame the server sends: sending it to the host (--dir h2s sends it to the server)") {
+		t.Errorf("inject --catalog error-no-id: exit %d: %s", code, out)
+	}
+	h.waitLine(t, `{"jsonrpc":"2.0","error":{"code":-32600,"message":"Invalid Request"}}`)
+	out, code = h.inject(t, "--dir", "h2s", "--catalog", "error-no-id")
+	if code != 0 || !strings.Contains(string(out), "rpctap: error-no-id is a frame the server sends: sending it to the server, as --dir h2s asks") {
+		t.Errorf("inject --dir h2s --catalog error-no-id: exit %d: %s", code, out)
+	}
+	h.waitRecorded(t, `"dir":"h2s","src":"inject","kind":"response"`)
+	if out, code := h.inject(t, "--catalog", "null-id-request"); code != 0 || len(out) != 0 {
+		t.Errorf("inject --catalog null-id-request (either way; to the server): exit %d: %s", code, out)
+	}
+	h.close(t)
 }

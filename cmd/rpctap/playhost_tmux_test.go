@@ -79,22 +79,41 @@ func pickTemplate(t *testing.T, waitfor func(...string), keys func(...string), s
 	t.Fatalf("the composer's templates have no %s:\n%s", name, screen())
 }
 
-// issue 12, done means: rpctap watch -- server-everything (no host) does
-// the handshake and lists what the server offers; the server's
-// roots/list is held for the user, who answers it in the host's place;
+// rpctap watch -- server-everything (no host) does the handshake, lists
+// what the server offers, and answers the server's roots/list at once
+// with the working directory (nothing is held, nothing pending). A
+// roots/list that the user's own filter holds waits in the held pane and
+// counts as pending; a answers it from the skeleton that fits the method;
 // a tools/call from the composer's template gets its answer.
 func TestWatchWithNoHostPlaysTheHostOfServerEverything(t *testing.T) {
 	server := needPeer(t, "node_modules/.bin/mcp-server-everything")
 	dir := t.TempDir()
 	env := watchEnv(t, dir)
 	waitfor, keys, screen := tmuxScreen(t, 100, 30, env[len(env)-3:], rpctapBinary(t), "watch", "--", server, "stdio")
-	waitfor("tools/list", "resources/list", "prompts/list")
-	keys("H")
-	waitfor("Held (1)", "roots/list id 0")
-	keys("a")
-	waitfor("answering held #1", `{"jsonrpc":"2.0","id":0,"result":{}}`)
+	waitfor("tools/list", "resources/list", "prompts/list", "roots/list")
+	waitSession(t, dir, `"dir":"h2s","kind":"response","id":0,"frame":"{\"jsonrpc\":\"2.0\",\"id\":0,\"result\":{\"roots\":[{\"uri\":\"file:///`)
+	waitSession(t, dir, `Roots updated: 1 root(s) received from client`)
+	waitfor("0 pending")
+	// The user holds the next roots/list, and makes the server ask again.
+	keys(":")
+	keys("-l", "intercept dir:s2h method:roots/list")
+	keys("Enter")
+	waitfor("intercept → dir:s2h method:roots/list", "nothing held")
+	keys("Escape")
+	waitfor("↑/k up")
+	keys("i")
+	waitfor("ctrl+s send")
+	keys("-l", `{"jsonrpc":"2.0","method":"notifications/roots/list_changed"}`)
 	keys("C-s")
-	waitfor("#1 answered in place")
+	waitfor("sent the frame to the server")
+	keys("Escape")
+	waitfor("↑/k up")
+	keys("H")
+	waitfor("Held (1)", "roots/list id 1", "1 pending")
+	keys("a")
+	waitfor("answering held #1", `{"jsonrpc":"2.0","id":1,"result":{"roots":[]}}`)
+	keys("C-s")
+	waitfor("#1 answered in place", "0 pending")
 	keys("Escape")
 	waitfor("↑/k up")
 	keys("i")
@@ -108,8 +127,34 @@ func TestWatchWithNoHostPlaysTheHostOfServerEverything(t *testing.T) {
 	keys("q")
 	waitfor("session recorded in")
 	// The answer is server-everything's echo of the form's placeholder.
-	if b := watchSession(t, dir); !strings.Contains(b, `"captured":true`) || !strings.Contains(b, `Echo: <string>`) {
+	b := watchSession(t, dir)
+	if !strings.Contains(b, `"captured":true`) || !strings.Contains(b, `Echo: <string>`) {
 		t.Errorf("the session has no captured echo of the form's message:\n%s", b)
+	}
+	if strings.Contains(b, `"held":"timeout"`) || strings.Count(b, `"held":"answered"`) != 1 {
+		t.Errorf("a frame held for its whole hold time, or no roots/list answered in place:\n%s", b)
+	}
+}
+
+// waitSession waits until the one session file a watch under dir records
+// holds text.
+func waitSession(t *testing.T, dir, text string) {
+	t.Helper()
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		files, _ := filepath.Glob(filepath.Join(dir, "state", "rpctap", "sessions", "*.jsonl"))
+		if len(files) == 1 {
+			if b, _ := os.ReadFile(files[0]); strings.Contains(string(b), text) {
+				return
+			}
+		}
+		if time.Now().After(deadline) {
+			b := ""
+			if len(files) == 1 {
+				r, _ := os.ReadFile(files[0])
+				b = string(r)
+			}
+			t.Fatalf("the session never held %s:\n%s", text, b)
+		}
 	}
 }
 
@@ -179,54 +224,80 @@ func watchGopls(t *testing.T, dir string) (waitfor func(...string), keys func(..
 	return tmuxScreen(t, 80, 24, append(env[len(env)-3:], "GO_TELEMETRY_CHILD=2"), "sh", "-c", line)
 }
 
-// issue 12, done means: rpctap watch --open FILE -- gopls (no host) does
-// the LSP handshake and opens FILE; gopls's requests a host must answer
-// are held for the user; quitting while one is held still ends gopls's
-// session at once: the held request goes on and gets its default answer,
-// shutdown is answered, exit follows, and gopls exits 0.
+// rpctap watch --open FILE -- gopls (no host) does the LSP handshake and
+// opens FILE, answering gopls's requests at once (nothing held). A
+// workspace/configuration the user's filter holds is answered with a from
+// the skeleton that fits it, one null per item, which gopls takes; quitting
+// while another is held still ends gopls's session at once: the held
+// request goes on and gets rpctap's answer, shutdown is answered, exit
+// follows, and gopls exits 0.
 func TestWatchWithNoHostPlaysTheHostOfGopls(t *testing.T) {
 	dir := t.TempDir()
 	waitfor, keys, _ := watchGopls(t, dir)
-	waitfor("initialize", "initialized", "textDocument/")
+	waitfor("gopls  live")
+	waitSession(t, dir, `"method":"textDocument/didOpen"`)
+	waitSession(t, dir, `"method":"workspace/configuration"`)
+	waitSession(t, dir, `\"result\":[null`) // answered at once
+	// gopls asks for its settings again on didChangeConfiguration.
+	keys(":")
+	keys("-l", "intercept dir:s2h method:workspace/configuration")
+	keys("Enter")
+	waitfor("intercept → dir:s2h method:workspace/configuration", "nothing held")
+	keys("Escape")
+	waitfor("↑/k up")
+	changed := `{"jsonrpc":"2.0","method":"workspace/didChangeConfiguration","params":{"settings":{}}}`
+	keys("i")
+	waitfor("ctrl+s send")
+	keys("-l", changed)
+	keys("C-s")
+	waitfor("sent the frame to the server")
+	keys("Escape")
+	waitfor("↑/k up")
 	keys("H")
-	waitfor("Held (1)", "window/workDoneProgress/create")
+	waitfor("#1    ← ", "workspace/configuration id", "1 pending") // gopls's next frames wait behind it
+	keys("a")
+	waitfor("answering held #1", `"result":[null]}`)
+	keys("C-s")
+	waitfor("#1 answered in place")
+	keys("Escape")
+	waitfor("↑/k up")
+	keys("i")
+	waitfor("ctrl+s send")
+	keys("-l", changed)
+	keys("C-s")
+	waitfor("sent the frame to the server")
+	keys("Escape")
+	waitfor("↑/k up")
+	keys("H")
+	waitfor("workspace/configuration id", "1 pending")
 	keys("Escape")
 	keys("q")
 	waitfor("session recorded in")
-	files, _ := filepath.Glob(filepath.Join(dir, "state", "rpctap", "sessions", "*.jsonl"))
-	if len(files) != 1 {
-		t.Fatalf("sessions: %v", files)
-	}
-	b, _ := os.ReadFile(files[0])
-	for _, want := range []string{`"held":"detached"`, `\"result\":null`, `"method":"shutdown"`, `"method":"exit"`, `"event":"exit","code":0}`} {
-		if !strings.Contains(string(b), want) {
+	b := watchSession(t, dir)
+	for _, want := range []string{`"held":"answered"`, `"held":"detached"`, `\"result\":[null]`, `"method":"shutdown"`, `"method":"exit"`, `"event":"exit","code":0}`} {
+		if !strings.Contains(b, want) {
 			t.Errorf("the session has no %s:\n%s", want, b)
 		}
 	}
-	if i, j := strings.Index(string(b), `"method":"shutdown"`), strings.Index(string(b), `"method":"exit"`); j < i {
+	if strings.Contains(b, `"held":"timeout"`) || strings.Contains(b, "cannot unmarshal") {
+		t.Errorf("a frame held for its whole hold time, or gopls could not read an answer:\n%s", b)
+	}
+	if i, j := strings.Index(b, `"method":"shutdown"`), strings.Index(b, `"method":"exit"`); j < i {
 		t.Errorf("exit came before shutdown:\n%s", b)
 	}
 }
 
-// issue 12, done means: rpctap watch --open main.go -- gopls (no host)
-// opens the file, and a hover from the composer works: the hover
-// template (ctrl+t) moved to Greet's call on line 10, sent, and the
-// answer is gopls's hover of Greet, shown in the view. At 80×24.
+// rpctap watch --open main.go -- gopls (no host) opens the file, and a
+// hover from the composer works at once: gopls's own requests (progress,
+// configuration) are answered as they come, so nothing of gopls's waits
+// behind them. The hover template (ctrl+t) moved to Greet's call on line
+// 10, sent, and the answer is gopls's hover of Greet, shown in the view.
+// At 80×24.
 func TestWatchOpenGoplsHoverFromTheComposer(t *testing.T) {
 	dir := t.TempDir()
 	waitfor, keys, screen := watchGopls(t, dir)
-	waitfor("initialized", "textDocument/")
-	// gopls's own requests (progress, configuration) are held for the
-	// user, and its answers would wait behind them: stop holding, and
-	// let those held go.
-	keys(":")
-	keys("-l", "intercept off")
-	keys("Enter")
-	waitfor("intercept off (:intercept")
-	keys("F")
-	waitfor("nothing held")
-	keys("Escape")
-	waitfor("↑/k up")
+	waitfor("gopls  live")
+	waitSession(t, dir, `"method":"textDocument/didOpen"`)
 	keys("i")
 	pickTemplate(t, waitfor, keys, screen, "textDocument/hover")
 	waitWrapped(t, screen, `{"line":0,"character":0}}}`)
@@ -248,8 +319,12 @@ func TestWatchOpenGoplsHoverFromTheComposer(t *testing.T) {
 	waitWrapped(t, screen, "func Greet(name")
 	keys("q")
 	waitfor("session recorded in")
-	if b := watchSession(t, dir); !strings.Contains(b, `Greet says hello to name.`) {
+	b := watchSession(t, dir)
+	if !strings.Contains(b, `Greet says hello to name.`) {
 		t.Errorf("the session has no hover of Greet:\n%s", b)
+	}
+	if strings.Contains(b, `"held":`) {
+		t.Errorf("the tap held frames with no filter set:\n%s", b)
 	}
 }
 

@@ -92,13 +92,16 @@ func newWatchCmd() *cobra.Command {
 		Long: `Starts SERVER behind a tap, records the session, and opens the live view on
 this terminal. With no --host, rpctap is the host of an MCP server: it sends
 server/discover, or initialize when the server refuses that, lists tools,
-resources and prompts, answers ping, and holds the server's other requests for you (H in the view), answering
-them with a default when their hold time runs out. With --framing lsp,
---profile lsp or --open FILE, rpctap is the host of a language server:
-initialize (rootUri the working directory) and initialized, FILE opened,
-workspace/configuration, client/registerCapability and
-window/workDoneProgress/create held then answered, and shutdown and exit
-when you quit. With --host, rpctap also starts the host (a shell command
+resources and prompts, and answers each of the server's requests at once
+with a reply that fits it (roots/list: the working directory; elicitation
+declined; sampling refused). With --framing lsp, --profile lsp or --open
+FILE, rpctap is the host of a language server: initialize (rootUri the
+working directory) and initialized, FILE opened, the server's requests
+answered at once (workspace/configuration: no settings;
+client/registerCapability and window/workDoneProgress/create: null), and
+shutdown and exit when you quit. To answer a server's request yourself,
+hold it first (:intercept dir:s2h method:roots/list in the view), then H
+and a. With --host, rpctap also starts the host (a shell command
 that launches a server, as MCP hosts do): {} in it stands for the server
 command, run behind a tap; without {}, " -- SERVER" is appended. The whole
 conversation then shows; the host's output goes to a log file beside the
@@ -138,8 +141,9 @@ func runWatch(host string, argv []string, framing classify.Framing, profile clas
 		return runWatchHost(host, argv, framing, profile)
 	}
 	// No host: the tap runs here, and rpctap plays the host of an MCP
-	// server (playhost: the handshake, the lists, answers to the server's
-	// requests, those a host must answer held for the user first); the
+	// server (playhost: the handshake, the lists, an answer to each of the
+	// server's requests at once; the tap holds none unless the user sets
+	// an intercept filter in the view); the
 	// server's stdin stays open for injected frames. Quitting the view
 	// stops the server, with SIGKILL if SIGTERM does not. A language
 	// server (--framing lsp, --profile lsp or --open) gets an LSP host
@@ -156,7 +160,7 @@ func runWatch(host string, argv []string, framing classify.Framing, profile clas
 	}
 	hangup() // from now on, SIGHUP ends the view, and the view the tap
 	opts := tap.Options{Argv: argv, Framing: framing, Profile: profile, Record: true, Listen: true, TermWait: 3 * time.Second, Warn: warn,
-		InterceptToHost: playhost.HeldRequests, Signals: viewSignals()}
+		Signals: viewSignals()}
 	t, err := tap.New(opts)
 	if err != nil {
 		return usageError(err)
@@ -172,11 +176,11 @@ func runWatch(host string, argv []string, framing classify.Framing, profile clas
 	defer quitHost()
 	hostDone := make(chan struct{})
 	go func() {
+		wd, _ := os.Getwd()
 		if lsp {
-			wd, _ := os.Getwd()
 			(&playhost.LSP{W: inW, R: outR, Root: wd, Open: open, Name: "rpctap", Warn: warn}).Run(hostCtx)
 		} else {
-			(&playhost.MCP{W: inW, R: outR, Name: "rpctap", Warn: warn}).Run(hostCtx)
+			(&playhost.MCP{W: inW, R: outR, Root: wd, Name: "rpctap", Warn: warn}).Run(hostCtx)
 		}
 		close(hostDone)
 		io.Copy(io.Discard, outR) // the server's output is read to its end
@@ -203,8 +207,8 @@ func runWatch(host string, argv []string, framing classify.Framing, profile clas
 		return err
 	}
 	uiErr := runUI([]*tui.Source{src})
-	// rpctap's host ends its session, and the server's requests held for
-	// the user go on (the host's answers to them would wait behind them,
+	// rpctap's host ends its session, and the frames the user's filter
+	// holds go on (the host's answers to them would wait behind them,
 	// and so would the end of the server's output). An LSP host sends
 	// shutdown, then exit, and the server exits by itself; an MCP host
 	// closes the server's stdin and gives it the time to exit. The

@@ -10,16 +10,18 @@ import (
 	"sync"
 
 	"github.com/rpctap/rpctap/classify"
+	"github.com/rpctap/rpctap/inject"
 )
 
 // conn is the host's end of one server: it writes frames in the server's
 // framing, numbers rpctap's requests, hands each answer to the request
-// that waits for it, and gives the server's requests their default
-// answers (answerFor).
+// that waits for it, and answers each of the server's requests as soon as
+// it reads it, with the reply that fits its method (inject.HostReply).
 type conn struct {
 	w       io.Writer
 	lsp     bool // Content-Length framing (else one frame a line)
 	profile classify.Profile
+	host    inject.Host
 
 	mu      sync.Mutex
 	next    int
@@ -27,8 +29,8 @@ type conn struct {
 	done    chan error // the server's output ended (nil) or a write failed
 }
 
-func newConn(w io.Writer, r io.Reader, lsp bool, p classify.Profile) *conn {
-	c := &conn{w: w, lsp: lsp, profile: p, answers: map[string]chan classify.Message{}, done: make(chan error, 1)}
+func newConn(w io.Writer, r io.Reader, lsp bool, p classify.Profile, host inject.Host) *conn {
+	c := &conn{w: w, lsp: lsp, profile: p, host: host, answers: map[string]chan classify.Message{}, done: make(chan error, 1)}
 	go c.read(r)
 	return c
 }
@@ -100,7 +102,7 @@ func (c *conn) read(r io.Reader) {
 					}
 				}
 			case classify.KindRequest:
-				if err := c.write(answerFor(&m)); err != nil {
+				if err := c.write(string(inject.HostReply(&m, c.host))); err != nil {
 					c.done <- err
 					return
 				}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/rpctap/rpctap/classify"
+	"github.com/rpctap/rpctap/inject"
 )
 
 // An LSP host: Run sends initialize (rootUri Root) and initialized, opens
@@ -36,7 +37,7 @@ func (h *LSP) Run(ctx context.Context) error {
 		h.Warn = func(string) {}
 	}
 	defer h.W.Close()
-	c := newConn(h.W, h.R, true, classify.LSP)
+	c := newConn(h.W, h.R, true, classify.LSP, inject.Host{Root: h.Root})
 	name := h.Name
 	if name == "" {
 		name = "rpctap"

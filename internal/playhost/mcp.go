@@ -8,11 +8,11 @@ package playhost
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"io"
 	"strings"
 
 	"github.com/rpctap/rpctap/classify"
+	"github.com/rpctap/rpctap/inject"
 )
 
 // ProtocolVersion is the MCP revision rpctap asks for in initialize.
@@ -22,18 +22,13 @@ const ProtocolVersion = "2025-11-25"
 // server/discover (it has no initialize handshake).
 const DiscoverVersion = "2026-07-28"
 
-// HeldRequests is the intercept filter that holds the server's requests
-// a host must answer, for the user to answer in the view (the held pane's
-// answer in place); one that the user lets go, or whose hold time runs
-// out, reaches rpctap, which gives it the default answer (see answerFor).
-const HeldRequests = "dir:s2h kind:request !method:ping"
-
 // An MCP host: Run does the handshake, lists what the server offers, and
-// answers the server's requests until ctx ends or the server's output
-// does.
+// answers the server's requests, each at once, until ctx ends or the
+// server's output does.
 type MCP struct {
 	W    io.Writer // the server's input (the tap's host side)
 	R    io.Reader // the server's output
+	Root string    // the host's one root (absolute), as roots/list says; "" none
 	Name string    // clientInfo.name
 	// Warn receives what went wrong (one sentence each).
 	Warn func(string)
@@ -44,7 +39,7 @@ func (h *MCP) Run(ctx context.Context) error {
 	if h.Warn == nil {
 		h.Warn = func(string) {}
 	}
-	c := newConn(h.W, h.R, false, classify.MCP)
+	c := newConn(h.W, h.R, false, classify.MCP, inject.Host{Root: h.Root})
 	name := h.Name
 	if name == "" {
 		name = "rpctap"
@@ -103,38 +98,6 @@ func (h *MCP) Run(ctx context.Context) error {
 	case err := <-c.done:
 		return err
 	}
-}
-
-// answerFor is the answer rpctap's host gives a server's request: ping is
-// answered, and the requests a host must answer get a harmless default (no
-// roots, sampling and elicitation declined; for LSP, no settings and the
-// registrations and progress tokens accepted); any other is not known.
-func answerFor(m *classify.Message) string {
-	id := string(m.ID().Raw)
-	result := func(r string) string { return `{"jsonrpc":"2.0","id":` + id + `,"result":` + r + `}` }
-	fail := func(code int, msg string) string {
-		return `{"jsonrpc":"2.0","id":` + id + `,"error":{"code":` + fmt.Sprint(code) + `,"message":` + quote(msg) + `}}`
-	}
-	switch m.Method() {
-	case "ping":
-		return result(`{}`)
-	case "roots/list":
-		return result(`{"roots":[]}`)
-	case "elicitation/create":
-		return result(`{"action":"decline"}`)
-	case "sampling/createMessage":
-		return fail(-1, "rpctap's host does not sample: answer this request from the view's held pane (H, then a) to give the server a message")
-	case "workspace/configuration":
-		// LSP: no settings, a null for each item asked for.
-		var p struct {
-			Items []json.RawMessage `json:"items"`
-		}
-		json.Unmarshal(m.Params(), &p)
-		return result("[" + strings.TrimSuffix(strings.Repeat("null,", len(p.Items)), ",") + "]")
-	case "client/registerCapability", "client/unregisterCapability", "window/workDoneProgress/create":
-		return result("null")
-	}
-	return fail(-32601, "rpctap's host does not know "+strings.ToValidUTF8(m.Method(), "?"))
 }
 
 func quote(s string) string {

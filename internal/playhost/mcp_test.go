@@ -26,21 +26,21 @@ func peer(t *testing.T, rel string) string {
 	return p
 }
 
-// playing runs server behind a tap with rpctap as its host, as rpctap
-// watch does with no --host (a hold time of 1 s), until the session file
+// playing runs server behind a tap with rpctap as its host (its root
+// /work/root), as rpctap watch does with no --host, until the session file
 // holds every one of want; it returns the file.
 func playing(t *testing.T, argv []string, want ...string) (*tap.Tap, []byte, func()) {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "s.jsonl")
 	tp, err := tap.New(tap.Options{Argv: argv, Framing: classify.FramingNDJSON, Record: true, Path: path, TermWait: 3 * time.Second,
-		InterceptToHost: HeldRequests, HoldTimeout: time.Second, Env: append(os.Environ(), "XDG_RUNTIME_DIR="+t.TempDir())})
+		Env: append(os.Environ(), "XDG_RUNTIME_DIR="+t.TempDir())})
 	if err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
-	host := &MCP{W: inW, R: outR, Warn: func(s string) { t.Log(s) }}
+	host := &MCP{W: inW, R: outR, Root: "/work/root", Warn: func(s string) { t.Log(s) }}
 	go func() { host.Run(ctx); io.Copy(io.Discard, outR) }()
 	ran := make(chan struct{})
 	go func() { tp.Run(ctx, inR, outW, io.Discard); close(ran) }()
@@ -49,16 +49,18 @@ func playing(t *testing.T, argv []string, want ...string) (*tap.Tap, []byte, fun
 	return tp, waitFor(t, path, want...), stop
 }
 
-// issue 12 point 3: with no host, rpctap does the MCP handshake with
-// server-everything, lists its tools, resources and prompts, and the
-// server's roots/list, held for the user, gets the default answer once
-// its hold time runs out; a tools/call sent then (as the composer sends
-// it) gets its answer.
+// With no host, rpctap does the MCP handshake with server-everything,
+// lists its tools, resources and prompts, and answers the server's
+// roots/list at once with its root (nothing is held); a tools/call sent
+// then (as the composer sends it) gets its answer.
 func TestPlayingTheHostOfServerEverything(t *testing.T) {
 	server := peer(t, "node_modules/.bin/mcp-server-everything")
 	tp, rec, _ := playing(t, []string{server, "stdio"},
 		`"method":"notifications/initialized"`, `\"name\":\"echo\"`, `"method":"prompts/list"`, `\"resources\":[`,
-		`"held":"timeout"`, `{\"roots\":[]}`)
+		`{\"roots\":[{\"uri\":\"file:///work/root\",\"name\":\"root\"}]}`)
+	if bytes.Contains(rec, []byte(`"held"`)) {
+		t.Errorf("the tap held a frame with no filter set:\n%s", rec)
+	}
 	if !bytes.Contains(rec, []byte(`"method":"initialize"`)) || !bytes.Contains(rec, []byte(`\"protocolVersion\":\"`)) {
 		t.Errorf("no initialize handshake in the file:\n%s", rec)
 	}
@@ -84,36 +86,18 @@ func TestPlayingTheHostOfTheGoSDKServer(t *testing.T) {
 	}
 }
 
-func TestTheDefaultAnswersOfAHost(t *testing.T) {
-	for method, want := range map[string]string{
-		"ping":                           `{"jsonrpc":"2.0","id":7,"result":{}}`,
-		"roots/list":                     `{"jsonrpc":"2.0","id":7,"result":{"roots":[]}}`,
-		"elicitation/create":             `{"jsonrpc":"2.0","id":7,"result":{"action":"decline"}}`,
-		"sampling/createMessage":         `"code":-1`,
-		"x/\u202e":                       `"code":-32601`,
-		"workspace/configuration":        `{"jsonrpc":"2.0","id":7,"result":[null,null]}`,
-		"client/registerCapability":      `{"jsonrpc":"2.0","id":7,"result":null}`,
-		"window/workDoneProgress/create": `{"jsonrpc":"2.0","id":7,"result":null}`,
-	} {
-		m := classify.Classify([]byte(`{"jsonrpc":"2.0","id":7,"method":"`+method+`","params":{"items":[{"section":"gopls"},{}]}}`), classify.S2H, classify.MCP)
-		if got := answerFor(&m); !strings.Contains(got, want) {
-			t.Errorf("%s: %s, want %s", method, got, want)
-		}
-	}
-}
-
-// issue 12 point 3, LSP: with no host, rpctap sends gopls initialize and
-// initialized, opens the file it is given, and answers gopls's
-// workspace/configuration (held first, then the default after the hold
-// time); a hover injected on Greet gets its documentation; quitting sends
-// shutdown, then exit, and gopls exits 0.
+// LSP: with no host, rpctap sends gopls initialize and initialized, opens
+// the file it is given, and answers gopls's workspace/configuration at
+// once, a null for each item (nothing is held); a hover injected on Greet
+// gets its documentation; quitting sends shutdown, then exit, and gopls
+// exits 0.
 func TestPlayingTheHostOfGopls(t *testing.T) {
 	gopls := peer(t, "bin/gopls")
 	root, _ := filepath.Abs("../../testdata/lsp/hello")
 	file := filepath.Join(root, "main.go")
 	path := filepath.Join(t.TempDir(), "s.jsonl")
 	tp, err := tap.New(tap.Options{Argv: []string{"env", "GO_TELEMETRY_CHILD=2", gopls, "serve"}, Framing: classify.FramingLSP, Profile: classify.LSP,
-		Record: true, Path: path, TermWait: 3 * time.Second, InterceptToHost: HeldRequests, HoldTimeout: time.Second,
+		Record: true, Path: path, TermWait: 3 * time.Second,
 		Env: append(os.Environ(), "XDG_RUNTIME_DIR="+t.TempDir(), "GOFLAGS=-mod=mod", "GOPROXY=off")})
 	if err != nil {
 		t.Fatal(err)
@@ -129,7 +113,7 @@ func TestPlayingTheHostOfGopls(t *testing.T) {
 	var res tap.Result
 	ran := make(chan struct{})
 	go func() { res, _ = tp.Run(ctx, inR, outW, io.Discard); close(ran) }()
-	waitFor(t, path, `"method":"initialized"`, `"method":"textDocument/didOpen"`, `\"languageId\":\"go\"`, `"method":"workspace/configuration"`, `"held":"timeout"`, `\"result\":[null`)
+	waitFor(t, path, `"method":"initialized"`, `"method":"textDocument/didOpen"`, `\"languageId\":\"go\"`, `"method":"workspace/configuration"`, `\"result\":[null`)
 	// Greet's declaration: line 7 (0-based), character 5.
 	hover := `{"jsonrpc":"2.0","id":"rpctap-1","method":"textDocument/hover","params":{"textDocument":{"uri":` + quote(fileURI(file)) + `},"position":{"line":7,"character":6}}}`
 	if ans := answer(t, tp, hover); bytes.Contains(ans, []byte(`"error"`)) || !bytes.Contains(ans, []byte("Greet says hello")) {
@@ -139,13 +123,17 @@ func TestPlayingTheHostOfGopls(t *testing.T) {
 	select {
 	case <-ran:
 	case <-time.After(30 * time.Second):
-		t.Fatal("gopls did not exit after shutdown and exit")
+		b, _ := os.ReadFile(path)
+		t.Fatalf("gopls did not exit after shutdown and exit:\n%s", b)
 	}
 	<-hostDone
 	if res.ExitCode != 0 {
 		t.Errorf("gopls exited %d", res.ExitCode)
 	}
 	b, _ := os.ReadFile(path)
+	if bytes.Contains(b, []byte(`"held"`)) {
+		t.Errorf("the tap held a frame with no filter set:\n%s", b)
+	}
 	if i, j := bytes.Index(b, []byte(`"method":"shutdown"`)), bytes.Index(b, []byte(`"method":"exit"`)); i < 0 || j < i {
 		t.Errorf("no shutdown then exit in the session:\n%s", b)
 	}
