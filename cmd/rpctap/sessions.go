@@ -159,7 +159,7 @@ func newSessionsRmCmd() *cobra.Command {
 				fmt.Fprintf(cmd.OutOrStdout(), "removed %s\n", name)
 			}
 			if failed > 0 {
-				return exitError{code: 1}
+				return exitError{code: 2} // as for any file rpctap cannot act on (the exit-code table)
 			}
 			return nil
 		},
@@ -249,7 +249,7 @@ func runPrune(stdin io.Reader, stdout, stderr io.Writer, files []sessions.Sessio
 	}
 	fmt.Fprintf(stdout, "removed %s of %s\n", plural(removed, "session file"), what)
 	if failed > 0 {
-		return exitError{code: 1}
+		return exitError{code: 2}
 	}
 	return nil
 }

@@ -74,7 +74,7 @@ func TestSessionsPruneRemovesOnlyOldSessionFilesAndAsksFirst(t *testing.T) {
 	}
 }
 
-func TestSessionsRmRemovesSessionFilesAndRefusesAnythingElse(t *testing.T) {
+func TestSessionsRmRemovesSessionFilesAndRefusesAnythingElseWithStatus2(t *testing.T) {
 	dir := t.TempDir()
 	s := sessionFileAt(t, dir, "s.jsonl", time.Now(), false)
 	notes := sessionFileAt(t, dir, "notes.jsonl", time.Now(), true)
@@ -85,8 +85,8 @@ func TestSessionsRmRemovesSessionFilesAndRefusesAnythingElse(t *testing.T) {
 	root.SetArgs([]string{"sessions", "rm", s.Path, notes.Path, filepath.Join(dir, "gone.jsonl")})
 	err := root.Execute()
 	var ex exitError
-	if !errors.As(err, &ex) || ex.code != 1 {
-		t.Errorf("rm of a session, a file that is none and a missing one: %v, want exit 1", err)
+	if !errors.As(err, &ex) || ex.code != 2 {
+		t.Errorf("rm of a session, a file that is none and a missing one: %v, want exit 2 (a file rpctap could not act on)", err)
 	}
 	if exists(s.Path) || !exists(notes.Path) || !strings.Contains(out.String(), "removed "+s.Path) ||
 		!strings.Contains(errs.String(), "no session file rpctap recorded") || !strings.Contains(errs.String(), "gone.jsonl") {
