@@ -167,9 +167,10 @@ func newSessionsRmCmd() *cobra.Command {
 }
 
 type pruneOptions struct {
-	olderThan string
-	dryRun    bool
-	yes       bool
+	olderThan  string
+	dryRun     bool
+	yes        bool
+	everywhere bool // files recorded outside the session directories (with --record) too
 }
 
 func newSessionsPruneCmd() *cobra.Command {
@@ -180,7 +181,11 @@ func newSessionsPruneCmd() *cobra.Command {
 		Long: `Removes every session file (as rpctap sessions ls lists them) last
 written more than D ago: 30d, 2w, 12h, 90m or any Go duration. Without
 --yes it asks first on a terminal, and refuses elsewhere; --dry-run lists
-what would go and removes nothing. The file of a running tap is kept.`,
+what would go and removes nothing. The file of a running tap is kept.
+
+Only the session directories are pruned, where rpctap names the files: a
+file recorded elsewhere with --record FILE (a fixture in a project's
+testdata, say) is kept, and counted, unless --everywhere is given.`,
 		Args: takesArgs(0, 0, "", "rpctap sessions prune --older-than 30d --dry-run"),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if o.olderThan == "" {
@@ -196,16 +201,22 @@ what would go and removes nothing. The file of a running tap is kept.`,
 	cmd.Flags().StringVar(&o.olderThan, "older-than", "", "remove sessions last written more than this long ago: 30d, 2w, 12h, 90m")
 	cmd.Flags().BoolVar(&o.dryRun, "dry-run", false, "list what would be removed, and remove nothing")
 	cmd.Flags().BoolVar(&o.yes, "yes", false, "remove without asking")
+	cmd.Flags().BoolVar(&o.everywhere, "everywhere", false, "also remove old session files recorded outside the session directories, with --record FILE")
 	return cmd
 }
 
 func runPrune(stdin io.Reader, stdout, stderr io.Writer, files []sessions.SessionFile, live map[string]bool, age time.Duration, now time.Time, o pruneOptions) error {
 	var doomed []sessions.SessionInfo
 	var size int64
+	elsewhere := 0 // old session files recorded outside the session directories, kept
 	for _, f := range sessions.OlderThan(files, now.Add(-age)) {
 		info, err := sessions.Describe(f)
 		if err != nil {
 			continue // not a session file: never touched
+		}
+		if !o.everywhere && !sessions.InSessionDir(f.Path) {
+			elsewhere++
+			continue
 		}
 		if live[realPath(f.Path)] {
 			fmt.Fprintf(stderr, "rpctap: keeping %s: a tap is still recording it\n", classify.EscapeString(f.Path, 200))
@@ -214,9 +225,21 @@ func runPrune(stdin io.Reader, stdout, stderr io.Writer, files []sessions.Sessio
 		doomed = append(doomed, info)
 		size += f.Size
 	}
+	if elsewhere > 0 {
+		them := "them"
+		if elsewhere == 1 {
+			them = "it"
+		}
+		fmt.Fprintf(stderr, "rpctap: keeping %s as old, recorded outside the session directories with --record; add --everywhere to remove %s too\n",
+			plural(elsewhere, "session file"), them)
+	}
 	what := fmt.Sprintf("%s (%s) last written more than %s ago", plural(len(doomed), "session file"), humanSize(size), formatAge(age))
 	if len(doomed) == 0 {
-		fmt.Fprintf(stdout, "No session file was last written more than %s ago.\n", formatAge(age))
+		where := " in the session directories"
+		if o.everywhere {
+			where = ""
+		}
+		fmt.Fprintf(stdout, "No session file%s was last written more than %s ago.\n", where, formatAge(age))
 		return nil
 	}
 	if o.dryRun {
