@@ -54,7 +54,7 @@ func runUI(srcs []*tui.Source, opts ...tui.Option) error {
 	if err != nil {
 		return usageError(err)
 	}
-	tty, err := os.OpenFile("/dev/tty", os.O_RDWR, 0)
+	tty, err := openTerminal()
 	if err != nil {
 		return fmt.Errorf("the live view needs a terminal: %w (use rpctap tail or rpctap check instead)", err)
 	}
@@ -83,6 +83,10 @@ func runUI(srcs []*tui.Source, opts ...tui.Option) error {
 	}
 	return err
 }
+
+// openTerminal opens the terminal the live view draws on and reads keys
+// from: the process's controlling terminal, whatever stdio is.
+func openTerminal() (*os.File, error) { return os.OpenFile("/dev/tty", os.O_RDWR, 0) }
 
 func newWatchCmd() *cobra.Command {
 	var host, framing, profile, open string
@@ -123,6 +127,18 @@ session file (its name, ending .host.log).
 					return usageError(fmt.Errorf("--open %s: no such file here; give the path of a file for the language server to open", classify.EscapeString(open, 200)))
 				}
 			}
+			// The view is what watch is for: with no terminal to show it
+			// on, nothing is started (no server, no host, no session).
+			tty, err := openTerminal()
+			if err != nil {
+				quoted := make([]string, len(args))
+				for i, a := range args {
+					quoted[i] = shellQuote(a)
+				}
+				return usageError(fmt.Errorf("rpctap watch shows the live view, which needs a terminal, and this process has none (/dev/tty cannot be opened), so it started nothing; to run the server behind a tap with no terminal, use: rpctap run -- %s (and rpctap tail to follow it)",
+					classify.EscapeString(strings.Join(quoted, " "), 200)))
+			}
+			tty.Close()
 			return runWatch(host, args, fr, pr, open)
 		},
 	}
