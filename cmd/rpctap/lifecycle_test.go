@@ -401,17 +401,21 @@ func TestWatchKeepsTheHostsOutputWithTheSessionOwnerOnly(t *testing.T) {
 	}
 }
 
-// Issue 10 point 18: the view says where the host's output is so that an
-// 80-column terminal shows the file's name: by name when it is beside the
-// session file, by its whole path else.
-func TestTheViewNamesTheHostsLogWithinEightyColumns(t *testing.T) {
+// The view says where the host's output is by a path the user can open
+// as shown, whatever the working directory: whole, with ~ for the home
+// directory (a bare file name opened nothing).
+func TestTheViewNamesTheHostsLogByAPathThatOpens(t *testing.T) {
+	t.Setenv("HOME", "/home/someone")
 	session := "/home/someone/.local/state/rpctap/sessions/20261201T152759.670Z-server-everything.jsonl"
 	log := strings.TrimSuffix(session, ".jsonl") + ".host.log"
-	if got := hostLogStatus(log, session); !strings.Contains(got, filepath.Base(log)) || len(got) > 80 {
-		t.Errorf("the view says %q (%d columns); want the log's name within 80 columns", got, len(got))
+	if got, want := hostLogStatus(log, session), "host log: ~/.local/state/rpctap/sessions/20261201T152759.670Z-server-everything.host.log"; got != want {
+		t.Errorf("the view says %q; want %q", got, want)
 	}
-	if got := hostLogStatus("/state/x-1.host.log", ""); !strings.Contains(got, "/state/x-1.host.log") {
-		t.Errorf("with no session file the view says %q; want the log's whole path", got)
+	if got, want := hostLogStatus("/state/x-1.host.log", "/elsewhere/x.jsonl"), "the host's output goes to /state/x-1.host.log"; got != want {
+		t.Errorf("with the log apart from the session the view says %q; want %q", got, want)
+	}
+	if got := hostLogStatus("/home/someone2/x.host.log", ""); !strings.HasSuffix(got, " /home/someone2/x.host.log") {
+		t.Errorf("a path beside the home directory, not in it: %q", got)
 	}
 }
 

@@ -409,15 +409,29 @@ func shellQuote(s string) string {
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
-// hostLogStatus is the view's word on where watch keeps the host's output:
-// by its file name when it lies beside the session file (so that an 80
-// column status line still shows the name; watch's help says where that
-// is, and watch prints the whole path when it ends), else by its path.
+// hostLogStatus is the view's word on where watch keeps the host's
+// output: a path the user can open as it is shown (the home directory as
+// ~), whatever the working directory. session is where the session is
+// recorded ("" when it is not).
 func hostLogStatus(logPath, session string) string {
-	if session != "" && filepath.Dir(logPath) == filepath.Dir(session) {
-		return "host log: " + classify.EscapeString(filepath.Base(logPath), 0)
+	where := "host log: "
+	if session == "" || filepath.Dir(logPath) != filepath.Dir(session) {
+		where = "the host's output goes to "
 	}
-	return "the host's output goes to " + classify.EscapeString(logPath, 0)
+	return where + classify.EscapeString(homePath(logPath), 0)
+}
+
+// homePath is path as a user types it: under the home directory, with ~
+// for it.
+func homePath(path string) string {
+	home, err := os.UserHomeDir()
+	if err != nil || home == "" || home == "/" {
+		return path
+	}
+	if rest, ok := strings.CutPrefix(path, strings.TrimSuffix(home, "/")+"/"); ok {
+		return "~/" + rest
+	}
+	return path
 }
 
 // lastLines returns the last n lines of b, each escaped as peer text, one
