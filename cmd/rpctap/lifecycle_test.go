@@ -306,28 +306,11 @@ func watchEnv(t *testing.T, dir string) []string {
 	return append(os.Environ(), "XDG_STATE_HOME="+filepath.Join(dir, "state"), "XDG_RUNTIME_DIR="+filepath.Join(dir, "run"), "TMPDIR="+filepath.Join(dir, "tmp"))
 }
 
-// runWatchCmd runs rpctap watch ARGS with no terminal (in a session of its
-// own) and returns its stderr and exit status.
+// runWatchCmd runs rpctap watch ARGS on a terminal of its own, quitting
+// the view once it shows, and returns its stderr and exit status.
 func runWatchCmd(t *testing.T, env []string, args ...string) (string, int) {
 	t.Helper()
-	cmd := exec.Command(rpctapBinary(t), append([]string{"watch"}, args...)...)
-	cmd.Env = env
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true} // no /dev/tty: the view cannot open
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan struct{})
-	go func() { cmd.Wait(); close(done) }()
-	select {
-	case <-done:
-	case <-time.After(10 * time.Second):
-		cmd.Process.Kill()
-		<-done
-		t.Fatalf("rpctap watch %q did not end within 10 s; stderr: %s", args, stderr.String())
-	}
-	return stderr.String(), cmd.ProcessState.ExitCode()
+	return watchOnTerminal(t, env, args...)
 }
 
 // Issue 10 point 17: a server that cannot start is said at once, as

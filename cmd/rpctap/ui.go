@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -197,8 +198,16 @@ func runWatch(host string, argv []string, framing classify.Framing, profile clas
 		close(hostDone)
 		io.Copy(io.Discard, outR) // the server's output is read to its end
 	}()
+	// The view shows the server's stderr; its last lines are kept, masked
+	// as the session file masks them, to be said when the server fails.
+	errTail := &tailBuffer{max: 16 << 10}
+	errOut, err := sessions.MaskingWriter(os.Environ(), nil, errTail)
+	if err != nil {
+		return usageError(err)
+	}
 	go func() {
-		res, runErr = t.Run(ctx, inR, outW, io.Discard)
+		res, runErr = t.Run(ctx, inR, outW, errOut)
+		errOut.Close()
 		close(ran)
 	}()
 	src, err := attachWhenUp(fmt.Sprint(os.Getpid()), ran)
@@ -208,9 +217,9 @@ func runWatch(host string, argv []string, framing classify.Framing, profile clas
 		if runErr != nil {
 			return exitError{code: max(res.ExitCode, 1), msg: runErr.Error()}
 		}
-		msg := fmt.Sprintf("%s exited with status %d before the view could attach", argv[0], res.ExitCode)
+		msg := fmt.Sprintf("%s %s before the view could attach", classify.EscapeString(argv[0], 200), exitWords(res)) + errTail.said()
 		if res.Path != "" {
-			msg += "; its session is recorded in " + res.Path
+			msg += "\nrpctap: session recorded in " + res.Path
 		}
 		return exitError{code: max(res.ExitCode, 1), msg: msg}
 	}
@@ -238,14 +247,84 @@ func runWatch(host string, argv []string, framing classify.Framing, profile clas
 	if !lsp {
 		inW.Close()
 	}
+	byItself := true // the server exited without rpctap signalling it
 	select {
 	case <-ran:
 	case <-time.After(3 * time.Second):
+		byItself = false
 	}
 	cancel()
-	endHere(ran, t, &warnings)
-	return uiErr
+	if !endHere(ran, t, &warnings) || uiErr != nil {
+		return uiErr
+	}
+	// watch exits as the server did, as run does: what a host would
+	// see of it, said on stderr with its last words there.
+	name := classify.EscapeString(argv[0], 200)
+	switch {
+	case !byItself && res.Signal != "":
+		after := "its stdin closing"
+		if lsp {
+			after = "shutdown and exit"
+		}
+		fmt.Fprintf(os.Stderr, "rpctap: %s did not exit within 3 s of %s, so rpctap stopped it: it %s\n", name, after, exitWords(res))
+	case res.ExitCode != 0:
+		fmt.Fprintf(os.Stderr, "rpctap: %s %s%s\n", name, exitWords(res), errTail.said())
+	}
+	if res.ExitCode != 0 {
+		return exitError{code: res.ExitCode}
+	}
+	return nil
 }
+
+// exitWords says how the server ended: "exited with status 7", "was
+// ended by SIGTERM".
+func exitWords(res tap.Result) string {
+	if res.Signal != "" {
+		return "was ended by " + res.Signal
+	}
+	return fmt.Sprintf("exited with status %d", res.ExitCode)
+}
+
+// A tailBuffer keeps the last bytes written to it, at most max: the end
+// of a stream that may be long.
+type tailBuffer struct {
+	mu        sync.Mutex
+	max       int
+	b         []byte
+	truncated bool // bytes before b were dropped
+}
+
+func (t *tailBuffer) Write(p []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.b = append(t.b, p...)
+	if over := len(t.b) - t.max; over > 0 {
+		t.b = append(t.b[:0], t.b[over:]...)
+		t.truncated = true
+	}
+	return len(p), nil
+}
+
+// said is what the server last wrote on stderr, as a message's end: a
+// colon and its last lines (each escaped, one a line), or "".
+func (t *tailBuffer) said() string {
+	t.mu.Lock()
+	b := t.b
+	if t.truncated { // the first line may be cut: it goes
+		if i := bytes.IndexByte(b, '\n'); i >= 0 {
+			b = b[i+1:]
+		}
+	}
+	t.mu.Unlock()
+	if len(bytes.TrimSpace(b)) == 0 {
+		return ""
+	}
+	return "; the last lines of its stderr:\n" + lastLines(b, stderrLines)
+}
+
+// stderrLines is how many of a failed server's last stderr lines watch
+// prints.
+const stderrLines = 10
 
 // endHere ends a tap that runs in this process: it waits up to 5 s for
 // its Run to return (ran closes then), then says on stderr what the tap
