@@ -324,8 +324,8 @@ func (v *sessionView) header(now time.Time, i, n int) string {
 	cnt := x.Counts()
 	name := classify.EscapeString(v.src.Title(), 40)
 	state := v.src.State()
-	if cnt.Exit && (state == "ended" || state == "recorded") {
-		state += ", " + exitStatus(cnt)
+	if failed := cnt.ExitCode != 0 || cnt.ExitSignal != ""; cnt.Exit && failed && (state == "ended" || state == "recorded") {
+		state += ", " + exitStatus(cnt) // a server that failed; "ended" alone is a clean exit
 	}
 	parts := []string{
 		s.Header.Render(name),
