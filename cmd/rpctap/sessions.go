@@ -329,3 +329,51 @@ func removeProblem(err error) string {
 	}
 	return plainFileError(err)
 }
+
+// checkRecordPath is what a command run at a terminal (watch, demo,
+// replay --as-host) does with its --record FILE before it starts
+// anything: someone is there to read a refusal and type again, so a FILE
+// it could not record to, or one that is there already (without force),
+// is refused with what to type. rpctap run, which hosts start with no one
+// to read it, records beside such a file instead (sessions.CreateRecording).
+func checkRecordPath(path string, force bool) error {
+	if path == "" {
+		return nil
+	}
+	name := classify.EscapeString(path, 200)
+	dir := filepath.Dir(path)
+	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
+		return usageError(fmt.Errorf("--record %s: there is no directory %s; create it, or give --record a path in one that exists", name, classify.EscapeString(dir, 200)))
+	}
+	st, err := os.Stat(path)
+	switch {
+	case err != nil:
+		return nil // not there: it is made
+	case st.IsDir():
+		return usageError(fmt.Errorf("--record %s is a directory; give a file's path, as in: --record %s", name, classify.EscapeString(filepath.Join(path, "session.jsonl"), 200)))
+	case !force:
+		return usageError(fmt.Errorf("--record %s: that file is there already (a session recorded before?); give --record another name, or add --force to write over it", name))
+	case liveSessionPaths()[realPath(path)]:
+		return usageError(fmt.Errorf("--record %s: a running tap records that file (rpctap ls lists it); give --record another name", name))
+	}
+	return nil
+}
+
+// checkReplayRecord is checkRecordPath for replay, which never records
+// over the recording it plays, even with --force. atTerminal is true for
+// --as-host, run at a terminal; --as-server, which a host starts, is
+// refused nothing else (it records beside a file that is there).
+func checkReplayRecord(record, recording string, force, atTerminal bool) error {
+	if record == "" || recording == "" {
+		return nil
+	}
+	a, _ := filepath.Abs(record)
+	b, _ := filepath.Abs(recording)
+	if (force || atTerminal) && realPath(a) == realPath(b) {
+		return usageError(fmt.Errorf("--record %s names the recording being replayed; give --record another name", classify.EscapeString(record, 200)))
+	}
+	if atTerminal {
+		return checkRecordPath(record, force)
+	}
+	return nil
+}

@@ -90,9 +90,10 @@ func runUI(srcs []*tui.Source, opts ...tui.Option) error {
 func openTerminal() (*os.File, error) { return os.OpenFile("/dev/tty", os.O_RDWR, 0) }
 
 func newWatchCmd() *cobra.Command {
-	var host, framing, profile, open string
+	var host, framing, profile, open, record string
+	var force bool
 	cmd := &cobra.Command{
-		Use:   "watch [--host 'HOST CMD' | --open FILE] -- SERVER [ARGS...]",
+		Use:   "watch [--host 'HOST CMD' | --open FILE] [--record FILE] -- SERVER [ARGS...]",
 		Short: "Run a server behind a tap and watch it here, in one command",
 		Long: `Starts SERVER behind a tap, records the session, and opens the live view on
 this terminal. With no --host, rpctap is the host of an MCP server: it sends
@@ -108,6 +109,9 @@ that launches a server, as MCP hosts do): {} in it stands for the server
 command, run behind a tap; without {}, " -- SERVER" is appended. The whole
 conversation then shows; the host's output goes to a log file beside the
 session file (its name, ending .host.log).
+
+--record FILE records the session there: a FILE that is there already is
+refused before anything starts, unless --force writes over it.
 
   rpctap watch --host 'npx @modelcontextprotocol/inspector --cli --method tools/list' -- my-server`,
 		Args: takesArgs(1, -1, "the server's command", "rpctap watch -- my-server --stdio (add --host 'HOST CMD' to start a host too)"),
@@ -128,6 +132,9 @@ session file (its name, ending .host.log).
 					return usageError(fmt.Errorf("--open %s: no such file here; give the path of a file for the language server to open", classify.EscapeString(open, 200)))
 				}
 			}
+			if err := checkRecordPath(record, force); err != nil {
+				return err
+			}
 			// The view is what watch is for: with no terminal to show it
 			// on, nothing is started (no server, no host, no session).
 			tty, err := openTerminal()
@@ -140,9 +147,11 @@ session file (its name, ending .host.log).
 					classify.EscapeString(strings.Join(quoted, " "), 200)))
 			}
 			tty.Close()
-			return runWatch(host, args, fr, pr, open)
+			return runWatch(host, args, fr, pr, open, record, force)
 		},
 	}
+	cmd.Flags().StringVar(&record, "record", "", "record the session to this file (default: a new file in the state directory); one that is there is refused, unless --force")
+	cmd.Flags().BoolVar(&force, "force", false, "write over the --record file when it is there")
 	cmd.Flags().StringVar(&open, "open", "", "with no --host, a file rpctap opens in the language server (implies --framing lsp)")
 	cmd.Flags().StringVar(&host, "host", "", "a host command to start and connect to the server (run with sh -c)")
 	cmd.Flags().StringVar(&framing, "framing", "auto", "ndjson, lsp or auto")
@@ -150,9 +159,20 @@ session file (its name, ending .host.log).
 	return serverCommand(cmd, "rpctap watch -- my-server --stdio")
 }
 
-func runWatch(host string, argv []string, framing classify.Framing, profile classify.Profile, open string) error {
+func runWatch(host string, argv []string, framing classify.Framing, profile classify.Profile, open, record string, force bool) error {
 	if host != "" {
-		return runWatchHost(host, argv, framing, profile)
+		var tapFlags []string // the tap the host starts records where watch was told
+		if record != "" {
+			abs, err := filepath.Abs(record)
+			if err != nil {
+				return err
+			}
+			tapFlags = append(tapFlags, "--record", abs)
+			if force {
+				tapFlags = append(tapFlags, "--force")
+			}
+		}
+		return runWatchHost(host, argv, framing, profile, tapFlags...)
 	}
 	// No host: the tap runs here, and rpctap plays the host of an MCP
 	// server (playhost: the handshake, the lists, answers to the server's
@@ -172,7 +192,7 @@ func runWatch(host string, argv []string, framing classify.Framing, profile clas
 		}
 	}
 	hangup() // from now on, SIGHUP ends the view, and the view the tap
-	opts := tap.Options{Argv: argv, Framing: framing, Profile: profile, Record: true, Listen: true, TermWait: 3 * time.Second, Warn: warn,
+	opts := tap.Options{Argv: argv, Framing: framing, Profile: profile, Record: true, Path: record, Overwrite: force, Listen: true, TermWait: 3 * time.Second, Warn: warn,
 		InterceptToHost: playhost.HeldRequests, Signals: viewSignals()}
 	t, err := tap.New(opts)
 	if err != nil {
@@ -347,14 +367,15 @@ func endHere(ran <-chan struct{}, t *tap.Tap, warnings *[]string) bool {
 // runWatchHost starts the host with the server command replaced by a tap
 // in front of the server (the host launches "rpctap run -- SERVER", as it
 // would when configured to), and attaches the view to that tap.
-func runWatchHost(host string, argv []string, framing classify.Framing, profile classify.Profile) error {
+// tapFlags are more flags of that rpctap run (--record FILE).
+func runWatchHost(host string, argv []string, framing classify.Framing, profile classify.Profile, tapFlags ...string) error {
 	self, err := os.Executable()
 	if err != nil {
 		return err
 	}
 	name := fmt.Sprintf("%s-%d", filepath.Base(argv[0]), os.Getpid())
-	tapCmd := []string{self, "run", "--name", name, "--framing", framing.String(), "--profile", profile.String(), "--"}
-	tapCmd = append(tapCmd, argv...)
+	tapCmd := []string{self, "run", "--name", name, "--framing", framing.String(), "--profile", profile.String()}
+	tapCmd = append(append(append(tapCmd, tapFlags...), "--"), argv...)
 	var quoted []string
 	for _, a := range tapCmd {
 		quoted = append(quoted, shellQuote(a))
