@@ -551,7 +551,8 @@ func (t *Tap) startRecorder(redact *sessions.Redactor) error {
 		if path != "" {
 			create := t.create
 			if create == nil {
-				create = func(p string) (sessionFile, error) { return createSessionFile(p, opts.Overwrite) }
+				overwrite := opts.Overwrite && opts.Path != "" // only the file the user named
+				create = func(p string) (sessionFile, error) { return createSessionFile(p, overwrite) }
 			}
 			var f sessionFile
 			var err error
