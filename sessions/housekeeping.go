@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"os"
+	"path/filepath"
 	"time"
 )
 
@@ -86,4 +87,28 @@ func Remove(path string) error {
 		return err
 	}
 	return os.Remove(path)
+}
+
+// InSessionDir reports whether the file at path lies in one of the
+// session directories (SessionDirs), where rpctap chose its name: a file
+// recorded elsewhere, with --record, is one the user named and placed (a
+// fixture in a project's testdata, say), which housekeeping leaves alone
+// unless asked.
+func InSessionDir(path string) bool {
+	dir, err := filepath.Abs(filepath.Dir(path))
+	if err != nil {
+		return false
+	}
+	if real, err := filepath.EvalSymlinks(dir); err == nil {
+		dir = real
+	}
+	for _, d := range SessionDirs() {
+		if real, err := filepath.EvalSymlinks(d); err == nil {
+			d = real
+		}
+		if d == dir {
+			return true
+		}
+	}
+	return false
 }

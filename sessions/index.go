@@ -132,6 +132,10 @@ type Counts struct {
 	// Exit is set once the session's exit record is indexed: a file
 	// without one was cut short (its tap was killed, its disk filled).
 	Exit bool
+	// ExitCode and ExitSignal are what the exit record says: the
+	// server's exit status, and the signal that ended it ("" for none).
+	ExitCode   int
+	ExitSignal string
 }
 
 // IndexOptions configure an Index.
@@ -404,7 +408,13 @@ func (x *Index) add(ev *Event, offset int64, pre *classify.Message) {
 			x.counts.Err++
 		} else {
 			x.counts.Events++
-			x.counts.Exit = x.counts.Exit || ev.Kind == EventExit
+			if ev.Kind == EventExit && !x.counts.Exit {
+				x.counts.Exit = true
+				if ev.Code != nil {
+					x.counts.ExitCode = *ev.Code
+				}
+				x.counts.ExitSignal = ev.Signal
+			}
 		}
 		x.entries.push(e)
 		if ev.Kind == EventNote && ev.Text == NoteFramingLSP {

@@ -107,13 +107,18 @@ type batch struct {
 }
 
 type batchRec struct {
-	ev            Event // Frame and Header nil: they are in data
+	ev            Event // Frame, Header and Code nil: they are in data and code
 	offset        int64
 	frame, header [2]int // spans of data; header[0] < 0 for no header
+	code          int    // an exit record's status, when hasCode
+	hasCode       bool
 }
 
 func (b *batch) add(ev *Event, offset int64) {
 	r := batchRec{ev: *ev, offset: offset, header: [2]int{-1, -1}}
+	if ev.Code != nil { // the reader's, which its next record reuses
+		r.code, r.hasCode = *ev.Code, true
+	}
 	r.ev.Frame, r.ev.Header, r.ev.Code = nil, nil, nil
 	r.frame[0] = len(b.data)
 	b.data = append(b.data, ev.Frame...)
@@ -279,6 +284,9 @@ func (x *Index) classifyBatches(ctx context.Context, h Header, read <-chan *batc
 		for i := range b.recs {
 			r := &b.recs[i]
 			r.ev.Frame = b.data[r.frame[0]:r.frame[1]:r.frame[1]]
+			if r.hasCode {
+				r.ev.Code = &r.code
+			}
 			if r.header[0] >= 0 {
 				r.ev.Header = b.data[r.header[0]:r.header[1]:r.header[1]]
 			}

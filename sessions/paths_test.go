@@ -1,10 +1,12 @@
 package sessions_test
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"sort"
 	"strconv"
+	"syscall"
 	"testing"
 	"time"
 
@@ -130,5 +132,48 @@ func TestNewFileNameSortsByTimeAndKeepsSafeCharacters(t *testing.T) {
 	}
 	if !sort.StringsAreSorted(names) {
 		t.Errorf("names do not sort by time: %v", names)
+	}
+}
+
+// A session file that is there is never written over unless asked: the
+// new session goes beside it, under a name that says when it started,
+// and a directory is neither written over nor recorded beside.
+func TestASessionFileThatIsThereIsKeptAndTheSessionRecordedBesideIt(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "x.jsonl")
+	os.WriteFile(path, []byte("the last launch's session\n"), 0o644)
+	started := time.Date(2026, 11, 29, 18, 42, 0, 123_000_000, time.UTC)
+	create := func(p string) (*os.File, error) { return sessions.CreateFile(p, false) }
+	f, used, err := sessions.CreateRecording(path, started, create)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	if want := filepath.Join(dir, "x-20261129T184200.123Z.jsonl"); used != want {
+		t.Errorf("recorded in %s, want %s", used, want)
+	}
+	if b, _ := os.ReadFile(path); string(b) != "the last launch's session\n" {
+		t.Errorf("the file that was there now holds %q", b)
+	}
+	if st, err := os.Stat(used); err != nil || st.Mode().Perm() != 0o600 {
+		t.Errorf("the new file: %v, %v; want mode 0600", st, err)
+	}
+	f, err = sessions.CreateFile(path, true) // --force
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	if st, _ := os.Stat(path); st.Size() != 0 || st.Mode().Perm() != 0o600 {
+		t.Errorf("written over: size %d, mode %v; want a new, empty file, 0600", st.Size(), st.Mode().Perm())
+	}
+	sub := filepath.Join(dir, "sub")
+	os.Mkdir(sub, 0o700)
+	for _, overwrite := range []bool{false, true} {
+		if _, used, err := sessions.CreateRecording(sub, started, func(p string) (*os.File, error) { return sessions.CreateFile(p, overwrite) }); !errors.Is(err, syscall.EISDIR) || used != sub {
+			t.Errorf("a directory, overwrite %v: %s, %v; want EISDIR, nothing beside it", overwrite, used, err)
+		}
+	}
+	if got := sessions.NameBeside("/a/b.c/session", started); got != "/a/b.c/session-20261129T184200.123Z" {
+		t.Errorf("a name with no extension: %s", got)
 	}
 }

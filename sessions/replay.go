@@ -248,7 +248,7 @@ type sessionFile struct {
 
 // createSessionFile creates a session file at path, or, when path is "",
 // a new one in the state directory, and writes its header.
-func createSessionFile(path string, h Header) (*sessionFile, error) {
+func createSessionFile(path string, h Header, overwrite bool, warn func(string)) (*sessionFile, error) {
 	if h.ID == "" {
 		var b [8]byte
 		rand.Read(b[:])
@@ -261,9 +261,15 @@ func createSessionFile(path string, h Header) (*sessionFile, error) {
 		}
 		path = filepath.Join(dir, NewFileName(h.Started, h.Name))
 	}
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+	// A file that is there is kept, unless overwrite, and the replay
+	// recorded beside it, as rpctap run records.
+	asked := path
+	f, path, err := CreateRecording(path, h.Started, func(p string) (*os.File, error) { return CreateFile(p, overwrite) })
 	if err != nil {
 		return nil, fmt.Errorf("cannot record the replay: %w; give another file with --record FILE, or --no-record", err)
+	}
+	if path != asked && warn != nil {
+		warn(RecordedBeside(asked, path))
 	}
 	if abs, err := filepath.Abs(path); err == nil {
 		path = abs

@@ -44,6 +44,11 @@ type ServeOptions struct {
 	// directory).
 	Record     bool
 	RecordPath string
+	// Overwrite writes over a file already at RecordPath (--force);
+	// without it the replay is recorded beside that file, and Warn (when
+	// not nil) is told so.
+	Overwrite bool
+	Warn      func(string)
 	// Argv is the command line the replay's session file names.
 	Argv []string
 	// Redactor masks secrets in the replay's session file, as a tap's
@@ -83,7 +88,7 @@ func ServeReplay(ctx context.Context, path string, in FrameSource, out io.Writer
 	var sf *sessionFile
 	if opts.Record {
 		h := Header{Started: time.Now(), Argv: opts.Argv, Name: "replay-" + rec.hdr.Name, Framing: rec.framing.String(), Profile: rec.hdr.ProfileOrDefault()}
-		if sf, err = createSessionFile(opts.RecordPath, h); err != nil {
+		if sf, err = createSessionFile(opts.RecordPath, h, opts.Overwrite, opts.Warn); err != nil {
 			return ServeStats{}, err
 		}
 		start := h.Started

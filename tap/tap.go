@@ -36,6 +36,7 @@ type Options struct {
 
 	Record    bool   // write a session file
 	Path      string // the session file; "" picks one in the state directory
+	Overwrite bool   // write over a file at Path (--force); else the session goes beside it, and Warn says so
 	Redact    []string
 	NoRedact  bool
 	Listen    bool          // serve live subscribers on a Unix socket
@@ -550,12 +551,24 @@ func (t *Tap) startRecorder(redact *sessions.Redactor) error {
 		if path != "" {
 			create := t.create
 			if create == nil {
-				create = createSessionFile
+				overwrite := opts.Overwrite && opts.Path != "" // only the file the user named
+				create = func(p string) (sessionFile, error) { return createSessionFile(p, overwrite) }
 			}
-			f, err := create(path)
-			if errors.Is(err, os.ErrExist) && opts.Path == "" {
-				path = strings.TrimSuffix(path, ".jsonl") + "-" + t.id[:6] + ".jsonl"
+			var f sessionFile
+			var err error
+			if opts.Path == "" {
 				f, err = create(path)
+				if errors.Is(err, os.ErrExist) {
+					path = strings.TrimSuffix(path, ".jsonl") + "-" + t.id[:6] + ".jsonl"
+					f, err = create(path)
+				}
+			} else {
+				// A file that is there (the last launch's) is kept, and
+				// the session is recorded all the same, beside it.
+				asked := path
+				if f, path, err = sessions.CreateRecording(path, t.started, create); err == nil && path != asked {
+					opts.Warn(sessions.RecordedBeside(asked, path))
+				}
 			}
 			if err != nil {
 				ferr = fmt.Errorf("cannot record this session: %w", fileError(path, err))
@@ -603,9 +616,10 @@ func (t *Tap) startRecorder(redact *sessions.Redactor) error {
 	return ferr
 }
 
-// createSessionFile creates a new session file, only the user's to read.
-func createSessionFile(path string) (sessionFile, error) {
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+// createSessionFile creates a new session file, only the user's to read;
+// with overwrite, in place of one that is there.
+func createSessionFile(path string, overwrite bool) (sessionFile, error) {
+	f, err := sessions.CreateFile(path, overwrite)
 	if err != nil {
 		return nil, err
 	}
@@ -673,6 +687,8 @@ func fileError(path string, err error) error {
 		return saidError{"there is no directory " + dir + " (create it, or give --record a path in one that exists)", err}
 	case errors.Is(err, fs.ErrPermission):
 		return saidError{dir + " may not be written in by this user (give --record a path you may write)", err}
+	case errors.Is(err, syscall.EISDIR):
+		return saidError{path + " is a directory (give --record a file's path, as in: --record " + filepath.Join(path, "session.jsonl") + ")", err}
 	}
 	return err
 }

@@ -334,6 +334,9 @@ func (v *sessionView) header(now time.Time, i, n int) string {
 	cnt := x.Counts()
 	name := classify.EscapeString(v.src.Title(), 40)
 	state := v.src.State()
+	if failed := cnt.ExitCode != 0 || cnt.ExitSignal != ""; cnt.Exit && failed && (state == "ended" || state == "recorded") {
+		state += ", " + exitStatus(cnt) // a server that failed; "ended" alone is a clean exit
+	}
 	parts := []string{
 		s.Header.Render(name),
 		s.HeaderDim.Render(state),
@@ -351,6 +354,15 @@ func (v *sessionView) header(now time.Time, i, n int) string {
 		line += "  " + s.Bar.Render(spark)
 	}
 	return truncate(line, v.width)
+}
+
+// exitStatus is how the session's exit record says the server ended:
+// "exit 7", or the signal that ended it.
+func exitStatus(c sessions.Counts) string {
+	if c.ExitSignal != "" {
+		return classify.EscapeString(c.ExitSignal, 12)
+	}
+	return fmt.Sprintf("exit %d", c.ExitCode)
 }
 
 func (v *sessionView) View(now time.Time) string {

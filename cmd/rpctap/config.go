@@ -10,6 +10,7 @@ import (
 
 	"github.com/charmbracelet/lipgloss"
 	"github.com/muesli/termenv"
+	"github.com/rpctap/rpctap/classify"
 	"github.com/rpctap/rpctap/internal/userconfig"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -63,7 +64,7 @@ func showConfig(out io.Writer) error {
 		return err
 	}
 	if _, err := os.Stat(path); err != nil {
-		fmt.Fprintf(out, "# %s does not exist; rpctap uses its defaults.\n# A file that sets everything:\n\n%s", path, userconfig.Example)
+		fmt.Fprintf(out, "# %s does not exist; rpctap uses its defaults.\n# A file to start from, which sets nothing until you uncomment a setting:\n\n%s", path, userconfig.Example)
 		return nil
 	}
 	c, err := userconfig.Load(path)
@@ -160,6 +161,18 @@ func applyUserConfig(cmd *cobra.Command) error {
 	}
 	if f.Lookup("redact") != nil {
 		for _, r := range c.Redact {
+			// A name with no such variable here is a word, not a refusal:
+			// the file serves every server, and most lack most secrets.
+			if name, _, literal := strings.Cut(r, "="); !literal {
+				if _, ok := os.LookupEnv(name); !ok {
+					if q := f.Lookup("quiet"); q == nil || q.Value.String() != "true" {
+						path, _ := userconfig.Path(os.Getenv)
+						fmt.Fprintf(cmd.ErrOrStderr(), "rpctap: %s: redact names %s, which is not set here, so there is nothing to mask for it\n",
+							classify.EscapeString(path, 200), classify.EscapeString(name, 80))
+					}
+					continue
+				}
+			}
 			f.Set("redact", r) // added to those given
 		}
 	}

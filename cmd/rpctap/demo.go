@@ -35,6 +35,7 @@ type demoOptions struct {
 	lsp      bool
 	noUI     bool
 	record   string
+	force    bool
 }
 
 func newDemoCmd() *cobra.Command {
@@ -70,6 +71,9 @@ tail and ui work on it.`,
 			if !(o.speed > 0) || o.speed > 1000 {
 				return usageError(errors.New("--speed is a number above 0 and up to 1000, as in --speed 2"))
 			}
+			if err := checkRecordPath(o.record, o.force); err != nil {
+				return err
+			}
 			if !isTerminal(os.Stdout) {
 				o.noUI = true
 			}
@@ -82,7 +86,8 @@ tail and ui work on it.`,
 	f.StringVar(&o.server, "server", "strict", "strict or lenient")
 	f.BoolVar(&o.lsp, "lsp", false, "the same with Content-Length framing and LSP methods")
 	f.BoolVar(&o.noUI, "no-ui", false, "print the frames as rpctap tail does, with no live view")
-	f.StringVar(&o.record, "record", "", "the session file to write (default: one in the state directory, as for rpctap run)")
+	f.StringVar(&o.record, "record", "", "the session file to write (default: one in the state directory, as for rpctap run); one that is there is refused, unless --force")
+	f.BoolVar(&o.force, "force", false, "write over the --record file when it is there")
 	return cmd
 }
 
@@ -124,7 +129,7 @@ func runDemo(stdout io.Writer, o demoOptions) error {
 		sigs = viewSignals()
 	}
 	t, err := tap.New(tap.Options{Argv: argv, Name: name, Framing: framing, Profile: profile, Timeout: demoTimeout,
-		Record: true, Path: o.record, Listen: true, Env: env, TermWait: 3 * time.Second, Signals: sigs,
+		Record: true, Path: o.record, Overwrite: o.force, Listen: true, Env: env, TermWait: 3 * time.Second, Signals: sigs,
 		Warn: func(s string) { warnings = append(warnings, s) }})
 	if err != nil {
 		return usageError(err)

@@ -306,28 +306,11 @@ func watchEnv(t *testing.T, dir string) []string {
 	return append(os.Environ(), "XDG_STATE_HOME="+filepath.Join(dir, "state"), "XDG_RUNTIME_DIR="+filepath.Join(dir, "run"), "TMPDIR="+filepath.Join(dir, "tmp"))
 }
 
-// runWatchCmd runs rpctap watch ARGS with no terminal (in a session of its
-// own) and returns its stderr and exit status.
+// runWatchCmd runs rpctap watch ARGS on a terminal of its own, quitting
+// the view once it shows, and returns its stderr and exit status.
 func runWatchCmd(t *testing.T, env []string, args ...string) (string, int) {
 	t.Helper()
-	cmd := exec.Command(rpctapBinary(t), append([]string{"watch"}, args...)...)
-	cmd.Env = env
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true} // no /dev/tty: the view cannot open
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan struct{})
-	go func() { cmd.Wait(); close(done) }()
-	select {
-	case <-done:
-	case <-time.After(10 * time.Second):
-		cmd.Process.Kill()
-		<-done
-		t.Fatalf("rpctap watch %q did not end within 10 s; stderr: %s", args, stderr.String())
-	}
-	return stderr.String(), cmd.ProcessState.ExitCode()
+	return watchOnTerminal(t, env, args...)
 }
 
 // Issue 10 point 17: a server that cannot start is said at once, as
@@ -401,17 +384,21 @@ func TestWatchKeepsTheHostsOutputWithTheSessionOwnerOnly(t *testing.T) {
 	}
 }
 
-// Issue 10 point 18: the view says where the host's output is so that an
-// 80-column terminal shows the file's name: by name when it is beside the
-// session file, by its whole path else.
-func TestTheViewNamesTheHostsLogWithinEightyColumns(t *testing.T) {
+// The view says where the host's output is by a path the user can open
+// as shown, whatever the working directory: whole, with ~ for the home
+// directory (a bare file name opened nothing).
+func TestTheViewNamesTheHostsLogByAPathThatOpens(t *testing.T) {
+	t.Setenv("HOME", "/home/someone")
 	session := "/home/someone/.local/state/rpctap/sessions/20261201T152759.670Z-server-everything.jsonl"
 	log := strings.TrimSuffix(session, ".jsonl") + ".host.log"
-	if got := hostLogStatus(log, session); !strings.Contains(got, filepath.Base(log)) || len(got) > 80 {
-		t.Errorf("the view says %q (%d columns); want the log's name within 80 columns", got, len(got))
+	if got, want := hostLogStatus(log, session), "host log: ~/.local/state/rpctap/sessions/20261201T152759.670Z-server-everything.host.log"; got != want {
+		t.Errorf("the view says %q; want %q", got, want)
 	}
-	if got := hostLogStatus("/state/x-1.host.log", ""); !strings.Contains(got, "/state/x-1.host.log") {
-		t.Errorf("with no session file the view says %q; want the log's whole path", got)
+	if got, want := hostLogStatus("/state/x-1.host.log", "/elsewhere/x.jsonl"), "the host's output goes to /state/x-1.host.log"; got != want {
+		t.Errorf("with the log apart from the session the view says %q; want %q", got, want)
+	}
+	if got := hostLogStatus("/home/someone2/x.host.log", ""); !strings.HasSuffix(got, " /home/someone2/x.host.log") {
+		t.Errorf("a path beside the home directory, not in it: %q", got)
 	}
 }
 

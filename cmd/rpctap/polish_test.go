@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -172,4 +173,75 @@ func TestRedactionsInTheConfigFileAreMaskedBesidesThoseOfTheFlag(t *testing.T) {
 	if bytes.Contains(b, []byte("from-the-config-file")) || bytes.Contains(b, []byte("flag-given-value")) || !bytes.Contains(b, []byte(`"redacted":true`)) {
 		t.Errorf("the session file should mask both values:\n%s", b)
 	}
+}
+
+// The file "rpctap config show" prints, copied as it is into the config
+// file, changes nothing: a server behind rpctap run starts (no redact
+// name of a variable this environment lacks stops it) and no frame is
+// held (no intercept filter with no view open).
+func TestTheConfigShowSampleCopiedAsItIsChangesNothing(t *testing.T) {
+	dir := t.TempDir()
+	sample, _, code := rpctapIn(t, dir, "config", "show")
+	if code != 0 {
+		t.Fatalf("config show: exit %d", code)
+	}
+	cfg := filepath.Join(dir, ".config", "rpctap", "config.toml")
+	os.MkdirAll(filepath.Dir(cfg), 0o755)
+	os.WriteFile(cfg, []byte(sample), 0o644)
+	record := filepath.Join(dir, "s.jsonl")
+	call := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo"}}`
+	cmd := exec.Command(rpctapBinary(t), "run", "--no-listen", "--record", record, "--hold-timeout", "1s", "--", "sh", "-c", `read line; echo "$line"`)
+	cmd.Env = configEnv(dir)
+	cmd.Stdin = strings.NewReader(call + "\n")
+	var errs bytes.Buffer
+	cmd.Stderr = &errs
+	out, err := cmd.Output()
+	if err != nil || string(out) != call+"\n" {
+		t.Fatalf("rpctap run with the sample config: %v, relayed %q; stderr:\n%s", err, out, errs.String())
+	}
+	if b, _ := os.ReadFile(record); bytes.Contains(b, []byte(`"held"`)) {
+		t.Errorf("the sample config held frames:\n%s", b)
+	}
+}
+
+// A redact name in the config file whose variable this environment does
+// not set is said on stderr, and the server runs (--quiet silences it).
+func TestARedactNameOfAnUnsetVariableInTheConfigIsAWarning(t *testing.T) {
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, ".config", "rpctap", "config.toml")
+	os.MkdirAll(filepath.Dir(cfg), 0o755)
+	os.WriteFile(cfg, []byte("redact = [\"RPCTAP_NOT_SET_HERE\", \"SET_HERE\"]\n"), 0o644)
+	for _, quiet := range []bool{false, true} {
+		args := []string{"run", "--no-listen", "--record", filepath.Join(dir, fmt.Sprintf("s-%v.jsonl", quiet))}
+		if quiet {
+			args = append(args, "--quiet")
+		}
+		cmd := exec.Command(rpctapBinary(t), append(args, "--", "sh", "-c", `echo "$SET_HERE"`)...)
+		cmd.Env = append(configEnv(dir), "SET_HERE=a-value-to-mask")
+		var errs bytes.Buffer
+		cmd.Stderr = &errs
+		out, err := cmd.Output()
+		if err != nil || string(out) != "a-value-to-mask\n" {
+			t.Fatalf("quiet %v: %v, relayed %q; stderr:\n%s", quiet, err, out, errs.String())
+		}
+		want := "rpctap: " + cfg + ": redact names RPCTAP_NOT_SET_HERE, which is not set here, so there is nothing to mask for it\n"
+		if said := errs.String(); quiet && said != "" || !quiet && said != want {
+			t.Errorf("quiet %v: said %q; want %q", quiet, said, want)
+		}
+		if b, _ := os.ReadFile(filepath.Join(dir, fmt.Sprintf("s-%v.jsonl", quiet))); bytes.Contains(b, []byte("a-value-to-mask")) {
+			t.Errorf("the name that is set was not masked:\n%s", b)
+		}
+	}
+}
+
+// configEnv is the environment of an rpctap whose home and config are
+// under dir, with no variable the sample config names set.
+func configEnv(dir string) []string {
+	var env []string
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "GITHUB_TOKEN=") && !strings.HasPrefix(kv, "XDG_") {
+			env = append(env, kv)
+		}
+	}
+	return append(env, "HOME="+dir, "XDG_CONFIG_HOME="+filepath.Join(dir, ".config"), "XDG_STATE_HOME="+filepath.Join(dir, "state"))
 }

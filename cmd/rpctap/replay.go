@@ -29,7 +29,7 @@ type replayOptions struct {
 	noDelay, strictVersion   bool
 	verbose, quiet           bool
 	record                   string
-	noRecord                 bool
+	noRecord, force          bool
 	exitCode, json           bool
 	notifications            bool
 	timeout, grace, termWait time.Duration
@@ -74,6 +74,9 @@ It prints a report; --exit-code exits 1 on any difference.`,
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := checkReplayRecord(o.record, o.asServer+o.asHost, o.force, o.asHost != ""); err != nil {
+				return err
+			}
 			if o.asServer != "" {
 				return runReplayServer(cmd, args, o)
 			}
@@ -93,6 +96,7 @@ It prints a report; --exit-code exits 1 on any difference.`,
 	f.BoolVar(&o.quiet, "quiet", false, "print nothing of rpctap's own on stderr, not even warnings")
 	f.StringVar(&o.record, "record", "", "write the replayed session to this file (default: a new file in the state directory)")
 	f.BoolVar(&o.noRecord, "no-record", false, "do not write a session file of the replay")
+	f.BoolVar(&o.force, "force", false, "write over the --record file when it is there (default: --as-host refuses it; --as-server, which a host starts, records beside it under a new name)")
 	f.BoolVar(&o.exitCode, "exit-code", false, "exit 1 when an answer differs from the recording (--as-host)")
 	f.BoolVar(&o.json, "json", false, "print the report as one JSON document (--as-host)")
 	f.BoolVar(&o.notifications, "notifications", false, "also compare the order of the server's notifications (--as-host)")
@@ -171,6 +175,11 @@ func runReplayServer(cmd *cobra.Command, argv []string, o replayOptions) error {
 	}
 	opts := sessions.ServeOptions{Redactor: redact, Match: o.match, Ignore: ig, Speed: o.speed, NoDelay: o.noDelay, StrictVersion: o.strictVersion,
 		Record: !o.noRecord, RecordPath: o.record, Argv: append([]string{"rpctap", "replay", "--as-server"}, o.asServer)}
+	opts.Overwrite, opts.Warn = o.force, func(msg string) {
+		if !o.quiet {
+			fmt.Fprintln(stderr, "rpctap replay:", msg)
+		}
+	}
 	if o.verbose && !o.quiet {
 		opts.Log = func(msg string) { fmt.Fprintln(stderr, "rpctap replay:", msg) }
 	}
@@ -270,7 +279,7 @@ func runReplayHost(cmd *cobra.Command, argv []string, o replayOptions) error {
 	pass := make(chan os.Signal, 8)
 	ctx, stop := replaySignals(pass)
 	defer stop()
-	t, err := tap.New(tap.Options{Argv: argv, Framing: framing, Record: !o.noRecord, Path: o.record,
+	t, err := tap.New(tap.Options{Argv: argv, Framing: framing, Record: !o.noRecord, Path: o.record, Overwrite: o.force,
 		StdinWait: o.grace, TermWait: o.termWait, Warn: warn, Signals: pass})
 	if err != nil {
 		return usageError(err)

@@ -21,6 +21,7 @@ import (
 type runOptions struct {
 	name, framing, profile, record string
 	noRecord, noRedact, quiet      bool
+	force                          bool
 	verbose, noListen              bool
 	redact, methodTimeouts         []string
 	timeout                        time.Duration
@@ -60,6 +61,7 @@ own, unless --stdin-grace, --term-grace or --drain asks it to.`,
 	f.DurationVar(&o.timeout, "timeout", classify.DefaultTimeout, "how long a request may wait for its answer before it is flagged")
 	methodTimeoutFlag(f, &o.methodTimeouts)
 	f.StringVar(&o.record, "record", "", "write the session to this file (default: a new file in the state directory)")
+	f.BoolVar(&o.force, "force", false, "write over the --record file when it is there (default: keep it, and record beside it under a new name, said on stderr)")
 	f.BoolVar(&o.noRecord, "no-record", false, "do not write a session file")
 	f.StringArrayVar(&o.redact, "redact", nil, "mask a secret in recordings and views: NAME (the value of env var NAME) or NAME=VALUE; repeatable")
 	f.BoolVar(&o.noRedact, "no-redact", false, "do not mask secret-looking environment values")
@@ -103,7 +105,7 @@ func runTap(cmd *cobra.Command, argv []string, o runOptions) error {
 		}
 	}
 	topts := tap.Options{Argv: argv, Name: o.name, Framing: framing, Profile: profile, Timeout: o.timeout, MethodTimeouts: methodTimeouts,
-		Record: !o.noRecord, Path: o.record, Redact: o.redact, NoRedact: o.noRedact, Listen: !o.noListen,
+		Record: !o.noRecord, Path: o.record, Overwrite: o.force, Redact: o.redact, NoRedact: o.noRedact, Listen: !o.noListen,
 		StdinWait: o.stdinWait, TermWait: o.termWait, Drain: o.drain, Signals: runSignals(), Warn: warn,
 		Intercept: o.intercept, HoldTimeout: o.holdTimeout}
 	if len(o.otlpHeaders) > 0 && !otlp.Wanted(o.otlpEndpoint, os.Getenv) {

@@ -159,7 +159,7 @@ func newSessionsRmCmd() *cobra.Command {
 				fmt.Fprintf(cmd.OutOrStdout(), "removed %s\n", name)
 			}
 			if failed > 0 {
-				return exitError{code: 1}
+				return exitError{code: 2} // as for any file rpctap cannot act on (the exit-code table)
 			}
 			return nil
 		},
@@ -167,9 +167,10 @@ func newSessionsRmCmd() *cobra.Command {
 }
 
 type pruneOptions struct {
-	olderThan string
-	dryRun    bool
-	yes       bool
+	olderThan  string
+	dryRun     bool
+	yes        bool
+	everywhere bool // files recorded outside the session directories (with --record) too
 }
 
 func newSessionsPruneCmd() *cobra.Command {
@@ -180,7 +181,11 @@ func newSessionsPruneCmd() *cobra.Command {
 		Long: `Removes every session file (as rpctap sessions ls lists them) last
 written more than D ago: 30d, 2w, 12h, 90m or any Go duration. Without
 --yes it asks first on a terminal, and refuses elsewhere; --dry-run lists
-what would go and removes nothing. The file of a running tap is kept.`,
+what would go and removes nothing. The file of a running tap is kept.
+
+Only the session directories are pruned, where rpctap names the files: a
+file recorded elsewhere with --record FILE (a fixture in a project's
+testdata, say) is kept, and counted, unless --everywhere is given.`,
 		Args: takesArgs(0, 0, "", "rpctap sessions prune --older-than 30d --dry-run"),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if o.olderThan == "" {
@@ -196,16 +201,22 @@ what would go and removes nothing. The file of a running tap is kept.`,
 	cmd.Flags().StringVar(&o.olderThan, "older-than", "", "remove sessions last written more than this long ago: 30d, 2w, 12h, 90m")
 	cmd.Flags().BoolVar(&o.dryRun, "dry-run", false, "list what would be removed, and remove nothing")
 	cmd.Flags().BoolVar(&o.yes, "yes", false, "remove without asking")
+	cmd.Flags().BoolVar(&o.everywhere, "everywhere", false, "also remove old session files recorded outside the session directories, with --record FILE")
 	return cmd
 }
 
 func runPrune(stdin io.Reader, stdout, stderr io.Writer, files []sessions.SessionFile, live map[string]bool, age time.Duration, now time.Time, o pruneOptions) error {
 	var doomed []sessions.SessionInfo
 	var size int64
+	elsewhere := 0 // old session files recorded outside the session directories, kept
 	for _, f := range sessions.OlderThan(files, now.Add(-age)) {
 		info, err := sessions.Describe(f)
 		if err != nil {
 			continue // not a session file: never touched
+		}
+		if !o.everywhere && !sessions.InSessionDir(f.Path) {
+			elsewhere++
+			continue
 		}
 		if live[realPath(f.Path)] {
 			fmt.Fprintf(stderr, "rpctap: keeping %s: a tap is still recording it\n", classify.EscapeString(f.Path, 200))
@@ -214,9 +225,21 @@ func runPrune(stdin io.Reader, stdout, stderr io.Writer, files []sessions.Sessio
 		doomed = append(doomed, info)
 		size += f.Size
 	}
+	if elsewhere > 0 {
+		them := "them"
+		if elsewhere == 1 {
+			them = "it"
+		}
+		fmt.Fprintf(stderr, "rpctap: keeping %s as old, recorded outside the session directories with --record; add --everywhere to remove %s too\n",
+			plural(elsewhere, "session file"), them)
+	}
 	what := fmt.Sprintf("%s (%s) last written more than %s ago", plural(len(doomed), "session file"), humanSize(size), formatAge(age))
 	if len(doomed) == 0 {
-		fmt.Fprintf(stdout, "No session file was last written more than %s ago.\n", formatAge(age))
+		where := " in the session directories"
+		if o.everywhere {
+			where = ""
+		}
+		fmt.Fprintf(stdout, "No session file%s was last written more than %s ago.\n", where, formatAge(age))
 		return nil
 	}
 	if o.dryRun {
@@ -249,7 +272,7 @@ func runPrune(stdin io.Reader, stdout, stderr io.Writer, files []sessions.Sessio
 	}
 	fmt.Fprintf(stdout, "removed %s of %s\n", plural(removed, "session file"), what)
 	if failed > 0 {
-		return exitError{code: 1}
+		return exitError{code: 2}
 	}
 	return nil
 }
@@ -305,4 +328,52 @@ func removeProblem(err error) string {
 		return "there is no such file (rpctap sessions ls lists them)"
 	}
 	return plainFileError(err)
+}
+
+// checkRecordPath is what a command run at a terminal (watch, demo,
+// replay --as-host) does with its --record FILE before it starts
+// anything: someone is there to read a refusal and type again, so a FILE
+// it could not record to, or one that is there already (without force),
+// is refused with what to type. rpctap run, which hosts start with no one
+// to read it, records beside such a file instead (sessions.CreateRecording).
+func checkRecordPath(path string, force bool) error {
+	if path == "" {
+		return nil
+	}
+	name := classify.EscapeString(path, 200)
+	dir := filepath.Dir(path)
+	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
+		return usageError(fmt.Errorf("--record %s: there is no directory %s; create it, or give --record a path in one that exists", name, classify.EscapeString(dir, 200)))
+	}
+	st, err := os.Stat(path)
+	switch {
+	case err != nil:
+		return nil // not there: it is made
+	case st.IsDir():
+		return usageError(fmt.Errorf("--record %s is a directory; give a file's path, as in: --record %s", name, classify.EscapeString(filepath.Join(path, "session.jsonl"), 200)))
+	case !force:
+		return usageError(fmt.Errorf("--record %s: that file is there already (a session recorded before?); give --record another name, or add --force to write over it", name))
+	case liveSessionPaths()[realPath(path)]:
+		return usageError(fmt.Errorf("--record %s: a running tap records that file (rpctap ls lists it); give --record another name", name))
+	}
+	return nil
+}
+
+// checkReplayRecord is checkRecordPath for replay, which never records
+// over the recording it plays, even with --force. atTerminal is true for
+// --as-host, run at a terminal; --as-server, which a host starts, is
+// refused nothing else (it records beside a file that is there).
+func checkReplayRecord(record, recording string, force, atTerminal bool) error {
+	if record == "" || recording == "" {
+		return nil
+	}
+	a, _ := filepath.Abs(record)
+	b, _ := filepath.Abs(recording)
+	if (force || atTerminal) && realPath(a) == realPath(b) {
+		return usageError(fmt.Errorf("--record %s names the recording being replayed; give --record another name", classify.EscapeString(record, 200)))
+	}
+	if atTerminal {
+		return checkRecordPath(record, force)
+	}
+	return nil
 }

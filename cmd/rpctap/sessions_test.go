@@ -29,6 +29,19 @@ func sessionFileAt(t *testing.T, dir, name string, mod time.Time, junk bool) ses
 	return sessions.SessionFile{Path: p, Modified: mod, Size: int64(len(body))}
 }
 
+// stateSessionDir makes a state directory for the test and returns its
+// session directory, where rpctap records by default.
+func stateSessionDir(t *testing.T) string {
+	t.Helper()
+	state := t.TempDir()
+	t.Setenv("XDG_STATE_HOME", state)
+	dir := filepath.Join(state, "rpctap", "sessions")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
 func exists(p string) bool { _, err := os.Stat(p); return err == nil }
 
 // Issue 14 point 4: prune removes the session files older than its age,
@@ -36,7 +49,7 @@ func exists(p string) bool { _, err := os.Stat(p); return err == nil }
 // lists and keeps everything with --dry-run, and asks first (refusing
 // when it cannot ask) without --yes.
 func TestSessionsPruneRemovesOnlyOldSessionFilesAndAsksFirst(t *testing.T) {
-	dir := t.TempDir()
+	dir := stateSessionDir(t)
 	now := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
 	old := now.Add(-40 * 24 * time.Hour)
 	files := []sessions.SessionFile{ // newest first, as RecentSessions gives them
@@ -74,7 +87,37 @@ func TestSessionsPruneRemovesOnlyOldSessionFilesAndAsksFirst(t *testing.T) {
 	}
 }
 
-func TestSessionsRmRemovesSessionFilesAndRefusesAnythingElse(t *testing.T) {
+// A session file recorded with --record outside the session directories
+// (a fixture in a project's testdata) is the user's: prune keeps it, and
+// says so, unless --everywhere.
+func TestSessionsPruneKeepsFilesRecordedElsewhereUnlessEverywhere(t *testing.T) {
+	dir := stateSessionDir(t)
+	fixtures := filepath.Join(t.TempDir(), "project", "testdata")
+	os.MkdirAll(fixtures, 0o755)
+	now := time.Now()
+	old := now.Add(-40 * 24 * time.Hour)
+	files := []sessions.SessionFile{
+		sessionFileAt(t, fixtures, "fixture.jsonl", old, false),
+		sessionFileAt(t, dir, "old.jsonl", old, false),
+	}
+	var out, errs bytes.Buffer
+	if err := runPrune(strings.NewReader(""), &out, &errs, files, nil, 30*24*time.Hour, now, pruneOptions{yes: true}); err != nil {
+		t.Fatal(err)
+	}
+	if !exists(files[0].Path) || exists(files[1].Path) {
+		t.Errorf("prune --yes: the fixture is there %v (want true), the state directory's file %v (want false)\n%s%s", exists(files[0].Path), exists(files[1].Path), out.String(), errs.String())
+	}
+	if !strings.Contains(errs.String(), "keeping 1 session file as old, recorded outside the session directories") || !strings.Contains(errs.String(), "--everywhere") {
+		t.Errorf("prune does not say it kept the file recorded elsewhere, nor how to remove it:\n%s", errs.String())
+	}
+	out.Reset()
+	errs.Reset()
+	if err := runPrune(strings.NewReader(""), &out, &errs, files[:1], nil, 30*24*time.Hour, now, pruneOptions{yes: true, everywhere: true}); err != nil || exists(files[0].Path) {
+		t.Errorf("prune --yes --everywhere kept the fixture: %v\n%s%s", err, out.String(), errs.String())
+	}
+}
+
+func TestSessionsRmRemovesSessionFilesAndRefusesAnythingElseWithStatus2(t *testing.T) {
 	dir := t.TempDir()
 	s := sessionFileAt(t, dir, "s.jsonl", time.Now(), false)
 	notes := sessionFileAt(t, dir, "notes.jsonl", time.Now(), true)
@@ -85,8 +128,8 @@ func TestSessionsRmRemovesSessionFilesAndRefusesAnythingElse(t *testing.T) {
 	root.SetArgs([]string{"sessions", "rm", s.Path, notes.Path, filepath.Join(dir, "gone.jsonl")})
 	err := root.Execute()
 	var ex exitError
-	if !errors.As(err, &ex) || ex.code != 1 {
-		t.Errorf("rm of a session, a file that is none and a missing one: %v, want exit 1", err)
+	if !errors.As(err, &ex) || ex.code != 2 {
+		t.Errorf("rm of a session, a file that is none and a missing one: %v, want exit 2 (a file rpctap could not act on)", err)
 	}
 	if exists(s.Path) || !exists(notes.Path) || !strings.Contains(out.String(), "removed "+s.Path) ||
 		!strings.Contains(errs.String(), "no session file rpctap recorded") || !strings.Contains(errs.String(), "gone.jsonl") {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -54,7 +55,7 @@ func runUI(srcs []*tui.Source, opts ...tui.Option) error {
 	if err != nil {
 		return usageError(err)
 	}
-	tty, err := os.OpenFile("/dev/tty", os.O_RDWR, 0)
+	tty, err := openTerminal()
 	if err != nil {
 		return fmt.Errorf("the live view needs a terminal: %w (use rpctap tail or rpctap check instead)", err)
 	}
@@ -84,10 +85,15 @@ func runUI(srcs []*tui.Source, opts ...tui.Option) error {
 	return err
 }
 
+// openTerminal opens the terminal the live view draws on and reads keys
+// from: the process's controlling terminal, whatever stdio is.
+func openTerminal() (*os.File, error) { return os.OpenFile("/dev/tty", os.O_RDWR, 0) }
+
 func newWatchCmd() *cobra.Command {
-	var host, framing, profile, open string
+	var host, framing, profile, open, record string
+	var force bool
 	cmd := &cobra.Command{
-		Use:   "watch [--host 'HOST CMD' | --open FILE] -- SERVER [ARGS...]",
+		Use:   "watch [--host 'HOST CMD' | --open FILE] [--record FILE] -- SERVER [ARGS...]",
 		Short: "Run a server behind a tap and watch it here, in one command",
 		Long: `Starts SERVER behind a tap, records the session, and opens the live view on
 this terminal. With no --host, rpctap is the host of an MCP server: it sends
@@ -106,6 +112,9 @@ that launches a server, as MCP hosts do): {} in it stands for the server
 command, run behind a tap; without {}, " -- SERVER" is appended. The whole
 conversation then shows; the host's output goes to a log file beside the
 session file (its name, ending .host.log).
+
+--record FILE records the session there: a FILE that is there already is
+refused before anything starts, unless --force writes over it.
 
   rpctap watch --host 'npx @modelcontextprotocol/inspector --cli --method tools/list' -- my-server`,
 		Args: takesArgs(1, -1, "the server's command", "rpctap watch -- my-server --stdio (add --host 'HOST CMD' to start a host too)"),
@@ -126,9 +135,26 @@ session file (its name, ending .host.log).
 					return usageError(fmt.Errorf("--open %s: no such file here; give the path of a file for the language server to open", classify.EscapeString(open, 200)))
 				}
 			}
-			return runWatch(host, args, fr, pr, open)
+			if err := checkRecordPath(record, force); err != nil {
+				return err
+			}
+			// The view is what watch is for: with no terminal to show it
+			// on, nothing is started (no server, no host, no session).
+			tty, err := openTerminal()
+			if err != nil {
+				quoted := make([]string, len(args))
+				for i, a := range args {
+					quoted[i] = shellQuote(a)
+				}
+				return usageError(fmt.Errorf("rpctap watch shows the live view, which needs a terminal, and this process has none (/dev/tty cannot be opened), so it started nothing; to run the server behind a tap with no terminal, use: rpctap run -- %s (and rpctap tail to follow it)",
+					classify.EscapeString(strings.Join(quoted, " "), 200)))
+			}
+			tty.Close()
+			return runWatch(host, args, fr, pr, open, record, force)
 		},
 	}
+	cmd.Flags().StringVar(&record, "record", "", "record the session to this file (default: a new file in the state directory); one that is there is refused, unless --force")
+	cmd.Flags().BoolVar(&force, "force", false, "write over the --record file when it is there")
 	cmd.Flags().StringVar(&open, "open", "", "with no --host, a file rpctap opens in the language server (implies --framing lsp)")
 	cmd.Flags().StringVar(&host, "host", "", "a host command to start and connect to the server (run with sh -c)")
 	cmd.Flags().StringVar(&framing, "framing", "auto", "ndjson, lsp or auto")
@@ -136,9 +162,20 @@ session file (its name, ending .host.log).
 	return serverCommand(cmd, "rpctap watch -- my-server --stdio")
 }
 
-func runWatch(host string, argv []string, framing classify.Framing, profile classify.Profile, open string) error {
+func runWatch(host string, argv []string, framing classify.Framing, profile classify.Profile, open, record string, force bool) error {
 	if host != "" {
-		return runWatchHost(host, argv, framing, profile)
+		var tapFlags []string // the tap the host starts records where watch was told
+		if record != "" {
+			abs, err := filepath.Abs(record)
+			if err != nil {
+				return err
+			}
+			tapFlags = append(tapFlags, "--record", abs)
+			if force {
+				tapFlags = append(tapFlags, "--force")
+			}
+		}
+		return runWatchHost(host, argv, framing, profile, tapFlags...)
 	}
 	// No host: the tap runs here, and rpctap plays the host of an MCP
 	// server (playhost: the handshake, the lists, an answer to each of the
@@ -159,7 +196,7 @@ func runWatch(host string, argv []string, framing classify.Framing, profile clas
 		}
 	}
 	hangup() // from now on, SIGHUP ends the view, and the view the tap
-	opts := tap.Options{Argv: argv, Framing: framing, Profile: profile, Record: true, Listen: true, TermWait: 3 * time.Second, Warn: warn,
+	opts := tap.Options{Argv: argv, Framing: framing, Profile: profile, Record: true, Path: record, Overwrite: force, Listen: true, TermWait: 3 * time.Second, Warn: warn,
 		Signals: viewSignals()}
 	t, err := tap.New(opts)
 	if err != nil {
@@ -185,8 +222,16 @@ func runWatch(host string, argv []string, framing classify.Framing, profile clas
 		close(hostDone)
 		io.Copy(io.Discard, outR) // the server's output is read to its end
 	}()
+	// The view shows the server's stderr; its last lines are kept, masked
+	// as the session file masks them, to be said when the server fails.
+	errTail := &tailBuffer{max: 16 << 10}
+	errOut, err := sessions.MaskingWriter(os.Environ(), nil, errTail)
+	if err != nil {
+		return usageError(err)
+	}
 	go func() {
-		res, runErr = t.Run(ctx, inR, outW, io.Discard)
+		res, runErr = t.Run(ctx, inR, outW, errOut)
+		errOut.Close()
 		close(ran)
 	}()
 	src, err := attachWhenUp(fmt.Sprint(os.Getpid()), ran)
@@ -196,9 +241,9 @@ func runWatch(host string, argv []string, framing classify.Framing, profile clas
 		if runErr != nil {
 			return exitError{code: max(res.ExitCode, 1), msg: runErr.Error()}
 		}
-		msg := fmt.Sprintf("%s exited with status %d before the view could attach", argv[0], res.ExitCode)
+		msg := fmt.Sprintf("%s %s before the view could attach", classify.EscapeString(argv[0], 200), exitWords(res)) + errTail.said()
 		if res.Path != "" {
-			msg += "; its session is recorded in " + res.Path
+			msg += "\nrpctap: session recorded in " + res.Path
 		}
 		return exitError{code: max(res.ExitCode, 1), msg: msg}
 	}
@@ -226,14 +271,84 @@ func runWatch(host string, argv []string, framing classify.Framing, profile clas
 	if !lsp {
 		inW.Close()
 	}
+	byItself := true // the server exited without rpctap signalling it
 	select {
 	case <-ran:
 	case <-time.After(3 * time.Second):
+		byItself = false
 	}
 	cancel()
-	endHere(ran, t, &warnings)
-	return uiErr
+	if !endHere(ran, t, &warnings) || uiErr != nil {
+		return uiErr
+	}
+	// watch exits as the server did, as run does: what a host would
+	// see of it, said on stderr with its last words there.
+	name := classify.EscapeString(argv[0], 200)
+	switch {
+	case !byItself && res.Signal != "":
+		after := "its stdin closing"
+		if lsp {
+			after = "shutdown and exit"
+		}
+		fmt.Fprintf(os.Stderr, "rpctap: %s did not exit within 3 s of %s, so rpctap stopped it: it %s\n", name, after, exitWords(res))
+	case res.ExitCode != 0:
+		fmt.Fprintf(os.Stderr, "rpctap: %s %s%s\n", name, exitWords(res), errTail.said())
+	}
+	if res.ExitCode != 0 {
+		return exitError{code: res.ExitCode}
+	}
+	return nil
 }
+
+// exitWords says how the server ended: "exited with status 7", "was
+// ended by SIGTERM".
+func exitWords(res tap.Result) string {
+	if res.Signal != "" {
+		return "was ended by " + res.Signal
+	}
+	return fmt.Sprintf("exited with status %d", res.ExitCode)
+}
+
+// A tailBuffer keeps the last bytes written to it, at most max: the end
+// of a stream that may be long.
+type tailBuffer struct {
+	mu        sync.Mutex
+	max       int
+	b         []byte
+	truncated bool // bytes before b were dropped
+}
+
+func (t *tailBuffer) Write(p []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.b = append(t.b, p...)
+	if over := len(t.b) - t.max; over > 0 {
+		t.b = append(t.b[:0], t.b[over:]...)
+		t.truncated = true
+	}
+	return len(p), nil
+}
+
+// said is what the server last wrote on stderr, as a message's end: a
+// colon and its last lines (each escaped, one a line), or "".
+func (t *tailBuffer) said() string {
+	t.mu.Lock()
+	b := t.b
+	if t.truncated { // the first line may be cut: it goes
+		if i := bytes.IndexByte(b, '\n'); i >= 0 {
+			b = b[i+1:]
+		}
+	}
+	t.mu.Unlock()
+	if len(bytes.TrimSpace(b)) == 0 {
+		return ""
+	}
+	return "; the last lines of its stderr:\n" + lastLines(b, stderrLines)
+}
+
+// stderrLines is how many of a failed server's last stderr lines watch
+// prints.
+const stderrLines = 10
 
 // endHere ends a tap that runs in this process: it waits up to 5 s for
 // its Run to return (ran closes then), then says on stderr what the tap
@@ -256,14 +371,15 @@ func endHere(ran <-chan struct{}, t *tap.Tap, warnings *[]string) bool {
 // runWatchHost starts the host with the server command replaced by a tap
 // in front of the server (the host launches "rpctap run -- SERVER", as it
 // would when configured to), and attaches the view to that tap.
-func runWatchHost(host string, argv []string, framing classify.Framing, profile classify.Profile) error {
+// tapFlags are more flags of that rpctap run (--record FILE).
+func runWatchHost(host string, argv []string, framing classify.Framing, profile classify.Profile, tapFlags ...string) error {
 	self, err := os.Executable()
 	if err != nil {
 		return err
 	}
 	name := fmt.Sprintf("%s-%d", filepath.Base(argv[0]), os.Getpid())
-	tapCmd := []string{self, "run", "--name", name, "--framing", framing.String(), "--profile", profile.String(), "--"}
-	tapCmd = append(tapCmd, argv...)
+	tapCmd := []string{self, "run", "--name", name, "--framing", framing.String(), "--profile", profile.String()}
+	tapCmd = append(append(append(tapCmd, tapFlags...), "--"), argv...)
 	var quoted []string
 	for _, a := range tapCmd {
 		quoted = append(quoted, shellQuote(a))
@@ -397,15 +513,29 @@ func shellQuote(s string) string {
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
-// hostLogStatus is the view's word on where watch keeps the host's output:
-// by its file name when it lies beside the session file (so that an 80
-// column status line still shows the name; watch's help says where that
-// is, and watch prints the whole path when it ends), else by its path.
+// hostLogStatus is the view's word on where watch keeps the host's
+// output: a path the user can open as it is shown (the home directory as
+// ~), whatever the working directory. session is where the session is
+// recorded ("" when it is not).
 func hostLogStatus(logPath, session string) string {
-	if session != "" && filepath.Dir(logPath) == filepath.Dir(session) {
-		return "host log: " + classify.EscapeString(filepath.Base(logPath), 0)
+	where := "host log: "
+	if session == "" || filepath.Dir(logPath) != filepath.Dir(session) {
+		where = "the host's output goes to "
 	}
-	return "the host's output goes to " + classify.EscapeString(logPath, 0)
+	return where + classify.EscapeString(homePath(logPath), 0)
+}
+
+// homePath is path as a user types it: under the home directory, with ~
+// for it.
+func homePath(path string) string {
+	home, err := os.UserHomeDir()
+	if err != nil || home == "" || home == "/" {
+		return path
+	}
+	if rest, ok := strings.CutPrefix(path, strings.TrimSuffix(home, "/")+"/"); ok {
+		return "~/" + rest
+	}
+	return path
 }
 
 // lastLines returns the last n lines of b, each escaped as peer text, one

@@ -157,11 +157,11 @@ func unknownCommand(cmd *cobra.Command, args []string) error {
 	if len(args) == 0 {
 		return nil
 	}
-	msg := fmt.Sprintf("rpctap has no command %q", args[0])
+	msg := fmt.Sprintf("rpctap has no command %q.", args[0])
 	if near := cmd.SuggestionsFor(args[0]); len(near) > 0 {
-		msg += "; did you mean " + strings.Join(near, " or ") + "?"
+		msg = fmt.Sprintf("rpctap has no command %q; did you mean %s?", args[0], strings.Join(near, " or "))
 	}
-	return usageError(fmt.Errorf("%s rpctap --help lists the commands; start with: rpctap demo", msg+"."))
+	return usageError(fmt.Errorf("%s rpctap --help lists the commands; start with: rpctap demo", msg))
 }
 
 // serverCommandKey is the annotation of a command whose arguments are a

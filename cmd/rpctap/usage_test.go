@@ -117,3 +117,17 @@ func TestSeveralLiveTapsAreNamedWithTheCommandToType(t *testing.T) {
 		}
 	}
 }
+
+// A word that names no command gets one sentence per thought: the
+// suggestion ends with its question mark, not with "?.".
+func TestAnUnknownCommandIsOneSentenceWithItsQuestionMark(t *testing.T) {
+	root := newRootCmd()
+	for word, want := range map[string]string{
+		"wach":   `rpctap has no command "wach"; did you mean watch? rpctap --help lists the commands; start with: rpctap demo`,
+		"zzzzzz": `rpctap has no command "zzzzzz". rpctap --help lists the commands; start with: rpctap demo`,
+	} {
+		if err := unknownCommand(root, []string{word}); err == nil || err.Error() != want {
+			t.Errorf("rpctap %s: %v\nwant %s", word, err, want)
+		}
+	}
+}

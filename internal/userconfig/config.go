@@ -206,15 +206,19 @@ func lineOf(src []byte, key []string) int {
 	return 1
 }
 
-// Example is a config file that sets everything, for "rpctap config show".
+// Example is a config file to start from, for "rpctap config show": it
+// names every setting, and sets none. Each line that would change what
+// rpctap does is commented out, so that the file copied as it is changes
+// nothing; a setting takes effect once its line is uncommented.
 const Example = `# rpctap's config: defaults for flags; a flag given on the command line wins.
-profile = "mcp"                  # rules to judge by (run, watch, check, classify): auto, jsonrpc, mcp or lsp
-timeout = "45s"                  # how long a request may wait for its answer (run, check)
-redact = ["GITHUB_TOKEN"]        # secrets to mask, added to --redact (run): NAME or NAME=VALUE
-theme = "auto"                   # the live view's colours: auto, dark or light (NO_COLOR turns colour off)
-intercept = "method:tools/call"  # hold frames that match until a view decides them (run; "" holds none)
-hold_timeout = "60s"             # how long a frame is held at most (run)
+# Each setting changes what rpctap does: remove the "# " before the ones you want.
+# profile = "mcp"                  # rules to judge by (run, watch, check, classify): auto (the default), jsonrpc, mcp or lsp
+# timeout = "45s"                  # how long a request may wait for its answer (run, check; default 30s)
+# redact = ["GITHUB_TOKEN"]        # secrets to mask besides secret-looking variables (run): NAME (a variable; unset, a warning) or NAME=VALUE
+# theme = "light"                  # the live view's colours: auto (the default), dark or light (NO_COLOR turns colour off)
+# intercept = "method:tools/call"  # hold frames that match until a view decides them (run); with no view open, each waits hold_timeout
+# hold_timeout = "60s"             # how long a frame is held at most (run; default 60s)
 
-[method_timeouts]                # per method, over timeout (run, check; --method-timeout wins)
-"tools/call" = "2m"
+# [method_timeouts]                # per method, over timeout (run, check; --method-timeout wins)
+# "tools/call" = "2m"
 `

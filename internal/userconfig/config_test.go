@@ -1,18 +1,36 @@
 package userconfig
 
 import (
+	"regexp"
 	"strings"
 	"testing"
 	"time"
 )
 
-func TestTheExampleConfigSetsEverySetting(t *testing.T) {
+// The example "rpctap config show" prints sets nothing as it is (a copy
+// of it changes nothing rpctap does), and each of its commented settings
+// parses once uncommented: together they set every setting.
+func TestTheExampleConfigSetsNothingUntilItsLinesAreUncommented(t *testing.T) {
 	c, err := Parse([]byte(Example), "config.toml")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.Profile != "mcp" || c.Timeout != 45*time.Second || c.Theme != "auto" || len(c.Redact) != 1 || c.MethodTimeouts["tools/call"] != 2*time.Minute {
-		t.Errorf("the example parsed as %+v", c)
+	if c.Profile != "" || c.Timeout != 0 || c.Theme != "" || c.Redact != nil || c.Intercept != "" || c.HoldTimeout != 0 || c.MethodTimeouts != nil {
+		t.Errorf("the example as it is sets %+v; want nothing", c)
+	}
+	setting := regexp.MustCompile(`(?m)^# ([a-z_]+ = |\[|")`)
+	c, err = Parse([]byte(setting.ReplaceAllString(Example, "$1")), "config.toml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Profile != "mcp" || c.Timeout != 45*time.Second || c.Theme != "light" || len(c.Redact) != 1 || c.Intercept != "method:tools/call" ||
+		c.HoldTimeout != 60*time.Second || c.MethodTimeouts["tools/call"] != 2*time.Minute {
+		t.Errorf("the example uncommented parsed as %+v; want every setting", c)
+	}
+	for _, k := range Keys {
+		if !strings.Contains(Example, "# "+k) && !strings.Contains(Example, "# ["+k+"]") {
+			t.Errorf("the example does not name %s", k)
+		}
 	}
 }
 
