@@ -93,6 +93,9 @@ type Model struct {
 	demo       Demo
 	demoStates <-chan DemoState
 	demoState  DemoState
+	// tty is the terminal the program draws on and reads keys from, for
+	// the editor the composer runs; nil when unknown.
+	tty *os.File
 }
 
 // Option configures a Model.
@@ -100,6 +103,11 @@ type Option func(*Model)
 
 // WithClock replaces the wall clock (tests).
 func WithClock(now func() time.Time) Option { return func(m *Model) { m.now = now } }
+
+// WithTerminal names the terminal the program runs on (the one its
+// input reads and its output draws on): the editor ctrl+e opens gets it
+// as its stdin, stdout and stderr.
+func WithTerminal(tty *os.File) Option { return func(m *Model) { m.tty = tty } }
 
 // WithStatus shows msg on the status line until the first key.
 func WithStatus(msg string) Option { return func(m *Model) { m.status = msg } }
@@ -241,7 +249,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			m.status = msg.err.Error()
 			return m, nil
 		}
-		return m, runEditor(msg.session, msg.path)
+		return m, runEditor(msg.session, msg.path, m.tty)
 	case editorExitedMsg:
 		return m, readEditorFile(msg)
 	case editorDoneMsg:
