@@ -20,7 +20,9 @@ import (
 )
 
 // frameTick is how often the program picks up new traffic: render work per
-// second stays bounded however fast frames arrive.
+// second stays bounded however fast frames arrive. Ticks come only while
+// something can change with no message of its own (see needsTicks): an
+// idle view of an ended session costs no CPU.
 const frameTick = 80 * time.Millisecond
 
 type tickMsg time.Time
@@ -96,6 +98,8 @@ type Model struct {
 	// tty is the terminal the program draws on and reads keys from, for
 	// the editor the composer runs; nil when unknown.
 	tty *os.File
+	// ticking: a tick is on its way (see needsTicks).
+	ticking bool
 }
 
 // Option configures a Model.
@@ -132,6 +136,7 @@ func New(r *lipgloss.Renderer, sources []*Source, opts ...Option) *Model {
 }
 
 func (m *Model) Init() tea.Cmd {
+	m.ticking = true
 	cmds := []tea.Cmd{tick()}
 	if m.picker != nil {
 		cmds = append(cmds, m.picker.refresh())
@@ -140,6 +145,33 @@ func (m *Model) Init() tea.Cmd {
 		cmds = append(cmds, m.waitDemo())
 	}
 	return tea.Batch(cmds...)
+}
+
+// needsTicks says whether what the program shows can change with no
+// message of its own: a view's source is still adding records (loading,
+// following, live), held frames count down, or the picker lists live
+// taps.
+func (m *Model) needsTicks() bool {
+	if m.picker != nil && m.mode == modePicker {
+		return true
+	}
+	for _, v := range m.views {
+		if !v.src.Ended() || v.hold != nil && len(v.hold.frames) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// keepTicking starts the ticks again when they had stopped: a view or
+// the picker opened (a new view's first tick syncs it, and goes on while
+// needsTicks says).
+func (m *Model) keepTicking() tea.Cmd {
+	if m.ticking {
+		return nil
+	}
+	m.ticking = true
+	return m.nextTick()
 }
 
 func (m *Model) view() *sessionView {
@@ -156,6 +188,9 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.layout()
 		return m, nil
 	case tickMsg:
+		// Asked before the sync: a source that had ended by then has
+		// every record in its index, and this sync takes the last.
+		more := m.needsTicks()
 		var cmds []tea.Cmd
 		for _, v := range m.views {
 			if cmd := v.sync(m.now()); cmd != nil {
@@ -165,7 +200,10 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		if m.picker != nil && m.mode == modePicker {
 			cmds = append(cmds, m.picker.maybeRefresh(m.now()))
 		}
-		cmds = append(cmds, m.nextTick())
+		m.ticking = more
+		if more {
+			cmds = append(cmds, m.nextTick())
+		}
 		return m, tea.Batch(cmds...)
 	case searchDoneMsg:
 		for _, v := range m.views {
@@ -234,7 +272,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 				}
 				v.held().apply(msg.ev, m.now())
 				if msg.events != nil {
-					return m, waitHoldCmd(v.id, msg.events)
+					return m, tea.Batch(waitHoldCmd(v.id, msg.events), m.keepTicking())
 				}
 			}
 		}
@@ -353,7 +391,7 @@ func (m *Model) key(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
 			m.active = len(m.views) - 1
 			m.mode = modeNormal
 			m.layout()
-			return m, nil
+			return m, m.keepTicking()
 		}
 		return m, nil
 	}
@@ -705,7 +743,7 @@ func (m *Model) runCommand(line string) tea.Cmd {
 			m.picker = newPicker(m.c)
 			m.mode = modePicker
 			m.layout()
-			return m.picker.refresh()
+			return tea.Batch(m.picker.refresh(), m.keepTicking())
 		}
 		src, err := OpenTarget(arg)
 		if err != nil {
@@ -715,6 +753,7 @@ func (m *Model) runCommand(line string) tea.Cmd {
 		m.views = append(m.views, m.newView(src))
 		m.active = len(m.views) - 1
 		m.layout()
+		return m.keepTicking()
 	case "goto", "g":
 		var seq int64
 		if _, err := fmt.Sscan(arg, &seq); err != nil || v == nil {

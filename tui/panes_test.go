@@ -35,9 +35,18 @@ func TestTrafficPaneKeysBecomeIntents(t *testing.T) {
 	}
 }
 
+// pendingItems is a pending pane's list of rs.
+func pendingItems(rs ...classify.PendingRequest) []pendingItem {
+	var out []pendingItem
+	for _, r := range rs {
+		out = append(out, pendingItem{PendingRequest: r})
+	}
+	return out
+}
+
 func TestPendingPaneEnterJumpsToTheRequest(t *testing.T) {
 	p := newPendingPane(newCommon(asciiRenderer()))
-	p.items = []classify.PendingRequest{{Seq: 7, Dir: classify.H2S, ID: "1", Method: "a"}, {Seq: 9, Dir: classify.S2H, ID: "0", Method: "roots/list"}}
+	p.items = pendingItems(classify.PendingRequest{Seq: 7, Dir: classify.H2S, ID: "1", Method: "a"}, classify.PendingRequest{Seq: 9, Dir: classify.S2H, ID: "0", Method: "roots/list"})
 	p.Update(press("j"))
 	in := p.Update(press("enter"))
 	if in.kind != intentJumpSeq || in.seq != 9 {
@@ -48,7 +57,7 @@ func TestPendingPaneEnterJumpsToTheRequest(t *testing.T) {
 func TestPendingPaneFlagsTimedOutRequests(t *testing.T) {
 	p := newPendingPane(newCommon(asciiRenderer()))
 	p.SetSize(60, 5)
-	p.items = []classify.PendingRequest{{Seq: 7, Dir: classify.H2S, ID: "1", Method: "slow", Sent: 0, TimedOut: true}}
+	p.items = pendingItems(classify.PendingRequest{Seq: 7, Dir: classify.H2S, ID: "1", Method: "slow", Sent: 0, TimedOut: true})
 	if v := p.View(40*time.Second, 30*time.Second); !strings.Contains(v, "TIMEOUT") || !strings.Contains(v, "40.0s") {
 		t.Errorf("a timed-out request must say so with its wait:\n%s", v)
 	}
@@ -193,7 +202,7 @@ func TestPendingPaneHasATitle(t *testing.T) {
 	if v := p.View(0, 0); !strings.HasPrefix(v, "Pending (0)") {
 		t.Errorf("an empty pending pane:\n%s", v)
 	}
-	p.items = []classify.PendingRequest{{Seq: 7, Dir: classify.H2S, ID: "1", Method: "slow", TimedOut: true}}
+	p.items = pendingItems(classify.PendingRequest{Seq: 7, Dir: classify.H2S, ID: "1", Method: "slow", TimedOut: true})
 	v := p.View(40*time.Second, 30*time.Second)
 	if !strings.HasPrefix(v, "Pending (1)") || !strings.Contains(v, "slow") || !strings.Contains(v, "TMO") {
 		t.Errorf("a narrow pending pane with one timed-out request:\n%s", v)

@@ -1,8 +1,9 @@
 package tui
 
 import (
+	"cmp"
 	"fmt"
-	"sort"
+	"slices"
 	"strings"
 	"time"
 
@@ -15,28 +16,94 @@ import (
 
 // pendingPane lists requests waiting for their answer, in both
 // directions, with how long they have waited, coloured as they near the
-// timeout.
+// timeout. It keeps its list from the index's changes (a request came,
+// left, timed out): with nothing new, a sync costs nothing, however many
+// requests wait.
 type pendingPane struct {
-	c      *common
-	items  []classify.PendingRequest
-	sel    int
-	width  int
-	height int
+	c       *common
+	items   []pendingItem // by line; gone ones until the end of a sync
+	gen     uint64        // of the index's changes the list has
+	changes []sessions.PendingChange
+	sel     int
+	width   int
+	height  int
+}
+
+// pendingItem is one request waiting; gone, one that left during a sync.
+type pendingItem struct {
+	classify.PendingRequest
+	gone bool
 }
 
 func newPendingPane(c *common) *pendingPane { return &pendingPane{c: c} }
 
 func (p *pendingPane) SetSize(w, h int) { p.width, p.height = w, h }
 
+// sync brings the list up to date with the index, keeping the selected
+// request selected (or the next one, when it left).
 func (p *pendingPane) sync(x *sessions.Index) {
-	p.items = x.Pending()
-	sort.Slice(p.items, func(i, j int) bool { return p.items[i].Seq < p.items[j].Seq })
-	if p.sel >= len(p.items) {
-		p.sel = len(p.items) - 1
+	selSeq := int64(-1)
+	if p.sel < len(p.items) {
+		selSeq = p.items[p.sel].Seq
 	}
-	if p.sel < 0 {
-		p.sel = 0
+	changes, gen, all, reset := x.PendingChanges(p.gen, p.changes[:0])
+	p.gen, p.changes = gen, changes
+	switch {
+	case reset:
+		p.items = p.items[:0]
+		for _, r := range all {
+			p.items = append(p.items, pendingItem{PendingRequest: r})
+		}
+	case len(changes) == 0:
+		return
+	default:
+		p.apply(changes)
 	}
+	if selSeq >= 0 {
+		p.sel, _ = p.find(selSeq)
+	}
+	p.sel = max(min(p.sel, len(p.items)-1), 0)
+}
+
+// apply takes the index's changes in: a new request is the last (lines
+// only grow), one that left goes.
+func (p *pendingPane) apply(changes []sessions.PendingChange) {
+	left := false
+	for _, c := range changes {
+		i, found := p.find(c.Request.Seq)
+		switch c.Kind {
+		case sessions.PendingAdded:
+			if !found {
+				p.items = slices.Insert(p.items, i, pendingItem{PendingRequest: c.Request})
+			}
+		case sessions.PendingLeft:
+			if found {
+				p.items[i].gone, left = true, true
+			}
+		case sessions.PendingTimedOut:
+			if found {
+				p.items[i].TimedOut = true
+			}
+		}
+	}
+	if left {
+		p.items = slices.DeleteFunc(p.items, func(it pendingItem) bool { return it.gone })
+	}
+}
+
+// find is the position of the request on line seq that has not left,
+// or where it would go.
+func (p *pendingPane) find(seq int64) (int, bool) {
+	if n := len(p.items); n == 0 || p.items[n-1].Seq < seq {
+		return n, false // a new request: the last
+	}
+	i, _ := slices.BinarySearchFunc(p.items, seq, func(it pendingItem, seq int64) int { return cmp.Compare(it.Seq, seq) })
+	for ; i < len(p.items) && p.items[i].Seq == seq; i++ {
+		if !p.items[i].gone {
+			return i, true
+		}
+	}
+	return i, false
 }
 
 func (p *pendingPane) Update(msg tea.KeyMsg) intent {
