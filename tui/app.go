@@ -4,6 +4,7 @@ import (
 	"encoding/base64"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -966,7 +967,65 @@ func (m *Model) footer() string {
 	default:
 		keys = m.c.keys.ShortHelp()
 	}
-	return m.c.styles.Footer.Render(truncate(m.help.ShortHelpView(keys), m.width))
+	return m.c.styles.Footer.Render(m.footerKeys(keys))
+}
+
+// footerKeys lays keys out on one line: ? help and q quit, when among
+// them, always show, at the end; the others before them as far as they
+// fit, an ellipsis saying some did not.
+func (m *Model) footerKeys(keys []key.Binding) string {
+	k := m.c.keys
+	h := m.help
+	item := func(b key.Binding) string {
+		return h.Styles.ShortKey.Inline(true).Render(b.Help().Key) + " " + h.Styles.ShortDesc.Inline(true).Render(b.Help().Desc)
+	}
+	sep := h.Styles.ShortSeparator.Inline(true).Render(h.ShortSeparator)
+	var rest, always []string
+	for _, b := range keys {
+		switch {
+		case !b.Enabled():
+		case sameBinding(b, k.Help) || sameBinding(b, k.Quit):
+			always = append(always, item(b))
+		default:
+			rest = append(rest, item(b))
+		}
+	}
+	tail := strings.Join(always, sep)
+	room := m.width
+	if tail != "" {
+		room -= lipgloss.Width(sep + tail)
+	}
+	more := " " + h.Styles.Ellipsis.Inline(true).Render(h.Ellipsis)
+	head := ""
+	for i, it := range rest {
+		next := it
+		if head != "" {
+			next = head + sep + it
+		}
+		w := lipgloss.Width(next)
+		if i < len(rest)-1 {
+			w += lipgloss.Width(more) // room for the ellipsis, should the next not fit
+		}
+		if w > room {
+			if head != "" {
+				head += more
+			}
+			break
+		}
+		head = next
+	}
+	switch {
+	case head == "":
+		return truncate(tail, m.width)
+	case tail == "":
+		return truncate(head, m.width)
+	}
+	return truncate(head+sep+tail, m.width)
+}
+
+// sameBinding reports whether a and b are the same key of the key map.
+func sameBinding(a, b key.Binding) bool {
+	return a.Help() == b.Help() && slices.Equal(a.Keys(), b.Keys())
 }
 
 // newView opens a view on a source, with an id that routes its async

@@ -154,7 +154,7 @@ func (p *detailPane) Update(msg tea.KeyMsg) intent {
 // ShortHelp is the footer while the pane has focus.
 func (p *detailPane) ShortHelp() []key.Binding {
 	k := p.c.keys
-	return []key.Binding{k.Up, k.Down, k.PageDown, k.ToggleRaw, k.More, k.Pair, k.Copy, k.Back, k.Help}
+	return []key.Binding{k.Up, k.Down, k.PageDown, k.ToggleRaw, k.More, k.Pair, k.Copy, k.Back, k.Help, k.Quit}
 }
 
 func (p *detailPane) View() string {

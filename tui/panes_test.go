@@ -6,6 +6,7 @@ import (
 	"time"
 
 	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/lipgloss"
 	"github.com/rpctap/rpctap/classify"
 	"github.com/rpctap/rpctap/sessions"
 	"github.com/rpctap/rpctap/tap"
@@ -246,5 +247,32 @@ func TestFooterShowsTheKeysOfTheViewInUse(t *testing.T) {
 	m.Update(press("esc"))
 	if m.view().showStats {
 		t.Error("esc does not leave the stats")
+	}
+}
+
+// ? help and q quit show in the footer of every pane that lists them,
+// whatever the width (at 80 and 120 columns the traffic's keys do not all
+// fit): the pane's other keys give way, an ellipsis saying so.
+func TestFooterAlwaysShowsHelpAndQuit(t *testing.T) {
+	v := loadedView(t)
+	for _, w := range []int{40, 80, 120, 200} {
+		m := New(asciiRenderer(), []*Source{v.src})
+		m.Update(tea.WindowSizeMsg{Width: w, Height: 30})
+		m.Update(tickMsg{})
+		for _, c := range []struct{ pane, key, back string }{{"traffic", "", ""}, {"detail", "tab", "esc"}, {"pending", "P", "esc"}, {"stats", "s", "s"}} {
+			if c.key != "" {
+				m.Update(press(c.key))
+			}
+			f := m.footer()
+			if !strings.HasSuffix(f, "? help • q quit") || lipgloss.Width(f) > w {
+				t.Errorf("%d columns, the %s footer: %q", w, c.pane, f)
+			}
+			if w == 80 && c.pane == "traffic" && !strings.Contains(f, "/ filter • r raw/pretty … • ? help") {
+				t.Errorf("at 80 columns the traffic footer does not cut its other keys with an ellipsis: %q", f)
+			}
+			if c.back != "" {
+				m.Update(press(c.back))
+			}
+		}
 	}
 }

@@ -147,7 +147,13 @@ func (p *pendingPane) View(now time.Duration, timeout time.Duration) string {
 	for _, it := range p.items {
 		seqW = max(seqW, len(fmt.Sprint(it.Seq)))
 	}
-	idW := 10
+	// The id column is as wide as the widest id shown, leaving the
+	// method its room; a cut id keeps its end.
+	idW := 0
+	for i := top; i < len(p.items) && i < top+rows; i++ {
+		idW = max(idW, lipgloss.Width(classify.EscapeString(p.items[i].ID, colIDMax*4)))
+	}
+	idW = min(idW, colIDMax, max(p.width-seqW-3-len(" 00000ms TIMEOUT")-colMethod, colIDMin))
 	if p.width < 40 {
 		idW = 0
 	}
@@ -172,7 +178,7 @@ func (p *pendingPane) View(now time.Duration, timeout time.Duration) string {
 		}
 		line := fmt.Sprintf("%*d %s ", seqW, it.Seq, dir)
 		if idW > 0 {
-			line += fmt.Sprintf("%-*s ", idW, truncate(classify.EscapeString(it.ID, 40), idW))
+			line += fmt.Sprintf("%-*s ", idW, cutID(classify.EscapeString(it.ID, colIDMax*4), idW))
 		}
 		end := fmt.Sprintf(" %7s%s", fmtLatency(waited), tag)
 		methodW := max(p.width-lipgloss.Width(line)-lipgloss.Width(end), 4)
