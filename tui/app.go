@@ -365,6 +365,10 @@ func (m *Model) composerTyping() bool {
 func (m *Model) key(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
 	k := m.c.keys
 	m.status = "" // feedback lasts until the next key
+	if m.showHelp {
+		m.showHelp = false // any key closes help
+		return m, nil
+	}
 	switch m.mode {
 	case modeFilter:
 		return m.filterKey(msg)
@@ -373,10 +377,15 @@ func (m *Model) key(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
 	case modeCompose:
 		return m.composeKey(msg)
 	case modePicker:
-		if key.Matches(msg, k.Quit) && msg.String() != "q" || (msg.String() == "q" && !m.picker.typing()) {
+		// Typed into the filter, q and ? are text; ctrl+c still quits.
+		typing := m.picker.typing()
+		switch {
+		case key.Matches(msg, k.Interrupt), key.Matches(msg, k.Quit) && !typing:
 			return m, tea.Quit
-		}
-		if key.Matches(msg, k.Back) && len(m.views) > 0 {
+		case key.Matches(msg, k.Help) && !typing:
+			m.showHelp = true
+			return m, nil
+		case key.Matches(msg, k.Back) && len(m.views) > 0 && !m.picker.filter.active():
 			m.mode = modeNormal
 			return m, nil
 		}
@@ -394,10 +403,6 @@ func (m *Model) key(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
 			m.layout()
 			return m, m.keepTicking()
 		}
-		return m, nil
-	}
-	if m.showHelp {
-		m.showHelp = false
 		return m, nil
 	}
 	if m.demoKey(msg) {
@@ -611,6 +616,9 @@ func (m *Model) composeKey(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
 	switch {
 	case in.quit:
 		return m, tea.Quit
+	case in.help:
+		m.showHelp = true
+		return m, nil
 	case in.close:
 		v.composer = nil
 		m.mode = modeNormal
@@ -861,6 +869,20 @@ func (m *Model) demoHeight() int {
 	return demoBarHeight
 }
 
+// helpKeys are the ? screen's columns of keys: the picker's or the
+// composer's list's while they show, else the view's; legend says the
+// badges' short words go with them.
+func (m *Model) helpKeys() (groups [][]key.Binding, legend bool) {
+	v := m.view()
+	switch {
+	case m.mode == modePicker && m.picker != nil:
+		return m.picker.FullHelp(), false
+	case m.mode == modeCompose && v != nil && v.composer != nil:
+		return v.composer.FullHelp(), false
+	}
+	return m.c.keys.FullHelp(), true
+}
+
 // helpView is the ? screen: the key map's columns, as many side by side as
 // the width takes, the short badge words, and how to close it; cut to the
 // height.
@@ -869,7 +891,8 @@ func (m *Model) helpView() string {
 	const gap = "   "
 	var rows, row []string
 	rowW := 0
-	for _, group := range m.c.keys.FullHelp() {
+	groups, withLegend := m.helpKeys()
+	for _, group := range groups {
 		block := m.help.FullHelpView([][]key.Binding{group})
 		w := lipgloss.Width(block)
 		if len(row) > 0 && rowW+len(gap)+w > m.width {
@@ -884,6 +907,10 @@ func (m *Model) helpView() string {
 		rowW += w
 	}
 	rows = append(rows, lipgloss.JoinHorizontal(lipgloss.Top, row...))
+	closing := s.Dim.Render("any key closes help")
+	if !withLegend {
+		return cutToScreen(strings.Join(rows, "\n\n")+"\n\n"+closing, m.width, m.height)
+	}
 	var words []string
 	for _, long := range []string{"UNMATCHED", "INVALID", "REDACTED", "OPAQUE", "LEAKY", "TIMEOUT", "CAPTURED", "PARTIAL"} {
 		words = append(words, compactBadges[long]+" "+strings.ToLower(long))
@@ -895,18 +922,23 @@ func (m *Model) helpView() string {
 	for _, long := range []string{"HELD", "EDITED", "DROPPED", "ANSWERED", "EXPIRED", "DETACHED", "OVERFLOW", "WAITED", "ENDED"} {
 		held = append(held, compactBadges[long]+" "+strings.ToLower(long))
 	}
-	text := strings.Join(rows, "\n\n") + "\n\n" + legend(append(words, held...)) + "\n\n" + s.Dim.Render("any key closes help")
+	text := strings.Join(rows, "\n\n") + "\n\n" + legend(append(words, held...)) + "\n\n" + closing
 	if strings.Count(text, "\n") >= m.height {
 		// The held frames' badges only when they fit (not at 80×24; the
 		// README lists them).
-		text = strings.Join(rows, "\n\n") + "\n\n" + legend(words) + "\n\n" + s.Dim.Render("any key closes help")
+		text = strings.Join(rows, "\n\n") + "\n\n" + legend(words) + "\n\n" + closing
 	}
+	return cutToScreen(text, m.width, m.height)
+}
+
+// cutToScreen cuts text to h lines of at most w cells.
+func cutToScreen(text string, w, h int) string {
 	lines := strings.Split(text, "\n")
-	if len(lines) > m.height {
-		lines = lines[:m.height]
+	if len(lines) > h {
+		lines = lines[:h]
 	}
 	for i, l := range lines {
-		lines[i] = truncate(l, m.width)
+		lines[i] = truncate(l, w)
 	}
 	return strings.Join(lines, "\n")
 }

@@ -225,7 +225,7 @@ func TestFormatSize(t *testing.T) {
 func TestFooterShowsTheKeysOfTheViewInUse(t *testing.T) {
 	m := New(asciiRenderer(), nil)
 	m.Update(tea.WindowSizeMsg{Width: 200, Height: 30})
-	if f := m.footer(); !strings.Contains(f, "enter open") || strings.Contains(f, "filter") || strings.Contains(f, "pair") {
+	if f := m.footer(); !strings.Contains(f, "enter open") || strings.Contains(f, "raw") || strings.Contains(f, "pair") {
 		t.Errorf("the picker's footer: %s", f)
 	}
 	v := loadedView(t)
@@ -273,6 +273,21 @@ func TestFooterAlwaysShowsHelpAndQuit(t *testing.T) {
 			if c.back != "" {
 				m.Update(press(c.back))
 			}
+		}
+	}
+}
+
+// The bottom of a narrow terminal goes to the detail pane first: at 40
+// columns the pending pane takes two fifths (it took 30 columns, leaving
+// the detail 6); from 80 a third, 30 to 60 columns.
+func TestNarrowTerminalLeavesTheDetailPaneTheLargerPart(t *testing.T) {
+	c := newCommon(asciiRenderer())
+	v := newSessionView(1, c, &Source{Index: sessions.NewIndex(sessions.IndexOptions{})})
+	fw := c.styles.Pane.GetHorizontalFrameSize()
+	for _, s := range []struct{ w, pending int }{{40, 14}, {60, 22}, {80, 30}, {120, 40}, {200, 60}} {
+		v.setSize(s.w, 9)
+		if v.pending.width != s.pending || v.detail.width+v.pending.width+2*fw != s.w || v.detail.width <= v.pending.width {
+			t.Errorf("at %d columns: detail %d, pending %d; want pending %d, the rest the detail's", s.w, v.detail.width, v.pending.width, s.pending)
 		}
 	}
 }

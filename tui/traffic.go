@@ -309,8 +309,9 @@ type columns struct {
 // is narrow the columns give way, in turn, until the method has room:
 // the flags narrow (a row's badges go to short words when the long ones
 // do not fit), the size drops, the id narrows (an id cut keeps its end),
-// the latency drops, the kind narrows; past that the method is cut
-// short. What is left over goes to the flags, at the end of the row.
+// the latency drops, the kind narrows, the id and then the time drop;
+// past that the method is cut short. What is left over goes to the
+// flags, at the end of the row.
 func layoutColumns(width int, wall bool, cw contentWidths) columns {
 	id := min(max(cw.id, len("id")), colIDMax)
 	method := min(max(cw.method, colMethod), colMethodMax)
@@ -324,6 +325,8 @@ func layoutColumns(width int, wall bool, cw contentWidths) columns {
 		func() { c.id = min(c.id, colIDMin) },
 		func() { c.lat = 0 },
 		func() { c.kind = 8 },
+		func() { c.id = 0 },   // a pair shows in the detail pane
+		func() { c.time = 0 }, // as does the time
 	}
 	for _, step := range giveWay {
 		if c.room(width) >= colMethod {
@@ -341,14 +344,22 @@ func layoutColumns(width int, wall bool, cw contentWidths) columns {
 
 // used is the width of every column but the method (and their spaces).
 func (c columns) used() int {
-	n := colSeq + 1 + c.time + 1 + 1 + 1 + c.kind + 1 + c.id + 1 + 1
-	if c.lat > 0 {
-		n += c.lat + 1
-	}
-	if c.size > 0 {
-		n += c.size + 1
+	n := colSeq + 1 + 1 + 1 + c.kind + 1 + 1
+	for _, w := range []int{c.time, c.id, c.lat, c.size} {
+		if w > 0 {
+			n += w + 1
+		}
 	}
 	return n
+}
+
+// column is text left-aligned in a column w wide and its space; nothing
+// for a column dropped (w 0).
+func column(w int, text string) string {
+	if w == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%-*s ", w, text)
 }
 
 // room is the width left for the method, the flags having theirs.
@@ -369,7 +380,7 @@ func (p *trafficPane) View(x *sessions.Index, started time.Time, marked *search)
 	s := p.c.styles
 	var b strings.Builder
 	c := layoutColumns(p.width, p.wall, p.content)
-	head := fmt.Sprintf("%*s %-*s %s %-*s %-*s %-*s ", colSeq, "#", c.time, "time", " ", c.kind, "kind", c.id, "id", c.method, "method")
+	head := fmt.Sprintf("%*s ", colSeq, "#") + column(c.time, "time") + "  " + column(c.kind, "kind") + column(c.id, "id") + column(c.method, "method")
 	if c.lat > 0 {
 		head += fmt.Sprintf("%*s ", c.lat, "latency")
 	}
@@ -427,10 +438,9 @@ func (p *trafficPane) row(e *sessions.Entry, c columns, started time.Time, plain
 	if match {
 		mark = "*"
 	}
-	line := fmt.Sprintf("%*d%s%-*s %s %-*s %-*s %-*s ",
-		colSeq, e.Seq, mark, c.time, truncate(t, c.time), dir, c.kind, truncate(kind, c.kind),
-		c.id, cutID(classify.EscapeString(e.ID, colIDMax*4), c.id),
-		c.method, truncate(classify.EscapeString(e.Method, c.method*4), c.method))
+	line := fmt.Sprintf("%*d%s", colSeq, e.Seq, mark) + column(c.time, truncate(t, c.time)) + dir + " " + column(c.kind, truncate(kind, c.kind)) +
+		column(c.id, cutID(classify.EscapeString(e.ID, colIDMax*4), c.id)) +
+		column(c.method, truncate(classify.EscapeString(e.Method, c.method*4), c.method))
 	if c.lat > 0 {
 		lat := ""
 		if e.Kind == classify.KindResponse || e.Src == sessions.SrcInject && e.Pair != 0 {
