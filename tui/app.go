@@ -1,8 +1,8 @@
 package tui
 
 import (
-	"encoding/base64"
 	"fmt"
+	"io"
 	"os"
 	"slices"
 	"strings"
@@ -279,6 +279,11 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		}
 		return m, nil
 	case injectDoneMsg:
+		if v := m.view(); v != nil && v.id == msg.session {
+			m.status = msg.text
+		}
+		return m, nil
+	case copyDoneMsg:
 		if v := m.view(); v != nil && v.id == msg.session {
 			m.status = msg.text
 		}
@@ -800,24 +805,19 @@ func (m *Model) runCommand(line string) tea.Cmd {
 	return nil
 }
 
-// copySelected puts the selected frame on the clipboard with OSC 52 (the
-// bytes are base64: nothing of the peer's reaches the terminal raw).
+// copySelected puts the selected frame on the clipboard, in a command
+// (see copyFrame).
 func (m *Model) copySelected(v *sessionView) tea.Cmd {
 	pos := v.traffic.selected()
 	if pos < 0 {
 		return nil
 	}
-	ev, err := v.src.Record(pos)
-	if err != nil {
-		m.status = "cannot read the frame: " + err.Error()
-		return nil
+	var out io.Writer = os.Stdout
+	if m.tty != nil {
+		out = m.tty // the terminal the view draws on, whatever stdout is
 	}
-	seq := "\x1b]52;c;" + base64.StdEncoding.EncodeToString(ev.Frame) + "\x07"
-	m.status = fmt.Sprintf("copied frame #%d (%d bytes)", v.src.Index.At(pos).Seq, len(ev.Frame))
-	return func() tea.Msg {
-		os.Stdout.WriteString(seq)
-		return nil
-	}
+	id, src, seq := v.id, v.src, v.src.Index.At(pos).Seq
+	return func() tea.Msg { return copyFrame(id, src, pos, seq, out, tmuxClipboard) }
 }
 
 func (m *Model) layout() {
