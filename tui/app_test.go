@@ -496,7 +496,7 @@ func TestEveryViewFitsTheDefaultTerminal(t *testing.T) {
 		want []string // in the output once the view shows
 	}{
 		{"traffic", nil, nil},
-		{"detail", []string{"tab"}, []string{"pgdn page down", "? help • q quit"}},
+		{"detail", []string{"tab"}, []string{"m more", "? help • q quit"}},
 		{"pending", []string{"P"}, []string{"enter open • esc back"}},
 		{"raw", []string{"r"}, []string{"Raw bytes"}},
 		{"stats", []string{"s"}, []string{"Latency of tools/call", "s/esc back"}},
