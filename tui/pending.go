@@ -134,7 +134,11 @@ func (p *pendingPane) View(now time.Duration, timeout time.Duration) string {
 	s := p.c.styles
 	title := s.Title.Render("Pending") + s.Dim.Render(fmt.Sprintf(" (%d)", len(p.items)))
 	if len(p.items) == 0 {
-		return title + "\n" + s.Dim.Render("nothing pending")
+		empty := "nothing pending"
+		if lipgloss.Width(empty) > p.width {
+			empty = "none"
+		}
+		return truncate(title, p.width) + "\n" + truncate(s.Dim.Render(empty), p.width)
 	}
 	var b strings.Builder
 	b.WriteString(truncate(title, p.width))
