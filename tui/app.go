@@ -863,8 +863,11 @@ func (m *Model) View() string {
 
 // demoHeight is the lines the demo's bar takes, if a demo plays.
 func (m *Model) demoHeight() int {
-	if m.demo == nil {
+	switch {
+	case m.demo == nil:
 		return 0
+	case m.height < demoShortBelow:
+		return 2
 	}
 	return demoBarHeight
 }

@@ -133,6 +133,9 @@ func (p *pendingPane) ShortHelp() []key.Binding {
 func (p *pendingPane) View(now time.Duration, timeout time.Duration) string {
 	s := p.c.styles
 	title := s.Title.Render("Pending") + s.Dim.Render(fmt.Sprintf(" (%d)", len(p.items)))
+	if p.height < 2 {
+		return truncate(title, p.width) // a short terminal: the count only
+	}
 	if len(p.items) == 0 {
 		empty := "nothing pending"
 		if lipgloss.Width(empty) > p.width {
