@@ -817,7 +817,7 @@ func (m *Model) copySelected(v *sessionView) tea.Cmd {
 		out = m.tty // the terminal the view draws on, whatever stdout is
 	}
 	id, src, seq := v.id, v.src, v.src.Index.At(pos).Seq
-	return func() tea.Msg { return copyFrame(id, src, pos, seq, out, tmuxClipboard) }
+	return func() tea.Msg { return copyFrame(id, src, pos, seq, out) }
 }
 
 func (m *Model) layout() {

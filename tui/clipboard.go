@@ -27,14 +27,14 @@ type copyDoneMsg struct {
 }
 
 // copyFrame copies the record at index position pos (line seq) of src to
-// the clipboard through out, the terminal; clipboard says whether a
-// terminal multiplexer drops the sequence (why, and what to type), or "".
-func copyFrame(session int, src *Source, pos int, seq int64, out io.Writer, clipboard func() string) tea.Msg {
+// the clipboard through out, the terminal, unless tmux would drop the
+// sequence.
+func copyFrame(session int, src *Source, pos int, seq int64, out io.Writer) tea.Msg {
 	ev, err := src.Record(pos)
 	if err != nil {
 		return copyDoneMsg{session, "cannot read the frame: " + err.Error()}
 	}
-	if why := clipboard(); why != "" {
+	if why := tmuxClipboard(); why != "" {
 		return copyDoneMsg{session, fmt.Sprintf("frame #%d not copied: %s", seq, why)}
 	}
 	osc := "\x1b]52;c;" + base64.StdEncoding.EncodeToString(ev.Frame) + "\x07"

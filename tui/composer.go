@@ -35,8 +35,9 @@ type composer struct {
 	frames  []inject.Frame
 	parse   error
 	preview inject.Preview
-	ready   bool // the preview is of text
-	armed   bool // the warning was shown: a second send sends
+	ready   bool   // the preview is of text
+	warn    string // why a send needs a second ctrl+s (see warning), of the preview
+	armed   bool   // the warning was shown: a second send sends
 	// noteText is the composer's feedback, kept until the text changes.
 	noteText string
 	// picking: a list shows in place of the text (the catalog, or the
@@ -517,6 +518,7 @@ func (p *composer) applyPreview(msg previewMsg) {
 		return
 	}
 	p.text, p.frames, p.parse, p.preview, p.ready = msg.text, msg.frames, msg.parse, msg.preview, true
+	p.warn = p.findWarning()
 }
 
 // View draws the text area, the direction, the preview and the warning.
@@ -581,12 +583,16 @@ func (p *composer) previewLine() string {
 	return s.Dim.Render("preview: ") + strings.Join(parts, " · ")
 }
 
-// warning is why a send asks to be confirmed by a second ctrl+s, or ""
-// (the preview must be ready): a frame a strict receiver must refuse, or
-// a partial one (the preview's warning); a frame with an error finding
-// (its receiver reads it as broken, as a null id under MCP); a frame
-// that still holds a template's "<string>" placeholder.
-func (p *composer) warning() string {
+// warning is why a send asks to be confirmed by a second ctrl+s, or "",
+// found when the preview comes in.
+func (p *composer) warning() string { return p.warn }
+
+// findWarning is why frames with their preview need a second ctrl+s: a
+// frame a strict receiver must refuse, or a partial one (the preview's
+// warning); a frame with an error finding (its receiver reads it as
+// broken, as a null id under MCP); a frame that still holds a template's
+// "<string>" placeholder.
+func (p *composer) findWarning() string {
 	if p.preview.Warning != "" {
 		return p.preview.Warning
 	}

@@ -285,17 +285,23 @@ func (p *trafficPane) measureNew(x *sessions.Index) {
 		p.measure = x.Entries(p.measure[:0], p.measured, min(p.measured+4096, n))
 		for i := range p.measure {
 			e := &p.measure[i]
-			// The byte length bounds the escaped width from below, so
-			// only an id or method longer than the widest yet is escaped.
-			if len(e.ID) > p.content.id && p.content.id < colIDMax {
-				p.content.id = max(p.content.id, min(lipgloss.Width(classify.EscapeString(e.ID, colIDMax*4)), colIDMax))
-			}
-			if len(e.Method) > p.content.method && p.content.method < colMethodMax {
-				p.content.method = max(p.content.method, min(lipgloss.Width(classify.EscapeString(e.Method, colMethodMax*4)), colMethodMax))
-			}
+			p.content.id = max(p.content.id, shownWidth(e.ID, colIDMax))
+			p.content.method = max(p.content.method, shownWidth(e.Method, colMethodMax))
 		}
 		p.measured += len(p.measure)
 	}
+}
+
+// shownWidth is the cells s takes escaped, up to most: printable ASCII,
+// as ids and methods nearly always are, is its length, and is not
+// escaped to be measured.
+func shownWidth(s string, most int) int {
+	for i := 0; i < len(s); i++ {
+		if s[i] < 0x20 || s[i] > 0x7e || s[i] == '\\' {
+			return min(lipgloss.Width(classify.EscapeString(s, most*4)), most)
+		}
+	}
+	return min(len(s), most)
 }
 
 // columns are the table's column widths at one width; a width of 0 drops
