@@ -1,7 +1,6 @@
 package sessions
 
 import (
-	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -203,6 +202,10 @@ type Index struct {
 	// holds it for the goroutine that classifies ahead (ReadFile).
 	profile     classify.Profile
 	profileHint atomic.Uint32
+	// plog logs the changes to the requests in flight once pendOn is set
+	// (see PendingChanges).
+	plog   pendingLog
+	pendOn atomic.Bool
 }
 
 // entry is an Entry as the Index keeps it: no pointers, 80 bytes.
@@ -447,6 +450,7 @@ func (x *Index) add(ev *Event, offset int64, pre *classify.Message) {
 	switch m.Kind {
 	case classify.KindRequest:
 		p.rs |= rsRequest
+		x.pendingChange(p, PendingAdded)
 	case classify.KindResponse:
 		p.rs |= rsResponse
 		if m.HasError() {
@@ -467,6 +471,7 @@ func (x *Index) add(ev *Event, offset int64, pre *classify.Message) {
 		}
 		if requests > 0 {
 			p.rs |= rsRequest
+			x.pendingChange(p, PendingAdded)
 		}
 		if requests > 1 {
 			x.batches[seq] = requests
@@ -581,6 +586,7 @@ func (x *Index) pair(p *entry, m *classify.Message, pr classify.Pair, isErr bool
 		return
 	}
 	req := x.entries.at(i)
+	x.pendingChange(req, PendingLeft)
 	if req.pair == 0 {
 		req.pair, req.latency = p.seq, pr.Latency
 	}
@@ -619,10 +625,13 @@ func (x *Index) session(fs []classify.SessionFinding) {
 		switch f.Code {
 		case classify.CodeTimeout:
 			e.rs |= rsTimedOut
+			x.pendingChange(e, PendingTimedOut)
 		case classify.CodeCancelled:
 			e.rs |= rsCancelled
+			x.pendingChange(e, PendingLeft)
 		case classify.CodeUntracked:
 			e.rs |= rsUntracked
+			x.pendingChange(e, PendingLeft)
 		}
 	}
 	if x.tr != nil {
@@ -784,16 +793,7 @@ func (x *Index) Findings(i int) []EntryFinding {
 func (x *Index) Pending() []classify.PendingRequest {
 	x.mu.RLock()
 	defer x.mu.RUnlock()
-	if x.tr == nil {
-		return nil
-	}
-	var out []classify.PendingRequest
-	x.tr.Pending(func(p classify.PendingRequest) bool {
-		out = append(out, p)
-		return true
-	})
-	slices.SortFunc(out, func(a, b classify.PendingRequest) int { return cmp.Compare(a.Seq, b.Seq) })
-	return out
+	return x.pending()
 }
 
 // Counts sums up the index so far.

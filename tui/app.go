@@ -1,9 +1,10 @@
 package tui
 
 import (
-	"encoding/base64"
 	"fmt"
+	"io"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -20,7 +21,9 @@ import (
 )
 
 // frameTick is how often the program picks up new traffic: render work per
-// second stays bounded however fast frames arrive.
+// second stays bounded however fast frames arrive. Ticks come only while
+// something can change with no message of its own (see needsTicks): an
+// idle view of an ended session costs no CPU.
 const frameTick = 80 * time.Millisecond
 
 type tickMsg time.Time
@@ -93,6 +96,11 @@ type Model struct {
 	demo       Demo
 	demoStates <-chan DemoState
 	demoState  DemoState
+	// tty is the terminal the program draws on and reads keys from, for
+	// the editor the composer runs; nil when unknown.
+	tty *os.File
+	// ticking: a tick is on its way (see needsTicks).
+	ticking bool
 }
 
 // Option configures a Model.
@@ -100,6 +108,11 @@ type Option func(*Model)
 
 // WithClock replaces the wall clock (tests).
 func WithClock(now func() time.Time) Option { return func(m *Model) { m.now = now } }
+
+// WithTerminal names the terminal the program runs on (the one its
+// input reads and its output draws on): the editor ctrl+e opens gets it
+// as its stdin, stdout and stderr.
+func WithTerminal(tty *os.File) Option { return func(m *Model) { m.tty = tty } }
 
 // WithStatus shows msg on the status line until the first key.
 func WithStatus(msg string) Option { return func(m *Model) { m.status = msg } }
@@ -124,6 +137,7 @@ func New(r *lipgloss.Renderer, sources []*Source, opts ...Option) *Model {
 }
 
 func (m *Model) Init() tea.Cmd {
+	m.ticking = true
 	cmds := []tea.Cmd{tick()}
 	if m.picker != nil {
 		cmds = append(cmds, m.picker.refresh())
@@ -132,6 +146,33 @@ func (m *Model) Init() tea.Cmd {
 		cmds = append(cmds, m.waitDemo())
 	}
 	return tea.Batch(cmds...)
+}
+
+// needsTicks says whether what the program shows can change with no
+// message of its own: a view's source is still adding records (loading,
+// following, live), held frames count down, or the picker lists live
+// taps.
+func (m *Model) needsTicks() bool {
+	if m.picker != nil && m.mode == modePicker {
+		return true
+	}
+	for _, v := range m.views {
+		if !v.src.Ended() || v.hold != nil && len(v.hold.frames) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// keepTicking starts the ticks again when they had stopped: a view or
+// the picker opened (a new view's first tick syncs it, and goes on while
+// needsTicks says).
+func (m *Model) keepTicking() tea.Cmd {
+	if m.ticking {
+		return nil
+	}
+	m.ticking = true
+	return m.nextTick()
 }
 
 func (m *Model) view() *sessionView {
@@ -148,6 +189,9 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.layout()
 		return m, nil
 	case tickMsg:
+		// Asked before the sync: a source that had ended by then has
+		// every record in its index, and this sync takes the last.
+		more := m.needsTicks()
 		var cmds []tea.Cmd
 		for _, v := range m.views {
 			if cmd := v.sync(m.now()); cmd != nil {
@@ -157,7 +201,10 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		if m.picker != nil && m.mode == modePicker {
 			cmds = append(cmds, m.picker.maybeRefresh(m.now()))
 		}
-		cmds = append(cmds, m.nextTick())
+		m.ticking = more
+		if more {
+			cmds = append(cmds, m.nextTick())
+		}
 		return m, tea.Batch(cmds...)
 	case searchDoneMsg:
 		for _, v := range m.views {
@@ -226,7 +273,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 				}
 				v.held().apply(msg.ev, m.now())
 				if msg.events != nil {
-					return m, waitHoldCmd(v.id, msg.events)
+					return m, tea.Batch(waitHoldCmd(v.id, msg.events), m.keepTicking())
 				}
 			}
 		}
@@ -236,12 +283,17 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			m.status = msg.text
 		}
 		return m, nil
+	case copyDoneMsg:
+		if v := m.view(); v != nil && v.id == msg.session {
+			m.status = msg.text
+		}
+		return m, nil
 	case editorReadyMsg:
 		if msg.err != nil {
 			m.status = msg.err.Error()
 			return m, nil
 		}
-		return m, runEditor(msg.session, msg.path)
+		return m, runEditor(msg.session, msg.path, m.tty)
 	case editorExitedMsg:
 		return m, readEditorFile(msg)
 	case editorDoneMsg:
@@ -318,6 +370,10 @@ func (m *Model) composerTyping() bool {
 func (m *Model) key(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
 	k := m.c.keys
 	m.status = "" // feedback lasts until the next key
+	if m.showHelp {
+		m.showHelp = false // any key closes help
+		return m, nil
+	}
 	switch m.mode {
 	case modeFilter:
 		return m.filterKey(msg)
@@ -326,10 +382,15 @@ func (m *Model) key(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
 	case modeCompose:
 		return m.composeKey(msg)
 	case modePicker:
-		if key.Matches(msg, k.Quit) && msg.String() != "q" || (msg.String() == "q" && !m.picker.typing()) {
+		// Typed into the filter, q and ? are text; ctrl+c still quits.
+		typing := m.picker.typing()
+		switch {
+		case key.Matches(msg, k.Interrupt), key.Matches(msg, k.Quit) && !typing:
 			return m, tea.Quit
-		}
-		if key.Matches(msg, k.Back) && len(m.views) > 0 {
+		case key.Matches(msg, k.Help) && !typing:
+			m.showHelp = true
+			return m, nil
+		case key.Matches(msg, k.Back) && len(m.views) > 0 && !m.picker.filter.active():
 			m.mode = modeNormal
 			return m, nil
 		}
@@ -345,12 +406,8 @@ func (m *Model) key(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
 			m.active = len(m.views) - 1
 			m.mode = modeNormal
 			m.layout()
-			return m, nil
+			return m, m.keepTicking()
 		}
-		return m, nil
-	}
-	if m.showHelp {
-		m.showHelp = false
 		return m, nil
 	}
 	if m.demoKey(msg) {
@@ -564,6 +621,9 @@ func (m *Model) composeKey(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
 	switch {
 	case in.quit:
 		return m, tea.Quit
+	case in.help:
+		m.showHelp = true
+		return m, nil
 	case in.close:
 		v.composer = nil
 		m.mode = modeNormal
@@ -697,7 +757,7 @@ func (m *Model) runCommand(line string) tea.Cmd {
 			m.picker = newPicker(m.c)
 			m.mode = modePicker
 			m.layout()
-			return m.picker.refresh()
+			return tea.Batch(m.picker.refresh(), m.keepTicking())
 		}
 		src, err := OpenTarget(arg)
 		if err != nil {
@@ -707,6 +767,7 @@ func (m *Model) runCommand(line string) tea.Cmd {
 		m.views = append(m.views, m.newView(src))
 		m.active = len(m.views) - 1
 		m.layout()
+		return m.keepTicking()
 	case "goto", "g":
 		var seq int64
 		if _, err := fmt.Sscan(arg, &seq); err != nil || v == nil {
@@ -744,24 +805,19 @@ func (m *Model) runCommand(line string) tea.Cmd {
 	return nil
 }
 
-// copySelected puts the selected frame on the clipboard with OSC 52 (the
-// bytes are base64: nothing of the peer's reaches the terminal raw).
+// copySelected puts the selected frame on the clipboard, in a command
+// (see copyFrame).
 func (m *Model) copySelected(v *sessionView) tea.Cmd {
 	pos := v.traffic.selected()
 	if pos < 0 {
 		return nil
 	}
-	ev, err := v.src.Record(pos)
-	if err != nil {
-		m.status = "cannot read the frame: " + err.Error()
-		return nil
+	var out io.Writer = os.Stdout
+	if m.tty != nil {
+		out = m.tty // the terminal the view draws on, whatever stdout is
 	}
-	seq := "\x1b]52;c;" + base64.StdEncoding.EncodeToString(ev.Frame) + "\x07"
-	m.status = fmt.Sprintf("copied frame #%d (%d bytes)", v.src.Index.At(pos).Seq, len(ev.Frame))
-	return func() tea.Msg {
-		os.Stdout.WriteString(seq)
-		return nil
-	}
+	id, src, seq := v.id, v.src, v.src.Index.At(pos).Seq
+	return func() tea.Msg { return copyFrame(id, src, pos, seq, out) }
 }
 
 func (m *Model) layout() {
@@ -807,10 +863,27 @@ func (m *Model) View() string {
 
 // demoHeight is the lines the demo's bar takes, if a demo plays.
 func (m *Model) demoHeight() int {
-	if m.demo == nil {
+	switch {
+	case m.demo == nil:
 		return 0
+	case m.height < demoShortBelow:
+		return 2
 	}
 	return demoBarHeight
+}
+
+// helpKeys are the ? screen's columns of keys: the picker's or the
+// composer's list's while they show, else the view's; legend says the
+// badges' short words go with them.
+func (m *Model) helpKeys() (groups [][]key.Binding, legend bool) {
+	v := m.view()
+	switch {
+	case m.mode == modePicker && m.picker != nil:
+		return m.picker.FullHelp(), false
+	case m.mode == modeCompose && v != nil && v.composer != nil:
+		return v.composer.FullHelp(), false
+	}
+	return m.c.keys.FullHelp(), true
 }
 
 // helpView is the ? screen: the key map's columns, as many side by side as
@@ -821,7 +894,8 @@ func (m *Model) helpView() string {
 	const gap = "   "
 	var rows, row []string
 	rowW := 0
-	for _, group := range m.c.keys.FullHelp() {
+	groups, withLegend := m.helpKeys()
+	for _, group := range groups {
 		block := m.help.FullHelpView([][]key.Binding{group})
 		w := lipgloss.Width(block)
 		if len(row) > 0 && rowW+len(gap)+w > m.width {
@@ -836,6 +910,10 @@ func (m *Model) helpView() string {
 		rowW += w
 	}
 	rows = append(rows, lipgloss.JoinHorizontal(lipgloss.Top, row...))
+	closing := s.Dim.Render("any key closes help")
+	if !withLegend {
+		return cutToScreen(strings.Join(rows, "\n\n")+"\n\n"+closing, m.width, m.height)
+	}
 	var words []string
 	for _, long := range []string{"UNMATCHED", "INVALID", "REDACTED", "OPAQUE", "LEAKY", "TIMEOUT", "CAPTURED", "PARTIAL"} {
 		words = append(words, compactBadges[long]+" "+strings.ToLower(long))
@@ -847,18 +925,23 @@ func (m *Model) helpView() string {
 	for _, long := range []string{"HELD", "EDITED", "DROPPED", "ANSWERED", "EXPIRED", "DETACHED", "OVERFLOW", "WAITED", "ENDED"} {
 		held = append(held, compactBadges[long]+" "+strings.ToLower(long))
 	}
-	text := strings.Join(rows, "\n\n") + "\n\n" + legend(append(words, held...)) + "\n\n" + s.Dim.Render("any key closes help")
+	text := strings.Join(rows, "\n\n") + "\n\n" + legend(append(words, held...)) + "\n\n" + closing
 	if strings.Count(text, "\n") >= m.height {
 		// The held frames' badges only when they fit (not at 80×24; the
 		// README lists them).
-		text = strings.Join(rows, "\n\n") + "\n\n" + legend(words) + "\n\n" + s.Dim.Render("any key closes help")
+		text = strings.Join(rows, "\n\n") + "\n\n" + legend(words) + "\n\n" + closing
 	}
+	return cutToScreen(text, m.width, m.height)
+}
+
+// cutToScreen cuts text to h lines of at most w cells.
+func cutToScreen(text string, w, h int) string {
 	lines := strings.Split(text, "\n")
-	if len(lines) > m.height {
-		lines = lines[:m.height]
+	if len(lines) > h {
+		lines = lines[:h]
 	}
 	for i, l := range lines {
-		lines[i] = truncate(l, m.width)
+		lines[i] = truncate(l, w)
 	}
 	return strings.Join(lines, "\n")
 }
@@ -919,7 +1002,65 @@ func (m *Model) footer() string {
 	default:
 		keys = m.c.keys.ShortHelp()
 	}
-	return m.c.styles.Footer.Render(truncate(m.help.ShortHelpView(keys), m.width))
+	return m.c.styles.Footer.Render(m.footerKeys(keys))
+}
+
+// footerKeys lays keys out on one line: ? help and q quit, when among
+// them, always show, at the end; the others before them as far as they
+// fit, an ellipsis saying some did not.
+func (m *Model) footerKeys(keys []key.Binding) string {
+	k := m.c.keys
+	h := m.help
+	item := func(b key.Binding) string {
+		return h.Styles.ShortKey.Inline(true).Render(b.Help().Key) + " " + h.Styles.ShortDesc.Inline(true).Render(b.Help().Desc)
+	}
+	sep := h.Styles.ShortSeparator.Inline(true).Render(h.ShortSeparator)
+	var rest, always []string
+	for _, b := range keys {
+		switch {
+		case !b.Enabled():
+		case sameBinding(b, k.Help) || sameBinding(b, k.Quit):
+			always = append(always, item(b))
+		default:
+			rest = append(rest, item(b))
+		}
+	}
+	tail := strings.Join(always, sep)
+	room := m.width
+	if tail != "" {
+		room -= lipgloss.Width(sep + tail)
+	}
+	more := " " + h.Styles.Ellipsis.Inline(true).Render(h.Ellipsis)
+	head := ""
+	for i, it := range rest {
+		next := it
+		if head != "" {
+			next = head + sep + it
+		}
+		w := lipgloss.Width(next)
+		if i < len(rest)-1 {
+			w += lipgloss.Width(more) // room for the ellipsis, should the next not fit
+		}
+		if w > room {
+			if head != "" {
+				head += more
+			}
+			break
+		}
+		head = next
+	}
+	switch {
+	case head == "":
+		return truncate(tail, m.width)
+	case tail == "":
+		return truncate(head, m.width)
+	}
+	return truncate(head+sep+tail, m.width)
+}
+
+// sameBinding reports whether a and b are the same key of the key map.
+func sameBinding(a, b key.Binding) bool {
+	return a.Help() == b.Help() && slices.Equal(a.Keys(), b.Keys())
 }
 
 // newView opens a view on a source, with an id that routes its async

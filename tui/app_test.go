@@ -496,7 +496,7 @@ func TestEveryViewFitsTheDefaultTerminal(t *testing.T) {
 		want []string // in the output once the view shows
 	}{
 		{"traffic", nil, nil},
-		{"detail", []string{"tab"}, []string{"m more"}},
+		{"detail", []string{"tab"}, []string{"m more", "? help • q quit"}},
 		{"pending", []string{"P"}, []string{"enter open • esc back"}},
 		{"raw", []string{"r"}, []string{"Raw bytes"}},
 		{"stats", []string{"s"}, []string{"Latency of tools/call", "s/esc back"}},
@@ -529,6 +529,50 @@ func TestEveryViewFitsTheDefaultTerminal(t *testing.T) {
 						t.Errorf("the %s badge does not show at 80×24:\n%s", b, view)
 					}
 				}
+			}
+		})
+	}
+}
+
+// Every view fits a 40×12 terminal too: no pane grows past the lines it
+// is given (the pending pane's "nothing pending" wrapped, pushing the
+// header off the screen), and the header stays on the first line.
+func TestEveryViewFitsASmallTerminal(t *testing.T) {
+	answered := playHostSession(t) // nothing pending
+	for _, c := range []struct {
+		name string
+		keys []string
+		want []string
+	}{
+		{"nothing pending", nil, nil},
+		// Keys and quit go in order: the final view is the keys'.
+		{"traffic", nil, nil},
+		{"detail", []string{"tab"}, nil},
+		{"pending", []string{"P"}, nil},
+		{"stats", []string{"s"}, nil},
+		{"help", []string{"?"}, nil},
+		{"filter", []string{"/", "method:tools/list", "enter"}, []string{"(2 of 18"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			path, header := demoSession, "demo-server"
+			if c.name == "nothing pending" {
+				path, header = answered, "server"
+			}
+			tm := startProgram(t, []*Source{openFile(t, path)}, 40, 12)
+			waitFor(t, tm, "recorded", "Pending (")
+			for _, k := range c.keys {
+				tm.Send(press(k))
+			}
+			if len(c.want) > 0 {
+				waitFor(t, tm, c.want...)
+			}
+			if err := tm.Quit(); err != nil {
+				t.Fatal(err)
+			}
+			view := tm.FinalModel(t, teatest.WithFinalTimeout(5*time.Second)).View()
+			checkFits(t, view, 40, 12)
+			if first := strings.Split(view, "\n")[0]; c.name != "help" && c.name != "stats" && !strings.HasPrefix(first, header) {
+				t.Errorf("the first line is not the header: %q\n%s", first, view)
 			}
 		})
 	}

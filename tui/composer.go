@@ -2,6 +2,7 @@ package tui
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"strings"
 
@@ -34,13 +35,17 @@ type composer struct {
 	frames  []inject.Frame
 	parse   error
 	preview inject.Preview
-	ready   bool // the preview is of text
-	armed   bool // the warning was shown: a second send sends
+	ready   bool   // the preview is of text
+	warn    string // why a send needs a second ctrl+s (see warning), of the preview
+	armed   bool   // the warning was shown: a second send sends
 	// noteText is the composer's feedback, kept until the text changes.
 	noteText string
 	// picking: a list shows in place of the text (the catalog, or the
-	// templates of the session); sel is the entry selected.
+	// templates of the session), narrowed by filter to shown; sel is the
+	// entry selected, in shown.
 	picking   pickList
+	filter    listFilter
+	shown     []int
 	sel       int
 	catalog   []inject.Entry
 	templates []inject.Template
@@ -84,7 +89,7 @@ func newComposer(c *common, session int, dir classify.Direction, opts inject.Opt
 	ta.KeyMap.DeleteAfterCursor = key.NewBinding(key.WithKeys())
 	ta.Cursor.SetMode(cursor.CursorStatic)
 	ta.Focus()
-	p := &composer{c: c, session: session, ta: ta, dir: dir, opts: opts, catalog: inject.Catalog(), given: given, es: newEditStyles(c)}
+	p := &composer{c: c, session: session, ta: ta, dir: dir, opts: opts, catalog: inject.Catalog(), given: given, es: newEditStyles(c), filter: newListFilter(c)}
 	return p
 }
 
@@ -113,6 +118,7 @@ const composerLines = 3
 type composerIntent struct {
 	quit      bool // ctrl+c: no text holds it
 	close     bool
+	help      bool          // ? over a list: its keys
 	pick      *inject.Entry // fill the composer with this catalog entry
 	templates bool          // list the session's templates (built in a command)
 	edit      bool          // open the text in $EDITOR
@@ -158,7 +164,7 @@ func (p *composer) Update(msg tea.KeyMsg) (composerIntent, tea.Cmd) {
 	case key.Matches(msg, k.Interrupt):
 		return composerIntent{quit: true}, nil
 	case key.Matches(msg, k.ComposeCatalog):
-		p.picking, p.sel = pickCatalog, 0
+		p.openList(pickCatalog)
 		return composerIntent{}, nil
 	case key.Matches(msg, k.ComposeTemplates):
 		p.note("reading the session for templates…")
@@ -185,29 +191,69 @@ func (p *composer) Update(msg tea.KeyMsg) (composerIntent, tea.Cmd) {
 	return composerIntent{}, cmd
 }
 
-// pickKey handles a key while a list shows: move, pick, or go back to
-// the text.
+// openList shows a list in place of the text, unfiltered, its first
+// entry selected.
+func (p *composer) openList(l pickList) {
+	p.picking, p.sel = l, 0
+	p.filter.reset()
+	p.refilter()
+}
+
+// refilter finds the entries of the list that pass the filter.
+func (p *composer) refilter() {
+	p.shown = p.shown[:0]
+	n := len(p.catalog)
+	if p.picking == pickTemplates {
+		n = len(p.templates)
+	}
+	for i := range n {
+		text := ""
+		if p.picking == pickTemplates {
+			text = p.templates[i].Name + " " + string(p.templates[i].Body)
+		} else {
+			text = p.catalog[i].Name + " " + p.catalog[i].Rule
+		}
+		if p.filter.matches(text) {
+			p.shown = append(p.shown, i)
+		}
+	}
+	p.sel = max(min(p.sel, len(p.shown)-1), 0)
+}
+
+// pickKey handles a key while a list shows: move, filter, pick, or go
+// back to the text.
 func (p *composer) pickKey(msg tea.KeyMsg) (composerIntent, tea.Cmd) {
 	k := p.c.keys
+	if key.Matches(msg, k.Interrupt) {
+		return composerIntent{quit: true}, nil
+	}
+	if took, changed := p.filter.key(msg); took {
+		if changed {
+			p.refilter()
+		}
+		return composerIntent{}, nil
+	}
 	n := p.listLen()
 	switch {
-	case key.Matches(msg, k.Interrupt):
-		return composerIntent{quit: true}, nil
+	case key.Matches(msg, k.Help):
+		return composerIntent{help: true}, nil
 	case key.Matches(msg, k.ComposeClose), key.Matches(msg, k.ComposeCatalog) && p.picking == pickCatalog,
 		key.Matches(msg, k.ComposeTemplates) && p.picking == pickTemplates:
 		p.picking = pickNone
+		p.filter.reset()
 	case key.Matches(msg, k.Up):
 		p.sel = max(p.sel-1, 0)
 	case key.Matches(msg, k.Down):
 		p.sel = max(min(p.sel+1, n-1), 0)
 	case key.Matches(msg, k.Open) && n > 0:
-		list := p.picking
+		list, i := p.picking, p.shown[p.sel]
 		p.picking = pickNone
+		p.filter.reset()
 		if list == pickCatalog {
-			e := p.catalog[p.sel]
+			e := p.catalog[i]
 			return composerIntent{pick: &e}, nil
 		}
-		t := p.templates[p.sel]
+		t := p.templates[i]
 		m := classify.Classify(t.Body, t.Dir, classify.JSONRPC)
 		if m.HasID() {
 			p.given[string(m.ID().Raw)] = true
@@ -219,12 +265,8 @@ func (p *composer) pickKey(msg tea.KeyMsg) (composerIntent, tea.Cmd) {
 	return composerIntent{}, nil
 }
 
-func (p *composer) listLen() int {
-	if p.picking == pickTemplates {
-		return len(p.templates)
-	}
-	return len(p.catalog)
-}
+// listLen is how many entries of the list show.
+func (p *composer) listLen() int { return len(p.shown) }
 
 // setTemplates shows the session's templates to pick from.
 func (p *composer) setTemplates(ts []inject.Template) {
@@ -234,7 +276,7 @@ func (p *composer) setTemplates(ts []inject.Template) {
 		p.note("no templates yet: the session has shown no method (a tools/list result gives one per tool)")
 		return
 	}
-	p.picking, p.sel = pickTemplates, 0
+	p.openList(pickTemplates)
 }
 
 // listView lists the catalog's entries (with the direction each makes
@@ -242,15 +284,28 @@ func (p *composer) setTemplates(ts []inject.Template) {
 // frame) around the selected one.
 func (p *composer) listView() string {
 	s := p.c.styles
-	h := max(p.height-composerLines, 1)
+	limit := max(p.height-composerLines, 1) // lines
+	h := limit                              // of them, entries
+	var lines []string
+	total := len(p.catalog)
+	if p.picking == pickTemplates {
+		total = len(p.templates)
+	}
+	if f := p.filter.View(p.listLen(), total, p.width); f != "" {
+		lines = append(lines, f)
+		h = max(h-1, 1)
+	}
 	n := p.listLen()
 	first := min(max(p.sel-h/2, 0), max(n-h, 0))
 	nameW := 0
 	for _, t := range p.templates {
 		nameW = max(nameW, min(len(classify.EscapeString(t.Name, 80)), 36))
 	}
-	var lines []string
-	for i := first; i < n && len(lines) < h; i++ {
+	if n == 0 && p.filter.active() {
+		lines = append(lines, s.Dim.Render("  none matches the filter"))
+	}
+	for j := first; j < n && len(lines) < limit; j++ {
+		i := p.shown[j]
 		var line string
 		if p.picking == pickTemplates {
 			t := p.templates[i]
@@ -264,12 +319,12 @@ func (p *composer) listView() string {
 			line = fmt.Sprintf("%-24s %-6s %s", e.Name, dir, e.Rule)
 		}
 		line = truncate(line, p.width)
-		if i == p.sel {
+		if j == p.sel {
 			line = s.Selected.Render(line)
 		}
 		lines = append(lines, line)
 	}
-	for len(lines) < h {
+	for len(lines) < limit {
 		lines = append(lines, "")
 	}
 	return strings.Join(lines, "\n")
@@ -294,12 +349,12 @@ func (p *composer) send() composerIntent {
 		p.note("write a frame first, as in " + p.ta.Placeholder)
 		return composerIntent{}
 	}
-	if p.preview.Warning != "" && !p.armed {
+	if w := p.warning(); w != "" && !p.armed {
 		p.armed = true
 		if p.preview.Partial != "" {
 			p.note("ctrl+s again forces this partial frame: " + p.preview.Partial)
 		} else {
-			p.note("ctrl+s again sends it anyway: " + p.preview.Warning)
+			p.note("ctrl+s again sends it anyway: " + w)
 		}
 		return composerIntent{}
 	}
@@ -463,6 +518,7 @@ func (p *composer) applyPreview(msg previewMsg) {
 		return
 	}
 	p.text, p.frames, p.parse, p.preview, p.ready = msg.text, msg.frames, msg.parse, msg.preview, true
+	p.warn = p.findWarning()
 }
 
 // View draws the text area, the direction, the preview and the warning.
@@ -514,7 +570,9 @@ func (p *composer) previewLine() string {
 	if len(codes) > 0 {
 		parts = append(parts, "findings "+strings.Join(codes, ","))
 	}
-	answer := "owes no answer"
+	// No error is owed: a request still gets its answer, and saying it
+	// "owes no answer" read as if it needed none.
+	answer := "a strict " + inject.Receiver(p.dir) + " sends no error back"
 	for _, r := range p.preview.Frames {
 		if r.Answer != nil {
 			answer = "a strict " + inject.Receiver(p.dir) + " answers " + classify.EscapeString(string(r.Answer), 80)
@@ -525,14 +583,132 @@ func (p *composer) previewLine() string {
 	return s.Dim.Render("preview: ") + strings.Join(parts, " · ")
 }
 
+// warning is why a send asks to be confirmed by a second ctrl+s, or "",
+// found when the preview comes in.
+func (p *composer) warning() string { return p.warn }
+
+// findWarning is why frames with their preview need a second ctrl+s: a
+// frame a strict receiver must refuse, or a partial one (the preview's
+// warning); a frame with an error finding (its receiver reads it as
+// broken, as a null id under MCP); a frame that still holds a template's
+// "<string>" placeholder.
+func (p *composer) findWarning() string {
+	if p.preview.Warning != "" {
+		return p.preview.Warning
+	}
+	for i, r := range p.preview.Frames {
+		if f, ok := firstError(&r.Message); ok {
+			return fmt.Sprintf("%s has an error (%s): %s", frameCalled(i, len(p.preview.Frames)), f.Code, f.Message)
+		}
+	}
+	for i, f := range p.frames {
+		if path, ok := placeholderAt(f.Body); ok {
+			// Short: with the note's "ctrl+s again sends it anyway: "
+			// it fits 80 columns.
+			where := ""
+			if len(p.frames) > 1 {
+				where = fmt.Sprintf("frame %d: ", i+1)
+			}
+			return fmt.Sprintf("%s%s still at %s", where, templatePlaceholder, path)
+		}
+	}
+	return ""
+}
+
+// frameCalled names frame i of n for a warning, as the preview's do.
+func frameCalled(i, n int) string {
+	if n == 1 {
+		return "this frame"
+	}
+	return fmt.Sprintf("frame %d", i+1)
+}
+
+// firstError is the first finding of error severity about m or one of
+// its batch members.
+func firstError(m *classify.Message) (classify.Finding, bool) {
+	for _, f := range m.Findings {
+		if f.Severity == classify.Error {
+			return f, true
+		}
+	}
+	for j := range m.Members {
+		if f, ok := firstError(&m.Members[j]); ok {
+			return f, true
+		}
+	}
+	return classify.Finding{}, false
+}
+
+// templatePlaceholder is the value a template leaves in place of a string
+// argument (inject's templates and forms).
+const templatePlaceholder = `"<string>"`
+
+// placeholderAt finds the first string in a JSON text that is the
+// template placeholder, and says where, as in params.arguments.message.
+func placeholderAt(body []byte) (string, bool) {
+	if !bytes.Contains(body, []byte(templatePlaceholder)) {
+		return "", false
+	}
+	return findPlaceholder(body, "")
+}
+
+// findPlaceholder looks for the placeholder in the JSON value v, at path
+// at, members in their order.
+func findPlaceholder(v []byte, at string) (string, bool) {
+	v = bytes.TrimSpace(v)
+	if len(v) == 0 {
+		return "", false
+	}
+	switch v[0] {
+	case '"':
+		if string(v) == templatePlaceholder {
+			if at == "" {
+				at = "the top"
+			}
+			return at, true
+		}
+	case '[':
+		var items []json.RawMessage
+		if json.Unmarshal(v, &items) != nil {
+			return "", false
+		}
+		for i, it := range items {
+			if p, ok := findPlaceholder(it, fmt.Sprintf("%s[%d]", at, i)); ok {
+				return p, true
+			}
+		}
+	case '{':
+		d := json.NewDecoder(bytes.NewReader(v))
+		if _, err := d.Token(); err != nil {
+			return "", false
+		}
+		for d.More() {
+			k, err := d.Token()
+			name, ok := k.(string)
+			var member json.RawMessage
+			if err != nil || !ok || d.Decode(&member) != nil {
+				return "", false
+			}
+			name = classify.EscapeString(name, 40)
+			if at != "" {
+				name = at + "." + name
+			}
+			if p, ok := findPlaceholder(member, name); ok {
+				return p, true
+			}
+		}
+	}
+	return "", false
+}
+
 // warningLine is the feedback, the warning or a collision.
 func (p *composer) warningLine() string {
 	s := p.c.styles
 	switch {
 	case p.noteText != "":
 		return s.SevWarn.Render(p.noteText)
-	case p.ready && p.preview.Warning != "":
-		return s.SevWarn.Render("⚠ " + p.preview.Warning)
+	case p.ready && p.warning() != "":
+		return s.SevWarn.Render("⚠ " + p.warning())
 	case p.ready && p.reused() != "":
 		return s.Dim.Render("the id " + p.reused() + " was sent already: ctrl+s sends this with a fresh one")
 	case p.ready && len(p.preview.Collisions) > 0:
@@ -605,12 +781,23 @@ func (p *composer) lexer() chroma.Lexer {
 // ShortHelp is the footer while the composer is open.
 func (p *composer) ShortHelp() []key.Binding {
 	k := p.c.keys
-	if p.picking != pickNone {
-		return []key.Binding{k.Up, k.Down, k.Open, k.ComposeClose}
+	switch {
+	case p.picking != pickNone && p.filter.typing:
+		return p.filter.ShortHelp()
+	case p.picking != pickNone && p.filter.active():
+		return []key.Binding{k.Up, k.Down, k.Open, k.Filter, k.ClearFilter, k.Help}
+	case p.picking != pickNone:
+		return []key.Binding{k.Up, k.Down, k.Open, k.ComposeClose, k.Filter, k.Help}
 	}
 	// ctrl+o shows on the direction line; at 80 columns the rest fit
 	// but for the editor.
 	return []key.Binding{k.ComposeSend, k.ComposeClose, k.ComposeDir, k.ComposeTemplates, k.ComposeCatalog, k.ComposeEditor}
+}
+
+// FullHelp is the ? screen over a list: its keys.
+func (p *composer) FullHelp() [][]key.Binding {
+	k := p.c.keys
+	return [][]key.Binding{{k.Up, k.Down, k.Open}, {k.Filter, k.ClearFilter, k.ComposeClose, k.Interrupt}}
 }
 
 // injectDoneMsg is what a live tap answered to an injection.

@@ -14,6 +14,7 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/x/exp/teatest"
 	"github.com/rpctap/rpctap/classify"
+	"github.com/rpctap/rpctap/inject"
 	"github.com/rpctap/rpctap/sessions"
 	"github.com/rpctap/rpctap/tap"
 )
@@ -33,14 +34,14 @@ func ctrl(k tea.KeyType) tea.KeyMsg { return tea.KeyMsg{Type: k} }
 func TestComposerPreviewsTheFrameAsTypedAndKeepsEveryKey(t *testing.T) {
 	tm, _ := openLiveComposer(t, 140, 40)
 	typeText(tm, `{"jsonrpc":"2.0","id":"q","method":"k/?"}`)
-	waitFor(t, tm, "preview: request", "owes no answer", "line, ended by a newline")
+	waitFor(t, tm, "preview: request", "a strict server sends no error back", "line, ended by a newline")
 	// The same with no method: a strict server must refuse it.
 	tm.Send(ctrl(tea.KeyCtrlA))
 	typeText(tm, `x`)
 	waitFor(t, tm, "preview: not-json", "a strict server answers", "must refuse")
 	// Sent to the host, the same bytes are output a host ignores.
 	tm.Send(ctrl(tea.KeyCtrlD))
-	waitFor(t, tm, "to the host, as if from the server", "preview: not-json · findings not-json · owes no answer")
+	waitFor(t, tm, "to the host, as if from the server", "preview: not-json · findings not-json · a strict host sends no error back")
 	fm := finalCompose(t, tm)
 	if !strings.Contains(fm, `x{"jsonrpc":"2.0","id":"q","method":"k/?"}`) {
 		t.Errorf("the text typed (with its q, j, k, / and ?) is not in the composer:\n%s", fm)
@@ -446,5 +447,47 @@ func TestEveryKeyOfABurstActsInTheComposersLists(t *testing.T) {
 				t.Errorf("after the bursts jjjj and kjj the list's selection is %d, want 5", c.sel)
 			}
 		})
+	}
+}
+
+// A frame with an error finding (a null id, which MCP forbids) or that
+// still holds a template's "<string>" placeholder goes only on a second
+// ctrl+s, the first saying why and where; a frame with neither goes at
+// once, its preview saying a strict receiver sends no error back.
+func TestComposerAsksASecondSendForAnErrorOrAPlaceholder(t *testing.T) {
+	for _, c := range []struct {
+		text string
+		why  []string // in the note the first ctrl+s leaves; none: sent at once
+	}{
+		{`{"jsonrpc":"2.0","id":null,"method":"ping"}`, []string{"ctrl+s again sends it anyway", "null-id", "MCP requires a string or a number"}},
+		{`{"jsonrpc":"2.0","id":"rpctap-1","method":"tools/call","params":{"name":"echo","arguments":{"times":0,"message":"<string>"}}}`,
+			[]string{`ctrl+s again sends it anyway: "<string>" still at params.arguments.message`}},
+		{"{\"jsonrpc\":\"2.0\",\"method\":\"a\"}\n{\"jsonrpc\":\"2.0\",\"id\":\"x\",\"method\":\"b\",\"params\":{\"items\":[1,\"<string>\"]}}", []string{`frame 2: "<string>" still at params.items[1]`}},
+		{`{"jsonrpc":"2.0","id":"rpctap-1","method":"tools/call","params":{"name":"echo","arguments":{"message":"hi <string>"}}}`, nil},
+	} {
+		p := newComposer(newCommon(asciiRenderer()), 1, classify.H2S, inject.Options{Profile: classify.MCP, IDs: inject.NewIDs()}, map[string]bool{})
+		p.SetSize(200, 10)
+		p.fill(c.text, classify.H2S)
+		if c.why == nil {
+			if in := p.send(); in.send == nil {
+				t.Errorf("%s was not sent at once: %s", c.text, p.noteText)
+			}
+			if v := p.previewLine(); !strings.Contains(v, "a strict server sends no error back") {
+				t.Errorf("the preview of a valid request: %s", v)
+			}
+			continue
+		}
+		if in := p.send(); in.send != nil {
+			t.Errorf("%s went with one ctrl+s", c.text)
+			continue
+		}
+		for _, w := range c.why {
+			if !strings.Contains(p.noteText, w) {
+				t.Errorf("%s: the first ctrl+s says %q, not why (%s)", c.text, p.noteText, w)
+			}
+		}
+		if in := p.send(); in.send == nil {
+			t.Errorf("%s did not go with a second ctrl+s: %s", c.text, p.noteText)
+		}
 	}
 }

@@ -29,8 +29,13 @@ type DemoState struct {
 }
 
 // demoBarHeight is the lines the demo's bar takes: where it is, its
-// caption in two, and what came back.
-const demoBarHeight = 4
+// caption in two, and what came back. On a terminal shorter than
+// demoShortBelow lines it takes two: where it is, and its caption cut to
+// one line, leaving the panes their room.
+const (
+	demoBarHeight  = 4
+	demoShortBelow = 20
+)
 
 // WithDemo plays a demo: states deliver its state as it changes, and the
 // demo's keys go to d.
@@ -102,14 +107,20 @@ func (m *Model) demoBar() string {
 	if st.Done {
 		text, outcome = "The scenario is over; the session stays open: inject a frame (i), filter (/), look around; q quits.", ""
 	}
+	caption := demoBarHeight - 2 // lines, under which the outcome's
+	if m.demoHeight() < demoBarHeight {
+		caption = m.demoHeight() - 1 // and no outcome
+	}
 	lines := strings.Split(ansi.Wrap(text, max(m.width, 1), " "), "\n")
-	if len(lines) > demoBarHeight-2 {
-		lines = lines[:demoBarHeight-2]
+	if len(lines) > caption {
+		lines = lines[:caption]
 		lines[len(lines)-1] = truncate(strings.TrimRight(lines[len(lines)-1], " ")+" …", m.width)
 	}
-	for len(lines) < demoBarHeight-2 {
+	for len(lines) < caption {
 		lines = append(lines, "")
 	}
-	lines = append(lines, truncate(s.Dim.Render(outcome), m.width))
+	if m.demoHeight() == demoBarHeight {
+		lines = append(lines, truncate(s.Dim.Render(outcome), m.width))
+	}
 	return top + "\n" + strings.Join(lines, "\n")
 }

@@ -69,3 +69,26 @@ func TestDemoBarShowsTheStepAndTakesItsKeys(t *testing.T) {
 		t.Error("a caption's escape reached the screen raw")
 	}
 }
+
+// On a 40×12 terminal the demo's bar takes two lines (where it is, its
+// caption cut to one), and the panes give way to fit: the header stays on
+// the screen's first line.
+func TestDemoFitsASmallTerminal(t *testing.T) {
+	states := make(chan DemoState, 1)
+	m := New(asciiRenderer(), []*Source{openFile(t, demoSession)}, WithDemo(&fakeDemo{}, states))
+	tm := teatest.NewTestModel(t, m, teatest.WithInitialTermSize(40, 12))
+	states <- DemoState{Step: 4, Steps: 49, Name: "progress", Caption: "The server reports progress three times before it answers: each notification names the request's progressToken.",
+		Outcome: "Came back: a notification"}
+	waitFor(t, tm, "demo 4/49", "recorded")
+	for _, k := range []string{"tab", "P"} {
+		tm.Send(press(k))
+	}
+	if err := tm.Quit(); err != nil {
+		t.Fatal(err)
+	}
+	view := tm.FinalModel(t).View()
+	checkFits(t, view, 40, 12)
+	if !strings.HasPrefix(view, "demo-server") || !strings.Contains(view, "The server reports progress three times…") {
+		t.Errorf("at 40×12 with a demo:\n%s", view)
+	}
+}

@@ -154,7 +154,8 @@ func (p *detailPane) Update(msg tea.KeyMsg) intent {
 // ShortHelp is the footer while the pane has focus.
 func (p *detailPane) ShortHelp() []key.Binding {
 	k := p.c.keys
-	return []key.Binding{k.Up, k.Down, k.PageDown, k.ToggleRaw, k.More, k.Pair, k.Copy, k.Back, k.Help}
+	// r and m first: at 80 columns, with ? and q, the rest is cut.
+	return []key.Binding{k.Up, k.Down, k.ToggleRaw, k.More, k.PageDown, k.Pair, k.Copy, k.Back, k.Help, k.Quit}
 }
 
 func (p *detailPane) View() string {

@@ -13,8 +13,14 @@ import (
 // The composer's text goes to $VISUAL or $EDITOR (vi when neither is
 // set) in a file of its own (0600: a frame may hold secrets), and comes
 // back when the editor exits. Each step is a command: writing the file,
-// running the editor (tea.ExecProcess hands it the terminal), reading
-// the file back.
+// running the editor (tea.ExecProcess releases the terminal to it),
+// reading the file back.
+//
+// The editor gets the terminal itself as its stdin, stdout and stderr
+// (see WithTerminal). Given the program's own input instead, a reader
+// that is not a file, os/exec would feed the editor through a pipe: vim
+// warns its input is not from a terminal, and once it exits the copy
+// into that pipe still waits for a key, which the view never gets.
 
 // editorReadyMsg says the file to edit is written.
 type editorReadyMsg struct {
@@ -56,8 +62,9 @@ func writeEditorFile(session int, text string) tea.Cmd {
 	}
 }
 
-// runEditor runs the user's editor on path, with the terminal.
-func runEditor(session int, path string) tea.Cmd {
+// runEditor runs the user's editor on path, with the terminal tty (nil:
+// the program's own input and output).
+func runEditor(session int, path string, tty *os.File) tea.Cmd {
 	argv := strings.Fields(os.Getenv("VISUAL"))
 	if len(argv) == 0 {
 		argv = strings.Fields(os.Getenv("EDITOR"))
@@ -66,6 +73,9 @@ func runEditor(session int, path string) tea.Cmd {
 		argv = []string{"vi"}
 	}
 	c := exec.Command(argv[0], append(argv[1:], path)...)
+	if tty != nil {
+		c.Stdin, c.Stdout, c.Stderr = tty, tty, tty
+	}
 	return tea.ExecProcess(c, func(err error) tea.Msg { return editorExitedMsg{session: session, path: path, err: err} })
 }
 

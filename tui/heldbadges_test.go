@@ -34,7 +34,8 @@ func TestTrafficRowsSayWhatBecameOfEachHeldFrame(t *testing.T) {
 		w, h  int
 		words []string
 	}{
-		{80, 24, []string{"HELD", "EDT RED", "DROPPED", "ANSWERED", "EXPIRED", "DETACHED"}},
+		{60, 24, []string{"HELD", "EDT RED", "DROPPED", "ANSWERED", "EXPIRED", "DETACHED"}},
+		{80, 24, []string{"HELD", "EDITED REDACTED", "DROPPED", "ANSWERED", "EXPIRED", "DETACHED"}},
 		{140, 40, []string{"HELD", "EDITED REDACTED", "DROPPED", "ANSWERED", "EXPIRED", "DETACHED"}},
 	} {
 		tm := startProgram(t, []*Source{openFile(t, path)}, c.w, c.h)

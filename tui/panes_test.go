@@ -6,6 +6,7 @@ import (
 	"time"
 
 	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/lipgloss"
 	"github.com/rpctap/rpctap/classify"
 	"github.com/rpctap/rpctap/sessions"
 	"github.com/rpctap/rpctap/tap"
@@ -35,9 +36,18 @@ func TestTrafficPaneKeysBecomeIntents(t *testing.T) {
 	}
 }
 
+// pendingItems is a pending pane's list of rs.
+func pendingItems(rs ...classify.PendingRequest) []pendingItem {
+	var out []pendingItem
+	for _, r := range rs {
+		out = append(out, pendingItem{PendingRequest: r})
+	}
+	return out
+}
+
 func TestPendingPaneEnterJumpsToTheRequest(t *testing.T) {
 	p := newPendingPane(newCommon(asciiRenderer()))
-	p.items = []classify.PendingRequest{{Seq: 7, Dir: classify.H2S, ID: "1", Method: "a"}, {Seq: 9, Dir: classify.S2H, ID: "0", Method: "roots/list"}}
+	p.items = pendingItems(classify.PendingRequest{Seq: 7, Dir: classify.H2S, ID: "1", Method: "a"}, classify.PendingRequest{Seq: 9, Dir: classify.S2H, ID: "0", Method: "roots/list"})
 	p.Update(press("j"))
 	in := p.Update(press("enter"))
 	if in.kind != intentJumpSeq || in.seq != 9 {
@@ -48,7 +58,7 @@ func TestPendingPaneEnterJumpsToTheRequest(t *testing.T) {
 func TestPendingPaneFlagsTimedOutRequests(t *testing.T) {
 	p := newPendingPane(newCommon(asciiRenderer()))
 	p.SetSize(60, 5)
-	p.items = []classify.PendingRequest{{Seq: 7, Dir: classify.H2S, ID: "1", Method: "slow", Sent: 0, TimedOut: true}}
+	p.items = pendingItems(classify.PendingRequest{Seq: 7, Dir: classify.H2S, ID: "1", Method: "slow", Sent: 0, TimedOut: true})
 	if v := p.View(40*time.Second, 30*time.Second); !strings.Contains(v, "TIMEOUT") || !strings.Contains(v, "40.0s") {
 		t.Errorf("a timed-out request must say so with its wait:\n%s", v)
 	}
@@ -193,7 +203,7 @@ func TestPendingPaneHasATitle(t *testing.T) {
 	if v := p.View(0, 0); !strings.HasPrefix(v, "Pending (0)") {
 		t.Errorf("an empty pending pane:\n%s", v)
 	}
-	p.items = []classify.PendingRequest{{Seq: 7, Dir: classify.H2S, ID: "1", Method: "slow", TimedOut: true}}
+	p.items = pendingItems(classify.PendingRequest{Seq: 7, Dir: classify.H2S, ID: "1", Method: "slow", TimedOut: true})
 	v := p.View(40*time.Second, 30*time.Second)
 	if !strings.HasPrefix(v, "Pending (1)") || !strings.Contains(v, "slow") || !strings.Contains(v, "TMO") {
 		t.Errorf("a narrow pending pane with one timed-out request:\n%s", v)
@@ -215,7 +225,7 @@ func TestFormatSize(t *testing.T) {
 func TestFooterShowsTheKeysOfTheViewInUse(t *testing.T) {
 	m := New(asciiRenderer(), nil)
 	m.Update(tea.WindowSizeMsg{Width: 200, Height: 30})
-	if f := m.footer(); !strings.Contains(f, "enter open") || strings.Contains(f, "filter") || strings.Contains(f, "pair") {
+	if f := m.footer(); !strings.Contains(f, "enter open") || strings.Contains(f, "raw") || strings.Contains(f, "pair") {
 		t.Errorf("the picker's footer: %s", f)
 	}
 	v := loadedView(t)
@@ -237,5 +247,47 @@ func TestFooterShowsTheKeysOfTheViewInUse(t *testing.T) {
 	m.Update(press("esc"))
 	if m.view().showStats {
 		t.Error("esc does not leave the stats")
+	}
+}
+
+// ? help and q quit show in the footer of every pane that lists them,
+// whatever the width (at 80 and 120 columns the traffic's keys do not all
+// fit): the pane's other keys give way, an ellipsis saying so.
+func TestFooterAlwaysShowsHelpAndQuit(t *testing.T) {
+	v := loadedView(t)
+	for _, w := range []int{40, 80, 120, 200} {
+		m := New(asciiRenderer(), []*Source{v.src})
+		m.Update(tea.WindowSizeMsg{Width: w, Height: 30})
+		m.Update(tickMsg{})
+		for _, c := range []struct{ pane, key, back string }{{"traffic", "", ""}, {"detail", "tab", "esc"}, {"pending", "P", "esc"}, {"stats", "s", "s"}} {
+			if c.key != "" {
+				m.Update(press(c.key))
+			}
+			f := m.footer()
+			if !strings.HasSuffix(f, "? help • q quit") || lipgloss.Width(f) > w {
+				t.Errorf("%d columns, the %s footer: %q", w, c.pane, f)
+			}
+			if w == 80 && c.pane == "traffic" && !strings.Contains(f, "/ filter • r raw/pretty … • ? help") {
+				t.Errorf("at 80 columns the traffic footer does not cut its other keys with an ellipsis: %q", f)
+			}
+			if c.back != "" {
+				m.Update(press(c.back))
+			}
+		}
+	}
+}
+
+// The bottom of a narrow terminal goes to the detail pane first: at 40
+// columns the pending pane takes two fifths (it took 30 columns, leaving
+// the detail 6); from 80 a third, 30 to 60 columns.
+func TestNarrowTerminalLeavesTheDetailPaneTheLargerPart(t *testing.T) {
+	c := newCommon(asciiRenderer())
+	v := newSessionView(1, c, &Source{Index: sessions.NewIndex(sessions.IndexOptions{})})
+	fw := c.styles.Pane.GetHorizontalFrameSize()
+	for _, s := range []struct{ w, pending int }{{40, 14}, {60, 22}, {80, 30}, {120, 40}, {200, 60}} {
+		v.setSize(s.w, 9)
+		if v.pending.width != s.pending || v.detail.width+v.pending.width+2*fw != s.w || v.detail.width <= v.pending.width {
+			t.Errorf("at %d columns: detail %d, pending %d; want pending %d, the rest the detail's", s.w, v.detail.width, v.pending.width, s.pending)
+		}
 	}
 }

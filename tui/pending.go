@@ -1,8 +1,9 @@
 package tui
 
 import (
+	"cmp"
 	"fmt"
-	"sort"
+	"slices"
 	"strings"
 	"time"
 
@@ -15,28 +16,94 @@ import (
 
 // pendingPane lists requests waiting for their answer, in both
 // directions, with how long they have waited, coloured as they near the
-// timeout.
+// timeout. It keeps its list from the index's changes (a request came,
+// left, timed out): with nothing new, a sync costs nothing, however many
+// requests wait.
 type pendingPane struct {
-	c      *common
-	items  []classify.PendingRequest
-	sel    int
-	width  int
-	height int
+	c       *common
+	items   []pendingItem // by line; gone ones until the end of a sync
+	gen     uint64        // of the index's changes the list has
+	changes []sessions.PendingChange
+	sel     int
+	width   int
+	height  int
+}
+
+// pendingItem is one request waiting; gone, one that left during a sync.
+type pendingItem struct {
+	classify.PendingRequest
+	gone bool
 }
 
 func newPendingPane(c *common) *pendingPane { return &pendingPane{c: c} }
 
 func (p *pendingPane) SetSize(w, h int) { p.width, p.height = w, h }
 
+// sync brings the list up to date with the index, keeping the selected
+// request selected (or the next one, when it left).
 func (p *pendingPane) sync(x *sessions.Index) {
-	p.items = x.Pending()
-	sort.Slice(p.items, func(i, j int) bool { return p.items[i].Seq < p.items[j].Seq })
-	if p.sel >= len(p.items) {
-		p.sel = len(p.items) - 1
+	selSeq := int64(-1)
+	if p.sel < len(p.items) {
+		selSeq = p.items[p.sel].Seq
 	}
-	if p.sel < 0 {
-		p.sel = 0
+	changes, gen, all, reset := x.PendingChanges(p.gen, p.changes[:0])
+	p.gen, p.changes = gen, changes
+	switch {
+	case reset:
+		p.items = p.items[:0]
+		for _, r := range all {
+			p.items = append(p.items, pendingItem{PendingRequest: r})
+		}
+	case len(changes) == 0:
+		return
+	default:
+		p.apply(changes)
 	}
+	if selSeq >= 0 {
+		p.sel, _ = p.find(selSeq)
+	}
+	p.sel = max(min(p.sel, len(p.items)-1), 0)
+}
+
+// apply takes the index's changes in: a new request is the last (lines
+// only grow), one that left goes.
+func (p *pendingPane) apply(changes []sessions.PendingChange) {
+	left := false
+	for _, c := range changes {
+		i, found := p.find(c.Request.Seq)
+		switch c.Kind {
+		case sessions.PendingAdded:
+			if !found {
+				p.items = slices.Insert(p.items, i, pendingItem{PendingRequest: c.Request})
+			}
+		case sessions.PendingLeft:
+			if found {
+				p.items[i].gone, left = true, true
+			}
+		case sessions.PendingTimedOut:
+			if found {
+				p.items[i].TimedOut = true
+			}
+		}
+	}
+	if left {
+		p.items = slices.DeleteFunc(p.items, func(it pendingItem) bool { return it.gone })
+	}
+}
+
+// find is the position of the request on line seq that has not left,
+// or where it would go.
+func (p *pendingPane) find(seq int64) (int, bool) {
+	if n := len(p.items); n == 0 || p.items[n-1].Seq < seq {
+		return n, false // a new request: the last
+	}
+	i, _ := slices.BinarySearchFunc(p.items, seq, func(it pendingItem, seq int64) int { return cmp.Compare(it.Seq, seq) })
+	for ; i < len(p.items) && p.items[i].Seq == seq; i++ {
+		if !p.items[i].gone {
+			return i, true
+		}
+	}
+	return i, false
 }
 
 func (p *pendingPane) Update(msg tea.KeyMsg) intent {
@@ -66,8 +133,15 @@ func (p *pendingPane) ShortHelp() []key.Binding {
 func (p *pendingPane) View(now time.Duration, timeout time.Duration) string {
 	s := p.c.styles
 	title := s.Title.Render("Pending") + s.Dim.Render(fmt.Sprintf(" (%d)", len(p.items)))
+	if p.height < 2 {
+		return truncate(title, p.width) // a short terminal: the count only
+	}
 	if len(p.items) == 0 {
-		return title + "\n" + s.Dim.Render("nothing pending")
+		empty := "nothing pending"
+		if lipgloss.Width(empty) > p.width {
+			empty = "none"
+		}
+		return truncate(title, p.width) + "\n" + truncate(s.Dim.Render(empty), p.width)
 	}
 	var b strings.Builder
 	b.WriteString(truncate(title, p.width))
@@ -80,7 +154,13 @@ func (p *pendingPane) View(now time.Duration, timeout time.Duration) string {
 	for _, it := range p.items {
 		seqW = max(seqW, len(fmt.Sprint(it.Seq)))
 	}
-	idW := 10
+	// The id column is as wide as the widest id shown, leaving the
+	// method its room; a cut id keeps its end.
+	idW := 0
+	for i := top; i < len(p.items) && i < top+rows; i++ {
+		idW = max(idW, lipgloss.Width(classify.EscapeString(p.items[i].ID, colIDMax*4)))
+	}
+	idW = min(idW, colIDMax, max(p.width-seqW-3-len(" 00000ms TIMEOUT")-colMethod, colIDMin))
 	if p.width < 40 {
 		idW = 0
 	}
@@ -105,7 +185,7 @@ func (p *pendingPane) View(now time.Duration, timeout time.Duration) string {
 		}
 		line := fmt.Sprintf("%*d %s ", seqW, it.Seq, dir)
 		if idW > 0 {
-			line += fmt.Sprintf("%-*s ", idW, truncate(classify.EscapeString(it.ID, 40), idW))
+			line += fmt.Sprintf("%-*s ", idW, cutID(classify.EscapeString(it.ID, colIDMax*4), idW))
 		}
 		end := fmt.Sprintf(" %7s%s", fmtLatency(waited), tag)
 		methodW := max(p.width-lipgloss.Width(line)-lipgloss.Width(end), 4)

@@ -55,8 +55,17 @@ func (v *sessionView) setSize(w, h int) {
 	fw := v.c.styles.Pane.GetHorizontalFrameSize()
 	top := max(h*45/100, 5)
 	bottom := max(h-top, 4)
+	if top+bottom > h {
+		// A short terminal: a row of the table and a line of each pane
+		// under it at least, the table first.
+		bottom = max(h-(frame+2), frame+1)
+		top = max(h-bottom, frame+2)
+	}
 	v.traffic.SetSize(w-fw, top-frame)
-	pendW := min(max(w/3, 30), 60)
+	// The pending pane takes a third, from 30 to 60 columns, but never
+	// more than two fifths of what the two panes share: the detail pane
+	// keeps the larger part of a narrow terminal.
+	pendW := min(max(w/3, 30), 60, max((w-2*fw)*2/5, 1))
 	v.detail.SetSize(w-pendW-2*fw, bottom-frame)
 	v.pending.SetSize(pendW, bottom-frame)
 	v.stats.SetSize(w-fw, h-frame)

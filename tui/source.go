@@ -306,7 +306,9 @@ func openSessionFile(path string, timeout time.Duration, always bool) (*Source, 
 		if !hasHeader && s.Index.Len() == 0 && err == nil && ctx.Err() == nil {
 			s.noRecord.Store(true)
 		}
-		s.ended.Store(true)
+		// What the source says is stored before it ends: a view that
+		// sees it ended looks no more.
+		defer s.ended.Store(true)
 		switch {
 		case err != nil && ctx.Err() == nil:
 			s.state.Store("error: " + err.Error())
@@ -471,7 +473,7 @@ func (s *Source) follow(ctx context.Context, fw *tap.Follower, lower func()) {
 	err := s.Index.ReadStream(ctx, fw, progress)
 	s.behind.Store(false)
 	s.noteLast()
-	s.ended.Store(true)
+	defer s.ended.Store(true) // last: see openSessionFile
 	switch {
 	case ctx.Err() != nil:
 	case err != nil:
@@ -494,11 +496,11 @@ func (s *Source) readLive(ctx context.Context, c net.Conn) {
 	for {
 		ev, err := r.Next()
 		if err != nil {
-			s.ended.Store(true)
 			s.noteLast()
 			if ctx.Err() == nil {
 				s.state.Store("ended")
 			}
+			s.ended.Store(true) // last: see openSessionFile
 			return
 		}
 		off := int64(-1) // there is no file to read the record back from

@@ -32,6 +32,11 @@ type trafficPane struct {
 	// tells the latest scan's report from older ones.
 	scanning *filter.Filter
 	scanGen  int
+	// content is the widest id and method of the entries measured so
+	// far (measured of them): the columns follow it.
+	content  contentWidths
+	measured int
+	measure  []sessions.Entry
 	width    int
 	height   int
 }
@@ -61,6 +66,7 @@ func (p *trafficPane) visibleRows() int { return max(p.height-1, 1) }
 // that reads payloads matches new entries in the background: sync returns
 // that scan's command (file reads stay out of Update).
 func (p *trafficPane) sync(session int, src *Source) tea.Cmd {
+	p.measureNew(src.Index)
 	if p.scanning != nil {
 		return nil // a background scan owns the rows until it reports
 	}
@@ -254,17 +260,49 @@ func (p *trafficPane) move(d int) {
 
 // Column widths.
 const (
-	colSeq      = 7
-	colTime     = 10
-	colWall     = 12
-	colKind     = 12
-	colID       = 12
-	colLat      = 8
-	colSize     = 8 // FormatSize is at most eight cells
-	colFlags    = 24
-	colFlagsMin = 11 // "INVALID E", or in short words "UNM TMO W"
-	colMethod   = 12 // the method gets at least this before the table drops columns
+	colSeq       = 7
+	colTime      = 10
+	colWall      = 12
+	colKind      = 12
+	colIDMin     = 8  // an id cut to this keeps its end, where ids differ
+	colIDMax     = 24 // the widest an id column grows with the ids it shows
+	colLat       = 8
+	colSize      = 8 // FormatSize is at most eight cells
+	colFlags     = 24
+	colFlagsMin  = 11 // "INVALID E", or in short words "UNM TMO W"
+	colMethod    = 12 // the method gets at least this before the table drops columns
+	colMethodMax = 48
 )
+
+// contentWidths are the widest id and method (escaped) the table has to
+// show.
+type contentWidths struct{ id, method int }
+
+// measureNew takes the ids and methods of the entries indexed since the
+// last call into the content widths, a few thousand entries a lock.
+func (p *trafficPane) measureNew(x *sessions.Index) {
+	for n := x.Len(); p.measured < n; {
+		p.measure = x.Entries(p.measure[:0], p.measured, min(p.measured+4096, n))
+		for i := range p.measure {
+			e := &p.measure[i]
+			p.content.id = max(p.content.id, shownWidth(e.ID, colIDMax))
+			p.content.method = max(p.content.method, shownWidth(e.Method, colMethodMax))
+		}
+		p.measured += len(p.measure)
+	}
+}
+
+// shownWidth is the cells s takes escaped, up to most: printable ASCII,
+// as ids and methods nearly always are, is its length, and is not
+// escaped to be measured.
+func shownWidth(s string, most int) int {
+	for i := 0; i < len(s); i++ {
+		if s[i] < 0x20 || s[i] > 0x7e || s[i] == '\\' {
+			return min(lipgloss.Width(classify.EscapeString(s, most*4)), most)
+		}
+	}
+	return min(len(s), most)
+}
 
 // columns are the table's column widths at one width; a width of 0 drops
 // the column.
@@ -272,22 +310,29 @@ type columns struct {
 	time, kind, id, method, lat, size, flags int
 }
 
-// layoutColumns gives each column its width. When the table is narrow the
-// columns give way, in turn, until the method has room: the flags narrow
-// (a row's badges go to short words when the long ones do not fit), the id
-// narrows, the size and then the latency drop, the kind
-// narrows; past that the method is cut short.
-func layoutColumns(width int, wall bool) columns {
-	c := columns{time: colTime, kind: colKind, id: colID, lat: colLat, size: colSize, flags: colFlags}
+// layoutColumns gives each column its width: the id and the method as
+// wide as the widest the table shows (cw), within bounds. When the table
+// is narrow the columns give way, in turn, until the method has room:
+// the flags narrow (a row's badges go to short words when the long ones
+// do not fit), the size drops, the id narrows (an id cut keeps its end),
+// the latency drops, the kind narrows, the id and then the time drop;
+// past that the method is cut short. What is left over goes to the
+// flags, at the end of the row.
+func layoutColumns(width int, wall bool, cw contentWidths) columns {
+	id := min(max(cw.id, len("id")), colIDMax)
+	method := min(max(cw.method, colMethod), colMethodMax)
+	c := columns{time: colTime, kind: colKind, id: id, lat: colLat, size: colSize, flags: colFlags}
 	if wall {
 		c.time = colWall
 	}
 	giveWay := []func(){
 		func() { c.flags = colFlagsMin },
-		func() { c.id = 8 },
 		func() { c.size = 0 },
+		func() { c.id = min(c.id, colIDMin) },
 		func() { c.lat = 0 },
 		func() { c.kind = 8 },
+		func() { c.id = 0 },   // a pair shows in the detail pane
+		func() { c.time = 0 }, // as does the time
 	}
 	for _, step := range giveWay {
 		if c.room(width) >= colMethod {
@@ -295,7 +340,9 @@ func layoutColumns(width int, wall bool) columns {
 		}
 		step()
 	}
-	c.method = max(c.room(width), 4)
+	// The method as wide as the widest, the flags giving way for it.
+	c.flags = max(min(c.flags, width-c.used()-method), colFlagsMin)
+	c.method = max(min(c.room(width), method), 4)
 	// What the method does not take, the flags do.
 	c.flags = max(width-c.used()-c.method, c.flags)
 	return c
@@ -303,26 +350,43 @@ func layoutColumns(width int, wall bool) columns {
 
 // used is the width of every column but the method (and their spaces).
 func (c columns) used() int {
-	n := colSeq + 1 + c.time + 1 + 1 + 1 + c.kind + 1 + c.id + 1 + 1
-	if c.lat > 0 {
-		n += c.lat + 1
-	}
-	if c.size > 0 {
-		n += c.size + 1
+	n := colSeq + 1 + 1 + 1 + c.kind + 1 + 1
+	for _, w := range []int{c.time, c.id, c.lat, c.size} {
+		if w > 0 {
+			n += w + 1
+		}
 	}
 	return n
 }
 
+// column is text left-aligned in a column w wide and its space; nothing
+// for a column dropped (w 0).
+func column(w int, text string) string {
+	if w == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%-*s ", w, text)
+}
+
 // room is the width left for the method, the flags having theirs.
 func (c columns) room(width int) int { return width - c.used() - c.flags }
+
+// cutID fits an id (escaped) in w cells: cut, it keeps its end, where
+// the ids of one peer differ ("rpctap-host-12" and "rpctap-host-13").
+func cutID(id string, w int) string {
+	if n := lipgloss.Width(id); n > w {
+		return ansi.TruncateLeft(id, n-w+1, "…")
+	}
+	return id
+}
 
 // View draws the rows on screen; rows the search marks have a * after
 // their number (a mark that needs no colour).
 func (p *trafficPane) View(x *sessions.Index, started time.Time, marked *search) string {
 	s := p.c.styles
 	var b strings.Builder
-	c := layoutColumns(p.width, p.wall)
-	head := fmt.Sprintf("%*s %-*s %s %-*s %-*s %-*s ", colSeq, "#", c.time, "time", " ", c.kind, "kind", c.id, "id", c.method, "method")
+	c := layoutColumns(p.width, p.wall, p.content)
+	head := fmt.Sprintf("%*s ", colSeq, "#") + column(c.time, "time") + "  " + column(c.kind, "kind") + column(c.id, "id") + column(c.method, "method")
 	if c.lat > 0 {
 		head += fmt.Sprintf("%*s ", c.lat, "latency")
 	}
@@ -380,10 +444,9 @@ func (p *trafficPane) row(e *sessions.Entry, c columns, started time.Time, plain
 	if match {
 		mark = "*"
 	}
-	line := fmt.Sprintf("%*d%s%-*s %s %-*s %-*s %-*s ",
-		colSeq, e.Seq, mark, c.time, truncate(t, c.time), dir, c.kind, truncate(kind, c.kind),
-		c.id, truncate(classify.EscapeString(e.ID, c.id*4), c.id),
-		c.method, truncate(classify.EscapeString(e.Method, c.method*4), c.method))
+	line := fmt.Sprintf("%*d%s", colSeq, e.Seq, mark) + column(c.time, truncate(t, c.time)) + dir + " " + column(c.kind, truncate(kind, c.kind)) +
+		column(c.id, cutID(classify.EscapeString(e.ID, colIDMax*4), c.id)) +
+		column(c.method, truncate(classify.EscapeString(e.Method, c.method*4), c.method))
 	if c.lat > 0 {
 		lat := ""
 		if e.Kind == classify.KindResponse || e.Src == sessions.SrcInject && e.Pair != 0 {

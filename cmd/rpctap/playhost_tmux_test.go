@@ -122,6 +122,8 @@ func TestWatchWithNoHostPlaysTheHostOfServerEverything(t *testing.T) {
 	pickTemplate(t, waitfor, keys, screen, "tools/call echo")
 	waitfor(`"name":"echo","arguments":{"messa`)
 	keys("C-s")
+	waitfor(`"<string>" still at params.arguments.message`) // sent as it is on a second ctrl+s
+	keys("C-s")
 	waitfor("CAPTURED")
 	keys("Escape")
 	keys("q")
@@ -189,6 +191,8 @@ func TestWatchWithNoHostPlaysTheHostOfTheGoSDKServer(t *testing.T) {
 	keys("i")
 	pickTemplate(t, waitfor, keys, screen, "tools/call echo")
 	waitfor(`"<string>"},"_meta":{"io.modelcontext`) // wrapped at 80
+	keys("C-s")
+	waitfor(`"<string>" still at params.arguments.message`) // sent as it is on a second ctrl+s
 	keys("C-s")
 	waitfor("CAPTURED")
 	keys("Escape")

@@ -61,7 +61,7 @@ func runUI(srcs []*tui.Source, opts ...tui.Option) error {
 	}
 	defer tty.Close()
 	r := uiRenderer(tty, c.Theme)
-	m := tui.New(r, srcs, opts...)
+	m := tui.New(r, srcs, append(opts, tui.WithTerminal(tty))...)
 	// The view ends as q ends it when its terminal goes away (see
 	// ttyInput): SIGHUP, or a read that finds the terminal hung up.
 	gone := make(chan struct{})
