@@ -494,7 +494,7 @@ func (s *exporter) mask(ev *Event) bool {
 	var m1, m2 bool
 	ev.Frame, m1 = s.red.Mask(ev.Frame)
 	if ev.Header != nil {
-		ev.Header, m2 = s.red.Mask(ev.Header)
+		ev.Header, m2 = s.red.MaskHeader(ev.Header)
 	}
 	ev.Text = s.red.MaskString(ev.Text)
 	ev.Redacted = ev.Redacted || m1 || m2

@@ -536,7 +536,7 @@ func (r *recorder) commitJob(b *batch, j *job) {
 		if j.spoolErr != nil {
 			r.fail(j.dir, j.spoolErr)
 		} else if j.spool != nil {
-			header, masked := r.redact.Mask(b.bytes(j.header))
+			header, masked := r.redact.MaskHeader(b.bytes(j.header))
 			rec := sessions.FrameRecord{T: int64(j.t / time.Microsecond), Dir: j.dir, EOF: j.eof, Captured: j.captured, Header: header, Redacted: masked}
 			if r.failing {
 				r.missing[j.dir]++

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -75,5 +76,81 @@ func TestNoOutputPathShowsASecretOfTheTapsEnvironment(t *testing.T) {
 	}
 	if !bytes.Contains(outputs["tail"], []byte("***API_TOKEN***")) {
 		t.Errorf("tail shows no mask, so the frames are not there:\n%s", outputs["tail"])
+	}
+}
+
+// Masking never changes a frame's JSON: a real host and server-everything
+// through a tap whose server has variables with secret-looking names set
+// to JSON literals and common values (AUTH_ENABLED=true, USE_API_KEY=false,
+// a *_KEY of null or 1) record frames that check reads as the JSON they
+// were (no not-json, "listChanged":true as it was). Real secrets in the
+// same environment are still masked inside strings (the echo's message,
+// the sum's text), and one the host sends as a JSON number (get-sum's a)
+// is left a number.
+func TestCommonValuesOfSecretLookingVariablesLeaveRecordedFramesJSON(t *testing.T) {
+	inspector := needPeer(t, "node_modules/.bin/inspector")
+	server := needPeer(t, "node_modules/.bin/mcp-server-everything")
+	bin := rpctapBinary(t)
+	const secret, pin = "s3cr3t-value-42", "73519246"
+	calls := map[string]struct {
+		call       []string
+		shows      string // what the host prints
+		recorded   []string
+		unrecorded []string
+	}{
+		"echo": {[]string{"--tool-name", "echo", "--tool-arg", "message=say " + secret}, "say " + secret,
+			[]string{`\"listChanged\":true`, "say ***API_TOKEN***"}, []string{secret}},
+		"get-sum": {[]string{"--tool-name", "get-sum", "--tool-arg", "a=" + pin, "--tool-arg", "b=1"}, "The sum of " + pin,
+			[]string{`\"a\":` + pin + `,`, "The sum of ***PIN_KEY*** and 1"}, []string{"sum of " + pin}},
+	}
+	for name, c := range calls {
+		t.Run(name, func(t *testing.T) {
+			dir := t.TempDir()
+			rec := filepath.Join(dir, "s.jsonl")
+			// The inspector gives the server (here the tap) only the
+			// variables named with -e.
+			args := []string{"--cli"}
+			for _, kv := range []string{"AUTH_ENABLED=true", "USE_API_KEY=false", "SOME_KEY=null", "ONE_KEY=1", "API_TOKEN=" + secret, "PIN_KEY=" + pin} {
+				args = append(args, "-e", kv)
+			}
+			args = append(append(append(args, "--method", "tools/call"), c.call...), "--", bin, "run", "--record", rec, "--", server, "stdio")
+			out, _ := timed(t, dir, inspector, args...)
+			if !bytes.Contains(out, []byte(c.shows)) {
+				t.Fatalf("the host did not get its answer through the tap (the wire must not change):\n%s", out)
+			}
+			report, err := exec.Command(bin, "check", "--format", "json", rec).Output()
+			if e, ok := err.(*exec.ExitError); err != nil && (!ok || e.ExitCode() > 1) {
+				t.Fatalf("rpctap check: %v\n%s", err, report)
+			}
+			var doc checkDoc
+			if err := json.Unmarshal(report, &doc); err != nil {
+				t.Fatalf("check --format json: %v\n%s", err, report)
+			}
+			notJSON := 0
+			for _, f := range doc.Findings {
+				if f.Code == "not-json" {
+					notJSON++
+					t.Errorf("line %d: not-json: %s", f.Line, f.Message)
+				}
+			}
+			if doc.Frames < 6 {
+				t.Errorf("check read %d frames", doc.Frames)
+			}
+			file, err := os.ReadFile(rec)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, gone := range append([]string{"***AUTH_ENABLED***", "***USE_API_KEY***", "***SOME_KEY***", "***ONE_KEY***"}, c.unrecorded...) {
+				if bytes.Contains(file, []byte(gone)) {
+					t.Errorf("the session file holds %s", gone)
+				}
+			}
+			for _, kept := range c.recorded {
+				if !bytes.Contains(file, []byte(kept)) {
+					t.Errorf("the session file does not hold %s:\n%s", kept, file)
+				}
+			}
+			t.Logf("check: %d frames, %d not-json", doc.Frames, notJSON)
+		})
 	}
 }
