@@ -145,7 +145,8 @@ func secretName(name string) bool {
 // with secret-looking names, and those named by --redact: NAME (the value
 // of that variable) or NAME=VALUE (a literal value, shown as NAME). A
 // value too short or too common to be a secret (see secretValue) is not
-// masked.
+// masked. The Redactor it returns is never nil, as it masks arguments by
+// their shape too (see MaskStrings), whatever the values.
 func NewRedactor(env []string, flags []string) (*Redactor, error) {
 	r := &Redactor{}
 	add := func(name, value string) {
@@ -183,7 +184,7 @@ func NewRedactor(env []string, flags []string) (*Redactor, error) {
 		add(name, value)
 	}
 	if len(r.secrets) == 0 {
-		return nil, nil
+		return r, nil
 	}
 	// Longer values first, so a value that contains another is masked whole.
 	sort.SliceStable(r.secrets, func(i, j int) bool { return len(r.secrets[i].value) > len(r.secrets[j].value) })
@@ -663,20 +664,3 @@ func MaskingWriter(env, flags []string, w io.Writer) (io.WriteCloser, error) {
 type nopWriteCloser struct{ io.Writer }
 
 func (nopWriteCloser) Close() error { return nil }
-
-// MaskStrings masks each of ss, in a new slice when any is masked.
-func (r *Redactor) MaskStrings(ss []string) []string {
-	var out []string
-	for i, s := range ss {
-		if m := r.MaskString(s); m != s {
-			if out == nil {
-				out = slices.Clone(ss)
-			}
-			out[i] = m
-		}
-	}
-	if out == nil {
-		return ss
-	}
-	return out
-}

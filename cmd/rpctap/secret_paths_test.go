@@ -3,11 +3,13 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // issue 10 point 6: a secret of the tap's environment appears on no
@@ -152,5 +154,97 @@ func TestCommonValuesOfSecretLookingVariablesLeaveRecordedFramesJSON(t *testing.
 			}
 			t.Logf("check: %d frames, %d not-json", doc.Frames, notJSON)
 		})
+	}
+}
+
+// Secret-looking arguments are masked by their shape wherever rpctap
+// shows a server's command line, with no secret in the environment to
+// compare them with: --token=X, --token X, --api-key X, --password X,
+// Bearer X, an sk-… key; and a secret of the environment given as two
+// arguments. Each output is read whole: the session header, rpctap ls
+// (text and --json) while the tap lives, every export (the JSON export's
+// argv array too) and replay --as-host's reports.
+func TestSecretLookingArgumentsAreMaskedByTheirShapeEverywhere(t *testing.T) {
+	bin := rpctapBinary(t)
+	dir := t.TempDir()
+	env := append(os.Environ(), "DB_PASSWORD=qzx7v vvk9q")
+	secrets := []string{"tok-abc123", "K2-apikey", "hunter2x", "bearer-cred-77", "sk-proj-abcdefghijklmnop1234", "qzx7v", "vvk9q"}
+	argv := []string{"sh", "-c", "exec cat", "srv", "--token=tok-abc123", "--api-key", "K2-apikey", "--password", "hunter2x",
+		"--header", "Authorization: Bearer bearer-cred-77", "sk-proj-abcdefghijklmnop1234", "--db", "qzx7v", "vvk9q"}
+	rec := filepath.Join(dir, "s.jsonl")
+	name := "argv-shape-" + filepath.Base(dir)
+	run := exec.Command(bin, append([]string{"run", "--name", name, "--record", rec, "--"}, argv...)...)
+	run.Env = env
+	stdin, err := run.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	run.Stdout = io.Discard
+	if err := run.Start(); err != nil {
+		t.Fatal(err)
+	}
+	outputs := map[string][]byte{}
+	do := func(name string, args ...string) {
+		t.Helper()
+		cmd := exec.Command(bin, args...)
+		cmd.Env, cmd.Dir = env, dir
+		var out bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, &out
+		if err := cmd.Run(); err != nil {
+			if e, ok := err.(*exec.ExitError); !ok || e.ExitCode() > 1 {
+				t.Errorf("rpctap %s: %v\n%s", name, err, out.Bytes())
+			}
+		}
+		outputs[name] = out.Bytes()
+	}
+	stdin.Write([]byte(`{"jsonrpc":"2.0","id":1,"method":"ping"}` + "\n"))
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		out, _ := exec.Command(bin, "ls", "--json").Output()
+		if framesOf(out, name) >= 2 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the tap never showed up in rpctap ls:\n%s", out)
+		}
+	}
+	do("ls", "ls")
+	do("ls --json", "ls", "--json")
+	stdin.Close()
+	if err := run.Wait(); err != nil {
+		t.Fatalf("rpctap run: %v", err)
+	}
+	for _, f := range []string{"markdown", "mermaid", "html", "json", "har", "otlp"} {
+		do("export --format "+f, "export", rec, "--format", f, "-o", "-")
+	}
+	// replay's reports name the server it plays to: the same command.
+	do("replay --as-host", append([]string{"replay", "--as-host", rec, "--no-record", "--"}, argv...)...)
+	do("replay --as-host --json", append([]string{"replay", "--as-host", rec, "--json", "--no-record", "--"}, argv...)...)
+	file, err := os.ReadFile(rec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	outputs["the session file"] = file
+	for what, out := range outputs {
+		if len(out) == 0 {
+			t.Errorf("%s printed nothing", what)
+		}
+		for _, s := range secrets {
+			if bytes.Contains(out, []byte(s)) {
+				t.Errorf("%s shows %s:\n%s", what, s, out)
+			}
+		}
+	}
+	for what, want := range map[string]string{
+		"the session file":         `"--token=***TOKEN***","--api-key","***API_KEY***","--password","***PASSWORD***","--header","Authorization: Bearer ***TOKEN***","***API_KEY***","--db","***DB_PASSWORD***","***DB_PASSWORD***"`,
+		"export --format json":     `"--api-key","***API_KEY***"`,
+		"export --format markdown": "--password ***PASSWORD***",
+		"ls --json":                `"***PASSWORD***"`,
+		"ls":                       "--token=***TOKEN***",
+		"replay --as-host":         "--api-key ***API_KEY***",
+		"replay --as-host --json":  `"--token=***TOKEN***"`,
+	} {
+		if !bytes.Contains(outputs[what], []byte(want)) {
+			t.Errorf("%s does not show the masked command line %s:\n%s", what, want, outputs[what])
+		}
 	}
 }
