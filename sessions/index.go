@@ -127,8 +127,9 @@ type Counts struct {
 	Events        int // event records
 	// Errors, Warnings and Infos count entries by their worst finding.
 	Errors, Warnings, Infos int
-	Pending                 int // requests waiting for an answer
-	Skipped                 int // lines that could not be read as a record
+	Pending                 int   // requests waiting for an answer
+	Skipped                 int   // lines that could not be read as a record
+	SkippedBytes            int64 // the bytes those lines held
 	// Exit is set once the session's exit record is indexed: a file
 	// without one was cut short (its tap was killed, its disk filled).
 	Exit bool
