@@ -187,6 +187,7 @@ type Index struct {
 	counts   Counts
 	header   Header
 	hasHdr   bool
+	framings Framings          // each direction's, from the header and the notes
 	tr       *classify.Tracker // nil until the header or the first record
 	lastSeq  int64
 
@@ -314,6 +315,14 @@ func (x *Index) Header() (Header, bool) {
 	return x.header, x.hasHdr
 }
 
+// Framings is each direction's framing, as the header and the framing
+// notes indexed so far say.
+func (x *Index) Framings() Framings {
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	return x.framings
+}
+
 // startTracker starts the tracker from the header, as Check does.
 func (x *Index) startTracker() {
 	profile := x.opts.Profile
@@ -322,10 +331,10 @@ func (x *Index) startTracker() {
 			profile = p
 		}
 	}
-	framing, err := classify.ParseFraming(x.header.FramingOrDefault())
+	x.framings = x.header.Framings()
 	x.tr = classify.NewTracker(classify.TrackerOptions{
 		Profile:        profile,
-		LSPFraming:     err == nil && framing == classify.FramingLSP,
+		LSPFraming:     x.framings.LSP(),
 		Timeout:        x.header.TimeoutOr(x.opts.Timeout),
 		MethodTimeouts: x.opts.MethodTimeouts,
 	})
@@ -408,7 +417,7 @@ func (x *Index) add(ev *Event, offset int64, pre *classify.Message) {
 			x.counts.Exit = x.counts.Exit || ev.Kind == EventExit
 		}
 		x.entries.push(e)
-		if ev.Kind == EventNote && ev.Text == NoteFramingLSP {
+		if x.framings.Note(ev) {
 			x.tr.UseLSPFraming()
 			x.noteProfile()
 		}

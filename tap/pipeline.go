@@ -212,7 +212,7 @@ const (
 	jobFrame jobKind = iota
 	jobEvent
 	jobSpool   // a frame too large to hold, recorded from its spool
-	jobLSPNote // the traffic showed Content-Length framing
+	jobLSPNote // a direction's traffic showed Content-Length framing
 )
 
 // A job is one record to make.
