@@ -66,6 +66,7 @@ type Report struct {
 	// are their numbers (the first 1,000 of them).
 	Skipped      int
 	SkippedLines []int
+	SkippedBytes int64 // the bytes the skipped lines held
 	// HeaderFaults says what is wrong with the header, if anything.
 	HeaderFaults []string
 	// Profile is the profile the session was judged by in the end.
@@ -165,6 +166,7 @@ func Check(r io.Reader, opts CheckOptions) (*Report, error) {
 		}
 	}
 	rep.Skipped, rep.SkippedLines, rep.HeaderFaults = rd.Skipped(), rd.SkippedLines(), rd.HeaderFaults()
+	rep.SkippedBytes = rd.SkippedBytes()
 	rep.Profile = tr.Profile()
 	if !hasHeader && records == 0 {
 		return rep, ErrNoRecords

@@ -114,6 +114,10 @@ type ExportResult struct {
 	// Pairs counts request/response pairs (requests with no answer too)
 	// the export wrote, for the formats made of pairs.
 	Pairs int
+	// Skipped counts the session file's lines that are no record (and
+	// so in no export), SkippedBytes the bytes they held.
+	Skipped      int
+	SkippedBytes int64
 }
 
 // Folded reports whether records were left out.
@@ -283,6 +287,7 @@ func openExport(path string, opts ExportOptions) (*exporter, error) {
 	s.back.peer = s.recs.window // an answer close after its request is read with it
 	s.pairs.List()              // sorted now, read by both goroutines from here on
 	s.res.Records = s.counts.Entries
+	s.res.Skipped, s.res.SkippedBytes = s.counts.Skipped, s.counts.SkippedBytes
 	s.foldFrom, s.foldTo = s.counts.Entries, s.counts.Entries
 	max := opts.MaxFrames
 	if max == 0 {
@@ -494,7 +499,7 @@ func (s *exporter) mask(ev *Event) bool {
 	var m1, m2 bool
 	ev.Frame, m1 = s.red.Mask(ev.Frame)
 	if ev.Header != nil {
-		ev.Header, m2 = s.red.Mask(ev.Header)
+		ev.Header, m2 = s.red.MaskHeader(ev.Header)
 	}
 	ev.Text = s.red.MaskString(ev.Text)
 	ev.Redacted = ev.Redacted || m1 || m2

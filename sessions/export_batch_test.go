@@ -317,14 +317,14 @@ func TestAnswersCloseToTheirRequestsAreReadWithThem(t *testing.T) {
 	}
 }
 
-// The transcript trusts the index that a frame is JSON only while the
-// export's masking left the frame as it was: a frame the mask made into
-// something else (a secret that was a bare number, its mask as long) is shown as text,
-// not pretty-printed as if it were still JSON.
-func TestAFrameTheMaskBrokeIsShownAsText(t *testing.T) {
+// Masking never changes a frame's JSON shape: a secret that is a bare
+// number in a frame is left as it is (a number is no string to mask in),
+// the same secret in a string is masked, and the export pretty-prints
+// both frames as the JSON they still are.
+func TestASecretWrittenAsANumberLeavesTheFrameJSON(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "s.jsonl")
 	session := `{"rpctap":"session","version":1,"id":"c","started":"2026-11-29T18:00:00.000000Z","framing":"ndjson","profile":"jsonrpc"}` + "\n" +
-		`{"t":1,"dir":"h2s","frame":"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"pin\",\"params\":{\"pin\":73519246}}"}` + "\n" +
+		`{"t":1,"dir":"h2s","frame":"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"pin\",\"params\":{\"pin\":73519246,\"note\":\"pin 73519246\"}}"}` + "\n" +
 		`{"t":2,"dir":"h2s","frame":"{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"ping\"}"}` + "\n"
 	os.WriteFile(path, []byte(session), 0o600)
 	red, err := NewRedactor(nil, []string{"PI=73519246"})
@@ -332,8 +332,8 @@ func TestAFrameTheMaskBrokeIsShownAsText(t *testing.T) {
 		t.Fatal(err)
 	}
 	got, _ := exportString(t, path, ExportOptions{Format: FormatMarkdown, Redactor: red})
-	if !strings.Contains(got, "```text\n{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"pin\",\"params\":{\"pin\":***PI***}}\n```") {
-		t.Errorf("the masked frame is not shown as text:\n%s", got)
+	if !strings.Contains(got, "```json\n{\n  \"jsonrpc\": \"2.0\",\n  \"id\": 1,\n  \"method\": \"pin\",\n  \"params\": {\n    \"pin\": 73519246,\n    \"note\": \"pin ***PI***\"\n  }\n}\n```") {
+		t.Errorf("the frame is not shown as JSON, masked in its string:\n%s", got)
 	}
 	if !strings.Contains(got, "```json\n{\n  \"jsonrpc\": \"2.0\",\n  \"id\": 2,") {
 		t.Errorf("the frame the mask left is not pretty-printed:\n%s", got)

@@ -5,7 +5,6 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"fmt"
-	"html"
 	"io"
 	"math/bits"
 	"time"
@@ -16,7 +15,9 @@ import (
 // The HTML export: one self-contained page (styles and script inline, no
 // network), with search, collapsible pretty JSON, findings, the pairs
 // with their latency, and a latency histogram. Everything from a peer is
-// escaped for HTML (after being masked and escaped for a terminal), and
+// escaped for markup (after being masked and escaped for a terminal):
+// no character XML 1.0 forbids is in the page, so that XML tools read it
+// too. And
 // the page's Content-Security-Policy lets only its own script and style
 // run, by their hashes.
 
@@ -53,8 +54,8 @@ func cspHash(s string) string {
 }
 
 // h escapes peer text for HTML: masked, escaped for a terminal (cut at
-// max bytes), then HTML-escaped.
-func (s *exporter) h(t string, max int) string { return html.EscapeString(s.text(t, max)) }
+// max bytes), then escaped for markup (markupText).
+func (s *exporter) h(t string, max int) string { return markupText(s.text(t, max)) }
 
 func (s *exporter) html(out io.Writer) error {
 	stats, err := s.stats()
@@ -111,14 +112,14 @@ func (s *exporter) htmlSummary(w io.Writer) {
 	fmt.Fprintf(w, "<table>\n")
 	row := func(k, v string) { fmt.Fprintf(w, "<tr><th>%s</th><td>%s</td></tr>\n", k, v) }
 	if s.opts.Source != "" {
-		row("file", "<code>"+html.EscapeString(classify.EscapeString(s.opts.Source, 200))+"</code>")
+		row("file", "<code>"+markupText(classify.EscapeString(s.opts.Source, 200))+"</code>")
 	}
 	if s.hasHdr {
 		row("session", "<code>"+s.h(s.hdr.ID, 120)+"</code>")
 		row("command", "<code>"+s.h(s.command(), 400)+"</code>")
 		row("started", s.hdr.Started.UTC().Format("2006-01-02 15:04:05.000 UTC"))
 	}
-	row("profile", html.EscapeString(fmt.Sprintf("%s, framing %s", s.x.Profile(), classify.EscapeString(s.hdr.FramingOrDefault(), 20))))
+	row("profile", markupText(fmt.Sprintf("%s, framing %s", s.x.Profile(), classify.EscapeString(s.hdr.FramingOrDefault(), 20))))
 	row("records", fmt.Sprintf("%d: %d host → server, %d server → host, %d stderr, %s", c.Entries, c.H2S, c.S2H, c.Err, count(c.Events, "event")))
 	row("findings", fmt.Sprintf("%s, %s, %s (records by their worst)", count(c.Errors, "error"), count(c.Warnings, "warning"), count(c.Infos, "note")))
 	if s.res.Folded() {
@@ -248,12 +249,12 @@ func (s *exporter) htmlRecord(b []byte, pos int, e *Entry, ev *Event) []byte {
 	b = fmt.Appendf(b, "<div class=\"rec %s\" id=\"line-%d\">", class, e.Seq)
 	head := fmt.Sprintf("line %d · +%s · ", e.Seq, ms(time.Duration(e.T)*time.Microsecond))
 	if !e.IsFrame() {
-		b = append(b, html.EscapeString(head+s.eventText(ev))...)
+		b = appendMarkup(b, head+s.eventText(ev), false)
 		return append(b, "</div>\n"...)
 	}
 	title := string(s.appendFrameTitle(nil, e, ev, func(b []byte, t string) []byte { return classify.AppendEscaped(b, []byte(t), 120) }))
 	b = append(b, "<details><summary>"...)
-	b = append(b, html.EscapeString(head+title)...)
+	b = appendMarkup(b, head+title, false)
 	b = append(b, "</summary><pre>"...)
 	body, ok := []byte(nil), false
 	if e.Dir != classify.Err {
@@ -262,11 +263,11 @@ func (s *exporter) htmlRecord(b []byte, pos int, e *Entry, ev *Event) []byte {
 	if !ok {
 		body = classify.AppendEscaped(nil, ev.Frame, 4*s.cuts.String)
 	}
-	b = append(b, html.EscapeString(string(body))...)
+	b = appendMarkup(b, string(body), false)
 	b = append(b, "</pre></details>"...)
 	if e.Codes != 0 {
 		for _, f := range s.findings(pos) {
-			b = fmt.Appendf(b, "<div class=\"f %s\"><b>%s</b> <code>%s</code>: %s", f.Severity, f.Severity, f.Code, html.EscapeString(classify.EscapeString(f.Message, 0)))
+			b = fmt.Appendf(b, "<div class=\"f %s\"><b>%s</b> <code>%s</code>: %s", f.Severity, f.Severity, f.Code, markupText(classify.EscapeString(f.Message, 0)))
 			if f.Member >= 0 {
 				b = fmt.Appendf(b, " (batch member %d)", f.Member)
 			}

@@ -126,8 +126,9 @@ type Counts struct {
 	Events        int // event records
 	// Errors, Warnings and Infos count entries by their worst finding.
 	Errors, Warnings, Infos int
-	Pending                 int // requests waiting for an answer
-	Skipped                 int // lines that could not be read as a record
+	Pending                 int   // requests waiting for an answer
+	Skipped                 int   // lines that could not be read as a record
+	SkippedBytes            int64 // the bytes those lines held
 	// Exit is set once the session's exit record is indexed: a file
 	// without one was cut short (its tap was killed, its disk filled).
 	Exit bool
@@ -189,6 +190,7 @@ type Index struct {
 	counts   Counts
 	header   Header
 	hasHdr   bool
+	framings Framings          // each direction's, from the header and the notes
 	tr       *classify.Tracker // nil until the header or the first record
 	lastSeq  int64
 
@@ -320,6 +322,14 @@ func (x *Index) Header() (Header, bool) {
 	return x.header, x.hasHdr
 }
 
+// Framings is each direction's framing, as the header and the framing
+// notes indexed so far say.
+func (x *Index) Framings() Framings {
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	return x.framings
+}
+
 // startTracker starts the tracker from the header, as Check does.
 func (x *Index) startTracker() {
 	profile := x.opts.Profile
@@ -328,10 +338,10 @@ func (x *Index) startTracker() {
 			profile = p
 		}
 	}
-	framing, err := classify.ParseFraming(x.header.FramingOrDefault())
+	x.framings = x.header.Framings()
 	x.tr = classify.NewTracker(classify.TrackerOptions{
 		Profile:        profile,
-		LSPFraming:     err == nil && framing == classify.FramingLSP,
+		LSPFraming:     x.framings.LSP(),
 		Timeout:        x.header.TimeoutOr(x.opts.Timeout),
 		MethodTimeouts: x.opts.MethodTimeouts,
 	})
@@ -420,7 +430,7 @@ func (x *Index) add(ev *Event, offset int64, pre *classify.Message) {
 			}
 		}
 		x.entries.push(e)
-		if ev.Kind == EventNote && ev.Text == NoteFramingLSP {
+		if x.framings.Note(ev) {
 			x.tr.UseLSPFraming()
 			x.noteProfile()
 		}

@@ -98,12 +98,13 @@ const (
 // classifying one, to the indexing one. Their frames are copied into data,
 // so that the Reader's buffers can move on.
 type batch struct {
-	recs    []batchRec
-	msgs    []classify.Message // the frames classified ahead, by recs' positions
-	data    []byte
-	skipped int   // lines skipped up to the end of the batch
-	end     int64 // input offset after the batch
-	err     error // the error that ended the reading (io.EOF at the end)
+	recs      []batchRec
+	msgs      []classify.Message // the frames classified ahead, by recs' positions
+	data      []byte
+	skipped   int   // lines skipped up to the end of the batch
+	skipBytes int64 // the bytes those lines held
+	end       int64 // input offset after the batch
+	err       error // the error that ended the reading (io.EOF at the end)
 }
 
 type batchRec struct {
@@ -308,7 +309,7 @@ func (x *Index) addBatch(b *batch) {
 			x.add(&b.recs[i].ev, b.recs[i].offset, &b.msgs[i])
 		}
 		if i == len(b.recs) {
-			x.counts.Skipped = b.skipped
+			x.counts.Skipped, x.counts.SkippedBytes = b.skipped, b.skipBytes
 		}
 		x.mu.Unlock()
 		if len(b.recs) == 0 {
@@ -334,7 +335,7 @@ func readBatches(ctx context.Context, rd *Reader, src *eofNotifier, free <-chan 
 		}
 	}
 	send := func() {
-		b.skipped, b.end = rd.skipped, rd.pos
+		b.skipped, b.skipBytes, b.end = rd.skipped, rd.skippedBytes, rd.pos
 		select {
 		case out <- b:
 		case <-ctx.Done():

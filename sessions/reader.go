@@ -40,8 +40,21 @@ type Reader struct {
 	// partial last line while following.
 	line    []byte
 	partial bool
+	// lineLen is the length of the line being read; lx follows its
+	// JSON once it does not fit br's buffer, and junk is set once it
+	// cannot be a record (no record is anything but JSON): its bytes are
+	// then counted, not kept, so a damaged file (a tail of NUL bytes
+	// with no newline, as a crash can leave) costs no memory.
+	lineLen int64
+	lx      jsonLexer
+	junk    bool
+	newline bool // the last line read ended with "\n"
 	lineNo  int
 	skipped int
+	// skippedBytes is the length of the lines skipped, their newlines
+	// apart; bigSkip the longest of them, at line bigSkipLine.
+	skippedBytes, bigSkip int64
+	bigSkipLine           int
 	// skippedLines are the numbers of the first lines skipped (at most
 	// maxSkippedLines of them); headerFaults what was wrong with the
 	// header.
@@ -116,6 +129,13 @@ func (r *Reader) Header() (Header, bool) {
 // record, the header aside.
 func (r *Reader) Skipped() int { return r.skipped }
 
+// SkippedBytes is how many bytes the lines counted by Skipped held.
+func (r *Reader) SkippedBytes() int64 { return r.skippedBytes }
+
+// LongestSkipped is the longest line skipped so far: its number and its
+// length in bytes (0, 0 when none was).
+func (r *Reader) LongestSkipped() (line int, size int64) { return r.bigSkipLine, r.bigSkip }
+
 // maxSkippedLines bounds the line numbers a Reader keeps of the lines it
 // skipped: a file of junk costs no more memory than a good one.
 const maxSkippedLines = 1000
@@ -143,6 +163,14 @@ func (r *Reader) skip() {
 	r.skipped++
 	if len(r.skippedLines) < maxSkippedLines {
 		r.skippedLines = append(r.skippedLines, r.lineNo)
+	}
+	n := r.pos - r.start
+	if r.newline {
+		n--
+	}
+	r.skippedBytes += n
+	if n > r.bigSkip {
+		r.bigSkip, r.bigSkipLine = n, r.lineNo
 	}
 }
 
@@ -222,27 +250,30 @@ func (r *Reader) decide() error {
 }
 
 // readLine returns the next line, "\n" included when there is one. The
-// line is valid until the next call.
+// line is valid until the next call. A line that does not fit br's buffer
+// is gathered only while it can still be a record: from the first byte
+// that no JSON text has there (a NUL, say), the rest of it is read and
+// counted, not kept, and readLine returns noRecord in its place.
 func (r *Reader) readLine() ([]byte, error) {
 	if !r.partial {
 		if cap(r.line) > maxKeptLine {
 			r.line = nil
 		}
-		r.line = r.line[:0]
+		r.line, r.lineLen, r.junk, r.lx = r.line[:0], 0, false, jsonLexer{}
 	}
 	for {
 		b, err := r.br.ReadSlice('\n')
-		if err == nil && len(r.line) == 0 {
-			r.start, r.pos = r.pos, r.pos+int64(len(b))
+		if err == nil && r.lineLen == 0 {
+			r.start, r.pos, r.newline = r.pos, r.pos+int64(len(b)), true
 			return b, nil // the usual case: the line is in br's buffer
 		}
-		r.line = append(r.line, b...)
-		r.partial = len(r.line) > 0
+		r.take(b)
+		r.partial = r.lineLen > 0
 		switch {
 		case err == nil:
 			r.partial = false
-			r.start, r.pos = r.pos, r.pos+int64(len(r.line))
-			return r.line, nil
+			r.start, r.pos, r.newline = r.pos, r.pos+r.lineLen, true
+			return r.gathered(), nil
 		case errors.Is(err, bufio.ErrBufferFull):
 		case err == io.EOF && r.ctx != nil && !r.final:
 			if r.alive != nil && !r.alive() {
@@ -252,14 +283,42 @@ func (r *Reader) readLine() ([]byte, error) {
 			if err := r.wait(); err != nil {
 				return nil, err
 			}
-		case err == io.EOF && len(r.line) > 0:
+		case err == io.EOF && r.lineLen > 0:
 			r.partial = false
-			r.start, r.pos = r.pos, r.pos+int64(len(r.line))
-			return r.line, nil // the last line, with no "\n"
+			r.start, r.pos, r.newline = r.pos, r.pos+r.lineLen, false
+			return r.gathered(), nil // the last line, with no "\n"
 		default:
 			return nil, err
 		}
 	}
+}
+
+// noRecord stands for a line that cannot be a record.
+var noRecord = []byte{0}
+
+// take adds b, a piece of the line being read, to the line, unless the
+// line can no longer be a record.
+func (r *Reader) take(b []byte) {
+	r.lineLen += int64(len(b))
+	if r.junk {
+		return
+	}
+	if r.lx.feed(b, nil) < len(b) {
+		r.junk = true
+		if r.line = r.line[:0]; cap(r.line) > maxKeptLine {
+			r.line = nil
+		}
+		return
+	}
+	r.line = append(r.line, b...)
+}
+
+// gathered is the line take gathered.
+func (r *Reader) gathered() []byte {
+	if r.junk {
+		return noRecord
+	}
+	return r.line
 }
 
 // wait sleeps one poll interval, or until the Follow context is done.

@@ -2,10 +2,12 @@ package sessions_test
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io"
 	"reflect"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -570,5 +572,85 @@ func TestHeldFramesRoundTripWithTheirOutcomeAndOriginal(t *testing.T) {
 	evs, skipped = readAll(t, []byte(old))
 	if len(evs) != 1 || evs[0].Held != "" || evs[0].Original != nil || skipped != 2 {
 		t.Errorf("old file: %d records, skipped %d: %+v", len(evs), skipped, evs)
+	}
+}
+
+// zeros reads as NUL bytes.
+type zeros struct{}
+
+func (zeros) Read(p []byte) (int, error) {
+	clear(p)
+	return len(p), nil
+}
+
+// pauses reads parts one after another, with an io.EOF between them, as
+// a file being written reads to a follower.
+type pauses struct{ parts []io.Reader }
+
+func (p *pauses) Read(b []byte) (int, error) {
+	for len(p.parts) > 0 {
+		n, err := p.parts[0].Read(b)
+		if n > 0 {
+			return n, nil
+		}
+		if err == io.EOF {
+			p.parts = p.parts[1:]
+			return 0, io.EOF
+		}
+		if err != nil {
+			return 0, err
+		}
+	}
+	return 0, io.EOF
+}
+
+// A line that cannot be a record (NUL bytes, what a crash leaves) costs
+// no memory however long it is: the Reader reads past it, counts it
+// skipped with its bytes, and reads the records after it, also when the
+// file is followed and the damaged line spans a wait for more.
+func TestALongLineThatCannotBeARecordIsSkippedInBoundedMemory(t *testing.T) {
+	if testing.Short() {
+		t.Skip("reads 300 MiB")
+	}
+	const head = `{"rpctap":"session","version":1,"id":"x","started":"2026-11-29T18:42:00.123456Z"}` + "\n" +
+		`{"t":1,"dir":"h2s","frame":"one"}` + "\n"
+	const cut = `{"t":2,"dir":"h2s","frame":"cut short by a crash`
+	for _, follow := range []bool{false, true} {
+		in := &pauses{parts: []io.Reader{
+			strings.NewReader(head + cut), io.LimitReader(zeros{}, 200<<20),
+			io.MultiReader(io.LimitReader(zeros{}, 100<<20), strings.NewReader("\n"+`{"t":3,"dir":"s2h","frame":"three"}`+"\n")),
+		}}
+		if !follow {
+			in = &pauses{parts: []io.Reader{io.MultiReader(in.parts...)}}
+		}
+		r := sessions.NewReader(in)
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		if follow {
+			r.Follow(ctx, time.Millisecond)
+		}
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		var frames []string
+		for len(frames) < 2 {
+			e, err := r.Next()
+			if err != nil {
+				t.Fatalf("follow %v: after %q: %v", follow, frames, err)
+			}
+			frames = append(frames, fmt.Sprintf("%d:%s", e.Line, e.Frame))
+		}
+		runtime.ReadMemStats(&after)
+		cancel()
+		if strings.Join(frames, " ") != "2:one 4:three" {
+			t.Errorf("follow %v: read %q", follow, frames)
+		}
+		if want := int64(len(cut) + 300<<20); r.Skipped() != 1 || r.SkippedBytes() != want || !reflect.DeepEqual(r.SkippedLines(), []int{3}) {
+			t.Errorf("follow %v: skipped %d lines %v, %d bytes; want line 3, %d bytes", follow, r.Skipped(), r.SkippedLines(), r.SkippedBytes(), want)
+		}
+		if line, size := r.LongestSkipped(); line != 3 || size != int64(len(cut)+300<<20) {
+			t.Errorf("follow %v: longest skipped line %d of %d bytes", follow, line, size)
+		}
+		if grew := after.TotalAlloc - before.TotalAlloc; grew > 16<<20 {
+			t.Errorf("follow %v: reading past the damaged line allocated %d MiB", follow, grew>>20)
+		}
 	}
 }

@@ -72,8 +72,10 @@ const (
 	EventNote  = "note"  // free text from rpctap: Text
 )
 
-// NoteFramingLSP is the text of the note a tap writes when a session whose
-// header says framing "auto" turns out to use Content-Length framing.
+// NoteFramingLSP is the text of the note a tap writes when a direction of
+// a session whose header says framing "auto" turns out to use
+// Content-Length framing; the note's Dir is that direction (a note with
+// none says it of both, as older files do). See Framings.
 const NoteFramingLSP = "framing: lsp"
 
 // Header is the first line of a session file.

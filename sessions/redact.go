@@ -26,6 +26,13 @@ import (
 // pair for a character past U+FFFF). Escapes nested inside a JSON string
 // that is itself inside a JSON string are not followed.
 //
+// In a frame that is JSON, a secret is masked only inside a string (an
+// object's key or a value), never across a string's end or inside an
+// escape, so that the masked frame is JSON of the same shape, judged as
+// what it was: a secret written as a number or a literal is left as it
+// is. In a frame that is not JSON (a log line on stderr), and in text
+// (argv, names), a secret is masked wherever it is.
+//
 // A nil *Redactor masks nothing. A Redactor is read only once made, so
 // any number of goroutines may use it at once.
 type Redactor struct {
@@ -51,9 +58,76 @@ type secret struct {
 // A spot is a character's place in a value: secrets[secret].value[off:].
 type spot struct{ secret, off int }
 
-// minSecretLen keeps short values (a "1", "true") from masking half of
-// every frame.
+// minSecretLen keeps short values (a "1", "on", "abc") from being taken
+// for secrets: a value that short is no secret anyone could keep (it is
+// guessed in a blink), and masking it would mask it in every string that
+// holds those letters, hiding half of every frame and telling nothing.
 const minSecretLen = 4
+
+// commonValues are values that variables with secret-looking names hold
+// and that are no secrets: JSON's literals and the words a setting says
+// yes or no with (AUTH_ENABLED=true, USE_API_KEY=false, a *_KEY set to
+// null), and the member names of the JSON-RPC envelope. Each is in many
+// frames, where it means something else ("listChanged":true, a result's
+// "true"); masking it would hide what the frames say, and the envelope's
+// names would stop a request being one. Compared case-insensitively.
+var commonValues = map[string]bool{
+	"true": true, "false": true, "null": true,
+	"none": true, "nil": true, "undefined": true, "empty": true, "unset": true,
+	"yes": true, "on": true, "off": true,
+	"enable": true, "enabled": true, "disable": true, "disabled": true,
+	"default": true, "auto": true, "always": true, "never": true,
+	"required": true, "optional": true,
+	"jsonrpc": true, "method": true, "params": true, "result": true,
+	"error": true, "code": true, "message": true, "data": true,
+}
+
+// maxCommonNumber is the length under which a value that is a decimal
+// number is no secret: a count, a size, a port or a timeout
+// (MAX_TOKENS=4096, AUTH_PORT=8443, TOKEN_TTL=3600), which frames hold
+// for their own reasons.
+const maxCommonNumber = 8
+
+// secretValue reports whether value may be a secret: long enough, and
+// neither a common word nor a short number.
+func secretValue(value string) bool {
+	if len(value) < minSecretLen || commonValues[strings.ToLower(value)] {
+		return false
+	}
+	return len(value) >= maxCommonNumber || !decimal(value)
+}
+
+// decimal reports whether s is a decimal number: digits, with a sign or a
+// point.
+func decimal(s string) bool {
+	digits := 0
+	for i, c := range []byte(s) {
+		switch {
+		case c >= '0' && c <= '9':
+			digits++
+		case (c == '-' || c == '+') && i == 0, c == '.':
+		default:
+			return false
+		}
+	}
+	return digits > 0
+}
+
+// maskOf is the mask that stands for a secret named name: ***NAME***,
+// with any byte of the name that is not a letter, a digit, '_', '-' or
+// '.' as '_', so that a mask is at home in a JSON string, a header value
+// and a terminal line.
+func maskOf(name string) []byte {
+	m := make([]byte, 0, len(name)+6)
+	m = append(m, "***"...)
+	for _, c := range []byte(name) {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-' || c == '.') {
+			c = '_'
+		}
+		m = append(m, c)
+	}
+	return append(m, "***"...)
+}
 
 // secretName reports whether an environment variable's name looks like it
 // holds a secret.
@@ -69,14 +143,17 @@ func secretName(name string) bool {
 
 // NewRedactor collects the values to mask: those of environment variables
 // with secret-looking names, and those named by --redact: NAME (the value
-// of that variable) or NAME=VALUE (a literal value, shown as NAME).
+// of that variable) or NAME=VALUE (a literal value, shown as NAME). A
+// value too short or too common to be a secret (see secretValue) is not
+// masked. The Redactor it returns is never nil, as it masks arguments by
+// their shape too (see MaskStrings), whatever the values.
 func NewRedactor(env []string, flags []string) (*Redactor, error) {
 	r := &Redactor{}
 	add := func(name, value string) {
-		if len(value) < minSecretLen {
+		if !secretValue(value) {
 			return
 		}
-		r.secrets = append(r.secrets, secret{name: name, value: []byte(value), mask: []byte("***" + name + "***")})
+		r.secrets = append(r.secrets, secret{name: name, value: []byte(value), mask: maskOf(name)})
 	}
 	lookup := map[string]string{}
 	for _, kv := range env {
@@ -107,7 +184,7 @@ func NewRedactor(env []string, flags []string) (*Redactor, error) {
 		add(name, value)
 	}
 	if len(r.secrets) == 0 {
-		return nil, nil
+		return r, nil
 	}
 	// Longer values first, so a value that contains another is masked whole.
 	sort.SliceStable(r.secrets, func(i, j int) bool { return len(r.secrets[i].value) > len(r.secrets[j].value) })
@@ -147,17 +224,72 @@ func escapeLen(c rune) int {
 	return 6
 }
 
-// Mask returns b with every secret masked, and whether any was; b itself
-// is returned when nothing was, and is never changed.
+// Mask returns the frame b with every secret masked, and whether any was;
+// b itself is returned when nothing was, and is never changed. When b is
+// JSON, so is what Mask returns, of the same shape: secrets are masked
+// only inside its strings (see Redactor).
 func (r *Redactor) Mask(b []byte) ([]byte, bool) {
-	if r == nil {
+	if r == nil || len(r.secrets) == 0 {
 		return b, false
 	}
-	out, _, masked := r.appendMasked(nil, b, len(b))
+	var lx jsonLexer
+	out, _, masked := r.appendMasked(nil, b, len(b), &lx)
 	if !masked {
 		return b, false
 	}
 	return out, true
+}
+
+// maskText is Mask for text that is no frame: secrets are masked wherever
+// they are.
+func (r *Redactor) maskText(b []byte) ([]byte, bool) {
+	if r == nil || len(r.secrets) == 0 {
+		return b, false
+	}
+	out, _, masked := r.appendMasked(nil, b, len(b), nil)
+	if !masked {
+		return b, false
+	}
+	return out, true
+}
+
+// MaskHeader returns an LSP header block with every secret in its header
+// values masked, and whether any was: never in a header's name, nor in
+// Content-Length's value, which must stay the body's length; a line that
+// is no header (it has no colon) is masked whole. b itself is returned
+// when nothing was masked, and is never changed.
+func (r *Redactor) MaskHeader(b []byte) ([]byte, bool) {
+	if r == nil || len(r.secrets) == 0 {
+		return b, false
+	}
+	var out []byte
+	copied := 0
+	for at := 0; at < len(b); {
+		end := len(b)
+		if k := bytes.IndexByte(b[at:], '\n'); k >= 0 {
+			end = at + k
+		}
+		lo, hi := at, end
+		if hi > lo && b[hi-1] == '\r' {
+			hi--
+		}
+		if c := bytes.IndexByte(b[lo:hi], ':'); c >= 0 {
+			lo += c + 1
+			if strings.EqualFold(string(bytes.TrimSpace(b[at:at+c])), "Content-Length") {
+				lo = hi
+			}
+		}
+		if m, ok := r.maskText(b[lo:hi]); ok {
+			out = append(out, b[copied:lo]...)
+			out = append(out, m...)
+			copied = hi
+		}
+		at = end + 1
+	}
+	if out == nil {
+		return b, false
+	}
+	return append(out, b[copied:]...), true
 }
 
 // Unmask undoes, in edited (a person's edit of Mask(original)), the masks
@@ -172,9 +304,11 @@ func (r *Redactor) Unmask(edited, original []byte) []byte {
 		return edited
 	}
 	spelled := map[*secret][][]byte{}
-	f := finder{r: r, b: original, stop: len(original)}
+	var lx jsonLexer
+	f := finder{r: r, b: original, stop: len(original), lx: &lx}
 	for range r.secrets {
 		f.lit = append(f.lit, -1)
+		f.litEnd = append(f.litEnd, 0)
 	}
 	for copied, at := 0, 0; ; {
 		start, end, s := f.find(at)
@@ -223,29 +357,13 @@ func (r *Redactor) Unmask(edited, original []byte) []byte {
 	return append(out, edited[copied:]...)
 }
 
-// MaskString is Mask for a string.
+// MaskString masks the secrets in s, text that is no frame (a name, a
+// message, a method): wherever they are.
 func (r *Redactor) MaskString(s string) string {
-	if out, ok := r.Mask([]byte(s)); ok {
+	if out, ok := r.maskText([]byte(s)); ok {
 		return string(out)
 	}
 	return s
-}
-
-// MaskStrings masks each of ss, in a new slice when any is masked.
-func (r *Redactor) MaskStrings(ss []string) []string {
-	var out []string
-	for i, s := range ss {
-		if m := r.MaskString(s); m != s {
-			if out == nil {
-				out = slices.Clone(ss)
-			}
-			out[i] = m
-		}
-	}
-	if out == nil {
-		return ss
-	}
-	return out
 }
 
 // appendMasked appends b to dst, with each spelling of a secret that
@@ -256,14 +374,18 @@ func (r *Redactor) MaskStrings(ss []string) []string {
 // A spelling that starts right after a backslash that escapes its first
 // byte is masked with that backslash. When nothing is masked, dst is
 // returned as it was.
-func (r *Redactor) appendMasked(dst, b []byte, stop int) (out []byte, next int, masked bool) {
+//
+// lx is where a frame stands just before b (the JSON rules of Redactor
+// apply), or nil for text (a secret is masked wherever it is).
+func (r *Redactor) appendMasked(dst, b []byte, stop int, lx *jsonLexer) (out []byte, next int, masked bool) {
 	if stop <= 0 {
 		return dst, 0, false
 	}
-	var lit [8]int
-	f := finder{r: r, b: b, stop: stop, lit: lit[:0]}
+	var lit, litEnd [8]int
+	f := finder{r: r, b: b, stop: stop, lit: lit[:0], litEnd: litEnd[:0], lx: lx}
 	for range r.secrets {
 		f.lit = append(f.lit, -1)
+		f.litEnd = append(f.litEnd, 0)
 	}
 	copied := 0 // b[:copied] is in dst
 	for at := 0; ; {
@@ -314,8 +436,40 @@ type finder struct {
 	stop int
 	// lit is, for each secret, where its value is next written as it
 	// is (stop: nowhere before stop; -1: not looked for yet), so that
-	// each plain search covers b once.
-	lit []int
+	// each plain search covers b once; litEnd where that spelling ends.
+	lit, litEnd []int
+	// lx, when set, is where the frame b is part of stands just before
+	// b: only the spellings the JSON rules let be masked are found.
+	// view is what it says of b, worked out when a first spelling is
+	// found (frames with no secret cost nothing more).
+	lx   *jsonLexer
+	view *jsonView
+}
+
+// may reports whether b[start:end] may be masked.
+func (f *finder) may(start, end int) bool {
+	if f.lx == nil {
+		return true
+	}
+	if f.view == nil {
+		f.view = newJSONView(f.lx, f.b)
+	}
+	return f.view.mayMask(f.b, start, end)
+}
+
+// plainEnd returns where the spelling of sec's value written as it is at
+// p ends, when it may be masked: at the value's length, or, where that
+// would end inside an escape, with the escape that spells the value's
+// last backslash.
+func (f *finder) plainEnd(p int, sec *secret) (int, bool) {
+	e := p + len(sec.value)
+	if f.may(p, e) {
+		return e, true
+	}
+	if e2, ok := spelledAt(f.b, p, sec.value); ok && e2 != e && f.may(p, e2) {
+		return e2, true
+	}
+	return 0, false
 }
 
 // find returns the first spelling of a secret that starts at or after
@@ -330,14 +484,21 @@ func (f *finder) find(from int) (start, end int, s *secret) {
 	// A spelling with no escape is found by a plain search.
 	for i := range r.secrets {
 		sec := &r.secrets[i]
-		if f.lit[i] < from {
+		for at := from; f.lit[i] < from; {
 			f.lit[i] = f.stop
-			if k := bytes.Index(b[from:min(len(b), f.stop+len(sec.value)-1)], sec.value); k >= 0 {
-				f.lit[i] = from + k
+			k := bytes.Index(b[at:min(len(b), f.stop+len(sec.value)-1)], sec.value)
+			if k < 0 {
+				break
 			}
+			if e, ok := f.plainEnd(at+k, sec); ok {
+				f.lit[i], f.litEnd[i] = at+k, e
+				break
+			}
+			at += k + 1
+			f.lit[i] = -1 // one that may not be masked: look on
 		}
 		if f.lit[i] < start {
-			start, end, s = f.lit[i], f.lit[i]+len(sec.value), sec
+			start, end, s = f.lit[i], f.litEnd[i], sec
 		}
 	}
 	// One with an escape is found from its first escape: that decodes
@@ -361,7 +522,7 @@ func (f *finder) find(from int) (start, end int, s *secret) {
 		for _, sp := range r.spotsOf(c) {
 			sec, p := &r.secrets[sp.secret], q-sp.off
 			if p >= from && (p < start || p == start && s != nil && longerFirst(r, sec, s)) && bytes.Equal(b[p:q], sec.value[:sp.off]) {
-				if e, ok := spelledAt(b, p, sec.value); ok {
+				if e, ok := spelledAt(b, p, sec.value); ok && f.may(p, e) {
 					start, end, s = p, e, sec
 				}
 			}
@@ -423,17 +584,22 @@ func spelledAt(b []byte, p int, value []byte) (end int, ok bool) {
 // large to hold): it holds back the last bytes of each piece that could
 // begin a secret cut by the piece's end, until the next piece or Close.
 type MaskWriter struct {
-	r      *Redactor
-	w      io.Writer
+	r *Redactor
+	w io.Writer
+	// lx is where the frame stands at the start of held (nil: text,
+	// masked wherever a secret is).
+	lx     *jsonLexer
 	held   []byte
 	out    []byte
 	masked bool
 	err    error
 }
 
-// Writer returns a MaskWriter that passes what is written to it on to w,
-// masked. r must not be nil.
-func (r *Redactor) Writer(w io.Writer) *MaskWriter { return &MaskWriter{r: r, w: w} }
+// Writer returns a MaskWriter that passes the frame written to it on to
+// w, masked as Mask masks it whole. r must not be nil.
+func (r *Redactor) Writer(w io.Writer) *MaskWriter {
+	return &MaskWriter{r: r, w: w, lx: &jsonLexer{}}
+}
 
 // Masked reports whether anything written so far was masked.
 func (m *MaskWriter) Masked() bool { return m.masked }
@@ -459,13 +625,21 @@ func (m *MaskWriter) pass(stop int) {
 	if m.err != nil || stop <= 0 {
 		return
 	}
-	out, next, masked := m.r.appendMasked(m.out[:0], m.held, stop)
+	if len(m.r.secrets) == 0 {
+		_, m.err = m.w.Write(m.held)
+		m.held = m.held[:0]
+		return
+	}
+	out, next, masked := m.r.appendMasked(m.out[:0], m.held, stop, m.lx)
 	if masked {
 		m.masked = true
 		m.out = out
 		_, m.err = m.w.Write(out)
 	} else {
 		_, m.err = m.w.Write(m.held[:next])
+	}
+	if m.lx != nil {
+		m.lx.feed(m.held[:next], nil)
 	}
 	m.held = m.held[:copy(m.held, m.held[next:])]
 }
@@ -484,7 +658,7 @@ func MaskingWriter(env, flags []string, w io.Writer) (io.WriteCloser, error) {
 	if r == nil || len(r.secrets) == 0 {
 		return nopWriteCloser{w}, nil
 	}
-	return r.Writer(w), nil
+	return &MaskWriter{r: r, w: w}, nil
 }
 
 type nopWriteCloser struct{ io.Writer }

@@ -21,10 +21,10 @@ import (
 // entry a frame, with no payload (frames are read back from the file by
 // their offset), so that a recording of any size plays in bounded memory.
 type recording struct {
-	f       io.ReaderAt
-	hdr     Header
-	framing classify.Framing
-	frames  []recFrame
+	f        io.ReaderAt
+	hdr      Header
+	framings Framings // each direction's, to rebuild its bytes with
+	frames   []recFrame
 	// byMethod lists the host's requests and notifications by method,
 	// in recording order.
 	byMethod map[string][]int32
@@ -71,12 +71,9 @@ func loadRecording(r io.Reader, at io.ReaderAt, ig Ignore) (*recording, error) {
 	rd := NewReader(r)
 	hdr, _ := rd.Header()
 	rec := &recording{f: at, hdr: hdr, byMethod: map[string][]int32{}, after: map[int32][]int32{}, methods: map[string]string{}}
-	rec.framing, _ = classify.ParseFraming(hdr.FramingOrDefault())
-	if rec.framing == classify.FramingAuto {
-		rec.framing = classify.FramingNDJSON
-	}
+	rec.framings = hdr.Framings()
 	profile, _ := classify.ParseProfile(hdr.ProfileOrDefault())
-	tr := classify.NewTracker(classify.TrackerOptions{Profile: profile, LSPFraming: rec.framing == classify.FramingLSP, Timeout: -1})
+	tr := classify.NewTracker(classify.TrackerOptions{Profile: profile, LSPFraming: rec.framings.LSP(), Timeout: -1})
 	inFlight := map[int64]int32{} // request line → index
 	trigger := int32(-1)
 	for {
@@ -87,8 +84,7 @@ func loadRecording(r io.Reader, at io.ReaderAt, ig Ignore) (*recording, error) {
 		if err != nil {
 			return nil, fmt.Errorf("reading the recording: %w", err)
 		}
-		if ev.Kind == EventNote && ev.Text == NoteFramingLSP {
-			rec.framing = classify.FramingLSP
+		if rec.framings.Note(ev) {
 			tr.UseLSPFraming()
 		}
 		if !ev.IsFrame() || ev.Dir == classify.Err || ev.Captured {

@@ -140,10 +140,7 @@ func newPlayer(path string, opts HostOptions) (*player, error) {
 		wake: make(chan struct{}, 1), rep: &HostReport{}, live: map[string]string{}}
 	p.rd = NewReader(f)
 	p.hdr, _ = p.rd.Header()
-	p.framing, _ = classify.ParseFraming(p.hdr.FramingOrDefault())
-	if p.framing == classify.FramingAuto {
-		p.framing = classify.FramingNDJSON
-	}
+	p.framings = p.hdr.Framings()
 	p.profile, _ = classify.ParseProfile(p.hdr.ProfileOrDefault())
 	return p, nil
 }
@@ -189,14 +186,14 @@ type liveAnswer struct {
 }
 
 type player struct {
-	opts    HostOptions
-	f       *os.File
-	rd      *Reader
-	hdr     Header
-	to      io.Writer
-	framing classify.Framing
-	profile classify.Profile
-	rep     *HostReport
+	opts     HostOptions
+	f        *os.File
+	rd       *Reader
+	hdr      Header
+	to       io.Writer
+	framings Framings // each direction's, as the recording says (h2s: what the player writes)
+	profile  classify.Profile
+	rep      *HostReport
 	// detailed counts the answers whose changes are kept, listedSame
 	// the requests answered the same in rep.Calls.
 	detailed, listedSame int
@@ -294,8 +291,7 @@ func (p *player) play(ctx context.Context) error {
 			return ctx.Err()
 		}
 		p.line = ev.Line
-		if ev.Kind == EventNote && ev.Text == NoteFramingLSP {
-			p.framing = classify.FramingLSP
+		if p.framings.Note(ev) {
 			if profile == classify.Auto {
 				profile = classify.LSP
 			}
@@ -403,7 +399,7 @@ func (p *player) recordedAnswer(ctx context.Context, ev *Event, m *classify.Mess
 
 // send queues a host frame for the next write.
 func (p *player) send(body, header []byte) error {
-	p.out = appendFramed(p.out, p.framing, body, header)
+	p.out = appendFramed(p.out, p.framings.Of(classify.H2S), body, header)
 	if len(p.out) >= 64<<10 {
 		return p.flush()
 	}

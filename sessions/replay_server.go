@@ -87,9 +87,12 @@ func ServeReplay(ctx context.Context, path string, in FrameSource, out io.Writer
 	}
 	var sf *sessionFile
 	if opts.Record {
-		h := Header{Started: time.Now(), Argv: opts.Argv, Name: "replay-" + rec.hdr.Name, Framing: rec.framing.String(), Profile: rec.hdr.ProfileOrDefault()}
+		h := Header{Started: time.Now(), Argv: opts.Argv, Name: "replay-" + rec.hdr.Name, Framing: rec.framings.Framing().String(), Profile: rec.hdr.ProfileOrDefault()}
 		if sf, err = createSessionFile(opts.RecordPath, h, opts.Overwrite, opts.Warn); err != nil {
 			return ServeStats{}, err
+		}
+		for _, note := range rec.framings.Notes() { // the directions' framings, when they differ
+			sf.w.WriteEvent(note)
 		}
 		start := h.Started
 		opts.Now = func() time.Duration { return time.Since(start) }
@@ -111,7 +114,9 @@ func ServeReplay(ctx context.Context, path string, in FrameSource, out io.Writer
 }
 
 // RecordingFraming is the framing of the session file at path, as replay
-// reads it.
+// reads it: to read the live streams of a replay with (each direction's
+// framing, when both have the same; FramingAuto when they differ, which
+// lets a splitter decide each stream by its bytes).
 func RecordingFraming(path string) (classify.Framing, error) {
 	f, err := os.Open(path)
 	if err != nil {
@@ -120,24 +125,24 @@ func RecordingFraming(path string) (classify.Framing, error) {
 	defer f.Close()
 	rd := NewReader(f)
 	h, _ := rd.Header()
-	framing, _ := classify.ParseFraming(h.FramingOrDefault())
-	if framing != classify.FramingAuto {
+	if framing, _ := classify.ParseFraming(h.FramingOrDefault()); framing != classify.FramingAuto {
 		return framing, nil
 	}
-	// An auto session says in a note when it turned out to be LSP.
-	for range 64 {
+	// An auto session says in a note, before a direction's first frame,
+	// when that direction turned out to be LSP.
+	framings := h.Framings()
+	seen := map[classify.Direction]bool{}
+	for len(seen) < 2 {
 		ev, err := rd.Next()
 		if err != nil {
 			break
 		}
-		if ev.Kind == EventNote && ev.Text == NoteFramingLSP {
-			return classify.FramingLSP, nil
-		}
+		framings.Note(ev)
 		if ev.IsFrame() && ev.Dir != classify.Err {
-			break
+			seen[ev.Dir] = true
 		}
 	}
-	return classify.FramingNDJSON, nil
+	return framings.Framing(), nil
 }
 
 type server struct {
@@ -215,7 +220,7 @@ func serve(ctx context.Context, rec *recording, in FrameSource, out io.Writer, o
 	s.scheduleAfter(-1, s.start)
 	s.mu.Unlock()
 	if opts.Forward != nil {
-		s.fwd = newForwarding(opts.Forward, rec.framing)
+		s.fwd = newForwarding(opts.Forward, rec.framings.Of(classify.H2S))
 		go s.readForward()
 		go s.writeForward()
 	}
@@ -426,7 +431,7 @@ func (s *server) writeItem(it outItem) {
 			}
 		}
 	}
-	if _, err := s.out.Write(appendFramed(nil, s.rec.framing, body, header)); err != nil {
+	if _, err := s.out.Write(appendFramed(nil, s.rec.framings.Of(classify.S2H), body, header)); err != nil {
 		s.werr = err
 		return
 	}
@@ -452,7 +457,7 @@ func (s *server) readLoop(ctx context.Context, in FrameSource) error {
 	profile, _ := classify.ParseProfile(s.rec.hdr.ProfileOrDefault())
 	if profile == classify.Auto {
 		profile = classify.JSONRPC
-		if s.rec.framing == classify.FramingLSP {
+		if s.rec.framings.LSP() {
 			profile = classify.LSP
 		}
 	}

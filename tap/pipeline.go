@@ -212,7 +212,7 @@ const (
 	jobFrame jobKind = iota
 	jobEvent
 	jobSpool   // a frame too large to hold, recorded from its spool
-	jobLSPNote // the traffic showed Content-Length framing
+	jobLSPNote // a direction's traffic showed Content-Length framing
 )
 
 // A job is one record to make.
@@ -300,7 +300,7 @@ func (r *recorder) encode(b *batch) {
 func (r *recorder) encodeFrame(dst []byte, j *job, body, header, original []byte, p classify.Profile) ([]byte, error) {
 	n := len(body)
 	body, maskedBody := r.redact.Mask(body)
-	header, maskedHeader := r.redact.Mask(header)
+	header, maskedHeader := r.redact.MaskHeader(header)
 	j.redacted = maskedBody || maskedHeader
 	rec := sessions.FrameRecord{T: int64(j.t / time.Microsecond), Dir: j.dir, Src: j.src, Frame: body, Header: header,
 		EOF: j.eof, Captured: j.captured, Redacted: j.redacted, Partial: j.partial, Held: j.outcome, HeldUs: int64(j.heldFor / time.Microsecond)}

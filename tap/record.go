@@ -66,8 +66,10 @@ type recorder struct {
 	stop     chan struct{}
 
 	// The dispatcher's:
-	dirs     [4]dirState
-	lspNoted bool
+	dirs [4]dirState
+	// lspNoted marks the directions the file already says used
+	// Content-Length framing.
+	lspNoted [4]bool
 	cur      *batch
 
 	// The committer's, under mu (held while a batch is committed, on the
@@ -446,11 +448,14 @@ func (r *recorder) framingFor(dir classify.Direction) classify.Framing {
 // limit of them, for a frame that was spooled).
 func (r *recorder) endFrame(d *dirState, frame []byte, t time.Duration, dir classify.Direction, captured bool) {
 	info := d.sp.Frame()
-	if info.Framing == classify.FramingLSP && !r.lspNoted && r.hub.framing == classify.FramingAuto && dir != classify.Err {
-		// The header said auto; say what the traffic showed, so readers
-		// of the file frame and judge it the same way.
-		r.lspNoted = true
-		r.addJob(job{kind: jobLSPNote, t: t}, nil, nil)
+	if info.Framing == classify.FramingLSP && !r.lspNoted[dir] && r.hub.framing == classify.FramingAuto && dir != classify.Err {
+		// The header said auto; say what this direction's traffic
+		// showed, before its first frame, so readers of the file frame
+		// and judge it the same way (each direction is decided apart:
+		// a host may frame with Content-Length and its server with
+		// newlines).
+		r.lspNoted[dir] = true
+		r.addJob(job{kind: jobLSPNote, t: t, dir: dir}, nil, nil)
 	}
 	var header []byte
 	if info.HeaderLen > 0 && !info.PlainHeader {
@@ -526,7 +531,7 @@ func (r *recorder) commitJob(b *batch, j *job) {
 	case jobLSPNote:
 		r.tracker.UseLSPFraming()
 		r.profile.Store(uint32(r.tracker.Profile()))
-		r.writeEvent(sessions.EventRecord{T: int64(j.t / time.Microsecond), Kind: sessions.EventNote, Text: sessions.NoteFramingLSP})
+		r.writeEvent(sessions.EventRecord{T: int64(j.t / time.Microsecond), Kind: sessions.EventNote, Dir: j.dir, Text: sessions.NoteFramingLSP})
 	case jobSpool:
 		r.lastAt = r.started + j.t
 		r.seq++
@@ -536,7 +541,7 @@ func (r *recorder) commitJob(b *batch, j *job) {
 		if j.spoolErr != nil {
 			r.fail(j.dir, j.spoolErr)
 		} else if j.spool != nil {
-			header, masked := r.redact.Mask(b.bytes(j.header))
+			header, masked := r.redact.MaskHeader(b.bytes(j.header))
 			rec := sessions.FrameRecord{T: int64(j.t / time.Microsecond), Dir: j.dir, EOF: j.eof, Captured: j.captured, Header: header, Redacted: masked}
 			if r.failing {
 				r.missing[j.dir]++

@@ -203,6 +203,8 @@ type checkJSON struct {
 	Profile string `json:"profile"`
 	Frames  int    `json:"frames"`
 	Skipped int    `json:"skipped_lines"`
+	// SkippedBytes is what the skipped lines held.
+	SkippedBytes int64 `json:"skipped_bytes"`
 	// SkippedAt are the numbers of the skipped lines (the first 1,000).
 	SkippedAt    []int              `json:"skipped_line_numbers"`
 	HeaderFaults []string           `json:"header_faults"`
@@ -218,7 +220,7 @@ type checkCounts struct {
 }
 
 func writeCheckJSON(w io.Writer, name string, rep *sessions.Report) {
-	doc := checkJSON{File: name, Profile: rep.Profile.String(), Frames: rep.Frames, Skipped: rep.Skipped,
+	doc := checkJSON{File: name, Profile: rep.Profile.String(), Frames: rep.Frames, Skipped: rep.Skipped, SkippedBytes: rep.SkippedBytes,
 		SkippedAt: rep.SkippedLines, HeaderFaults: rep.HeaderFaults, Findings: []checkJSONFinding{}, Counts: counts(rep)}
 	if doc.SkippedAt == nil {
 		doc.SkippedAt = []int{}
@@ -267,7 +269,7 @@ func writeCheckText(w io.Writer, name string, rep *sessions.Report) {
 		fmt.Fprintf(w, "; %s in the header", plural(len(rep.HeaderFaults), "fault"))
 	}
 	if rep.Skipped > 0 {
-		fmt.Fprintf(w, "; skipped %s it could not read: %s", plural(rep.Skipped, "line"), lineList(rep.SkippedLines, rep.Skipped))
+		fmt.Fprintf(w, "; skipped %s it could not read: %s (%s)", plural(rep.Skipped, "line"), lineList(rep.SkippedLines, rep.Skipped), humanSize(rep.SkippedBytes))
 	}
 	fmt.Fprintln(w)
 	if len(rep.HeaderFaults) > 0 {

@@ -101,6 +101,10 @@ func runExport(stdout, stderr io.Writer, path string, f exportFlags) error {
 	case err != nil:
 		return exitError{code: 2, msg: fmt.Sprintf("cannot export %s: %s", name, plainFileError(err))}
 	}
+	if res.Skipped > 0 {
+		fmt.Fprintf(stderr, "rpctap export: %s of %s could not be read (%s) and left out; rpctap check %s names them\n",
+			plural(res.Skipped, "line"), name, humanSize(res.SkippedBytes), name)
+	}
 	if res.Folded() {
 		fmt.Fprintf(stderr, "rpctap export: %s cannot stream a session of any length, so it shows %d of %d records (the first and last) and says where it left the rest out; --max-frames N shows more, -1 all\n",
 			format, res.Shown, res.Records)

@@ -607,7 +607,7 @@ func tailEnd(stderr io.Writer, src *tui.Source) error {
 	case src.NoRecord():
 		return exitError{code: 2, msg: fmt.Sprintf("cannot tail %s: it is not a session file rpctap recorded (none of its %s is a session header or record); give the path of one (rpctap ls lists them)", name, plural(n, "line")) + frameLogHint(src.Path)}
 	case n > 0 && src.Path != "":
-		fmt.Fprintf(stderr, "rpctap: %s of %s could not be read; rpctap check %s names them\n", plural(n, "line"), name, name)
+		fmt.Fprintf(stderr, "rpctap: %s of %s could not be read (%s); rpctap check %s names them\n", plural(n, "line"), name, humanSize(src.Index.Counts().SkippedBytes), name)
 	}
 	if src.EndedWithoutExit() {
 		fmt.Fprintf(stderr, "rpctap: %s ends without an exit record: its tap was killed, or the file was cut\n", name)

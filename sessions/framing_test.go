@@ -1,0 +1,65 @@
+package sessions
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/rpctap/rpctap/classify"
+)
+
+// Each direction's framing is the header's; under auto, newlines until
+// a framing note says a direction used Content-Length; a note with no
+// direction (an older file's) says it of both.
+func TestFramingsFollowTheHeaderAndEachDirectionsNote(t *testing.T) {
+	lsp, nd, auto := classify.FramingLSP, classify.FramingNDJSON, classify.FramingAuto
+	note := func(dir classify.Direction) *Event { return &Event{Kind: EventNote, Dir: dir, Text: NoteFramingLSP} }
+	for _, c := range []struct {
+		header  string
+		notes   []*Event
+		h2s     classify.Framing
+		s2h     classify.Framing
+		framing classify.Framing
+	}{
+		{"lsp", nil, lsp, lsp, lsp},
+		{"ndjson", nil, nd, nd, nd},
+		{"", nil, nd, nd, nd},
+		{"auto", nil, nd, nd, nd},
+		{"auto", []*Event{note(classify.H2S)}, lsp, nd, auto},
+		{"auto", []*Event{note(classify.S2H)}, nd, lsp, auto},
+		{"auto", []*Event{note(classify.S2H), note(classify.H2S)}, lsp, lsp, lsp},
+		{"auto", []*Event{note(0)}, lsp, lsp, lsp},
+		{"auto", []*Event{note(classify.Err), {Kind: EventNote, Text: "other"}}, nd, nd, nd},
+	} {
+		f := Header{Framing: c.header}.Framings()
+		for _, n := range c.notes {
+			f.Note(n)
+		}
+		if f.Of(classify.H2S) != c.h2s || f.Of(classify.S2H) != c.s2h || f.Framing() != c.framing || f.Of(classify.Err) != nd {
+			t.Errorf("header %q, %d notes: %+v, framing %s", c.header, len(c.notes), f, f.Framing())
+		}
+		if notes := f.Notes(); (len(notes) > 0) != (c.framing == auto) {
+			t.Errorf("header %q, %d notes: notes to write %+v", c.header, len(c.notes), notes)
+		}
+	}
+}
+
+// RecordingFraming finds each direction's note, whichever direction's
+// first frame comes first: the one framing both share, or auto.
+func TestRecordingFramingReadsEachDirectionsNote(t *testing.T) {
+	const header = `{"rpctap":"session","version":1,"id":"x","started":"2026-11-29T18:42:00.123456Z","framing":"auto"}` + "\n"
+	for body, want := range map[string]classify.Framing{
+		`{"t":1,"event":"note","dir":"h2s","text":"framing: lsp"}` + "\n" + `{"t":2,"dir":"h2s","frame":"{}"}` + "\n" + `{"t":3,"dir":"s2h","frame":"{}"}` + "\n": classify.FramingAuto,
+		`{"t":1,"dir":"h2s","frame":"{}"}` + "\n" + `{"t":2,"event":"note","dir":"s2h","text":"framing: lsp"}` + "\n" + `{"t":3,"dir":"s2h","frame":"{}"}` + "\n": classify.FramingAuto,
+		`{"t":1,"event":"note","dir":"h2s","text":"framing: lsp"}` + "\n" + `{"t":2,"event":"note","dir":"s2h","text":"framing: lsp"}` + "\n":                     classify.FramingLSP,
+		`{"t":1,"event":"note","text":"framing: lsp"}` + "\n" + `{"t":2,"dir":"h2s","frame":"{}"}` + "\n":                                                         classify.FramingLSP,
+		`{"t":1,"dir":"h2s","frame":"{}"}` + "\n" + `{"t":3,"dir":"s2h","frame":"{}"}` + "\n":                                                                     classify.FramingNDJSON,
+	} {
+		path := filepath.Join(t.TempDir(), "s.jsonl")
+		os.WriteFile(path, []byte(header+body), 0o600)
+		if got, err := RecordingFraming(path); err != nil || got != want {
+			t.Errorf("%s: %s, %v; want %s", strings.ReplaceAll(body, "\n", " "), got, err, want)
+		}
+	}
+}
