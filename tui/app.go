@@ -202,12 +202,20 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case holdOpenedMsg:
 		for _, v := range m.views {
 			if v.id == msg.session {
+				v.holdOpening = false
 				if msg.err != nil {
-					m.status = "cannot intercept: " + msg.err.Error()
+					if v.focus == paneHeld { // asked for (H), not the header's own look
+						m.status = "cannot intercept: " + msg.err.Error()
+					}
 					return m, nil
 				}
 				v.held().conn = msg.conn
-				return m, waitHoldCmd(v.id, msg.events)
+				cmds := []tea.Cmd{waitHoldCmd(v.id, msg.events)}
+				if f := v.holdWant; f != nil {
+					v.holdWant = nil
+					cmds = append(cmds, holdActCmd(v.id, msg.conn, func(c *tap.HoldClient) error { return c.SetFilters(f.H2S, f.S2H) }))
+				}
+				return m, tea.Batch(cmds...)
 			}
 		}
 		if msg.conn != nil {
@@ -531,7 +539,12 @@ func (m *Model) openHeld(v *sessionView, set *tap.HoldFilters) tea.Cmd {
 	v.setSize(v.width, v.height)
 	p := v.held()
 	switch {
+	case p.conn == nil && v.holdOpening:
+		if set != nil {
+			v.holdWant = set // set once the connection on its way is open
+		}
 	case p.conn == nil:
+		v.holdAsked, v.holdOpening = true, true
 		return openHoldCmd(v.id, v.src.Socket(), set)
 	case set != nil:
 		f := *set
@@ -890,6 +903,13 @@ func (m *Model) filterLine(v *sessionView) string {
 	}
 	if v.search != nil {
 		parts = append(parts, s.Dim.Render("search: ")+classify.EscapeString(v.search.text, 200)+s.Dim.Render("  "+v.search.status()))
+	}
+	if n := v.heldNow(); n > 0 && v.focus != paneHeld {
+		frames := "1 frame"
+		if n > 1 {
+			frames = fmt.Sprintf("%d frames", n)
+		}
+		parts = append(parts, fmt.Sprintf("the tap holds %s for you: H shows them, to forward, edit, drop or answer", frames))
 	}
 	return truncate(strings.Join(parts, "    "), m.width)
 }
