@@ -905,11 +905,11 @@ func (m *Model) filterLine(v *sessionView) string {
 		parts = append(parts, s.Dim.Render("search: ")+classify.EscapeString(v.search.text, 200)+s.Dim.Render("  "+v.search.status()))
 	}
 	if n := v.heldNow(); n > 0 && v.focus != paneHeld {
-		frames := "1 frame"
+		what := "1 frame for you: H shows it"
 		if n > 1 {
-			frames = fmt.Sprintf("%d frames", n)
+			what = fmt.Sprintf("%d frames for you: H shows them", n)
 		}
-		parts = append(parts, fmt.Sprintf("the tap holds %s for you: H shows them, to forward, edit, drop or answer", frames))
+		parts = append(parts, "the tap holds "+what+", to forward, edit, drop or answer")
 	}
 	return truncate(strings.Join(parts, "    "), m.width)
 }

@@ -355,7 +355,9 @@ func (v *sessionView) header(now time.Time, i, n int) string {
 		fmt.Sprintf("%d pending", cnt.Pending),
 	}
 	if held := v.heldNow(); held > 0 {
-		parts = append(parts, s.Badge["HELD"].Render(fmt.Sprintf("%d held", held))+s.Dim.Render(" H"))
+		// Right after the state: traffic waits on the user, which a
+		// narrow header must not cut off.
+		parts = slices.Insert(parts, 2, s.Badge["HELD"].Render(fmt.Sprintf("%d held", held))+s.Dim.Render(" H"))
 	}
 	if n > 1 {
 		parts = append(parts, s.Dim.Render(fmt.Sprintf("[%d/%d]", i+1, n)))
