@@ -107,7 +107,8 @@ type Tracker struct {
 	answered     map[string]int64
 	answeredKeys []string
 
-	// delivery is that of the frame being observed.
+	// delivery is that of the frame being observed (each ObserveDelivery
+	// sets it; nothing else reads it).
 	delivery Delivery
 	// ended says the session ended (End): the clock stands still.
 	ended bool
@@ -261,13 +262,12 @@ const (
 // read it. A frame that was not delivered owes its receiver nothing, so
 // no finding blames the receiver for it: a request in it gets no
 // deadline (no timeout, no unanswered-at-end), and is not followed at
-// all when dropped (an answer answered in place pairs with it); a frame
-// a strict receiver must refuse is owed no error. What it says of its
+// all when dropped (answered in place, it is: the user's answer pairs
+// with it); a frame a strict receiver must refuse is owed no error. What it says of its
 // sender still counts: a response in it answers its request, a request
 // before the MCP handshake is still early.
 func (t *Tracker) ObserveDelivery(seq int64, at time.Duration, m *Message, d Delivery) Observation {
 	t.delivery = d
-	defer func() { t.delivery = Delivered }()
 	t.findings = t.findings[:0]
 	t.pairs = t.pairs[:0]
 	t.advance(at)

@@ -79,37 +79,58 @@ func ParseFateWord(s string) (FateSet, bool) {
 	return 0, false
 }
 
-// heldWords are the words of each held outcome after FateHeld ("" for
-// none: forwarded as it was).
-var heldWords = map[string]string{
-	HeldEdited: FateEdited, HeldDropped: FateDropped, HeldAnswered: FateAnswered, HeldTimeout: FateExpired,
-	HeldDetached: FateDetached, HeldOverflow: FateOverflow, HeldWaited: FateWaited, HeldEnded: FateEndedHeld,
-}
+// The bits of the fate words, in FateWords order.
+const (
+	setInjected FateSet = 1 << iota
+	setEdited
+	setCaptured
+	setPartial
+	setHeld
+	setDropped
+	setAnswered
+	setExpired
+	setDetached
+	setOverflow
+	setWaited
+	setEndedHeld
+)
 
 // Set is the fate's words as a set.
 func (f Fate) Set() FateSet {
 	var s FateSet
-	add := func(w string) {
-		b, _ := ParseFateWord(w)
-		s |= b
-	}
 	switch f.Src {
 	case SrcInject:
-		add(FateInjected)
+		s |= setInjected
 	case SrcEdit:
-		add(FateEdited)
+		s |= setEdited
 	}
 	if f.Captured {
-		add(FateCaptured)
+		s |= setCaptured
 	}
 	if f.Partial {
-		add(FatePartial)
+		s |= setPartial
 	}
-	if f.Held != "" {
-		add(FateHeld)
-		if w := heldWords[f.Held]; w != "" {
-			add(w)
-		}
+	if f.Held == "" {
+		return s
+	}
+	s |= setHeld
+	switch f.Held {
+	case HeldEdited:
+		s |= setEdited
+	case HeldDropped:
+		s |= setDropped
+	case HeldAnswered:
+		s |= setAnswered
+	case HeldTimeout:
+		s |= setExpired
+	case HeldDetached:
+		s |= setDetached
+	case HeldOverflow:
+		s |= setOverflow
+	case HeldWaited:
+		s |= setWaited
+	case HeldEnded:
+		s |= setEndedHeld
 	}
 	return s
 }

@@ -122,3 +122,49 @@ func TestEveryExportSaysWhatBecameOfEachFrame(t *testing.T) {
 		}
 	}
 }
+
+// A fate's words are what the filter's fate: token reads: Set and Words
+// agree with ParseFateWord for every outcome a record can say.
+func TestAFatesWordsAreTheFilterWords(t *testing.T) {
+	cases := map[string]Fate{
+		"injected":               {Src: SrcInject},
+		"edited held":            {Src: SrcEdit, Held: HeldEdited},
+		"captured":               {Captured: true},
+		"partial injected":       {Src: SrcInject, Partial: true},
+		"held":                   {Held: HeldForwarded},
+		"held dropped":           {Held: HeldDropped},
+		"held answered-in-place": {Held: HeldAnswered},
+		"held expired":           {Held: HeldTimeout},
+		"held detached":          {Held: HeldDetached},
+		"held overflow":          {Held: HeldOverflow},
+		"held waited":            {Held: HeldWaited},
+		"held ended":             {Held: HeldEnded},
+		"":                       {Src: SrcWire},
+	}
+	for want, f := range cases {
+		var set FateSet
+		for _, w := range strings.Fields(want) {
+			b, ok := ParseFateWord(w)
+			if !ok {
+				t.Fatalf("no fate word %q", w)
+			}
+			set |= b
+		}
+		if f.Set() != set {
+			t.Errorf("%+v: set %b, want %b (%s)", f, f.Set(), set, want)
+		}
+		got := map[string]bool{}
+		for _, w := range f.Words() {
+			got[w] = true
+		}
+		for _, w := range strings.Fields(want) {
+			if !got[w] || len(got) != len(strings.Fields(want)) {
+				t.Errorf("%+v: words %v, want %s", f, f.Words(), want)
+				break
+			}
+		}
+		if f.IsZero() != (want == "") || f.Delivered() == (f.Held == HeldDropped || f.Held == HeldAnswered || f.Captured) {
+			t.Errorf("%+v: zero %v, delivered %v", f, f.IsZero(), f.Delivered())
+		}
+	}
+}
