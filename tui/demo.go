@@ -101,6 +101,10 @@ func (m *Model) demoBar() string {
 	}
 	if st.Done {
 		text, outcome = "The scenario is over; the session stays open: inject a frame (i), filter (/), look around; q quits.", ""
+		if v := m.view(); v != nil && v.src.Ended() {
+			// The tour's last step has the server exit.
+			text = "The scenario is over and the server has exited; filter (/), open a frame (enter), look around; q quits."
+		}
 	}
 	lines := strings.Split(ansi.Wrap(text, max(m.width, 1), " "), "\n")
 	if len(lines) > demoBarHeight-2 {
