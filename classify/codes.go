@@ -42,6 +42,7 @@ const (
 	CodeErrorNamesNoRequest
 	CodeIDReused
 	CodeTimeout
+	CodeUnansweredAtEnd
 	CodeCancelled
 	CodeBeforeInitialize
 	CodeUnansweredInvalid
@@ -88,6 +89,7 @@ var codeNames = [...]string{
 	CodeErrorNamesNoRequest:   "error-names-no-request",
 	CodeIDReused:              "id-reused",
 	CodeTimeout:               "timeout",
+	CodeUnansweredAtEnd:       "unanswered-at-end",
 	CodeCancelled:             "cancelled",
 	CodeBeforeInitialize:      "before-initialize",
 	CodeUnansweredInvalid:     "unanswered-invalid",

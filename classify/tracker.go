@@ -1,6 +1,10 @@
 package classify
 
-import "time"
+import (
+	"cmp"
+	"slices"
+	"time"
+)
 
 // TrackerOptions configure a Tracker. The zero value is usable.
 type TrackerOptions struct {
@@ -103,6 +107,12 @@ type Tracker struct {
 	answered     map[string]int64
 	answeredKeys []string
 
+	// delivery is that of the frame being observed (each ObserveDelivery
+	// sets it; nothing else reads it).
+	delivery Delivery
+	// ended says the session ended (End): the clock stands still.
+	ended bool
+
 	// MCP lifecycle.
 	discover    bool // the session began with server/discover: no handshake
 	settled     bool // profile and handshake style are decided
@@ -135,11 +145,15 @@ type flight struct {
 	sent     time.Duration
 	deadline time.Duration
 	timedOut bool
-	token    []byte // direction + progress token key, or nil
-	tokBuf   []byte // token's reusable buffer
-	tokHash  uint64
-	newer    *flight // a later request that reused the id
-	state    flightState
+	// owedByPeer says the receiver read the request and owes its answer
+	// (not so for one the user answered in its place); atEnd says it was
+	// reported unanswered-at-end.
+	owedByPeer, atEnd bool
+	token             []byte // direction + progress token key, or nil
+	tokBuf            []byte // token's reusable buffer
+	tokHash           uint64
+	newer             *flight // a later request that reused the id
+	state             flightState
 	// gen counts the flight's reuses, so that heap and ring entries made
 	// for an earlier use read as stale.
 	gen uint32
@@ -225,6 +239,35 @@ func (t *Tracker) Evictions() int64 { return t.evictions }
 // It may adjust m's findings that depend on the session (a batch is fine
 // under an MCP revision that still had batching).
 func (t *Tracker) Observe(seq int64, at time.Duration, m *Message) Observation {
+	return t.ObserveDelivery(seq, at, m, Delivered)
+}
+
+// Delivery says whether a frame that crossed into the tap reached its
+// receiver.
+type Delivery uint8
+
+const (
+	// Delivered: the receiver read the frame (the usual case).
+	Delivered Delivery = iota
+	// Dropped: the user dropped the frame in the tap; its receiver never
+	// read it, and nothing will answer it.
+	Dropped
+	// AnsweredInPlace: the user answered the frame in its receiver's
+	// place; the receiver never read it, and the user's answer follows
+	// from the receiver's side.
+	AnsweredInPlace
+)
+
+// ObserveDelivery is Observe for a frame whose receiver may never have
+// read it. A frame that was not delivered owes its receiver nothing, so
+// no finding blames the receiver for it: a request in it gets no
+// deadline (no timeout, no unanswered-at-end), and is not followed at
+// all when dropped (answered in place, it is: the user's answer pairs
+// with it); a frame a strict receiver must refuse is owed no error. What it says of its
+// sender still counts: a response in it answers its request, a request
+// before the MCP handshake is still early.
+func (t *Tracker) ObserveDelivery(seq int64, at time.Duration, m *Message, d Delivery) Observation {
+	t.delivery = d
 	t.findings = t.findings[:0]
 	t.pairs = t.pairs[:0]
 	t.advance(at)
@@ -267,7 +310,7 @@ func (t *Tracker) observe(seq int64, at time.Duration, m *Message) {
 	case KindResponse:
 		t.response(seq, at, m)
 	}
-	if m.Answer != nil && m.Kind != KindBatch {
+	if m.Answer != nil && m.Kind != KindBatch && t.delivery == Delivered {
 		t.owe(seq, at, m)
 	}
 }
@@ -367,6 +410,9 @@ func (t *Tracker) timeoutFor(method string) time.Duration {
 
 func (t *Tracker) request(seq int64, at time.Duration, m *Message) {
 	t.lifecycleRequest(seq, m)
+	if t.delivery == Dropped {
+		return // its receiver never read it: nothing is owed, nothing will answer
+	}
 	id := m.ID()
 	k := t.flightKey(m.Dir, id)
 	method := t.method(m)
@@ -385,9 +431,10 @@ func (t *Tracker) request(seq int64, at time.Duration, m *Message) {
 			t.tokens.put(f)
 		}
 	}
-	if d := t.timeoutFor(method); d > 0 {
+	if d := t.timeoutFor(method); d > 0 && t.delivery == Delivered {
 		f.deadline = at + d
 	}
+	f.owedByPeer = t.delivery == Delivered
 	switch old, ok := t.flights.getHashed(f.key, f.hash); {
 	case ok && old.state == flying:
 		t.emit(seq, CodeIDReused, Error, "The request reuses the id of an earlier request that is still unanswered; the answers cannot tell the two apart.", old.seq)
@@ -781,7 +828,7 @@ func (t *Tracker) settleOwed(k []byte) {
 }
 
 func (t *Tracker) advance(now time.Duration) {
-	if now < t.now {
+	if now < t.now || t.ended {
 		return
 	}
 	t.now = now
@@ -815,6 +862,57 @@ func (t *Tracker) advance(now time.Duration) {
 			t.emit(o.seq, CodeUnansweredInvalid, Info, msg, 0)
 		}
 	}
+}
+
+// End tells the tracker that the session ended at at: the server exited,
+// so no answer can come any more either way. Timeouts due by then are
+// reported first; then each request still in flight that its receiver
+// owes an answer, and that has not timed out, is reported
+// unanswered-at-end. The clock stops there: nothing times out after the
+// session's end. The slice is reused by the next call.
+func (t *Tracker) End(at time.Duration) []SessionFinding {
+	t.findings = t.findings[:0]
+	t.advance(at)
+	t.unanswered(H2S, "The session ended with this request unanswered: the server exited with it owed.")
+	t.unanswered(S2H, "The session ended with this request unanswered: the host had not answered it when the server exited.")
+	t.ended = true
+	return t.findings
+}
+
+// OutputClosed tells the tracker that the stream in direction dir ended
+// at at: its sender closed its output (the server its stdout, for S2H;
+// the host the server's stdin, for H2S), so it can answer none of the
+// requests sent to it. Timeouts due by then are reported first; then each
+// of those requests still in flight, and not timed out, is reported
+// unanswered-at-end. The slice is reused by the next call.
+func (t *Tracker) OutputClosed(dir Direction, at time.Duration) []SessionFinding {
+	t.findings = t.findings[:0]
+	t.advance(at)
+	switch dir {
+	case S2H:
+		t.unanswered(H2S, "The server closed its output with this request unanswered: no answer can come.")
+	case H2S:
+		t.unanswered(S2H, "The host closed the server's input with this request unanswered: no answer can come.")
+	}
+	return t.findings
+}
+
+// unanswered reports the requests from dir still owed an answer as
+// unanswered-at-end, oldest first, each once.
+func (t *Tracker) unanswered(dir Direction, msg string) {
+	n := len(t.findings)
+	t.flights.each(func(head *flight) bool {
+		for f := head; f != nil && f.state == flying; f = f.newer {
+			if f.dir == dir && f.owedByPeer && !f.timedOut && !f.atEnd {
+				f.atEnd = true
+				t.emit(f.seq, CodeUnansweredAtEnd, Warn, msg, 0)
+			}
+		}
+		return true
+	})
+	// The table keeps no order: the findings go oldest first, as their
+	// requests were sent.
+	slices.SortFunc(t.findings[n:], func(a, b SessionFinding) int { return cmp.Compare(a.Seq, b.Seq) })
 }
 
 // Pending calls fn for each request in flight, oldest first within an id,
@@ -860,7 +958,7 @@ func (t *Tracker) pushDeadline(e deadlineEntry) {
 
 func (e deadlineEntry) live() bool {
 	if e.f != nil {
-		return e.f.gen == e.gen && e.f.state == flying && !e.f.timedOut && e.f.deadline == e.at
+		return e.f.gen == e.gen && e.f.state == flying && !e.f.timedOut && !e.f.atEnd && e.f.deadline == e.at
 	}
 	return e.o != nil && !e.o.done
 }

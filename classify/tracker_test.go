@@ -573,3 +573,122 @@ func BenchmarkTrackerPairs1KiB(b *testing.B) {
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(2*b.N), "ns/frame")
 }
+
+// A request still owed an answer when the session ends is reported
+// unanswered-at-end, on the request, once; one already flagged timeout
+// is not reported again, and nothing times out after the end.
+func TestTrackerReportsRequestsOwedWhenTheSessionEnds(t *testing.T) {
+	tr := NewTracker(TrackerOptions{Timeout: time.Second})
+	frames := []step{
+		{0, H2S, `{"jsonrpc":"2.0","id":1,"method":"tools/call"}`},    // times out
+		{1500, H2S, `{"jsonrpc":"2.0","id":2,"method":"tools/call"}`}, // owed at the end
+		{1600, S2H, `{"jsonrpc":"2.0","id":7,"method":"roots/list"}`}, // the host owes it
+		{1700, H2S, `{"jsonrpc":"2.0","id":3,"method":"ping"}`},
+		{1800, S2H, `{"jsonrpc":"2.0","id":3,"result":{}}`}, // answered
+	}
+	var got []string
+	for i, s := range frames {
+		m := Classify([]byte(s.frame), s.dir, tr.Profile())
+		for _, f := range tr.Observe(int64(i+1), time.Duration(s.ms)*time.Millisecond, &m).Findings {
+			got = append(got, fmt.Sprintf("%d:%s", f.Seq, f.Code))
+		}
+	}
+	end := tr.End(1900 * time.Millisecond)
+	for _, f := range end {
+		got = append(got, fmt.Sprintf("%d:%s:%s", f.Seq, f.Code, f.Severity))
+		if f.Code == CodeUnansweredAtEnd && !strings.Contains(f.Message, "session ended") {
+			t.Errorf("message %q", f.Message)
+		}
+	}
+	if s := strings.Join(got, " "); s != "1:timeout 2:unanswered-at-end:warn 3:unanswered-at-end:warn" {
+		t.Errorf("findings %s", s)
+	}
+	if fs := tr.End(2000 * time.Millisecond); len(fs) != 0 {
+		t.Errorf("a second end reported %v again", fs)
+	}
+	if fs := tr.Advance(time.Hour); len(fs) != 0 {
+		t.Errorf("after the end, the clock moved on and reported %v", fs)
+	}
+}
+
+// The server closing its output leaves the host's requests unanswerable
+// (not the server's own, which the host may still answer); the host
+// closing the server's input, the server's requests.
+func TestTrackerReportsRequestsOwedByASideThatClosedItsOutput(t *testing.T) {
+	for _, c := range []struct {
+		closed Direction
+		want   string
+	}{{S2H, "1:unanswered-at-end"}, {H2S, "2:unanswered-at-end"}} {
+		tr := NewTracker(TrackerOptions{})
+		for i, s := range []step{
+			{0, H2S, `{"jsonrpc":"2.0","id":1,"method":"tools/call"}`},
+			{1, S2H, `{"jsonrpc":"2.0","id":1,"method":"roots/list"}`},
+		} {
+			m := Classify([]byte(s.frame), s.dir, tr.Profile())
+			tr.Observe(int64(i+1), time.Duration(s.ms)*time.Millisecond, &m)
+		}
+		var got []string
+		for _, f := range tr.OutputClosed(c.closed, 5*time.Millisecond) {
+			got = append(got, fmt.Sprintf("%d:%s", f.Seq, f.Code))
+		}
+		if s := strings.Join(got, " "); s != c.want {
+			t.Errorf("%s closed: %s, want %s", c.closed, s, c.want)
+		}
+		for _, f := range tr.End(10 * time.Millisecond) {
+			if f.Seq == 1 && c.closed == S2H || f.Seq == 2 && c.closed == H2S {
+				t.Errorf("the end reported #%d again", f.Seq)
+			}
+		}
+	}
+}
+
+// What the user dropped or answered in the receiver's place never reached
+// the receiver: it is owed nothing, so neither timeout nor
+// unanswered-at-end nor unanswered-invalid blames the receiver. A reply
+// in place pairs with the request; a dropped request is not followed
+// (its id may come again). A dropped response still answers its request.
+func TestTrackerOwesNothingForFramesTheUserWithheld(t *testing.T) {
+	tr := NewTracker(TrackerOptions{Timeout: time.Second})
+	type fr struct {
+		ms  int
+		dir Direction
+		d   Delivery
+		s   string
+	}
+	var got []string
+	var pairs []Pair
+	for i, s := range []fr{
+		{0, H2S, Dropped, `{"jsonrpc":"2.0","id":1,"method":"tools/call"}`},
+		{1, H2S, AnsweredInPlace, `{"jsonrpc":"2.0","id":2,"method":"tools/call"}`},
+		{2, S2H, Delivered, `{"jsonrpc":"2.0","id":2,"result":{}}`}, // the user's reply
+		{3, H2S, Dropped, `{"jsonrpc":"2.0","id":3,"method":1}`},    // invalid, never read
+		{4, H2S, Delivered, `{"jsonrpc":"2.0","id":1,"method":"ping"}`},
+		{5, H2S, Delivered, `{"jsonrpc":"2.0","id":4,"method":"ping"}`},
+		{6, S2H, Dropped, `{"jsonrpc":"2.0","id":4,"result":{}}`},
+		{7, S2H, Delivered, `{"jsonrpc":"2.0","id":1,"result":{}}`},
+		{8, H2S, AnsweredInPlace, `{"jsonrpc":"2.0","id":5,"method":"tools/call"}`}, // no reply came
+	} {
+		m := Classify([]byte(s.s), s.dir, tr.Profile())
+		obs := tr.ObserveDelivery(int64(i+1), time.Duration(s.ms)*time.Millisecond, &m, s.d)
+		for _, f := range obs.Findings {
+			got = append(got, fmt.Sprintf("%d:%s", f.Seq, f.Code))
+		}
+		pairs = append(pairs, obs.Pairs...)
+	}
+	for _, f := range tr.Advance(time.Minute) {
+		got = append(got, fmt.Sprintf("%d:%s", f.Seq, f.Code))
+	}
+	for _, f := range tr.End(time.Minute) {
+		got = append(got, fmt.Sprintf("%d:%s", f.Seq, f.Code))
+	}
+	if len(got) != 0 {
+		t.Errorf("findings %v, want none", got)
+	}
+	var ps []string
+	for _, p := range pairs {
+		ps = append(ps, fmt.Sprintf("%d-%d", p.Request, p.Response))
+	}
+	if s := strings.Join(ps, " "); s != "2-3 6-7 5-8" {
+		t.Errorf("pairs %s, want 2-3 6-7 5-8", s)
+	}
+}

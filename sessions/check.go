@@ -1,6 +1,7 @@
 package sessions
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -39,6 +40,15 @@ type CheckFinding struct {
 	Related int
 	// Frame is the start of the frame, escaped for a terminal.
 	Frame string
+	// Fate is what became of the frame in the tap (injected, held,
+	// dropped, …), as its record says; zero for a peer's frame that
+	// reached its receiver.
+	Fate Fate
+	// ByUser says the finding is the user's, not a peer's: it is about a
+	// frame the user wrote (injected, or edited while held), or links to
+	// one (the error that answers an injected frame, the request an
+	// injected cancellation names). It does not count in Worst.
+	ByUser bool
 }
 
 // Place names where in its frame f is, for reports: the direction and
@@ -73,22 +83,37 @@ type Report struct {
 	Profile classify.Profile
 }
 
-// Count returns how many findings have severity s.
+// Count returns how many of the peers' findings have severity s (those
+// that are the user's apart).
 func (r *Report) Count(s classify.Severity) int {
 	n := 0
 	for _, f := range r.Findings {
-		if f.Severity == s {
+		if f.Severity == s && !f.ByUser {
 			n++
 		}
 	}
 	return n
 }
 
-// Worst is the highest severity found, or 0.
+// Worst is the highest severity of the peers' findings, or 0: the user's
+// own findings (CheckFinding.ByUser) are apart, see WorstByUser.
 func (r *Report) Worst() classify.Severity {
 	var w classify.Severity
 	for _, f := range r.Findings {
-		w = max(w, f.Severity)
+		if !f.ByUser {
+			w = max(w, f.Severity)
+		}
+	}
+	return w
+}
+
+// WorstByUser is the highest severity of the user's own findings, or 0.
+func (r *Report) WorstByUser() classify.Severity {
+	var w classify.Severity
+	for _, f := range r.Findings {
+		if f.ByUser {
+			w = max(w, f.Severity)
+		}
 	}
 	return w
 }
@@ -112,7 +137,7 @@ var ErrNoRecords = errors.New("no line is a session header or record")
 func Check(r io.Reader, opts CheckOptions) (*Report, error) {
 	rd := NewReader(r)
 	rep := &Report{}
-	c := checker{rep: rep, previews: map[int64]preview{}}
+	c := checker{rep: rep, previews: map[int64]preview{}, fates: map[int64]Fate{}}
 
 	profile := opts.Profile
 	hdr, hasHeader := rd.Header()
@@ -150,12 +175,21 @@ func Check(r io.Reader, opts CheckOptions) (*Report, error) {
 			tr.UseLSPFraming()
 		}
 		if !ev.IsFrame() || ev.Dir == classify.Err {
-			c.sessionFindings(tr.Advance(at), nil, nil)
+			if ev.Kind == EventExit {
+				c.sessionFindings(tr.End(at), nil, nil) // what is still owed stays unanswered
+			} else {
+				c.sessionFindings(tr.Advance(at), nil, nil)
+			}
 			continue
 		}
 		rep.Frames++
 		m := classifyRecord(&hdr, ev, tr.Profile(), &c.full)
-		obs := tr.Observe(int64(ev.Line), at, &m)
+		fate := FateOf(ev)
+		if !fate.IsZero() && len(c.fates) < maxPreviews {
+			fate.Original = bytes.Clone(fate.Original)
+			c.fates[int64(ev.Line)] = fate
+		}
+		obs := tr.ObserveDelivery(int64(ev.Line), at, &m, fate.Delivery())
 		c.frameFindings(ev, &m)
 		c.keepPreview(ev, &m)
 		c.sessionFindings(obs.Findings, ev, &m)
@@ -163,6 +197,9 @@ func Check(r io.Reader, opts CheckOptions) (*Report, error) {
 			if pv, ok := c.previews[p.Request]; ok && !pv.flagged {
 				delete(c.previews, p.Request)
 			}
+		}
+		if ev.EOF {
+			c.sessionFindings(tr.OutputClosed(ev.Dir, at), nil, nil) // its sender answers nothing more
 		}
 	}
 	rep.Skipped, rep.SkippedLines, rep.HeaderFaults = rd.Skipped(), rd.SkippedLines(), rd.HeaderFaults()
@@ -178,6 +215,8 @@ func Check(r io.Reader, opts CheckOptions) (*Report, error) {
 				f.Frame, f.Dir, f.Kind, f.ID, f.Method = pv.text, pv.dir, pv.kind, pv.id, pv.method
 			}
 		}
+		f.Fate = c.fates[int64(f.Line)]
+		f.ByUser = f.Fate.ByUser() || f.Related != 0 && c.fates[int64(f.Related)].ByUser()
 	}
 	sort.SliceStable(rep.Findings, func(i, j int) bool { return rep.Findings[i].Line < rep.Findings[j].Line })
 	return rep, nil
@@ -196,7 +235,10 @@ type checker struct {
 	rep      *Report
 	tr       *classify.Tracker
 	previews map[int64]preview
-	full     []byte
+	// fates holds the fate of each frame that has one (bounded as the
+	// previews are): the user's frames, held ones, captured answers.
+	fates map[int64]Fate
+	full  []byte
 }
 
 func (c *checker) frameFindings(ev *Event, m *classify.Message) {

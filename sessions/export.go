@@ -330,6 +330,9 @@ func (s *exporter) walkEntries(all bool, fn func(it *walkItem, answers []walkIte
 			if h := b.items[i].header; h[1] > h[0] {
 				b.items[i].ev.Header = b.data[h[0]:h[1]]
 			}
+			if o := b.items[i].original; b.items[i].ev.Original != nil {
+				b.items[i].ev.Original = b.data[o[0]:o[1]]
+			}
 		}
 		for i := 0; i < len(b.items); i++ {
 			it := &b.items[i]
@@ -367,11 +370,11 @@ type walkBatch struct {
 }
 
 type walkItem struct {
-	pos           int
-	e             Entry
-	ev            Event
-	frame, header [2]int // where ev's bytes are in data
-	fold          bool   // the fold is here
+	pos                     int
+	e                       Entry
+	ev                      Event
+	frame, header, original [2]int // where ev's bytes are in data
+	fold                    bool   // the fold is here
 	// answer marks the answer of a pair of the request before it, with
 	// the pair's latency.
 	answer  bool
@@ -400,6 +403,9 @@ func (b *walkBatch) add(it walkItem) {
 	it.header[0] = len(b.data)
 	b.data = append(b.data, it.ev.Header...)
 	it.header[1] = len(b.data)
+	it.original[0] = len(b.data)
+	b.data = append(b.data, it.ev.Original...) // an edit's: the reader reuses its bytes too
+	it.original[1] = len(b.data)
 	b.items = append(b.items, it)
 }
 
@@ -500,6 +506,9 @@ func (s *exporter) mask(ev *Event) bool {
 	ev.Frame, m1 = s.red.Mask(ev.Frame)
 	if ev.Header != nil {
 		ev.Header, m2 = s.red.MaskHeader(ev.Header)
+	}
+	if ev.Original != nil {
+		ev.Original, _ = s.red.Mask(ev.Original)
 	}
 	ev.Text = s.red.MaskString(ev.Text)
 	ev.Redacted = ev.Redacted || m1 || m2

@@ -265,6 +265,19 @@ func (s *exporter) htmlRecord(b []byte, pos int, e *Entry, ev *Event) []byte {
 	}
 	b = appendMarkup(b, string(body), false)
 	b = append(b, "</pre></details>"...)
+	if ev.Original != nil {
+		// An edit: what came in, before the user's bytes went out.
+		var orig []byte
+		if classify.Valid(ev.Original) {
+			s.buf = appendPretty(s.buf[:0], ev.Original, s.cuts)
+			orig = classify.AppendSafeJSON(nil, s.buf)
+		} else {
+			orig = classify.AppendEscaped(nil, ev.Original, 4*s.cuts.String)
+		}
+		b = append(b, "<details class=\"original\"><summary>the original, as it came in before the user's edit</summary><pre>"...)
+		b = appendMarkup(b, string(orig), false)
+		b = append(b, "</pre></details>"...)
+	}
 	if e.Codes != 0 {
 		for _, f := range s.findings(pos) {
 			b = fmt.Appendf(b, "<div class=\"f %s\"><b>%s</b> <code>%s</code>: %s", f.Severity, f.Severity, f.Code, markupText(classify.EscapeString(f.Message, 0)))

@@ -27,9 +27,12 @@ type exportPair struct {
 }
 
 // status is how the request ended: ok, error, or the request's status
-// when unanswered (pending, timed out, cancelled, untracked).
+// when unanswered (pending, timed out, cancelled, untracked, or dropped:
+// the user dropped it in the tap, and its receiver never read it).
 func (p *exportPair) status() string {
 	switch {
+	case p.respMsg == nil && p.reqEv.Held == HeldDropped:
+		return "dropped"
 	case p.respMsg == nil && p.req.Status == StatusOK:
 		return StatusPending.String() // a batch member left unanswered
 	case p.respMsg == nil:
@@ -173,6 +176,15 @@ func (j *jsonOut) id(m *classify.Message) *jsonOut {
 	return j.value(m.ID().Raw)
 }
 
+// fate writes ,"fate":{…} for a record whose frame had a fate in the tap
+// (Fate.AppendJSON), nothing for one that had none.
+func (j *jsonOut) fate(ev *Event) *jsonOut {
+	if f := FateOf(ev); !f.IsZero() {
+		j.b = f.AppendJSON(append(j.b, `,"fate":`...))
+	}
+	return j
+}
+
 // time writes t in UTC to the microsecond (RFC 3339).
 func (j *jsonOut) time(t time.Time) *jsonOut {
 	t = t.UTC()
@@ -278,9 +290,9 @@ func (s *exporter) jsonDoc(w io.Writer) error {
 		if p.member >= 0 {
 			j.raw(`,"member":`).int(int64(p.member))
 		}
-		j.raw(`,"id":`).id(p.reqMsg).raw(`,"method":`).str(p.reqMsg.Method()).raw(`,"frame":`).message(p.reqMsg).raw("}")
+		j.raw(`,"id":`).id(p.reqMsg).raw(`,"method":`).str(p.reqMsg.Method()).raw(`,"frame":`).message(p.reqMsg).fate(p.reqEv).raw("}")
 		if p.respMsg != nil {
-			j.raw(`,"response":{"line":`).int(p.resp.Seq).raw(`,"time":`).time(s.at(p.resp.T)).raw(`,"frame":`).message(p.respMsg).raw("}")
+			j.raw(`,"response":{"line":`).int(p.resp.Seq).raw(`,"time":`).time(s.at(p.resp.T)).raw(`,"frame":`).message(p.respMsg).fate(p.respEv).raw("}")
 			j.raw(`,"latency_ms":`).ms(p.latency)
 		} else {
 			j.raw(`,"response":null`)
@@ -354,6 +366,9 @@ func (s *exporter) har(w io.Writer) error {
 		j.raw(`,"request":{"method":"POST","url":`).str(u).raw(`,"httpVersion":"JSON-RPC/2.0","cookies":[],"headers":[],"queryString":[],"postData":{"mimeType":"application/json","text":`).
 			strBytes(p.reqMsg.Frame).raw(`},"headersSize":-1,"bodySize":`).int(int64(len(p.reqMsg.Frame))).raw("}")
 		status, text := 0, "no answer: "+p.status()
+		if f := FateOf(p.reqEv); !f.Delivered() {
+			text = "no answer: " + f.Text()
+		}
 		var body []byte
 		if p.respMsg != nil {
 			body = p.respMsg.Frame
@@ -388,6 +403,14 @@ func (s *exporter) har(w io.Writer) error {
 		if p.respMsg != nil {
 			if code, ok := p.respMsg.ErrorCode(); ok {
 				j.raw(`,"error_code":`).int(code)
+			}
+		}
+		if f := FateOf(p.reqEv); !f.IsZero() {
+			j.b = f.AppendJSON(append(j.b, `,"request_fate":`...))
+		}
+		if p.respEv != nil {
+			if f := FateOf(p.respEv); !f.IsZero() {
+				j.b = f.AppendJSON(append(j.b, `,"response_fate":`...))
 			}
 		}
 		if p.req.Codes != 0 || p.resp != nil && p.resp.Codes != 0 {
@@ -434,9 +457,10 @@ func (s *exporter) otlp(w io.Writer) error {
 			j.raw(",")
 		}
 		n++
-		sp := SpanPair{SessionID: s.hdr.ID, Request: p.reqMsg, Response: p.respMsg, RequestLine: p.req.Seq, Member: p.member, Start: s.at(p.req.T)}
+		sp := SpanPair{SessionID: s.hdr.ID, Request: p.reqMsg, Response: p.respMsg, RequestLine: p.req.Seq, Member: p.member, Start: s.at(p.req.T),
+			RequestFate: FateOf(p.reqEv)}
 		if p.resp != nil {
-			sp.ResponseLine, sp.End = p.resp.Seq, s.at(p.resp.T)
+			sp.ResponseLine, sp.End, sp.ResponseFate = p.resp.Seq, s.at(p.resp.T), FateOf(p.respEv)
 		}
 		pairSpan(&s.span, sp)
 		s.spanJSON(j, &s.span)

@@ -94,14 +94,18 @@ func (s *exporter) mdRecord(b []byte, pos int, e *Entry, ev *Event) []byte {
 		body = classify.AppendEscaped(s.body[:0], ev.Frame, 4*s.cuts.String)
 	}
 	s.body = body
-	fence := strings.Repeat("`", max(3, longestRun(body, '`')+1))
-	b = append(b, fence...)
-	b = append(b, lang...)
-	b = append(b, '\n')
-	b = append(b, body...)
-	b = append(b, '\n')
-	b = append(b, fence...)
-	b = append(b, '\n')
+	b = appendFence(b, lang, body)
+	if ev.Original != nil {
+		// An edit: what came in, before the user's bytes went out.
+		lang, body = "json", nil
+		if classify.Valid(ev.Original) {
+			s.buf = appendPretty(s.buf[:0], ev.Original, s.cuts)
+			body = classify.AppendSafeJSON(nil, s.buf)
+		} else {
+			lang, body = "text", classify.AppendEscaped(nil, ev.Original, 4*s.cuts.String)
+		}
+		b = appendFence(append(b, "\nThe original, as it came in before the user's edit:\n\n"...), lang, body)
+	}
 	if e.Codes != 0 {
 		b = append(b, '\n')
 		for _, f := range s.findings(pos) {
@@ -117,6 +121,18 @@ func (s *exporter) mdRecord(b []byte, pos int, e *Entry, ev *Event) []byte {
 		b = b[:len(b)-2]
 	}
 	return b
+}
+
+// appendFence appends body as a fenced Markdown code block in lang.
+func appendFence(b []byte, lang string, body []byte) []byte {
+	fence := strings.Repeat("`", max(3, longestRun(body, '`')+1))
+	b = append(b, fence...)
+	b = append(b, lang...)
+	b = append(b, '\n')
+	b = append(b, body...)
+	b = append(b, '\n')
+	b = append(b, fence...)
+	return append(b, '\n')
 }
 
 // appendFrameTitle appends what a frame is: its direction, kind, method
@@ -144,11 +160,8 @@ func (s *exporter) appendFrameTitle(t []byte, e *Entry, ev *Event, code func([]b
 	case e.Kind == classify.KindRequest && e.Status != StatusOK && e.Status != StatusError:
 		t = append(append(t, " · "...), e.Status.String()...)
 	}
-	if e.Src != SrcWire {
-		t = append(append(t, " · "...), e.Src...)
-	}
-	if e.Captured {
-		t = append(t, " · captured"...)
+	if fate := FateOf(ev).Text(); fate != "" {
+		t = append(append(t, " · "...), fate...)
 	}
 	if ev.Redacted {
 		t = append(t, " · redacted"...)
@@ -267,7 +280,13 @@ func count(n int, noun string) string {
 
 func (s *exporter) mermaid(out io.Writer) error {
 	w := bufio.NewWriterSize(out, 64<<10)
-	fmt.Fprintf(w, "sequenceDiagram\n    participant H as Host\n    participant S as %s\n", mmdText("Server "+classify.EscapeString(s.sessionName(), 60), 60))
+	fmt.Fprintf(w, "sequenceDiagram\n    participant H as Host\n")
+	if s.tapActs() {
+		// Frames the user wrote, and frames that went no further than
+		// the tap, start or end at rpctap, between the peers.
+		fmt.Fprintf(w, "    participant R as rpctap\n")
+	}
+	fmt.Fprintf(w, "    participant S as %s\n", mmdText("Server "+classify.EscapeString(s.sessionName(), 60), 60))
 	err := s.walk(func(pos int, e *Entry, ev *Event) error {
 		s.mermaidRecord(w, pos, e, ev)
 		return nil
@@ -295,6 +314,13 @@ func (s *exporter) mermaidRecord(w io.Writer, pos int, e *Entry, ev *Event) {
 	if e.Dir == classify.S2H {
 		from, to = "S", "H"
 	}
+	fate := FateOf(ev)
+	switch {
+	case fate.Src == SrcInject:
+		from = "R" // the user wrote it: it comes from rpctap
+	case !fate.Delivered():
+		to = "R" // dropped, answered in place, captured: it went no further
+	}
 	arrow := "->>"
 	label := fmt.Sprintf("%d %s", e.Seq, e.Kind)
 	switch e.Kind {
@@ -321,15 +347,57 @@ func (s *exporter) mermaidRecord(w io.Writer, pos int, e *Entry, ev *Event) {
 	if e.Kind == classify.KindResponse && e.Pair != 0 {
 		label += " (" + ms(e.Latency) + ")"
 	}
-	if e.Src != SrcWire {
-		label += " [" + e.Src + "]"
+	if words := fate.Words(); len(words) > 0 {
+		label += " [" + strings.Join(words, ", ")
+		if fate.HeldFor > 0 {
+			label += " " + fate.HeldFor.Round(time.Millisecond).String()
+		}
+		label += "]"
+	}
+	if fate.Held == HeldDropped || fate.Held == HeldAnswered {
+		arrow = "-x" // its receiver never read it
+		if e.Kind == classify.KindResponse {
+			arrow = "--x"
+		}
 	}
 	fmt.Fprintf(w, "    %s%s%s: %s\n", from, arrow, to, mmdText(label, 0))
+	if fate.Held != "" || fate.Captured || fate.Partial {
+		// What the label's words stand for, and how long it was held.
+		fmt.Fprintf(w, "    Note over %s: %s\n", noteOver(from, to), mmdText(fmt.Sprintf("line %d %s", e.Seq, fate.Text()), 120))
+	}
+	if ev.Original != nil {
+		fmt.Fprintf(w, "    Note over %s: %s\n", noteOver(from, to), mmdText(fmt.Sprintf("line %d before the edit: %s", e.Seq, classify.Escape(ev.Original, 100)), 140))
+	}
 	if e.Codes != 0 {
 		for _, f := range s.findings(pos) {
 			fmt.Fprintf(w, "    Note over H,S: %s\n", mmdText(fmt.Sprintf("%s %s: %s", f.Severity, f.Code, classify.EscapeString(f.Message, 0)), 120))
 		}
 	}
+}
+
+// noteOver names the participants a note about an arrow from one to the
+// other spans, left to right.
+func noteOver(from, to string) string {
+	order := map[string]int{"H": 0, "R": 1, "S": 2}
+	if order[from] > order[to] {
+		from, to = to, from
+	}
+	return from + "," + to
+}
+
+// tapActs reports whether a frame of the session starts or ends at the
+// tap: one the user injected, or one that never reached its receiver.
+func (s *exporter) tapActs() bool {
+	var chunk []Entry
+	for pos := 0; pos < s.counts.Entries; pos += len(chunk) {
+		chunk = s.x.Entries(chunk[:0], pos, pos+4096)
+		for i := range chunk {
+			if f := chunk[i].Fate(); f.Src == SrcInject || !f.Delivered() {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // mmdText makes text (already escaped for a terminal) safe in a Mermaid

@@ -434,7 +434,11 @@ func (x *Index) add(ev *Event, offset int64, pre *classify.Message) {
 			x.tr.UseLSPFraming()
 			x.noteProfile()
 		}
-		x.session(x.tr.Advance(at))
+		if ev.Kind == EventExit {
+			x.session(x.tr.End(at)) // what is still owed stays unanswered
+		} else {
+			x.session(x.tr.Advance(at))
+		}
 		return
 	}
 	if ev.Dir == classify.H2S {
@@ -450,7 +454,7 @@ func (x *Index) add(ev *Event, offset int64, pre *classify.Message) {
 	}
 	e.kind = m.Kind
 	i := x.entries.push(e)
-	obs := x.tr.Observe(seq, at, &m)
+	obs := x.tr.ObserveDelivery(seq, at, &m, FateOf(ev).Delivery())
 	// Observe may change the frame's findings, so they are kept after it.
 	p := x.entries.at(i)
 	if m.HasID() {
@@ -503,6 +507,9 @@ func (x *Index) add(ev *Event, offset int64, pre *classify.Message) {
 		}
 	}
 	x.session(obs.Findings)
+	if ev.EOF {
+		x.session(x.tr.OutputClosed(ev.Dir, at)) // its sender answers nothing more
+	}
 	x.counts.Pending = x.tr.InFlight()
 	x.noteProfile()
 }

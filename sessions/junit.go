@@ -24,7 +24,7 @@ func WriteJUnit(w io.Writer, f ReportFile, rep *Report) error {
 	codes := classify.Codes()
 	failing := func(idx []int) bool {
 		for _, i := range idx {
-			if f.FailOn != 0 && rep.Findings[i].Severity >= f.FailOn {
+			if f.fails(&rep.Findings[i]) {
 				return true
 			}
 		}
@@ -99,9 +99,18 @@ func WriteJUnit(w io.Writer, f ReportFile, rep *Report) error {
 			if cf.Related != 0 {
 				line += fmt.Sprintf(" (see line %d)", cf.Related)
 			}
+			if cf.ByUser {
+				line += " (yours: about a frame you injected or edited)"
+			}
 			bw.WriteString(text(line + "\n"))
 			if cf.Frame != "" {
 				bw.WriteString(text("    " + cf.Frame + "\n"))
+			}
+			if !cf.Fate.IsZero() {
+				bw.WriteString(text("    fate: " + cf.Fate.Text() + "\n"))
+				if cf.Fate.Original != nil {
+					bw.WriteString(text("    original: " + classify.Escape(cf.Fate.Original, 160) + "\n"))
+				}
 			}
 		}
 		if failing(idx) {

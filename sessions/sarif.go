@@ -24,6 +24,15 @@ type ReportFile struct {
 	// FailOn is the lowest severity that fails the check (0: none does);
 	// JUnit reports such findings as failures.
 	FailOn classify.Severity
+	// FailOnUser says the user's own findings (CheckFinding.ByUser) fail
+	// the check as the peers' do; otherwise they never do, and SARIF
+	// reports them suppressed.
+	FailOnUser bool
+}
+
+// fails reports whether finding f fails the check.
+func (file ReportFile) fails(f *CheckFinding) bool {
+	return file.FailOn != 0 && f.Severity >= file.FailOn && (!f.ByUser || file.FailOnUser)
 }
 
 // uri is the file's name as a SARIF artifact URI: relative paths stay
@@ -75,7 +84,15 @@ type sarifResult struct {
 	Message   sarifText       `json:"message"`
 	Locations []sarifLocation `json:"locations"`
 	Related   []sarifRelated  `json:"relatedLocations,omitempty"`
-	Props     *sarifProps     `json:"properties,omitempty"`
+	// Suppressions mark the user's own findings, which are not the
+	// peers' to fix (code-scanning views hide them).
+	Suppressions []sarifSuppression `json:"suppressions,omitempty"`
+	Props        *sarifProps        `json:"properties,omitempty"`
+}
+
+type sarifSuppression struct {
+	Kind          string `json:"kind"`
+	Justification string `json:"justification"`
 }
 
 type sarifRelated struct {
@@ -93,6 +110,10 @@ type sarifProps struct {
 	ID     string `json:"id,omitempty"`
 	Method string `json:"method,omitempty"`
 	Frame  string `json:"frame,omitempty"`
+	// Fate says what became of the frame in the tap (Fate.AppendJSON);
+	// ByUser that the finding is the user's own, not a peer's.
+	Fate   json.RawMessage `json:"fate,omitempty"`
+	ByUser bool            `json:"byUser,omitempty"`
 }
 
 // sarifLevel is a severity as SARIF names it.
@@ -258,10 +279,16 @@ func WriteSARIF(w io.Writer, f ReportFile, rep *Report) error {
 		if cf.Related > 0 {
 			r.Related = []sarifRelated{{ID: 1, sarifLocation: loc(cf.Related), Message: sarifText{Text: "the frame this finding links to"}}}
 		}
-		p := sarifProps{ID: classify.EscapeString(cf.ID, 200), Method: classify.EscapeString(cf.Method, 200), Frame: cf.Frame}
+		p := sarifProps{ID: classify.EscapeString(cf.ID, 200), Method: classify.EscapeString(cf.Method, 200), Frame: cf.Frame, ByUser: cf.ByUser}
 		p.Dir, p.Kind, p.Member = cf.Place()
-		if p != (sarifProps{}) {
+		if !cf.Fate.IsZero() {
+			p.Fate = cf.Fate.AppendJSON(nil)
+		}
+		if p.Dir != "" || p.Kind != "" || p.Member != nil || p.ID != "" || p.Method != "" || p.Frame != "" || p.Fate != nil || p.ByUser {
 			r.Props = &p
+		}
+		if cf.ByUser && !f.FailOnUser {
+			r.Suppressions = []sarifSuppression{{Kind: "external", Justification: "about a frame the user injected or edited in rpctap, or its answer: not a peer's fault"}}
 		}
 		if err := value(r); err != nil {
 			return err

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"encoding/hex"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/rpctap/rpctap/classify"
@@ -56,6 +57,10 @@ type SpanPair struct {
 	RequestLine, ResponseLine int64
 	Member                    int
 	Start, End                time.Time
+	// RequestFate and ResponseFate are what became of each in the tap
+	// (injected, held, dropped, captured, …): the span says them in the
+	// attributes rpctap.request.fate and rpctap.response.fate.
+	RequestFate, ResponseFate Fate
 }
 
 // PairSpan builds the span of a pair. Ids are derived, not random, so
@@ -89,6 +94,14 @@ func pairSpan(s *Span, p SpanPair) {
 	s.Attributes = append(s.Attributes,
 		SpanAttribute{"rpctap.direction", p.Request.Dir.String()},
 		SpanAttribute{"rpctap.request_line", p.RequestLine})
+	if words := p.RequestFate.Words(); len(words) > 0 {
+		s.Attributes = append(s.Attributes, SpanAttribute{"rpctap.request.fate", strings.Join(words, " ")},
+			SpanAttribute{"rpctap.request.fate_text", p.RequestFate.Text()})
+	}
+	if words := p.ResponseFate.Words(); len(words) > 0 && p.Response != nil {
+		s.Attributes = append(s.Attributes, SpanAttribute{"rpctap.response.fate", strings.Join(words, " ")},
+			SpanAttribute{"rpctap.response.fate_text", p.ResponseFate.Text()})
+	}
 	if r := p.Response; r != nil {
 		s.Answered, s.End = true, p.End
 		s.Attributes = append(s.Attributes, SpanAttribute{"rpctap.response_line", p.ResponseLine})

@@ -528,6 +528,11 @@ func (r *recorder) commitJob(b *batch, j *job) {
 	case jobEvent:
 		j.event.T = int64(j.t / time.Microsecond)
 		r.writeEvent(j.event)
+		if j.event.Kind == sessions.EventExit {
+			// What is still owed stays unanswered, as a reader of the
+			// file finds at its exit record.
+			r.publishFindings(j.t, r.tracker.End(j.t))
+		}
 	case jobLSPNote:
 		r.tracker.UseLSPFraming()
 		r.profile.Store(uint32(r.tracker.Profile()))
@@ -552,7 +557,7 @@ func (r *recorder) commitJob(b *batch, j *job) {
 				r.wrote(j.dir)
 			}
 		}
-		r.observe(j.t, &j.m, false)
+		r.observe(j.t, &j.m, false, classify.Delivered, j.eof)
 	case jobFrame:
 		r.lastAt = r.started + j.t
 		r.seq++
@@ -580,15 +585,16 @@ func (r *recorder) commitJob(b *batch, j *job) {
 			}
 			return
 		}
-		r.observe(j.t, &j.m, written)
+		r.observe(j.t, &j.m, written, sessions.Fate{Held: j.outcome}.Delivery(), j.eof)
 		r.profile.Store(uint32(r.tracker.Profile()))
 	}
 }
 
 // observe runs the tracker and publishes the frame just written with what
-// it found.
-func (r *recorder) observe(t time.Duration, m *classify.Message, written bool) {
-	obs := r.tracker.Observe(r.seq, t, m)
+// it found; d says whether the frame reached its receiver, eof that it
+// ended its stream (its sender answers nothing more).
+func (r *recorder) observe(t time.Duration, m *classify.Message, written bool, d classify.Delivery, eof bool) {
+	obs := r.tracker.ObserveDelivery(r.seq, t, m, d)
 	r.frames++
 	if m.Worst() == classify.Error {
 		r.errs++
@@ -598,6 +604,9 @@ func (r *recorder) observe(t time.Duration, m *classify.Message, written bool) {
 	}
 	if r.calls != nil {
 		r.calls.observe(r.seq, t, m, obs.Pairs)
+	}
+	if eof && (m.Dir == classify.H2S || m.Dir == classify.S2H) {
+		r.publishFindings(t, r.tracker.OutputClosed(m.Dir, t))
 	}
 }
 
@@ -774,12 +783,17 @@ func count(n int64, what string) string {
 
 // timeouts reports requests that passed their deadline as the clock goes.
 func (r *recorder) timeouts(at time.Duration) {
-	fs := r.tracker.Advance(at - r.started)
+	r.publishFindings(at-r.started, r.tracker.Advance(at-r.started))
+}
+
+// publishFindings gives live subscribers session findings the tracker
+// raised at t (on the session clock) about earlier frames.
+func (r *recorder) publishFindings(t time.Duration, fs []classify.SessionFinding) {
 	if len(fs) == 0 || !r.hub.listening() {
 		return
 	}
 	r.out = append(r.out[:0], `{"t":`...)
-	r.out = appendInt(r.out, int64((at-r.started)/time.Microsecond))
+	r.out = appendInt(r.out, int64(t/time.Microsecond))
 	r.out = append(r.out, `,"event":"findings","session_findings":`...)
 	r.out = appendSessionFindings(r.out, fs)
 	r.out = append(r.out, "}\n"...)

@@ -249,12 +249,20 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case holdOpenedMsg:
 		for _, v := range m.views {
 			if v.id == msg.session {
+				v.holdOpening = false
 				if msg.err != nil {
-					m.status = "cannot intercept: " + msg.err.Error()
+					if v.focus == paneHeld { // asked for (H), not the header's own look
+						m.status = "cannot intercept: " + msg.err.Error()
+					}
 					return m, nil
 				}
 				v.held().conn = msg.conn
-				return m, waitHoldCmd(v.id, msg.events)
+				cmds := []tea.Cmd{waitHoldCmd(v.id, msg.events)}
+				if f := v.holdWant; f != nil {
+					v.holdWant = nil
+					cmds = append(cmds, holdActCmd(v.id, msg.conn, func(c *tap.HoldClient) error { return c.SetFilters(f.H2S, f.S2H) }))
+				}
+				return m, tea.Batch(cmds...)
 			}
 		}
 		if msg.conn != nil {
@@ -588,7 +596,12 @@ func (m *Model) openHeld(v *sessionView, set *tap.HoldFilters) tea.Cmd {
 	v.setSize(v.width, v.height)
 	p := v.held()
 	switch {
+	case p.conn == nil && v.holdOpening:
+		if set != nil {
+			v.holdWant = set // set once the connection on its way is open
+		}
 	case p.conn == nil:
+		v.holdAsked, v.holdOpening = true, true
 		return openHoldCmd(v.id, v.src.Socket(), set)
 	case set != nil:
 		f := *set
@@ -973,6 +986,13 @@ func (m *Model) filterLine(v *sessionView) string {
 	}
 	if v.search != nil {
 		parts = append(parts, s.Dim.Render("search: ")+classify.EscapeString(v.search.text, 200)+s.Dim.Render("  "+v.search.status()))
+	}
+	if n := v.heldNow(); n > 0 && v.focus != paneHeld {
+		what := "1 frame for you: H shows it"
+		if n > 1 {
+			what = fmt.Sprintf("%d frames for you: H shows them", n)
+		}
+		parts = append(parts, "the tap holds "+what+", to forward, edit, drop or answer")
 	}
 	return truncate(strings.Join(parts, "    "), m.width)
 }

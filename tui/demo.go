@@ -106,6 +106,10 @@ func (m *Model) demoBar() string {
 	}
 	if st.Done {
 		text, outcome = "The scenario is over; the session stays open: inject a frame (i), filter (/), look around; q quits.", ""
+		if v := m.view(); v != nil && v.src.Ended() {
+			// The tour's last step has the server exit.
+			text = "The scenario is over and the server has exited; filter (/), open a frame (enter), look around; q quits."
+		}
 	}
 	caption := demoBarHeight - 2 // lines, under which the outcome's
 	if m.demoHeight() < demoBarHeight {

@@ -12,6 +12,7 @@ import (
 	"github.com/rpctap/rpctap/classify"
 	"github.com/rpctap/rpctap/inject"
 	"github.com/rpctap/rpctap/sessions"
+	"github.com/rpctap/rpctap/tap"
 	"github.com/rpctap/rpctap/tui/filter"
 )
 
@@ -30,6 +31,12 @@ type sessionView struct {
 	search     *search   // frames marked, not hidden; nil: none
 	composer   *composer // open in place of the detail and pending panes; nil: closed
 	hold       *holdPane // the frames the tap holds; nil until first shown
+	// holdAsked says the view asked a live tap for its intercept
+	// connection at its first tick, so that the header counts the frames
+	// the tap holds (H shows them); holdOpening that a connection is on
+	// its way, and holdWant the filters to set once it is open.
+	holdAsked, holdOpening bool
+	holdWant               *tap.HoldFilters
 	// alloc chooses the composer's ids; idsFresh feeds it the index's
 	// entries from fed on.
 	alloc   *inject.IDs
@@ -253,7 +260,22 @@ func (v *sessionView) sync(now time.Time) tea.Cmd {
 	scan := v.traffic.sync(v.id, v.src)
 	search := v.extendSearch()
 	v.pending.sync(x)
-	return tea.Batch(scan, search, v.loadDetail())
+	var hold tea.Cmd
+	if !v.holdAsked && v.src.Socket() != "" && !v.src.Ended() {
+		// Without setting a filter: only to hear of the frames held.
+		v.holdAsked, v.holdOpening = true, true
+		hold = openHoldCmd(v.id, v.src.Socket(), nil)
+	}
+	return tea.Batch(scan, search, v.loadDetail(), hold)
+}
+
+// heldNow is how many frames the live tap holds for the user now (those
+// waiting behind a held frame too), as its intercept connection tells.
+func (v *sessionView) heldNow() int {
+	if v.hold == nil || v.hold.conn == nil {
+		return 0
+	}
+	return len(v.hold.frames)
 }
 
 // loadDetail (re)loads the detail pane when the selection changed.
@@ -353,6 +375,11 @@ func (v *sessionView) header(now time.Time, i, n int) string {
 		s.SevError.Render(fmt.Sprintf("%d err", cnt.Errors)),
 		s.SevWarn.Render(fmt.Sprintf("%d warn", cnt.Warnings)),
 		fmt.Sprintf("%d pending", cnt.Pending+v.heldRequests()),
+	}
+	if held := v.heldNow(); held > 0 {
+		// Right after the state: traffic waits on the user, which a
+		// narrow header must not cut off.
+		parts = slices.Insert(parts, 2, s.Badge["HELD"].Render(fmt.Sprintf("%d held", held))+s.Dim.Render(" H"))
 	}
 	if n > 1 {
 		parts = append(parts, s.Dim.Render(fmt.Sprintf("[%d/%d]", i+1, n)))

@@ -140,7 +140,7 @@ func shows(src *Source, f *filter.Filter, showErr bool, e *sessions.Entry) bool 
 func filterFrame(src *Source, e *sessions.Entry) *filter.Frame {
 	seq := e.Seq
 	return &filter.Frame{Dir: e.Dir, Kind: e.Kind, ID: e.ID, Method: e.Method, Codes: FilterCodes(e),
-		Worst: e.Worst, Status: FilterStatus(e.Status),
+		Worst: e.Worst, Status: FilterStatus(e.Status), Fate: uint32(e.Fate().Set()),
 		Payload: func() []byte {
 			pos, ok := src.Index.BySeq(seq)
 			if !ok {

@@ -25,6 +25,9 @@ type checkOptions struct {
 	failOn         classify.Severity // 0: never fail
 	name           string            // what to call stdin in the report
 	methodTimeouts map[string]time.Duration
+	// failOnInjected counts the user's own findings (about frames the
+	// user injected or edited) toward --fail-on too.
+	failOnInjected bool
 }
 
 func newCheckCmd() *cobra.Command {
@@ -44,6 +47,15 @@ timestamps.
 XML report with one test case per finding code, for CI test views; sarif
 a SARIF 2.1.0 log with a rule per finding code and each finding located
 at its line of the session file, for code-scanning views.
+
+A finding about a frame you wrote (injected, or edited while the tap held
+it), or one that links to such a frame, is yours, not a peer's: it is
+reported apart and does not fail the check unless --fail-on-injected is
+given. A frame you dropped or answered in its receiver's place never
+reached the receiver, which owes it nothing (no timeout, no
+unanswered-at-end). Each finding says what became of its frame in the
+tap (injected, captured, held, edited with the original, dropped,
+answered in place, expired).
 
 Lines that are not records are skipped and named by their line numbers;
 faults of the header line (a field of the wrong type, a format version
@@ -91,6 +103,7 @@ empty file, binary data, a plain JSON-RPC log).`,
 	cmd.Flags().DurationVar(&o.timeout, "timeout", 0, "how long a request may wait for its answer (default: the session's own, else 30s)")
 	methodTimeoutFlag(cmd.Flags(), &methodTimeouts)
 	cmd.Flags().StringVar(&failOn, "fail-on", "error", "exit 1 when a finding at or above this severity exists: error, warn, info or none")
+	cmd.Flags().BoolVar(&o.failOnInjected, "fail-on-injected", false, "findings about frames you injected or edited fail the check too (by default they are reported apart)")
 	return cmd
 }
 
@@ -117,19 +130,19 @@ func runCheck(stdin io.Reader, stdout io.Writer, path string, o checkOptions) er
 		return exitError{code: 2, msg: "cannot check: " + plainFileError(err)}
 	}
 	w := bufio.NewWriter(stdout)
-	file := sessions.ReportFile{Name: path, FailOn: o.failOn}
+	file := sessions.ReportFile{Name: path, FailOn: o.failOn, FailOnUser: o.failOnInjected}
 	if path == "-" {
 		file.Name = name
 	}
 	switch o.format {
 	case "json":
-		writeCheckJSON(w, name, rep)
+		writeCheckJSON(w, name, rep, o.failOnInjected)
 	case "junit":
 		err = sessions.WriteJUnit(w, file, rep)
 	case "sarif":
 		err = sessions.WriteSARIF(w, file, rep)
 	default:
-		writeCheckText(w, name, rep)
+		writeCheckText(w, name, rep, o.failOnInjected)
 	}
 	if err == nil {
 		err = w.Flush()
@@ -137,7 +150,11 @@ func runCheck(stdin io.Reader, stdout io.Writer, path string, o checkOptions) er
 	if err != nil {
 		return fmt.Errorf("writing the report: %w", err)
 	}
-	if o.failOn != 0 && (rep.Worst() >= o.failOn || len(rep.HeaderFaults) > 0) {
+	worst := rep.Worst()
+	if o.failOnInjected {
+		worst = max(worst, rep.WorstByUser())
+	}
+	if o.failOn != 0 && (worst >= o.failOn || len(rep.HeaderFaults) > 0) {
 		return exitError{code: 1}
 	}
 	return nil
@@ -196,6 +213,10 @@ type checkJSONFinding struct {
 	ID       json.RawMessage `json:"id,omitempty"`
 	Method   string          `json:"method,omitempty"`
 	Related  int             `json:"related,omitempty"`
+	// Fate says what became of the frame in the tap, when anything did
+	// (sessions.Fate.AppendJSON); ByUser that the finding is the user's.
+	Fate   json.RawMessage `json:"fate,omitempty"`
+	ByUser bool            `json:"by_user,omitempty"`
 }
 
 type checkJSON struct {
@@ -209,7 +230,11 @@ type checkJSON struct {
 	SkippedAt    []int              `json:"skipped_line_numbers"`
 	HeaderFaults []string           `json:"header_faults"`
 	Findings     []checkJSONFinding `json:"findings"`
-	Counts       checkCounts        `json:"counts"`
+	// Counts are the peers' findings; ByUser the user's own, which fail
+	// the check only with --fail-on-injected (FailOnByUser).
+	Counts       checkCounts `json:"counts"`
+	ByUser       checkCounts `json:"by_user"`
+	FailOnByUser bool        `json:"fail_on_by_user"`
 }
 
 type checkCounts struct {
@@ -219,9 +244,10 @@ type checkCounts struct {
 	ByCode map[string]int `json:"by_code"`
 }
 
-func writeCheckJSON(w io.Writer, name string, rep *sessions.Report) {
+func writeCheckJSON(w io.Writer, name string, rep *sessions.Report, failOnUser bool) {
 	doc := checkJSON{File: name, Profile: rep.Profile.String(), Frames: rep.Frames, Skipped: rep.Skipped, SkippedBytes: rep.SkippedBytes,
-		SkippedAt: rep.SkippedLines, HeaderFaults: rep.HeaderFaults, Findings: []checkJSONFinding{}, Counts: counts(rep)}
+		SkippedAt: rep.SkippedLines, HeaderFaults: rep.HeaderFaults, Findings: []checkJSONFinding{}, Counts: counts(rep, false),
+		ByUser: counts(rep, true), FailOnByUser: failOnUser}
 	if doc.SkippedAt == nil {
 		doc.SkippedAt = []int{}
 	}
@@ -230,7 +256,10 @@ func writeCheckJSON(w io.Writer, name string, rep *sessions.Report) {
 	}
 	for _, f := range rep.Findings {
 		jf := checkJSONFinding{Code: f.Code.String(), Severity: f.Severity.String(), Line: f.Line, Message: f.Message,
-			Method: f.Method, Related: f.Related}
+			Method: f.Method, Related: f.Related, ByUser: f.ByUser}
+		if !f.Fate.IsZero() {
+			jf.Fate = f.Fate.AppendJSON(nil)
+		}
 		jf.Dir, jf.Kind, jf.Member = f.Place()
 		if f.ID != "" {
 			if json.Valid([]byte(f.ID)) {
@@ -245,9 +274,13 @@ func writeCheckJSON(w io.Writer, name string, rep *sessions.Report) {
 	printJSON(w, doc, true)
 }
 
-func counts(rep *sessions.Report) checkCounts {
+// counts sums up the peers' findings, or with byUser the user's own.
+func counts(rep *sessions.Report, byUser bool) checkCounts {
 	c := checkCounts{ByCode: map[string]int{}}
 	for _, f := range rep.Findings {
+		if f.ByUser != byUser {
+			continue
+		}
 		switch f.Severity {
 		case classify.Error:
 			c.Error++
@@ -261,10 +294,13 @@ func counts(rep *sessions.Report) checkCounts {
 	return c
 }
 
-func writeCheckText(w io.Writer, name string, rep *sessions.Report) {
-	c := counts(rep)
+func writeCheckText(w io.Writer, name string, rep *sessions.Report, failOnUser bool) {
+	c, mine := counts(rep, false), counts(rep, true)
 	fmt.Fprintf(w, "%s: %s judged as %s: %s, %s, %s", classify.EscapeString(name, 200), plural(rep.Frames, "frame"), rep.Profile,
 		plural(c.Error, "error"), plural(c.Warn, "warning"), plural(c.Info, "note"))
+	if n := mine.Error + mine.Warn + mine.Info; n > 0 {
+		fmt.Fprintf(w, "; %s about frames you injected or edited, apart", plural(n, "finding"))
+	}
 	if len(rep.HeaderFaults) > 0 {
 		fmt.Fprintf(w, "; %s in the header", plural(len(rep.HeaderFaults), "fault"))
 	}
@@ -281,7 +317,7 @@ func writeCheckText(w io.Writer, name string, rep *sessions.Report) {
 	for _, sev := range []classify.Severity{classify.Error, classify.Warn, classify.Info} {
 		var group []sessions.CheckFinding
 		for _, f := range rep.Findings {
-			if f.Severity == sev {
+			if f.Severity == sev && !f.ByUser {
 				group = append(group, f)
 			}
 		}
@@ -290,31 +326,62 @@ func writeCheckText(w io.Writer, name string, rep *sessions.Report) {
 		}
 		sort.SliceStable(group, func(i, j int) bool { return group[i].Line < group[j].Line })
 		fmt.Fprintf(w, "\n%s (%d)\n", strings.ToUpper(sev.String()), len(group))
-		for _, f := range group {
-			var where []string
-			if f.Dir != 0 {
-				where = append(where, f.Dir.String())
-			}
-			if f.Kind != 0 {
-				where = append(where, f.Kind.String())
-			}
-			if f.Member >= 0 {
-				where = append(where, fmt.Sprintf("member %d", f.Member))
-			}
-			if f.ID != "" {
-				where = append(where, "id "+classify.EscapeString(f.ID, 60))
-			}
-			if f.Method != "" {
-				where = append(where, classify.EscapeString(f.Method, 80))
-			}
-			fmt.Fprintf(w, "  line %d  %s  [%s]\n", f.Line, f.Code, strings.Join(where, " "))
-			fmt.Fprintf(w, "      %s", f.Message)
-			if f.Related != 0 {
-				fmt.Fprintf(w, " (see line %d)", f.Related)
-			}
-			fmt.Fprintln(w)
-			if f.Frame != "" {
-				fmt.Fprintf(w, "      %s\n", f.Frame)
+		writeCheckFindings(w, group, false)
+	}
+	var yours []sessions.CheckFinding
+	for _, f := range rep.Findings {
+		if f.ByUser {
+			yours = append(yours, f)
+		}
+	}
+	if len(yours) > 0 {
+		fails := "they do not fail the check (--fail-on-injected makes them)"
+		if failOnUser {
+			fails = "they count toward --fail-on (--fail-on-injected)"
+		}
+		fmt.Fprintf(w, "\nYOURS (%d): about frames you injected or edited, or their answers; %s\n", len(yours), fails)
+		writeCheckFindings(w, yours, true)
+	}
+}
+
+// writeCheckFindings lists findings for the text report, each with where
+// it is, its message, its frame and what became of the frame in the tap;
+// withSeverity names each one's severity (a group of mixed ones).
+func writeCheckFindings(w io.Writer, group []sessions.CheckFinding, withSeverity bool) {
+	for _, f := range group {
+		var where []string
+		if f.Dir != 0 {
+			where = append(where, f.Dir.String())
+		}
+		if f.Kind != 0 {
+			where = append(where, f.Kind.String())
+		}
+		if f.Member >= 0 {
+			where = append(where, fmt.Sprintf("member %d", f.Member))
+		}
+		if f.ID != "" {
+			where = append(where, "id "+classify.EscapeString(f.ID, 60))
+		}
+		if f.Method != "" {
+			where = append(where, classify.EscapeString(f.Method, 80))
+		}
+		code := f.Code.String()
+		if withSeverity {
+			code = f.Severity.String() + " " + code
+		}
+		fmt.Fprintf(w, "  line %d  %s  [%s]\n", f.Line, code, strings.Join(where, " "))
+		fmt.Fprintf(w, "      %s", f.Message)
+		if f.Related != 0 {
+			fmt.Fprintf(w, " (see line %d)", f.Related)
+		}
+		fmt.Fprintln(w)
+		if f.Frame != "" {
+			fmt.Fprintf(w, "      %s\n", f.Frame)
+		}
+		if !f.Fate.IsZero() {
+			fmt.Fprintf(w, "      fate: %s\n", f.Fate.Text())
+			if f.Fate.Original != nil {
+				fmt.Fprintf(w, "      original: %s\n", classify.Escape(f.Fate.Original, 160))
 			}
 		}
 	}

@@ -667,7 +667,7 @@ func runTail(w io.Writer, src *tui.Source, f *filter.Filter, asJSON bool, yield 
 				return ev, evErr
 			}
 			fr := &filter.Frame{Dir: e.Dir, Kind: e.Kind, ID: e.ID, Method: e.Method, Codes: tui.FilterCodes(&e), Worst: e.Worst,
-				Status: tui.FilterStatus(e.Status), Payload: func() []byte {
+				Status: tui.FilterStatus(e.Status), Fate: uint32(e.Fate().Set()), Payload: func() []byte {
 					if ev, err := record(); err == nil {
 						return ev.Frame
 					}
@@ -676,11 +676,8 @@ func runTail(w io.Writer, src *tui.Source, f *filter.Filter, asJSON bool, yield 
 			if !f.Match(fr) {
 				continue
 			}
-			var frame []byte
-			if ev, err := record(); err == nil {
-				frame = ev.Frame
-			}
-			if err := tailLine(bw, src, next, e, frame, asJSON); err != nil {
+			rec, _ := record()
+			if err := tailLine(bw, src, next, e, rec, asJSON); err != nil {
 				return err
 			}
 		}
@@ -714,7 +711,15 @@ func tailNote(w io.Writer, recs *tui.Records, pos int, e sessions.Entry, asJSON 
 	return err
 }
 
-func tailLine(w io.Writer, src *tui.Source, pos int, e sessions.Entry, frame []byte, asJSON bool) error {
+// tailLine prints one frame: its entry e at position pos, and its record
+// ev (nil when it could not be read back), with what became of it in the
+// tap.
+func tailLine(w io.Writer, src *tui.Source, pos int, e sessions.Entry, ev *sessions.Event, asJSON bool) error {
+	var frame []byte
+	fate := e.Fate()
+	if ev != nil {
+		frame, fate = ev.Frame, sessions.FateOf(ev)
+	}
 	if asJSON {
 		out := map[string]any{"seq": e.Seq, "t": e.T, "dir": e.Dir.String(), "size": e.Size}
 		if e.Dir != classify.Err {
@@ -746,6 +751,9 @@ func tailLine(w io.Writer, src *tui.Source, pos int, e sessions.Entry, frame []b
 		}
 		if fs != nil {
 			out["findings"] = fs
+		}
+		if !fate.IsZero() {
+			out["fate"] = json.RawMessage(fate.AppendJSON(nil))
 		}
 		if frame != nil {
 			// frame is the frame's JSON; frame_text the frame as text,
@@ -785,7 +793,13 @@ func tailLine(w io.Writer, src *tui.Source, pos int, e sessions.Entry, frame []b
 	if len(flags) > 0 {
 		line += " [" + strings.Join(flags, " ") + "]"
 	}
+	if words := fate.Words(); len(words) > 0 {
+		line += " fate=" + strings.Join(words, ",")
+	}
 	line += "  " + classify.Escape(frame, 160)
+	if fate.Original != nil {
+		line += "  original: " + classify.Escape(fate.Original, 160)
+	}
 	_, err := fmt.Fprintln(w, line)
 	return err
 }

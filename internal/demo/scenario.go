@@ -179,6 +179,17 @@ func edgeSteps(lsp bool) []Step {
 				_, ch := h.start(method, params)
 				h.await(ctx, ch, h.Timeout+10*time.Second)
 			}},
+		// Last: the session ends here.
+		Step{Name: "exit-with-work-owed", Caption: "The host calls a tool and the server exits before it answers: the session ends with the call owed (unanswered-at-end). A host would wait on it until its own timeout; nothing can answer it any more.",
+			run: func(ctx context.Context, h *Host) {
+				method, params := h.callParams("quit", nil, "")
+				h.start(method, params)
+				select {
+				case <-h.Done():
+				case <-time.After(10 * time.Second):
+				case <-ctx.Done():
+				}
+			}},
 	)
 	return steps
 }

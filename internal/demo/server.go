@@ -35,6 +35,7 @@ var Tools = []struct{ Name, Description string }{
 	{"config", "Shows the server's configuration, API key included (rpctap masks it)."},
 	{"reload", "Tells the host the tool list changed, then answers."},
 	{"misbehave", "Answers with the frame of an edge case named by case."},
+	{"quit", "Exits at once, leaving every call in flight (this one too) unanswered."},
 }
 
 // server is one embedded server's state.
@@ -48,6 +49,7 @@ type server struct {
 	asked     map[string]chan []byte   // the server's own requests, by id key
 	nextID    int
 	wg        sync.WaitGroup
+	quit      bool // a call of quit came: the server exits with its work owed
 }
 
 // Serve runs the embedded server on in and out until in ends, or, for
@@ -60,20 +62,25 @@ func Serve(in io.Reader, out io.Writer, o ServerOptions) error {
 		s.profile, framing = classify.LSP, classify.FramingLSP
 	}
 	fr := newFrameReader(in, framing)
-	defer s.wg.Wait()
 	for {
 		frame, info, err := fr.next()
 		if err == io.EOF {
+			s.wg.Wait() // the calls in flight are answered first
 			return nil
 		}
 		if err != nil {
+			s.wg.Wait()
 			return err
 		}
 		m := classify.ClassifyFramed(frame, info, classify.H2S, s.profile)
 		if s.o.LSP && m.Kind == classify.KindNotification && m.MethodIs("exit") {
+			s.wg.Wait()
 			return nil
 		}
 		s.handle(&m)
+		if s.quit {
+			return nil // at once: what is in flight stays unanswered
+		}
 	}
 }
 
@@ -221,6 +228,10 @@ func (s *server) request(id []byte, method string, params []byte) {
 		return
 	case "tools/call", "workspace/executeCommand":
 		name, args, token := s.callParams(method, params)
+		if name == "quit" {
+			s.quit = true
+			return
+		}
 		s.wg.Add(1)
 		go func() {
 			defer s.wg.Done()

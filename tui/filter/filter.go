@@ -23,6 +23,11 @@
 //	              timeout take the place of the codes of the same name
 //	sev:SEV       the frame's worst finding is at least error, warn or info
 //	status:STATUS pending, ok, error, late, cancelled
+//	fate:FATE     what became of the frame in the tap: injected,
+//	              captured, held (whatever became of it then), edited,
+//	              dropped, answered-in-place (or answered), expired,
+//	              detached, overflow, waited, ended, partial (the words
+//	              of sessions.FateWords)
 //	TEXT          any other token, or a "quoted phrase": a case-insensitive
 //	              substring of the method, the id or the frame's bytes
 //	              as on the wire (JSON escapes are not decoded)
@@ -61,6 +66,9 @@ type Frame struct {
 	Worst classify.Severity
 	// Status is the call's state: "", pending, ok, error, late, cancelled.
 	Status string
+	// Fate is a bit set of the frame's fate words: bit i for
+	// sessions.FateWords[i] (sessions.Fate.Set).
+	Fate uint32
 	// Payload returns the frame's bytes. It is called only when a text
 	// token cannot be decided from the method and the id, at most once per
 	// Match. It may be nil: text then searches the method and the id only.

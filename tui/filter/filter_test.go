@@ -4,9 +4,11 @@ import (
 	"errors"
 	"reflect"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/rpctap/rpctap/classify"
+	"github.com/rpctap/rpctap/sessions"
 )
 
 func codes(cs ...classify.Code) uint64 {
@@ -403,9 +405,9 @@ func TestParseErrors(t *testing.T) {
 		col  int
 		msg  string
 	}{
-		{"meth:x", 1, `unknown key "meth" at column 1 (did you mean method?): use method, dir, kind, id, flag, sev, status, or quote the token to search for it as text`},
-		{"dir:h2s !Meth:x", 10, `unknown key "Meth" at column 10 (did you mean method?): use method, dir, kind, id, flag, sev, status, or quote the token to search for it as text`},
-		{"panic: boom", 1, `unknown key "panic" at column 1: use method, dir, kind, id, flag, sev, status, or quote the token to search for it as text`},
+		{"meth:x", 1, `unknown key "meth" at column 1 (did you mean method?): use method, dir, kind, id, flag, sev, status, fate, or quote the token to search for it as text`},
+		{"dir:h2s !Meth:x", 10, `unknown key "Meth" at column 10 (did you mean method?): use method, dir, kind, id, flag, sev, status, fate, or quote the token to search for it as text`},
+		{"panic: boom", 1, `unknown key "panic" at column 1: use method, dir, kind, id, flag, sev, status, fate, or quote the token to search for it as text`},
 		{"→ dir:x", 7, `unknown direction "x" at column 7: use h2s (or >), s2h (or <), or err`},
 		{"dir:s2g", 5, `unknown direction "s2g" at column 5 (did you mean s2h?): use h2s (or >), s2h (or <), or err`},
 		{"kind:reqest", 6, `unknown kind "reqest" at column 6 (did you mean request?): use request, response, notification, invalid, not-json, stray, batch, blank, or non-object`},
@@ -570,5 +572,60 @@ func TestSuggestOnlyOneCandidate(t *testing.T) {
 		if got := suggest(tc.in, []string{"method", "dir", "kind", "id", "flag", "sev", "status", "error"}); got != tc.want {
 			t.Errorf("suggest(%q) = %q, want %q", tc.in, got, tc.want)
 		}
+	}
+}
+
+// fate: matches what became of a frame in the tap, by the words of
+// sessions.FateWords; answered stands for answered-in-place, and an
+// unknown word says which are known.
+func TestFateTokensMatchWhatBecameOfAFrame(t *testing.T) {
+	bit := func(word string) uint32 {
+		s, ok := sessions.ParseFateWord(word)
+		if !ok {
+			t.Fatalf("no fate word %q", word)
+		}
+		return uint32(s)
+	}
+	frames := map[string]Frame{
+		"wire":     {Dir: classify.H2S, Kind: classify.KindRequest},
+		"injected": {Dir: classify.H2S, Kind: classify.KindRequest, Fate: bit("injected")},
+		"captured": {Dir: classify.S2H, Kind: classify.KindResponse, Fate: bit("captured")},
+		"dropped":  {Dir: classify.H2S, Kind: classify.KindRequest, Fate: bit("held") | bit("dropped")},
+		"inplace":  {Dir: classify.H2S, Kind: classify.KindRequest, Fate: bit("held") | bit("answered-in-place")},
+		"edited":   {Dir: classify.H2S, Kind: classify.KindRequest, Fate: bit("held") | bit("edited")},
+		"expired":  {Dir: classify.H2S, Kind: classify.KindRequest, Fate: bit("held") | bit("expired")},
+	}
+	for expr, want := range map[string]string{
+		"fate:held":              "dropped edited expired inplace",
+		"fate:dropped":           "dropped",
+		"fate:answered":          "inplace",
+		"fate:ANSWERED-IN-PLACE": "inplace",
+		"fate:injected":          "injected",
+		"fate:captured":          "captured",
+		"fate:edited":            "edited",
+		"fate:expired":           "expired",
+		"!fate:held dir:h2s":     "injected wire",
+	} {
+		f, err := Parse(expr)
+		if err != nil {
+			t.Fatalf("Parse(%q): %v", expr, err)
+		}
+		var got []string
+		for name, fr := range frames {
+			if f.Match(&fr) {
+				got = append(got, name)
+			}
+		}
+		slices.Sort(got)
+		if s := strings.Join(got, " "); s != want {
+			t.Errorf("%s matches %q, want %q", expr, s, want)
+		}
+	}
+	if f, _ := Parse("fate:answered"); f.String() != "fate:answered-in-place" {
+		t.Errorf("canonical form %q", f.String())
+	}
+	_, err := Parse("fate:droped")
+	if err == nil || !strings.Contains(err.Error(), `unknown fate "droped" at column 6 (did you mean dropped?)`) || !strings.Contains(err.Error(), "answered-in-place") {
+		t.Errorf("Parse(fate:droped) = %v", err)
 	}
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/rpctap/rpctap/classify"
 	"github.com/rpctap/rpctap/internal/textdist"
+	"github.com/rpctap/rpctap/sessions"
 )
 
 // A SyntaxError says what is wrong with an expression and where.
@@ -22,7 +23,7 @@ func (e *SyntaxError) Error() string { return e.Msg }
 
 // Hints that close the errors about each key's values.
 const (
-	keysHint   = "use method, dir, kind, id, flag, sev, status, or quote the token to search for it as text"
+	keysHint   = "use method, dir, kind, id, flag, sev, status, fate, or quote the token to search for it as text"
 	methodHint = "write a glob, as in method:tools/*"
 	dirHint    = "use h2s (or >), s2h (or <), or err"
 	kindHint   = "use request, response, notification, invalid, not-json, stray, batch, blank, or non-object"
@@ -30,6 +31,7 @@ const (
 	flagHint   = "use a finding code or unmatched, invalid, redacted, timeout"
 	sevHint    = "use error, warn, or info"
 	statusHint = "use pending, ok, error, late, or cancelled"
+	fateHint   = "use injected, captured, held, edited, dropped, answered-in-place, expired, detached, overflow, waited, ended, or partial"
 )
 
 // Summary flags: names that stand for a group of findings (and kinds).
@@ -297,6 +299,17 @@ func (p *parser) value(t *term) error {
 			return p.errorf(at, statusHint, suggest(low, statuses), "unknown status %q", v)
 		}
 		t.value = low
+	case keyFate:
+		set, ok := sessions.ParseFateWord(low)
+		if !ok {
+			return p.errorf(at, fateHint, suggest(low, sessions.FateWords), "unknown fate %q", v)
+		}
+		t.fate = uint32(set)
+		for i, w := range sessions.FateWords {
+			if set == 1<<i {
+				t.value = w
+			}
+		}
 	}
 	return nil
 }
@@ -310,6 +323,7 @@ func hintFor(k key) string {
 		keyFlag:   flagHint,
 		keySev:    sevHint,
 		keyStatus: statusHint,
+		keyFate:   fateHint,
 	}[k]
 }
 

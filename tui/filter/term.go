@@ -19,6 +19,7 @@ const (
 	keyFlag
 	keySev
 	keyStatus
+	keyFate
 )
 
 var keyNames = [...]string{
@@ -29,6 +30,7 @@ var keyNames = [...]string{
 	keyFlag:   "flag",
 	keySev:    "sev",
 	keyStatus: "status",
+	keyFate:   "fate",
 }
 
 // term is one token, compiled. Only the fields its key uses are set, so two
@@ -48,6 +50,7 @@ type term struct {
 	codes uint64             // flag: any of these codes...
 	kinds uint16             // ...or any of these kinds (1<<Kind)
 	sev   classify.Severity  // sev
+	fate  uint32             // fate: the word's bit (sessions.FateSet)
 	text  needle             // text
 }
 
@@ -75,6 +78,8 @@ func (t *term) match(fr *Frame) bool {
 		return fr.Worst >= t.sev
 	case keyStatus:
 		return fr.Status == t.value
+	case keyFate:
+		return fr.Fate&t.fate != 0
 	}
 	return false
 }
