@@ -76,7 +76,7 @@ func NewRedactor(env []string, flags []string) (*Redactor, error) {
 		if len(value) < minSecretLen {
 			return
 		}
-		r.secrets = append(r.secrets, secret{name: name, value: []byte(value), mask: []byte("***" + name + "***")})
+		r.secrets = append(r.secrets, secret{name: name, value: []byte(value), mask: maskOf(name)})
 	}
 	lookup := map[string]string{}
 	for _, kv := range env {
@@ -137,6 +137,26 @@ func NewRedactor(env []string, flags []string) (*Redactor, error) {
 		r.plainAfter[c] = len(r.spotsOf(d)) == 0
 	}
 	return r, nil
+}
+
+// maskOf is what a secret named name is masked with: its name between
+// two maskEdge.
+func maskOf(name string) []byte { return []byte(maskEdge + name + maskEdge) }
+
+const maskEdge = "***"
+
+// Names are the names of the secrets r masks (each once, sorted): what a
+// session header says was masked, and a replay masks again.
+func (r *Redactor) Names() []string {
+	if r == nil {
+		return nil
+	}
+	var names []string
+	for _, s := range r.secrets {
+		names = append(names, s.name)
+	}
+	slices.Sort(names)
+	return slices.Compact(names)
 }
 
 // escapeLen is the length of the longest JSON escape of c.
