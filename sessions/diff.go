@@ -232,11 +232,14 @@ func summarize(path string, ig Ignore) (*summary, error) {
 			if ev.Dir == classify.H2S {
 				h, _ := hs.hash(ev.Frame)
 				method := m.Method()
-				name := method
+				name, group := s.intern(method), s.intern(method)
 				if n := callName(method, ev.Frame); n != "" {
 					name = s.intern(method + " " + n)
+					if groupedByName(method) {
+						group = name
+					}
 				}
-				inFlight[line] = pendingCall{call: ig.identify(method, ev.Frame), params: h, group: s.group(&m), name: name, off: rd.Offset(),
+				inFlight[line] = pendingCall{call: ig.identify(method, ev.Frame), params: h, group: group, name: name, off: rd.Offset(),
 					startup: !s.answered, masked: ev.Redacted}
 			}
 		case classify.KindResponse:
@@ -274,23 +277,16 @@ func summarize(path string, ig Ignore) (*summary, error) {
 
 func (s *summary) intern(v string) string { return internIn(s.interned, v) }
 
-// group names the calls a request belongs to, for latencies and reports:
-// its method, and for MCP's calls of one thing, that thing's name.
-func (s *summary) group(m *classify.Message) string {
-	if name := calledName(m); name != "" {
-		return s.intern(m.Method() + " " + name)
-	}
-	return s.intern(m.Method())
-}
-
-// calledName is the tool, prompt or resource an MCP request names
-// (tools/call, prompts/get, resources/read), cut to 200 bytes, or "".
-func calledName(m *classify.Message) string {
-	switch m.Method() {
+// groupedByName reports whether the latencies of method's calls are
+// grouped by what they call (one tool, prompt or resource), and not by
+// the method alone: MCP's calls of one thing (an LSP request's document
+// and position would make a group a call).
+func groupedByName(method string) bool {
+	switch method {
 	case "tools/call", "prompts/get", "resources/read":
-		return callName(m.Method(), m.Frame)
+		return true
 	}
-	return ""
+	return false
 }
 
 func isListing(method string) bool {

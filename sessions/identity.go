@@ -103,13 +103,13 @@ func (hs *hasher) at(msg []byte, path []string) uint64 {
 	return h
 }
 
-// identityPaths reports whether the JSON pointer p is in one of the
-// members that name a call of method (parts), or in its inputs.
+// identityPaths reports whether the JSON pointer p is in, or holds, one
+// of the members that name a call of method (part), or one of its inputs.
 func identityPaths(method, p string) (part, input bool) {
 	rule := identityRuleOf(method)
 	in := func(paths [][]string) bool {
 		for _, path := range paths {
-			if q := pointer(path); p == q || strings.HasPrefix(p, q+"/") {
+			if q := pointer(path); p == q || strings.HasPrefix(p, q+"/") || strings.HasPrefix(q, p+"/") {
 				return true
 			}
 		}

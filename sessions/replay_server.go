@@ -155,8 +155,9 @@ type server struct {
 	// hostIDs are the ids of the host's requests that look like replay's
 	// own ("rpctap-replay-N"), which a server request must not take.
 	hostIDs map[string]bool
-	cursor  map[string]int // sequential: the next request of a method
 	stats   ServeStats
+	// related is sameCall's memory, reused.
+	related []related
 	// flush, while set, writes the session file's buffer soon, so that
 	// what is recorded reaches the file (and live views) as a tap's
 	// does; fileDone stops it.
@@ -198,7 +199,7 @@ func (q *outQueue) Pop() any {
 
 func serve(ctx context.Context, rec *recording, in FrameSource, out io.Writer, opts ServeOptions, sf *sessionFile) (ServeStats, error) {
 	s := &server{rec: rec, opts: opts, out: out, file: sf, start: time.Now(), speed: opts.Speed,
-		wake: make(chan struct{}, 1), serverQ: map[string]int32{}, cursor: map[string]int{}, hostIDs: map[string]bool{}}
+		wake: make(chan struct{}, 1), serverQ: map[string]int32{}, hostIDs: map[string]bool{}}
 	if s.speed <= 0 {
 		s.speed = 1
 	}
@@ -564,18 +565,11 @@ func (s *server) answerBatch(m *classify.Message, now time.Time) {
 // with the same inputs and the closest params, with strict the one with
 // equal params, with sequential the first of the call not answered yet.
 func (s *server) match(method string, body []byte) (int32, string) {
-	cands := s.rec.byMethod[method]
-	var reqs []int32
-	for _, c := range cands {
-		if s.rec.frames[c].kind == classify.KindRequest {
-			reqs = append(reqs, c)
-		}
-	}
-	if len(reqs) == 0 {
+	if !slices.ContainsFunc(s.rec.byMethod[method], func(c int32) bool { return s.rec.frames[c].kind == classify.KindRequest }) {
 		return -1, s.nearestMethod(method)
 	}
 	if method == "initialize" {
-		return s.matchInitialize(reqs, body)
+		return s.matchInitialize(s.requests(method), body)
 	}
 	id := s.opts.Ignore.identify(method, body)
 	h, _ := s.opts.Ignore.Hash(body)
@@ -622,7 +616,18 @@ func (s *server) match(method string, body []byte) (int32, string) {
 		}
 		return -1, "the recording could not be read back"
 	}
-	return -1, s.noMatch(method, body, calls, reqs)
+	return -1, s.noMatch(method, body, calls)
+}
+
+// requests are the recorded requests of method.
+func (s *server) requests(method string) []int32 {
+	var reqs []int32
+	for _, c := range s.rec.byMethod[method] {
+		if s.rec.frames[c].kind == classify.KindRequest {
+			reqs = append(reqs, c)
+		}
+	}
+	return reqs
 }
 
 // A related recorded request: how it compares with the host's.
@@ -636,7 +641,8 @@ type related struct {
 // recorded request the recording masked a secret in is compared with the
 // masks standing for any value.
 func (s *server) sameCall(method string, id callID, h uint64, body []byte) []related {
-	var out []related
+	out := s.related[:0]
+	defer func() { s.related = out[:0] }()
 	for _, c := range s.rec.byCall[id.key] {
 		f := &s.rec.frames[c]
 		if f.method != method || f.masked {
@@ -716,9 +722,9 @@ const maxDescribed = 100
 // noMatch says why no recorded request of method answers the host's,
 // body: none of the same call (calls is empty), or none with its inputs or
 // params; and how the nearest of them differs, path by path.
-func (s *server) noMatch(method string, body []byte, calls []related, reqs []int32) string {
+func (s *server) noMatch(method string, body []byte, calls []related) string {
 	var why string
-	near := reqs
+	var near []int32
 	switch {
 	case len(calls) == 0:
 		why = fmt.Sprintf("the recording has no %s request%s", esc(method), s.forCall(method, body))
@@ -731,11 +737,11 @@ func (s *server) noMatch(method string, body []byte, calls []related, reqs []int
 		}
 		why = fmt.Sprintf("no recorded %s request%s has these %s", esc(method), s.forCall(method, body), what)
 	}
-	if len(calls) > 0 {
-		near = nil
-		for _, c := range calls {
-			near = append(near, c.i)
-		}
+	for _, c := range calls {
+		near = append(near, c.i)
+	}
+	if near == nil {
+		near = s.requests(method)
 	}
 	best, bestBody := s.nearest(near, body)
 	if best < 0 {

@@ -521,3 +521,15 @@ func TestReplayServerTakesASecretTheRecordingMaskedInARequestForAnyValue(t *test
 		}
 	}
 }
+
+func TestReplayServerLeavesOutLSPProgressTokensAsItDoesMeta(t *testing.T) {
+	frames := []frameAt{
+		{0, 'h', `{"jsonrpc":"2.0","id":1,"method":"textDocument/references","params":{"textDocument":{"uri":"file:///a.go"},"position":{"line":1,"character":2},"context":{"includeDeclaration":true},"workDoneToken":"w1","partialResultToken":"p1"}}`},
+		{10, 's', `{"jsonrpc":"2.0","id":1,"result":[]}`},
+	}
+	s := startReplayServer(t, "ndjson", frames, ServeOptions{Match: MatchStrict})
+	s.send(`{"jsonrpc":"2.0","id":2,"method":"textDocument/references","params":{"textDocument":{"uri":"file:///a.go"},"position":{"line":1,"character":2},"context":{"includeDeclaration":true},"workDoneToken":"w9","partialResultToken":"p9"}}`)
+	if got := s.lines(t, 1)[0]; got != `{"jsonrpc":"2.0","id":2,"result":[]}`+"\n" {
+		t.Errorf("other progress tokens, --match strict: %s", got)
+	}
+}

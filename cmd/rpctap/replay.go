@@ -54,9 +54,9 @@ secret the recording masked compares equal to any value. The server's
 notifications and requests are played after the frame they came after in
 the recording, with their recorded delays. A request with no match gets a
 JSON-RPC error that names the nearest recorded request and every path
-that differs from it. Nothing but
-protocol frames is written to stdout; --verbose says on stderr what replay
-does, and the replay is recorded in a session file of its own.
+that differs from it. Nothing but protocol frames is written to stdout;
+--verbose says on stderr what replay does, and the replay is recorded in
+a session file of its own.
 
 rpctap replay --as-host FILE -- CMD plays the recorded host against a fresh
 server CMD: it sends the host's frames in order, waits for each answer
