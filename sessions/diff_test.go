@@ -288,3 +288,24 @@ func TestDiffRemovesADefinitionOnlyWhenBListedAndLackedIt(t *testing.T) {
 		t.Errorf("A never listed its tools; want only tools/list's method added; got%s", describe(rep.Differences))
 	}
 }
+
+func TestDiffTakesASecretEitherSessionMaskedForAnyValue(t *testing.T) {
+	masked := func(r FrameRecord) FrameRecord { r.Redacted = true; return r }
+	a := writeRecords(t, []string{"DBPASS"}, []FrameRecord{
+		h2s(0, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"get-env","arguments":{}}}`),
+		masked(s2h(10, `{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"DBPASS=***DBPASS***"}]}}`)),
+	})
+	b := writeRecords(t, nil, []FrameRecord{
+		h2s(0, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"get-env","arguments":{}}}`),
+		s2h(10, `{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"DBPASS=hunter2-s3cr3t-77"}]}}`),
+	})
+	for _, pair := range [][2]string{{a, b}, {b, a}} {
+		rep, err := Diff(pair[0], pair[1], DiffOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(rep.Differences) != 0 {
+			t.Errorf("a secret masked in one session differs from its value in the other:%s", describe(rep.Differences))
+		}
+	}
+}
