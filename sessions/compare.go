@@ -90,6 +90,10 @@ type hasher struct {
 	ig   Ignore
 	path []string
 	buf  []byte
+	// want are the members (paths) whose hashes and raw values got
+	// keeps, as hashCall asks.
+	want [][]string
+	got  []captured
 }
 
 // Hash returns the structural hash of the message msg (see Ignore); ok is
@@ -152,6 +156,9 @@ func (hs *hasher) value(s []byte, i, depth int) (uint64, int, bool) {
 			i = skipSpace(s, i+1)
 			skip := hs.ig.skips(hs.path)
 			v, next, ok := hs.value(s, i, depth+1)
+			if ok && len(hs.want) > 0 && len(hs.path) <= maxWanted {
+				hs.capture(v, s[i:next])
+			}
 			hs.path = hs.path[:len(hs.path)-1]
 			if !ok {
 				return 0, 0, false

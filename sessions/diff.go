@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"os"
 	"slices"
@@ -134,10 +135,9 @@ type summary struct {
 	// tools, prompts and resources are the definitions the server definition
 	// (the last listing of each name wins), as compact JSON.
 	tools, prompts, resources map[string]definition
-	// calls are the requests answered, by their call (callID.key), in
-	// order: the first of each that differs in its params.
-	calls    map[uint64][]call
-	seenCall map[uint64]bool // the requests' structural hashes
+	// calls are the requests answered, by their structural hash (id
+	// left out): the first of each.
+	calls map[uint64]call
 	// listed says the session listed tools, prompts, resources.
 	listed [3]bool
 	// answered says the server has answered a request: what was asked
@@ -159,6 +159,7 @@ type definition struct {
 type call struct {
 	req, resp       int64 // lines
 	reqOff, respOff int64
+	key             uint64 // its call (callID.key)
 	params, outcome uint64 // structural hashes of the request and its answer
 	name            string // what it calls, for people: "tools/call echo"
 	masked          bool   // the recording masked a secret in the request or its answer
@@ -186,7 +187,7 @@ func summarize(path string, ig Ignore) (*summary, error) {
 		return nil, fmt.Errorf("cannot compare: %w", err)
 	}
 	s := &summary{f: f, methods: map[string]int64{}, tools: map[string]definition{}, prompts: map[string]definition{}, resources: map[string]definition{},
-		calls: map[uint64][]call{}, seenCall: map[uint64]bool{}, latency: map[string][]int32{}, findings: map[classify.Code]*findingCount{}, interned: map[string]string{}}
+		calls: map[uint64]call{}, latency: map[string][]int32{}, findings: map[classify.Code]*findingCount{}, interned: map[string]string{}}
 	rd := NewReader(f)
 	hdr, hasHeader := rd.Header()
 	s.hdr = hdr
@@ -230,16 +231,16 @@ func summarize(path string, ig Ignore) (*summary, error) {
 		switch m.Kind {
 		case classify.KindRequest:
 			if ev.Dir == classify.H2S {
-				h, _ := hs.hash(ev.Frame)
 				method := m.Method()
+				h, idn, _ := hs.hashCall(method, ev.Frame)
 				name, group := s.intern(method), s.intern(method)
-				if n := callName(method, ev.Frame); n != "" {
+				if n := callNameOf(method, idn.parts); n != "" {
 					name = s.intern(method + " " + n)
 					if groupedByName(method) {
 						group = name
 					}
 				}
-				inFlight[line] = pendingCall{call: ig.identify(method, ev.Frame), params: h, group: group, name: name, off: rd.Offset(),
+				inFlight[line] = pendingCall{call: idn.id, params: h, group: group, name: name, off: rd.Offset(),
 					startup: !s.answered, masked: ev.Redacted}
 			}
 		case classify.KindResponse:
@@ -258,11 +259,10 @@ func summarize(path string, ig Ignore) (*summary, error) {
 					s.latency[pc.group] = append(s.latency[pc.group], int32(min(lat, math.MaxInt32)))
 				}
 				// A listing's answer is compared item by item instead.
-				if !s.seenCall[pc.params] && !isListing(p.Method) {
-					s.seenCall[pc.params] = true
+				if _, seen := s.calls[pc.params]; !seen && !isListing(p.Method) {
 					out, _ := hs.hash(ev.Frame)
-					s.calls[pc.call.key] = append(s.calls[pc.call.key], call{req: p.Request, resp: line, reqOff: pc.off, respOff: rd.Offset(),
-						params: pc.params, outcome: out, name: pc.name, masked: pc.masked || ev.Redacted})
+					s.calls[pc.params] = call{req: p.Request, resp: line, reqOff: pc.off, respOff: rd.Offset(),
+						key: pc.call.key, params: pc.params, outcome: out, name: pc.name, masked: pc.masked || ev.Redacted}
 				}
 				s.listing(p.Method, line, ev.Frame)
 			}
@@ -520,8 +520,36 @@ func compareCalls(a, b *summary, ig Ignore) []Difference {
 		inA, inB bool
 	}
 	var items []item
-	for _, key := range callKeys(a, b) {
-		pairs, onlyA, onlyB := pairCalls(a, b, a.calls[key], b.calls[key], ig)
+	// Equal requests pair at once (each is once in its session); only
+	// those whose answers differ are kept. The others are grouped by
+	// their call, to pair by the closest params.
+	restA, restB := map[uint64][]call{}, map[uint64][]call{}
+	for h, ca := range a.calls {
+		if cb, ok := b.calls[h]; ok {
+			if ca.outcome != cb.outcome {
+				items = append(items, item{ca: ca, cb: cb, inA: true, inB: true})
+			}
+			continue
+		}
+		restA[ca.key] = append(restA[ca.key], ca)
+	}
+	for h, cb := range b.calls {
+		if _, ok := a.calls[h]; !ok {
+			restB[cb.key] = append(restB[cb.key], cb)
+		}
+	}
+	byLine := func(x, y call) int { return cmp.Compare(x.req, y.req) }
+	keys := slices.Collect(maps.Keys(restA))
+	for k := range restB {
+		if _, ok := restA[k]; !ok {
+			keys = append(keys, k)
+		}
+	}
+	for _, key := range keys { // the pairs are sorted below
+		as, bs := restA[key], restB[key]
+		slices.SortFunc(as, byLine)
+		slices.SortFunc(bs, byLine)
+		pairs, onlyA, onlyB := pairClosest(a, b, as, bs, ig)
 		for _, c := range onlyA {
 			items = append(items, item{ca: c, inA: true})
 		}
@@ -563,67 +591,33 @@ func compareCalls(a, b *summary, ig Ignore) []Difference {
 	return out
 }
 
-// callKeys are the calls of both sessions.
-func callKeys(a, b *summary) []uint64 {
-	keys := make([]uint64, 0, len(a.calls)+len(b.calls))
-	for k := range a.calls {
-		keys = append(keys, k)
-	}
-	for k := range b.calls {
-		if _, ok := a.calls[k]; !ok {
-			keys = append(keys, k)
-		}
-	}
-	return keys
-}
-
 // maxPaired bounds the pairs of calls of one kind compared by their
 // params to find the closest: past it, those left are paired in order.
 const maxPaired = 10_000
 
-// pairCalls pairs the calls of one kind made in A (as) and in B (bs):
-// those with equal params, then each of A's left with the closest of B's
-// left, in A's order.
-func pairCalls(a, b *summary, as, bs []call, ig Ignore) (pairs [][2]call, onlyA, onlyB []call) {
-	taken := make([]bool, len(bs))
-	byParams := make(map[uint64]int, len(bs))
-	for j := len(bs) - 1; j >= 0; j-- {
-		byParams[bs[j].params] = j
+// pairClosest pairs the calls of one kind made in A (as) and in B (bs),
+// none with the params of another: each of A's, in A's order, with the
+// closest of B's left.
+func pairClosest(a, b *summary, as, bs []call, ig Ignore) (pairs [][2]call, onlyA, onlyB []call) {
+	if len(as) == 0 || len(bs) == 0 {
+		return nil, as, bs
 	}
-	var restA []call
-	for _, ca := range as {
-		if j, ok := byParams[ca.params]; ok && !taken[j] {
-			taken[j] = true
-			pairs = append(pairs, [2]call{ca, bs[j]})
-		} else {
-			restA = append(restA, ca)
-		}
-	}
-	var restB []call
-	for j, cb := range bs {
-		if !taken[j] {
-			restB = append(restB, cb)
-		}
-	}
-	if len(restA) == 0 || len(restB) == 0 {
-		return pairs, restA, restB
-	}
-	if len(restA)*len(restB) > maxPaired {
-		n := min(len(restA), len(restB))
+	if len(as)*len(bs) > maxPaired {
+		n := min(len(as), len(bs))
 		for i := range n {
-			pairs = append(pairs, [2]call{restA[i], restB[i]})
+			pairs = append(pairs, [2]call{as[i], bs[i]})
 		}
-		return pairs, restA[n:], restB[n:]
+		return pairs, as[n:], bs[n:]
 	}
-	reqB := make([][]byte, len(restB))
-	for j, cb := range restB {
+	reqB := make([][]byte, len(bs))
+	for j, cb := range bs {
 		reqB[j] = readFrameAt(b.f, cb.reqOff)
 	}
-	used := make([]bool, len(restB))
-	for _, ca := range restA {
+	used := make([]bool, len(bs))
+	for _, ca := range as {
 		reqA := readFrameAt(a.f, ca.reqOff)
 		best, score := -1, -1.0
-		for j := range restB {
+		for j := range bs {
 			if used[j] {
 				continue
 			}
@@ -636,9 +630,9 @@ func pairCalls(a, b *summary, as, bs []call, ig Ignore) (pairs [][2]call, onlyA,
 			continue
 		}
 		used[best] = true
-		pairs = append(pairs, [2]call{ca, restB[best]})
+		pairs = append(pairs, [2]call{ca, bs[best]})
 	}
-	for j, cb := range restB {
+	for j, cb := range bs {
 		if !used[j] {
 			onlyB = append(onlyB, cb)
 		}

@@ -2,6 +2,7 @@ package sessions
 
 import (
 	"hash/maphash"
+	"slices"
 	"strings"
 
 	"github.com/rpctap/rpctap/classify"
@@ -68,39 +69,70 @@ func hasIdentity(method string) bool { return len(identityRuleOf(method).parts) 
 // identify returns the call of the request frame, whose method is method
 // (the one classify read).
 func (ig Ignore) identify(method string, frame []byte) callID {
-	rule := identityRuleOf(method)
 	hs := hasher{ig: ig}
-	id := callID{key: mix(maphash.String(hashSeed, method))}
-	for _, p := range rule.parts {
-		id.key = mix(id.key*31 + hs.at(frame, p))
-	}
-	for _, p := range rule.inputs {
-		id.inputs = mix(id.inputs*31 + hs.at(frame, p))
-	}
-	return id
+	_, idn, _ := hs.hashCall(method, frame)
+	return idn.id
+}
+
+// An identity is what names a request's call: its callID, and the raw
+// values of its rule's parts (nil when absent), for callNameOf.
+type identity struct {
+	id    callID
+	parts [][]byte
 }
 
 // tagAbsent is the hash of a member that is not there, or left out.
 const tagAbsent = 0x5bd1e995
 
-// at hashes the value at path in msg (see Ignore), tagAbsent when there
-// is none or the user left it out.
-func (hs *hasher) at(msg []byte, path []string) uint64 {
-	v := msg
-	for _, k := range path {
-		if v = classify.Member(v, k); v == nil {
-			return tagAbsent
+// hashCall returns the structural hash of a request frame (as Hash does)
+// and its identity, in one pass over it: the hasher keeps the hashes and
+// the raw values of the members the rule names as it meets them. A
+// member the user left out (it or a member it is in) is absent.
+func (hs *hasher) hashCall(method string, frame []byte) (h uint64, idn identity, ok bool) {
+	rule := identityRuleOf(method)
+	hs.want = append(append(hs.want[:0], rule.parts...), rule.inputs...)
+	hs.got = hs.got[:0]
+	for range hs.want {
+		hs.got = append(hs.got, captured{hash: tagAbsent})
+	}
+	h, ok = hs.hash(frame)
+	for k, w := range hs.want {
+		for n := 1; n <= len(w); n++ {
+			if hs.ig.skips(w[:n]) {
+				hs.got[k] = captured{hash: tagAbsent}
+				break
+			}
 		}
 	}
-	if hs.ig.skips(path) {
-		return tagAbsent
+	idn.id.key = mix(maphash.String(hashSeed, method))
+	for k := range rule.parts {
+		idn.id.key = mix(idn.id.key*31 + hs.got[k].hash)
+		idn.parts = append(idn.parts, hs.got[k].raw)
 	}
-	hs.path = append(hs.path[:0], path...)
-	h, _, ok := hs.value(v, 0, len(path))
-	if !ok {
-		return tagAbsent
+	for k := range rule.inputs {
+		idn.id.inputs = mix(idn.id.inputs*31 + hs.got[len(rule.parts)+k].hash)
 	}
-	return h
+	hs.want = hs.want[:0]
+	return h, idn, ok
+}
+
+// maxWanted is the length of the longest path an identity rule names.
+const maxWanted = 3
+
+// A captured member: its hash and its raw value.
+type captured struct {
+	hash uint64
+	raw  []byte
+}
+
+// capture keeps the hash and the raw value of the member at hs.path when
+// it is one hashCall wants.
+func (hs *hasher) capture(v uint64, raw []byte) {
+	for k, w := range hs.want {
+		if slices.Equal(w, hs.path) {
+			hs.got[k] = captured{hash: v, raw: raw}
+		}
+	}
 }
 
 // identityPaths reports whether the JSON pointer p is in, or holds, one
@@ -123,23 +155,35 @@ func identityPaths(method, p string) (part, input bool) {
 // a position in it; "" for a method named by itself alone. It is cut to
 // 200 bytes.
 func callName(method string, frame []byte) string {
-	params := classify.Member(frame, "params")
+	rule := identityRuleOf(method)
+	parts := make([][]byte, len(rule.parts))
+	for k, path := range rule.parts {
+		v := frame
+		for _, m := range path {
+			v = classify.Member(v, m)
+		}
+		parts[k] = v
+	}
+	return callNameOf(method, parts)
+}
+
+// callNameOf is callName from the raw values of the parts of method's
+// identity rule.
+func callNameOf(method string, parts [][]byte) string {
 	str := func(v []byte) string {
 		s, _ := classify.StringValue(v)
 		return s
 	}
 	var name string
 	switch identityRuleOf(method).by {
-	case "name":
-		name = str(classify.Member(params, "name"))
-	case "uri":
-		name = str(classify.Member(params, "uri"))
+	case "name", "uri":
+		name = str(parts[0])
 	case "ref":
-		ref := classify.Member(params, "ref")
+		ref := parts[0]
 		name = strings.TrimSpace(str(classify.Member(ref, "type")) + " " + str(classify.Member(ref, "name")) + str(classify.Member(ref, "uri")))
 	case "document":
-		name = str(classify.Member(classify.Member(params, "textDocument"), "uri"))
-		if pos := classify.Member(params, "position"); pos != nil {
+		name = str(parts[0])
+		if pos := parts[1]; pos != nil {
 			name += " " + compactOrText(classify.Member(pos, "line")) + ":" + compactOrText(classify.Member(pos, "character"))
 		}
 	}

@@ -87,6 +87,7 @@ func loadRecording(r io.Reader, at io.ReaderAt, ig Ignore) (*recording, error) {
 	profile, _ := classify.ParseProfile(hdr.ProfileOrDefault())
 	tr := classify.NewTracker(classify.TrackerOptions{Profile: profile, LSPFraming: rec.framing == classify.FramingLSP, Timeout: -1})
 	inFlight := map[int64]int32{} // request line → index
+	hs := hasher{ig: ig}
 	trigger := int32(-1)
 	for {
 		ev, err := rd.Next()
@@ -111,11 +112,14 @@ func loadRecording(r io.Reader, at io.ReaderAt, ig Ignore) (*recording, error) {
 		obs := tr.Observe(int64(ev.Line), time.Duration(ev.T)*time.Microsecond, &m)
 		i := int32(len(rec.frames))
 		f := recFrame{line: int64(ev.Line), off: rd.Offset(), t: ev.T, dir: ev.Dir, kind: m.Kind, method: rec.intern(m.Method()), pair: -1, trigger: -1, masked: ev.Redacted}
-		if h, ok := ig.Hash(frame); ok {
-			f.hash = h
-		}
 		if ev.Dir == classify.H2S && (m.Kind == classify.KindRequest || m.Kind == classify.KindNotification) {
-			f.call = ig.identify(f.method, frame)
+			h, idn, ok := hs.hashCall(f.method, frame)
+			if ok {
+				f.hash = h
+			}
+			f.call = idn.id
+		} else if h, ok := hs.hash(frame); ok {
+			f.hash = h
 		}
 		switch m.Kind {
 		case classify.KindRequest:

@@ -571,9 +571,9 @@ func (s *server) match(method string, body []byte) (int32, string) {
 	if method == "initialize" {
 		return s.matchInitialize(s.requests(method), body)
 	}
-	id := s.opts.Ignore.identify(method, body)
-	h, _ := s.opts.Ignore.Hash(body)
-	calls := s.sameCall(method, id, h, body)
+	hs := hasher{ig: s.opts.Ignore}
+	h, idn, _ := hs.hashCall(method, body)
+	calls := s.sameCall(method, idn.id, h, body)
 	var pick []int32 // those that may answer
 	for _, c := range calls {
 		switch {
@@ -843,10 +843,11 @@ func (s *server) notified(m *classify.Message, body []byte, now time.Time) {
 		s.forwardFrame(body)
 	}
 	method := m.Method()
-	h, _ := s.opts.Ignore.Hash(body)
 	// Of the same call: what a server sent after a document was opened is
 	// not played after another one is.
-	key := s.opts.Ignore.identify(method, body).key
+	hs := hasher{ig: s.opts.Ignore}
+	h, idn, _ := hs.hashCall(method, body)
+	key := idn.id.key
 	pick := int32(-1)
 	for _, c := range s.rec.byMethod[method] {
 		f := &s.rec.frames[c]
