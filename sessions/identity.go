@@ -62,10 +62,6 @@ func identityRuleOf(method string) identityRule {
 	return byMethodAlone
 }
 
-// hasIdentity reports whether requests of method are told apart by more
-// than the method.
-func hasIdentity(method string) bool { return len(identityRuleOf(method).parts) > 0 }
-
 // identify returns the call of the request frame, whose method is method
 // (the one classify read).
 func (ig Ignore) identify(method string, frame []byte) callID {
@@ -83,6 +79,9 @@ type identity struct {
 
 // tagAbsent is the hash of a member that is not there, or left out.
 const tagAbsent = 0x5bd1e995
+
+// emptyObject is the hash of {}.
+var emptyObject = mix(tagObject)
 
 // hashCall returns the structural hash of a request frame (as Hash does)
 // and its identity, in one pass over it: the hasher keeps the hashes and
@@ -110,7 +109,11 @@ func (hs *hasher) hashCall(method string, frame []byte) (h uint64, idn identity,
 		idn.parts = append(idn.parts, hs.got[k].raw)
 	}
 	for k := range rule.inputs {
-		idn.id.inputs = mix(idn.id.inputs*31 + hs.got[len(rule.parts)+k].hash)
+		in := hs.got[len(rule.parts)+k]
+		if in.raw == nil || string(in.raw) == "null" {
+			in.hash = emptyObject // no arguments are arguments {}
+		}
+		idn.id.inputs = mix(idn.id.inputs*31 + in.hash)
 	}
 	hs.want = hs.want[:0]
 	return h, idn, ok

@@ -2,6 +2,7 @@ package sessions
 
 import (
 	"bytes"
+	"cmp"
 	"container/heap"
 	"context"
 	"errors"
@@ -574,27 +575,18 @@ func (s *server) match(method string, body []byte) (int32, string) {
 	hs := hasher{ig: s.opts.Ignore}
 	h, idn, _ := hs.hashCall(method, body)
 	calls := s.sameCall(method, idn.id, h, body)
-	var pick []int32 // those that may answer
-	for _, c := range calls {
-		switch {
-		case s.opts.Match == MatchSequential,
-			s.opts.Match == MatchStrict && c.equal,
-			s.opts.Match == MatchBest && c.sameInputs:
-			pick = append(pick, c.i)
-		}
-	}
 	if s.opts.Match == MatchSequential {
-		for _, c := range pick {
-			if !s.rec.frames[c].used {
-				return c, ""
+		for _, c := range calls {
+			if !s.rec.frames[c.i].used {
+				return c.i, ""
 			}
 		}
-		if len(pick) > 0 {
-			return -1, fmt.Sprintf("the recording has %d %s requests%s, all answered already (--match sequential)", len(pick), esc(method), s.forCall(method, body))
+		if len(calls) > 0 {
+			return -1, fmt.Sprintf("the recording has %d %s requests%s, all answered already (--match sequential)", len(calls), esc(method), s.forCall(method, body))
 		}
+		return -1, s.noMatch(method, body, calls)
 	}
-	// Equal params, each recorded request once before any again (an
-	// equal one is of those that may answer, by best or strict).
+	// Equal params, each recorded request once before any again.
 	reuse := int32(-1)
 	for _, c := range calls {
 		if c.equal {
@@ -609,12 +601,21 @@ func (s *server) match(method string, body []byte) (int32, string) {
 	if reuse >= 0 {
 		return reuse, ""
 	}
-	if s.opts.Match == MatchBest && len(pick) > 0 {
-		// None has equal params: the most alike one.
-		if best, _ := s.nearest(pick, body); best >= 0 {
-			return best, ""
+	if s.opts.Match == MatchBest {
+		// None has equal params: the most alike of those with the same
+		// inputs.
+		var same []int32
+		for _, c := range calls {
+			if c.sameInputs {
+				same = append(same, c.i)
+			}
 		}
-		return -1, "the recording could not be read back"
+		if len(same) > 0 {
+			if best, _ := s.nearest(same, body); best >= 0 {
+				return best, ""
+			}
+			return -1, "the recording could not be read back"
+		}
 	}
 	return -1, s.noMatch(method, body, calls)
 }
@@ -675,7 +676,7 @@ func (s *server) sameCall(method string, id callID, h uint64, body []byte) []rel
 		}
 	}
 	if len(masked) > 0 {
-		slices.SortFunc(out, func(a, b related) int { return int(a.i - b.i) })
+		slices.SortFunc(out, func(a, b related) int { return cmp.Compare(a.i, b.i) })
 	}
 	return out
 }

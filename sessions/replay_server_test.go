@@ -533,3 +533,17 @@ func TestReplayServerLeavesOutLSPProgressTokensAsItDoesMeta(t *testing.T) {
 		t.Errorf("other progress tokens, --match strict: %s", got)
 	}
 }
+
+func TestReplayServerTakesNoArgumentsForArgumentsOfNothing(t *testing.T) {
+	frames := []frameAt{
+		{0, 'h', `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"get-env"}}`},
+		{10, 's', `{"jsonrpc":"2.0","id":1,"result":"env"}`},
+	}
+	s := startReplayServer(t, "ndjson", frames, ServeOptions{})
+	s.send(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"get-env","arguments":{}}}`)
+	s.send(`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"get-env","arguments":null}}`)
+	got := s.lines(t, 2)
+	if !strings.Contains(got[0], `"result":"env"`) || !strings.Contains(got[1], `"result":"env"`) {
+		t.Errorf("a call with arguments {} or null, recorded with none:\n%s", strings.Join(got, ""))
+	}
+}
