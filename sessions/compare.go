@@ -13,15 +13,22 @@ import (
 // Replay and diff compare messages structurally: two messages are the
 // same when they decode to the same JSON value (members in any order,
 // strings by their decoded text, numbers by their text), with the
-// envelope's id, every "_meta" member at any depth, and the paths the
-// user names left out.
+// envelope's id, every "_meta" member at any depth, LSP's progress tokens
+// (params.workDoneToken, params.partialResultToken), and the paths the
+// user names left out. A list of named items (every item an object with
+// a "uri", "uriTemplate" or "name" no other item of its list has: tools,
+// prompts, resources, a prompt's arguments) is compared item by item,
+// by that name, wherever an item is in it. A secret the recording masked
+// stands for any text (see WithMasks).
 
 // An Ignore is a set of JSON pointers (RFC 6901) into a message, from its
 // root ("/result/content/0/text", "/params/arguments/when"), that
 // comparisons leave out. A segment "*" matches any member or element.
-// The zero Ignore leaves out only the id and "_meta".
+// The zero Ignore leaves out only the id, "_meta" and LSP's progress
+// tokens.
 type Ignore struct {
 	paths [][]string
+	masks *maskSet // nil: none
 }
 
 // ParseIgnore reads JSON pointers as --ignore takes them.
@@ -42,7 +49,7 @@ func ParseIgnore(ptrs []string) (Ignore, error) {
 
 // With returns ig with more pointers, already split.
 func (ig Ignore) with(paths ...[]string) Ignore {
-	return Ignore{paths: append(slices.Clip(ig.paths), paths...)}
+	return Ignore{paths: append(slices.Clip(ig.paths), paths...), masks: ig.masks}
 }
 
 // skips reports whether the member or element at path is left out.
@@ -53,6 +60,9 @@ func (ig Ignore) skips(path []string) bool {
 	}
 	if n > 0 && path[n-1] == "_meta" {
 		return true
+	}
+	if n == 2 && path[0] == "params" && (path[1] == "workDoneToken" || path[1] == "partialResultToken") {
+		return true // LSP's progress tokens, made up anew by each host
 	}
 	for _, p := range ig.paths {
 		if len(p) != n {
@@ -80,6 +90,10 @@ type hasher struct {
 	ig   Ignore
 	path []string
 	buf  []byte
+	// want are the members (paths) whose hashes and raw values got
+	// keeps, as hashCall asks.
+	want [][]string
+	got  []captured
 }
 
 // Hash returns the structural hash of the message msg (see Ignore); ok is
@@ -142,6 +156,9 @@ func (hs *hasher) value(s []byte, i, depth int) (uint64, int, bool) {
 			i = skipSpace(s, i+1)
 			skip := hs.ig.skips(hs.path)
 			v, next, ok := hs.value(s, i, depth+1)
+			if ok && len(hs.want) > 0 && len(hs.path) <= maxWanted {
+				hs.capture(v, s[i:next])
+			}
 			hs.path = hs.path[:len(hs.path)-1]
 			if !ok {
 				return 0, 0, false
@@ -237,6 +254,11 @@ type Change struct {
 	// Was and Now are the values at Path as compact JSON; "" when the
 	// member or element is not there.
 	Was, Now string
+	// Item names the item of a list of named items Path is in (the
+	// innermost), as "name=echo": the list is compared by that name, and
+	// Path has the item's index in the message that has it (the second,
+	// when both do).
+	Item string
 }
 
 // decodeJSON decodes a message for a structural diff, numbers as their text.
@@ -269,6 +291,7 @@ func (ig Ignore) Diff(a, b []byte, limit int) []Change {
 type differ struct {
 	ig    Ignore
 	path  []string
+	items []string // the named items the path is in
 	out   []Change
 	limit int
 }
@@ -279,7 +302,11 @@ func (d *differ) add(was, now any) {
 	if d.full() {
 		return
 	}
-	d.out = append(d.out, Change{Path: pointer(d.path), Was: compactValue(was), Now: compactValue(now)})
+	c := Change{Path: pointer(d.path), Was: compactValue(was), Now: compactValue(now)}
+	if n := len(d.items); n > 0 {
+		c.Item = d.items[n-1]
+	}
+	d.out = append(d.out, c)
 }
 
 // absent marks a member that is not there (nil stands for JSON null).
@@ -315,6 +342,10 @@ func (d *differ) diff(a, b any) {
 			d.add(a, b)
 			return
 		}
+		if key := itemKey(x, y); key != "" {
+			d.diffItems(x, y, key)
+			return
+		}
 		for i := range max(len(x), len(y)) {
 			d.path = append(d.path, strconv.Itoa(i))
 			if !d.ig.skips(d.path) {
@@ -330,8 +361,77 @@ func (d *differ) diff(a, b any) {
 			d.path = d.path[:len(d.path)-1]
 		}
 	default:
-		if a != b {
+		if a != b && !d.ig.masks.same(a, b) {
 			d.add(a, b)
+		}
+	}
+}
+
+// itemKeys are the members that name the items of a list, in the order
+// they are tried: a resource has a name too, but its URI is what no
+// other resource has.
+var itemKeys = []string{"uri", "uriTemplate", "name"}
+
+// itemKey returns the member that names every item of both lists, each
+// name once in its list; "" when there is none, or both are empty.
+func itemKey(x, y []any) string {
+	if len(x)+len(y) == 0 {
+		return ""
+	}
+	for _, k := range itemKeys {
+		if namedBy(x, k) && namedBy(y, k) {
+			return k
+		}
+	}
+	return ""
+}
+
+func namedBy(list []any, key string) bool {
+	seen := make(map[string]bool, len(list))
+	for _, e := range list {
+		obj, ok := e.(map[string]any)
+		if !ok {
+			return false
+		}
+		name, ok := obj[key].(string)
+		if !ok || seen[name] {
+			return false
+		}
+		seen[name] = true
+	}
+	return true
+}
+
+// diffItems compares two lists of items named by key: items by their
+// names, in x's order, then the items only y has.
+func (d *differ) diffItems(x, y []any, key string) {
+	name := func(e any) string { return e.(map[string]any)[key].(string) }
+	inY := make(map[string]int, len(y))
+	for j, e := range y {
+		inY[name(e)] = j
+	}
+	inX := make(map[string]bool, len(x))
+	at := func(i int, n string, f func()) {
+		d.path = append(d.path, strconv.Itoa(i))
+		if !d.ig.skips(d.path) {
+			d.items = append(d.items, key+"="+n)
+			f()
+			d.items = d.items[:len(d.items)-1]
+		}
+		d.path = d.path[:len(d.path)-1]
+	}
+	for i, e := range x {
+		n := name(e)
+		inX[n] = true
+		if j, ok := inY[n]; ok {
+			at(j, n, func() { d.diff(e, y[j]) })
+		} else {
+			at(i, n, func() { d.add(e, absent{}) })
+		}
+	}
+	for j, e := range y {
+		if n := name(e); !inX[n] {
+			at(j, n, func() { d.add(absent{}, e) })
 		}
 	}
 }
@@ -354,7 +454,7 @@ func (ig Ignore) Similarity(a, b []byte) float64 {
 	same, total := 0, len(la)
 	for p, v := range lb {
 		if w, ok := la[p]; ok {
-			if w == v {
+			if w == v || ig.masks.sameJSON(w, v) {
 				same++
 			}
 		} else {
@@ -422,4 +522,122 @@ func compactOrText(b []byte) string {
 		return buf.String()
 	}
 	return string(b)
+}
+
+// A maskSet is the masks a recording's redactor wrote in place of
+// secrets ("***DBPASS***"): in a string of the first message compared,
+// each stands for any text of one byte or more, so that a secret the
+// recording masked compares equal to whatever value is there now.
+type maskSet struct {
+	names map[string]bool
+	// anyName takes any "***NAME***" for a mask: for a recording whose
+	// header does not name its masks (written before headers did).
+	anyName bool
+	// both takes masks in the second message too (two recordings).
+	both bool
+}
+
+// WithMasks returns ig with the masks of the secrets named (see
+// Redactor.Names) standing for any text in the first of two messages
+// compared (in either, when both are recordings); anyName takes any mask
+// rpctap writes. Give it only for a message the recording says it masked.
+func (ig Ignore) WithMasks(names []string, anyName, both bool) Ignore {
+	ms := &maskSet{names: map[string]bool{}, anyName: anyName, both: both}
+	for _, n := range names {
+		m := maskOf(n) // the name as the mask spells it
+		ms.names[string(m[len(maskEdge):len(m)-len(maskEdge)])] = true
+	}
+	ig.masks = ms
+	return ig
+}
+
+// same reports whether a and b are strings that are the same with the
+// masks in a (or b) standing for any text.
+func (ms *maskSet) same(a, b any) bool {
+	if ms == nil {
+		return false
+	}
+	sa, okA := a.(string)
+	sb, okB := b.(string)
+	return okA && okB && (ms.match(sa, sb) || ms.both && ms.match(sb, sa))
+}
+
+// sameJSON is same for two values as compact JSON.
+func (ms *maskSet) sameJSON(a, b string) bool {
+	if ms == nil || !strings.HasPrefix(a, `"`) || !strings.HasPrefix(b, `"`) || !strings.Contains(a+b, maskEdge) {
+		return false
+	}
+	var sa, sb string
+	if json.Unmarshal([]byte(a), &sa) != nil || json.Unmarshal([]byte(b), &sb) != nil {
+		return false
+	}
+	return ms.same(sa, sb)
+}
+
+// match reports whether s is pat with each mask in it replaced by some
+// text of at least one byte; false when pat has no mask.
+func (ms *maskSet) match(pat, s string) bool {
+	lits := ms.split(pat)
+	if len(lits) < 2 {
+		return false
+	}
+	if !strings.HasPrefix(s, lits[0]) {
+		return false
+	}
+	rest := s[len(lits[0]):]
+	for _, lit := range lits[1 : len(lits)-1] {
+		if rest == "" {
+			return false
+		}
+		// The leftmost place after at least one byte: any later one
+		// leaves less for the rest to match.
+		k := strings.Index(rest[1:], lit)
+		if k < 0 {
+			return false
+		}
+		rest = rest[1+k+len(lit):]
+	}
+	last := lits[len(lits)-1]
+	return len(rest) > len(last) && strings.HasSuffix(rest, last)
+}
+
+// split cuts s at its masks: the text around them, one more piece than
+// masks.
+func (ms *maskSet) split(s string) []string {
+	var lits []string
+	from := 0
+	for at := 0; ; {
+		k := strings.Index(s[at:], maskEdge)
+		if k < 0 {
+			break
+		}
+		start := at + k
+		end := strings.Index(s[start+len(maskEdge):], maskEdge)
+		if end < 0 {
+			break
+		}
+		name := s[start+len(maskEdge) : start+len(maskEdge)+end]
+		if !ms.isMask(name) {
+			at = start + 1
+			continue
+		}
+		lits = append(lits, s[from:start])
+		from = start + 2*len(maskEdge) + len(name)
+		at = from
+	}
+	if lits == nil {
+		return nil
+	}
+	return append(lits, s[from:])
+}
+
+// isMask reports whether "***name***" is a mask of the set.
+func (ms *maskSet) isMask(name string) bool {
+	if ms.names[name] {
+		return true
+	}
+	if !ms.anyName || name == "" || len(name) > 128 {
+		return false
+	}
+	return !strings.ContainsAny(name, "* \t\r\n\"\\=")
 }

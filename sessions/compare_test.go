@@ -54,11 +54,86 @@ func TestDiffNamesEachChangedPathWithBothValues(t *testing.T) {
 	want := []Change{
 		{Path: "/result/gone", Was: "true"},
 		{Path: "/result/new", Now: `"yes"`},
-		{Path: "/result/tools/0/x", Was: "1", Now: "2"},
-		{Path: "/result/tools/1", Now: `{"name":"b"}`},
+		{Path: "/result/tools/0/x", Was: "1", Now: "2", Item: "name=a"},
+		{Path: "/result/tools/1", Now: `{"name":"b"}`, Item: "name=b"},
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("Diff:\n got  %v\n want %v", got, want)
+	}
+}
+
+func TestDiffComparesAListOfNamedItemsByNameWhereverEachIs(t *testing.T) {
+	tool := func(name, desc string) string { return `{"description":"` + desc + `","name":"` + name + `"}` }
+	a := `{"result":{"tools":[` + tool("echo", "Echoes") + `,` + tool("add", "Adds") + `,` + tool("gone", "Old") + `]}}`
+	// A tool added first, the others moved and one changed.
+	b := `{"result":{"tools":[` + tool("new", "New") + `,` + tool("add", "Sums") + `,` + tool("echo", "Echoes") + `]}}`
+	got := Ignore{}.Diff([]byte(a), []byte(b), 0)
+	want := []Change{
+		{Path: "/result/tools/1/description", Was: `"Adds"`, Now: `"Sums"`, Item: "name=add"},
+		{Path: "/result/tools/2", Was: tool("gone", "Old"), Item: "name=gone"},
+		{Path: "/result/tools/0", Now: tool("new", "New"), Item: "name=new"},
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("Diff:\n got  %v\n want %v", got, want)
+	}
+	// The same tools in another order are the same list; resources are
+	// named by their URI, which no other has (names may repeat).
+	moved := `{"result":{"tools":[` + tool("gone", "Old") + `,` + tool("echo", "Echoes") + `,` + tool("add", "Adds") + `]}}`
+	if cs := (Ignore{}).Diff([]byte(a), []byte(moved), 0); len(cs) != 0 {
+		t.Errorf("the same tools in another order differ: %v", cs)
+	}
+	ra := `{"result":{"resources":[{"uri":"a://1","name":"doc"},{"uri":"a://2","name":"doc"}]}}`
+	rb := `{"result":{"resources":[{"uri":"a://2","name":"doc"},{"uri":"a://1","name":"doc"}]}}`
+	if cs := (Ignore{}).Diff([]byte(ra), []byte(rb), 0); len(cs) != 0 {
+		t.Errorf("the same resources in another order differ: %v", cs)
+	}
+	// A list whose names repeat is compared by position.
+	la := `{"result":[{"name":"x","v":1},{"name":"x","v":2}]}`
+	lb := `{"result":[{"name":"x","v":2},{"name":"x","v":1}]}`
+	if cs := (Ignore{}).Diff([]byte(la), []byte(lb), 0); len(cs) != 2 || cs[0].Item != "" {
+		t.Errorf("a list with a repeated name: %v", cs)
+	}
+}
+
+func TestAMaskTheRecordingWroteComparesEqualToAnyValue(t *testing.T) {
+	rec := []byte(`{"result":{"text":"DBPASS=***DBPASS***; user=***DBUSER***!","n":1}}`)
+	ig := Ignore{}.WithMasks([]string{"DBPASS", "DBUSER"}, false, false)
+	for _, now := range []string{
+		`{"result":{"text":"DBPASS=hunter2-s3cr3t-77; user=root!","n":1}}`,
+		`{"result":{"n":1,"text":"DBPASS=x; user=***DBUSER***!"}}`,
+	} {
+		if cs := ig.Diff(rec, []byte(now), 0); len(cs) != 0 {
+			t.Errorf("%s differs from the masked recording: %v", now, cs)
+		}
+		if sim := ig.Similarity(rec, []byte(now)); sim != 1 {
+			t.Errorf("%s is %.2f alike the masked recording, want 1", now, sim)
+		}
+	}
+	for _, now := range []string{
+		`{"result":{"text":"DBPASS=hunter2; user=root?","n":1}}`, // the text around a mask differs
+		`{"result":{"text":"DBPASS=; user=root!","n":1}}`,        // a secret is never empty
+		`{"result":{"text":"DBPASS=x; user=root!","n":2}}`,
+	} {
+		if cs := ig.Diff(rec, []byte(now), 0); len(cs) != 1 {
+			t.Errorf("%s: want one difference from the masked recording, got %v", now, cs)
+		}
+	}
+	// Without masks, or with masks of other names, a mask is its text.
+	for _, ig := range []Ignore{{}, Ignore{}.WithMasks([]string{"OTHER"}, false, false)} {
+		if cs := ig.Diff(rec, []byte(`{"result":{"text":"DBPASS=hunter2; user=root!","n":1}}`), 0); len(cs) != 1 {
+			t.Errorf("a mask of a name not masked compares as text: %v", cs)
+		}
+	}
+	// A recording that does not name its masks: any rpctap mask.
+	if cs := (Ignore{}).WithMasks(nil, true, false).Diff(rec, []byte(`{"result":{"text":"DBPASS=a; user=b!","n":1}}`), 0); len(cs) != 0 {
+		t.Errorf("with any mask taken: %v", cs)
+	}
+	// Only the recording's masks stand for a value, unless both are recordings.
+	if cs := ig.Diff([]byte(`{"text":"hunter2"}`), []byte(`{"text":"***DBPASS***"}`), 0); len(cs) != 1 {
+		t.Errorf("a mask in the live message stands for a value: %v", cs)
+	}
+	if cs := (Ignore{}).WithMasks([]string{"DBPASS"}, false, true).Diff([]byte(`{"text":"hunter2"}`), []byte(`{"text":"***DBPASS***"}`), 0); len(cs) != 0 {
+		t.Errorf("a mask in the second recording: %v", cs)
 	}
 }
 

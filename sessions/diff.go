@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"os"
 	"slices"
@@ -41,6 +42,11 @@ const (
 	DiffResourceRemoved = "resource removed"
 	DiffResourceChanged = "resource changed"
 	DiffOutcome         = "outcome changed"
+	DiffNewError        = "new error"         // an error where A has a result
+	DiffFixed           = "fixed"             // a result where A has an error
+	DiffArguments       = "arguments changed" // the call was made with other arguments
+	DiffCallOnlyA       = "call only in A"
+	DiffCallOnlyB       = "call only in B"
 	DiffSlower          = "slower"
 	DiffFaster          = "faster"
 	DiffFinding         = "new finding"
@@ -60,8 +66,12 @@ type Difference struct {
 	Changes []Change
 	// Detail says more, in words (latencies, a finding's count).
 	Detail string
-	// Regression says it fails --exit-code: a removed tool, a changed
-	// outcome, a new error finding, a latency past the thresholds.
+	// Regression says it fails --exit-code: a tool B listed without it,
+	// a result changed or removed in part, a new error, a new error
+	// finding, a latency past the thresholds. An error that became a
+	// result is a fix, a result that only gained members is not one, and
+	// neither is a call made with other arguments, or made in one
+	// session only.
 	Regression bool
 }
 
@@ -125,14 +135,20 @@ type summary struct {
 	// tools, prompts and resources are the definitions the server definition
 	// (the last listing of each name wins), as compact JSON.
 	tools, prompts, resources map[string]definition
-	// calls are the outcomes of requests, by the structural hash of the
-	// request (id left out): the first of each.
+	// calls are the requests answered, by their structural hash (id
+	// left out): the first of each.
 	calls map[uint64]call
+	// listed says the session listed tools, prompts, resources.
+	listed [3]bool
+	// answered says the server has answered a request: what was asked
+	// before waited for its start-up too.
+	answered bool
 	// latency holds each group's latencies (µs).
 	latency map[string][]int32
 	// findings by code: how many, and the first.
 	findings map[classify.Code]*findingCount
 	interned map[string]string
+	hdr      Header
 }
 
 type definition struct {
@@ -143,8 +159,10 @@ type definition struct {
 type call struct {
 	req, resp       int64 // lines
 	reqOff, respOff int64
-	outcome         uint64
-	group           string
+	key             uint64 // its call (callID.key)
+	params, outcome uint64 // structural hashes of the request and its answer
+	name            string // what it calls, for people: "tools/call echo"
+	masked          bool   // the recording masked a secret in the request or its answer
 }
 
 type findingCount struct {
@@ -155,9 +173,12 @@ type findingCount struct {
 }
 
 type pendingCall struct {
-	key   uint64
-	group string
-	off   int64
+	call        callID
+	params      uint64
+	group, name string
+	off         int64
+	startup     bool // asked before the server answered anything
+	masked      bool
 }
 
 func summarize(path string, ig Ignore) (*summary, error) {
@@ -169,6 +190,7 @@ func summarize(path string, ig Ignore) (*summary, error) {
 		calls: map[uint64]call{}, latency: map[string][]int32{}, findings: map[classify.Code]*findingCount{}, interned: map[string]string{}}
 	rd := NewReader(f)
 	hdr, hasHeader := rd.Header()
+	s.hdr = hdr
 	framing, _ := classify.ParseFraming(hdr.FramingOrDefault())
 	profile, _ := classify.ParseProfile(hdr.ProfileOrDefault())
 	tr := classify.NewTracker(classify.TrackerOptions{Profile: profile, LSPFraming: framing == classify.FramingLSP})
@@ -209,23 +231,38 @@ func summarize(path string, ig Ignore) (*summary, error) {
 		switch m.Kind {
 		case classify.KindRequest:
 			if ev.Dir == classify.H2S {
-				h, _ := hs.hash(ev.Frame)
-				inFlight[line] = pendingCall{key: h, group: s.group(&m), off: rd.Offset()}
+				method := m.Method()
+				h, idn, _ := hs.hashCall(method, ev.Frame)
+				name, group := s.intern(method), s.intern(method)
+				if n := callNameOf(method, idn.parts); n != "" {
+					name = s.intern(method + " " + n)
+					if groupedByName(method) {
+						group = name
+					}
+				}
+				inFlight[line] = pendingCall{call: idn.id, params: h, group: group, name: name, off: rd.Offset(),
+					startup: !s.answered, masked: ev.Redacted}
 			}
 		case classify.KindResponse:
+			if ev.Dir == classify.S2H {
+				s.answered = true
+			}
 			for _, p := range obs.Pairs {
 				pc, ok := inFlight[p.Request]
 				if !ok {
 					continue
 				}
 				delete(inFlight, p.Request)
-				if lat := p.Latency.Microseconds(); lat >= 0 {
+				// A request asked before the server's first answer
+				// waited for the server to start: not a call's latency.
+				if lat := p.Latency.Microseconds(); lat >= 0 && !pc.startup {
 					s.latency[pc.group] = append(s.latency[pc.group], int32(min(lat, math.MaxInt32)))
 				}
 				// A listing's answer is compared item by item instead.
-				if _, seen := s.calls[pc.key]; !seen && !isListing(p.Method) {
+				if _, seen := s.calls[pc.params]; !seen && !isListing(p.Method) {
 					out, _ := hs.hash(ev.Frame)
-					s.calls[pc.key] = call{req: p.Request, resp: line, reqOff: pc.off, respOff: rd.Offset(), outcome: out, group: pc.group}
+					s.calls[pc.params] = call{req: p.Request, resp: line, reqOff: pc.off, respOff: rd.Offset(),
+						key: pc.call.key, params: pc.params, outcome: out, name: pc.name, masked: pc.masked || ev.Redacted}
 				}
 				s.listing(p.Method, line, ev.Frame)
 			}
@@ -240,32 +277,16 @@ func summarize(path string, ig Ignore) (*summary, error) {
 
 func (s *summary) intern(v string) string { return internIn(s.interned, v) }
 
-// group names the calls a request belongs to, for latencies and reports:
-// its method, and for MCP's calls of one thing, that thing's name.
-func (s *summary) group(m *classify.Message) string {
-	if name := calledName(m); name != "" {
-		return s.intern(m.Method() + " " + name)
+// groupedByName reports whether the latencies of method's calls are
+// grouped by what they call (one tool, prompt or resource), and not by
+// the method alone: MCP's calls of one thing (an LSP request's document
+// and position would make a group a call).
+func groupedByName(method string) bool {
+	switch method {
+	case "tools/call", "prompts/get", "resources/read":
+		return true
 	}
-	return s.intern(m.Method())
-}
-
-// calledName is the tool, prompt or resource an MCP request names
-// (tools/call, prompts/get, resources/read), cut to 200 bytes, or "".
-func calledName(m *classify.Message) string {
-	var field string
-	switch m.Method() {
-	case "tools/call", "prompts/get":
-		field = "name"
-	case "resources/read":
-		field = "uri"
-	default:
-		return ""
-	}
-	name, _ := classify.StringValue(classify.Member(m.Params(), field))
-	if len(name) > 200 {
-		name = name[:200]
-	}
-	return name
+	return false
 }
 
 func isListing(method string) bool {
@@ -277,13 +298,14 @@ func isListing(method string) bool {
 func (s *summary) listing(method string, line int64, frame []byte) {
 	var into map[string]definition
 	var member, key string
+	var kind int
 	switch method {
 	case "tools/list":
-		into, member, key = s.tools, "tools", "name"
+		into, member, key, kind = s.tools, "tools", "name", 0
 	case "prompts/list":
-		into, member, key = s.prompts, "prompts", "name"
+		into, member, key, kind = s.prompts, "prompts", "name", 1
 	case "resources/list":
-		into, member, key = s.resources, "resources", "uri"
+		into, member, key, kind = s.resources, "resources", "uri", 2
 	default:
 		return
 	}
@@ -291,6 +313,7 @@ func (s *summary) listing(method string, line int64, frame []byte) {
 	if list == nil {
 		return
 	}
+	s.listed[kind] = true
 	var defs []json.RawMessage
 	if err := json.Unmarshal(list, &defs); err != nil {
 		return
@@ -359,14 +382,17 @@ func compareSummaries(a, b *summary, opts DiffOptions) (*DiffReport, error) {
 			add(Difference{Kind: DiffMethodAdded, Name: k, LineB: lb})
 		}
 	}
+	// A definition is removed only from a session that listed them, and
+	// added only to one whose other session did.
 	defs := []struct {
 		a, b                    map[string]definition
+		listedA, listedB        bool
 		added, removed, changed string
 		removedIsRegression     bool
 	}{
-		{a.tools, b.tools, DiffToolAdded, DiffToolRemoved, DiffToolChanged, true},
-		{a.prompts, b.prompts, DiffPromptAdded, DiffPromptRemoved, DiffPromptChanged, false},
-		{a.resources, b.resources, DiffResourceAdded, DiffResourceRemoved, DiffResourceChanged, false},
+		{a.tools, b.tools, a.listed[0], b.listed[0], DiffToolAdded, DiffToolRemoved, DiffToolChanged, true},
+		{a.prompts, b.prompts, a.listed[1], b.listed[1], DiffPromptAdded, DiffPromptRemoved, DiffPromptChanged, false},
+		{a.resources, b.resources, a.listed[2], b.listed[2], DiffResourceAdded, DiffResourceRemoved, DiffResourceChanged, false},
 	}
 	for _, d := range defs {
 		for _, k := range sortedKeys(d.a, d.b) {
@@ -374,9 +400,13 @@ func compareSummaries(a, b *summary, opts DiffOptions) (*DiffReport, error) {
 			vb, inB := d.b[k]
 			switch {
 			case inA && !inB:
-				add(Difference{Kind: d.removed, Name: k, LineA: va.line, Regression: d.removedIsRegression})
+				if d.listedB {
+					add(Difference{Kind: d.removed, Name: k, LineA: va.line, Regression: d.removedIsRegression})
+				}
 			case inB && !inA:
-				add(Difference{Kind: d.added, Name: k, LineB: vb.line})
+				if d.listedA {
+					add(Difference{Kind: d.added, Name: k, LineB: vb.line})
+				}
 			default:
 				if cs := opts.Ignore.Diff(va.def, vb.def, maxChanges); len(cs) > 0 {
 					add(Difference{Kind: d.changed, Name: k, LineA: va.line, LineB: vb.line, Changes: cs})
@@ -385,29 +415,7 @@ func compareSummaries(a, b *summary, opts DiffOptions) (*DiffReport, error) {
 		}
 	}
 
-	// Outcomes of the calls made in both, in A's order: the first
-	// maxDetailed of them with their changes.
-	var differ []uint64
-	for key, ca := range a.calls {
-		if cb, ok := b.calls[key]; ok && ca.outcome != cb.outcome {
-			differ = append(differ, key)
-		}
-	}
-	slices.SortFunc(differ, func(x, y uint64) int { return cmp.Compare(a.calls[x].req, a.calls[y].req) })
-	var changed []Difference
-	for _, key := range differ {
-		ca, cb := a.calls[key], b.calls[key]
-		d := Difference{Kind: DiffOutcome, Name: ca.group, LineA: ca.req, LineB: cb.req, Regression: true}
-		if len(changed) < maxDetailed {
-			fa, fb := readFrameAt(a.f, ca.respOff), readFrameAt(b.f, cb.respOff)
-			d.Changes = opts.Ignore.Diff(fa, fb, maxChanges)
-			if len(d.Changes) == 0 && fa != nil && fb != nil {
-				continue // equal once decoded
-			}
-		}
-		changed = append(changed, d)
-	}
-	rep.Differences = append(rep.Differences, changed...)
+	rep.Differences = append(rep.Differences, compareCalls(a, b, opts.Ignore)...)
 
 	for _, g := range sortedKeys(a.latency, b.latency) {
 		la, lb := a.latency[g], b.latency[g]
@@ -488,6 +496,9 @@ func DescribeChange(c Change, was, now string) string {
 		path = "(the whole message)"
 	}
 	path = classify.EscapeString(path, 120)
+	if c.Item != "" {
+		path += " (" + classify.EscapeString(c.Item, 120) + ")"
+	}
 	switch {
 	case c.Was == "":
 		return fmt.Sprintf("%s: added %s", path, classify.EscapeString(c.Now, 160))
@@ -495,4 +506,200 @@ func DescribeChange(c Change, was, now string) string {
 		return fmt.Sprintf("%s: removed (was %s)", path, classify.EscapeString(c.Was, 160))
 	}
 	return fmt.Sprintf("%s: %s %s, %s %s", path, classify.EscapeString(c.Was, 160), was, classify.EscapeString(c.Now, 160), now)
+}
+
+// compareCalls pairs the calls of two sessions, as replay matches them:
+// by their call (the method and what it names), equal params first, then
+// the closest; it reports the calls made in one session only, those made
+// with other arguments, and the answers that changed, in A's order (a
+// call only in B, in B's). The first maxDetailed answers changed keep
+// their changes.
+func compareCalls(a, b *summary, ig Ignore) []Difference {
+	type item struct {
+		ca, cb   call
+		inA, inB bool
+	}
+	var items []item
+	// Equal requests pair at once (each is once in its session); only
+	// those whose answers differ are kept. The others are grouped by
+	// their call, to pair by the closest params.
+	restA, restB := map[uint64][]call{}, map[uint64][]call{}
+	for h, ca := range a.calls {
+		if cb, ok := b.calls[h]; ok {
+			if ca.outcome != cb.outcome {
+				items = append(items, item{ca: ca, cb: cb, inA: true, inB: true})
+			}
+			continue
+		}
+		restA[ca.key] = append(restA[ca.key], ca)
+	}
+	for h, cb := range b.calls {
+		if _, ok := a.calls[h]; !ok {
+			restB[cb.key] = append(restB[cb.key], cb)
+		}
+	}
+	byLine := func(x, y call) int { return cmp.Compare(x.req, y.req) }
+	keys := slices.Collect(maps.Keys(restA))
+	for k := range restB {
+		if _, ok := restA[k]; !ok {
+			keys = append(keys, k)
+		}
+	}
+	for _, key := range keys { // the pairs are sorted below
+		as, bs := restA[key], restB[key]
+		slices.SortFunc(as, byLine)
+		slices.SortFunc(bs, byLine)
+		pairs, onlyA, onlyB := pairClosest(a, b, as, bs, ig)
+		for _, c := range onlyA {
+			items = append(items, item{ca: c, inA: true})
+		}
+		for _, c := range onlyB {
+			items = append(items, item{cb: c, inB: true})
+		}
+		for _, p := range pairs {
+			items = append(items, item{ca: p[0], cb: p[1], inA: true, inB: true})
+		}
+	}
+	line := func(it item) (int64, int64) {
+		if !it.inA {
+			return math.MaxInt64, it.cb.req
+		}
+		return it.ca.req, it.cb.req
+	}
+	slices.SortFunc(items, func(x, y item) int {
+		xa, xb := line(x)
+		ya, yb := line(y)
+		return cmp.Or(cmp.Compare(xa, ya), cmp.Compare(xb, yb))
+	})
+	var out []Difference
+	detailed := 0
+	for _, it := range items {
+		switch {
+		case !it.inB:
+			out = append(out, Difference{Kind: DiffCallOnlyA, Name: it.ca.name, LineA: it.ca.req})
+		case !it.inA:
+			out = append(out, Difference{Kind: DiffCallOnlyB, Name: it.cb.name, LineB: it.cb.req})
+		default:
+			if d, ok := compareCall(a, b, it.ca, it.cb, ig, detailed < maxDetailed); ok {
+				if len(d.Changes) > 0 {
+					detailed++
+				}
+				out = append(out, d)
+			}
+		}
+	}
+	return out
+}
+
+// maxPaired bounds the pairs of calls of one kind compared by their
+// params to find the closest: past it, those left are paired in order.
+const maxPaired = 10_000
+
+// pairClosest pairs the calls of one kind made in A (as) and in B (bs),
+// none with the params of another: each of A's, in A's order, with the
+// closest of B's left.
+func pairClosest(a, b *summary, as, bs []call, ig Ignore) (pairs [][2]call, onlyA, onlyB []call) {
+	if len(as) == 0 || len(bs) == 0 {
+		return nil, as, bs
+	}
+	if len(as)*len(bs) > maxPaired {
+		n := min(len(as), len(bs))
+		for i := range n {
+			pairs = append(pairs, [2]call{as[i], bs[i]})
+		}
+		return pairs, as[n:], bs[n:]
+	}
+	reqB := make([][]byte, len(bs))
+	for j, cb := range bs {
+		reqB[j] = readFrameAt(b.f, cb.reqOff)
+	}
+	used := make([]bool, len(bs))
+	for _, ca := range as {
+		reqA := readFrameAt(a.f, ca.reqOff)
+		best, score := -1, -1.0
+		for j := range bs {
+			if used[j] {
+				continue
+			}
+			if sim := ig.Similarity(reqA, reqB[j]); sim > score {
+				best, score = j, sim
+			}
+		}
+		if best < 0 {
+			onlyA = append(onlyA, ca)
+			continue
+		}
+		used[best] = true
+		pairs = append(pairs, [2]call{ca, bs[best]})
+	}
+	for j, cb := range bs {
+		if !used[j] {
+			onlyB = append(onlyB, cb)
+		}
+	}
+	return pairs, onlyA, onlyB
+}
+
+// compareCall compares a call made in both sessions: ok is false when
+// nothing differs. detail keeps the changes.
+func compareCall(a, b *summary, ca, cb call, ig Ignore, detail bool) (Difference, bool) {
+	d := Difference{Name: ca.name, LineA: ca.req, LineB: cb.req}
+	if ca.masked || cb.masked {
+		ig = ig.WithMasks(append(slices.Clone(a.hdr.Redact), b.hdr.Redact...), len(a.hdr.Redact) == 0 || len(b.hdr.Redact) == 0, true)
+	}
+	var asked []Change
+	if ca.params != cb.params {
+		asked = ig.Diff(readFrameAt(a.f, ca.reqOff), readFrameAt(b.f, cb.reqOff), 0)
+	}
+	var answered []Change
+	fa, fb := []byte(nil), []byte(nil)
+	if ca.outcome != cb.outcome {
+		fa, fb = readFrameAt(a.f, ca.respOff), readFrameAt(b.f, cb.respOff)
+		answered = ig.Diff(fa, fb, 0)
+	}
+	switch {
+	case len(asked) > 0:
+		// Another call: what it answered is no regression.
+		d.Kind = DiffArguments
+		d.Changes = append(asked, answered...)
+	case len(answered) == 0:
+		return Difference{}, false // equal once decoded
+	default:
+		errA, errB := isError(fa), isError(fb)
+		switch {
+		case errB && !errA:
+			d.Kind, d.Regression = DiffNewError, true
+		case errA && !errB:
+			d.Kind, d.Detail = DiffFixed, "an error in A, a result in B"
+		case errA && errB:
+			d.Kind, d.Detail = DiffOutcome, "an error in both"
+		default:
+			d.Kind = DiffOutcome
+			added := true
+			for _, c := range answered {
+				added = added && c.Was == ""
+			}
+			if added {
+				d.Detail = "B's answer only adds to A's"
+			} else {
+				d.Regression = true
+			}
+		}
+		d.Changes = answered
+	}
+	if !detail {
+		d.Changes = nil
+	} else if len(d.Changes) > maxChanges {
+		d.Changes = d.Changes[:maxChanges]
+	}
+	return d, true
+}
+
+// isError reports whether an answer is an error: a JSON-RPC error, or an
+// MCP tool's result that says it is one.
+func isError(answer []byte) bool {
+	if classify.Member(answer, "error") != nil {
+		return true
+	}
+	return string(classify.Member(classify.Member(answer, "result"), "isError")) == "true"
 }

@@ -206,3 +206,106 @@ func TestDiffDetailsTheFirstChangedOutcomesInAsOrder(t *testing.T) {
 		}
 	}
 }
+
+func TestDiffPairsCallsByWhatTheyCallAndReportsThoseMadeInOneSessionOnly(t *testing.T) {
+	base := mcpConversation(nil)
+	sum := mcpConversation(func(f []frameAt) []frameAt {
+		f[5].frame = `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"get-sum","arguments":{"a":1,"b":1}}}`
+		f[6].frame = `{"jsonrpc":"2.0","id":2,"result":{"content":[{"type":"text","text":"2"}]}}`
+		return f
+	})
+	rep := diffOf(t, base, sum)
+	if got := describe(rep.Differences); len(rep.Differences) != 2 || rep.Differences[0].Kind != DiffCallOnlyA || rep.Differences[0].Name != "tools/call echo" ||
+		rep.Differences[1].Kind != DiffCallOnlyB || rep.Differences[1].Name != "tools/call get-sum" || rep.Regressions() != 0 {
+		t.Errorf("want echo only in A and get-sum only in B, no regression; got%s", got)
+	}
+
+	bye := mcpConversation(func(f []frameAt) []frameAt {
+		f[5].frame = `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo","arguments":{"message":"bye"}}}`
+		f[6].frame = `{"jsonrpc":"2.0","id":2,"result":{"content":[{"type":"text","text":"bye"}]}}`
+		return f
+	})
+	rep = diffOf(t, base, bye)
+	if len(rep.Differences) != 1 {
+		t.Fatalf("want echo's arguments changed; got%s", describe(rep.Differences))
+	}
+	d := rep.Differences[0]
+	if d.Kind != DiffArguments || d.Name != "tools/call echo" || d.Regression || len(d.Changes) != 2 ||
+		d.Changes[0].Path != "/params/arguments/message" || d.Changes[1].Path != "/result/content/0/text" {
+		t.Errorf("want echo's arguments and answer changed, no regression; got%s", describe(rep.Differences))
+	}
+}
+
+func TestDiffCallsAChangeARegressionOnlyWhenItIsOne(t *testing.T) {
+	answer := func(frame string) func([]frameAt) []frameAt {
+		return func(f []frameAt) []frameAt { f[6].frame = frame; return f }
+	}
+	failed := answer(`{"jsonrpc":"2.0","id":2,"error":{"code":-32603,"message":"broken"}}`)
+	toolFailed := answer(`{"jsonrpc":"2.0","id":2,"result":{"content":[{"type":"text","text":"broken"}],"isError":true}}`)
+	tests := []struct {
+		name       string
+		a, b       func([]frameAt) []frameAt
+		kind       string
+		regression bool
+	}{
+		{"an error that became a result is a fix", failed, nil, DiffFixed, false},
+		{"a tool error that became a result is a fix", toolFailed, nil, DiffFixed, false},
+		{"a result that became an error", nil, failed, DiffNewError, true},
+		{"a result that became a tool error", nil, toolFailed, DiffNewError, true},
+		{"a member added to a result", nil, answer(`{"jsonrpc":"2.0","id":2,"result":{"content":[{"type":"text","text":"hi"}],"structuredContent":{"x":1}}}`), DiffOutcome, false},
+		{"a member removed from a result", answer(`{"jsonrpc":"2.0","id":2,"result":{"content":[{"type":"text","text":"hi"}],"structuredContent":{"x":1}}}`), nil, DiffOutcome, true},
+		{"an error changed", failed, answer(`{"jsonrpc":"2.0","id":2,"error":{"code":-32602,"message":"other"}}`), DiffOutcome, false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			rep := diffOf(t, mcpConversation(tc.a), mcpConversation(tc.b))
+			if len(rep.Differences) != 1 || rep.Differences[0].Kind != tc.kind || rep.Differences[0].Regression != tc.regression {
+				t.Errorf("want %s regression=%v; got%s", tc.kind, tc.regression, describe(rep.Differences))
+			}
+		})
+	}
+}
+
+func TestDiffLeavesOutTheLatencyOfWhatWaitedForTheServerToStart(t *testing.T) {
+	// B's server took 3 s to start: its initialize answered after 3 s.
+	slowStart := mcpConversation(func(f []frameAt) []frameAt {
+		for i := 1; i < len(f); i++ {
+			f[i].t += 3_000_000
+		}
+		return f
+	})
+	if rep := diffOf(t, mcpConversation(nil), slowStart); len(rep.Differences) != 0 {
+		t.Errorf("a slower start-up is reported as a call's latency:%s", describe(rep.Differences))
+	}
+}
+
+func TestDiffRemovesADefinitionOnlyWhenBListedAndLackedIt(t *testing.T) {
+	noListing := mcpConversation(func(f []frameAt) []frameAt { return append(f[:3:3], f[5:]...) })
+	if rep := diffOf(t, mcpConversation(nil), noListing); len(rep.Differences) != 1 || rep.Differences[0].Kind != DiffMethodRemoved || rep.Regressions() != 0 {
+		t.Errorf("B never listed its tools; want only tools/list's method removed, no regression; got%s", describe(rep.Differences))
+	}
+	if rep := diffOf(t, noListing, mcpConversation(nil)); len(rep.Differences) != 1 || rep.Differences[0].Kind != DiffMethodAdded {
+		t.Errorf("A never listed its tools; want only tools/list's method added; got%s", describe(rep.Differences))
+	}
+}
+
+func TestDiffTakesASecretEitherSessionMaskedForAnyValue(t *testing.T) {
+	masked := func(r FrameRecord) FrameRecord { r.Redacted = true; return r }
+	a := writeRecords(t, []string{"DBPASS"}, []FrameRecord{
+		h2s(0, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"get-env","arguments":{}}}`),
+		masked(s2h(10, `{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"DBPASS=***DBPASS***"}]}}`)),
+	})
+	b := writeRecords(t, nil, []FrameRecord{
+		h2s(0, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"get-env","arguments":{}}}`),
+		s2h(10, `{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"DBPASS=hunter2-s3cr3t-77"}]}}`),
+	})
+	for _, pair := range [][2]string{{a, b}, {b, a}} {
+		rep, err := Diff(pair[0], pair[1], DiffOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(rep.Differences) != 0 {
+			t.Errorf("a secret masked in one session differs from its value in the other:%s", describe(rep.Differences))
+		}
+	}
+}

@@ -653,6 +653,7 @@ func parseHeader(line []byte) (h Header, faults []string, ok bool) {
 			faults = append(faults, `the header's "timeout_ms" must be a positive integer; requests are judged with the default timeout`)
 		}
 	}
+	field("redact", &h.Redact, "an array of strings")
 	return h, faults, true
 }
 

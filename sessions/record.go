@@ -16,7 +16,8 @@
 // (a tap's recorder holds less); readers then judge larger frames from as
 // many bytes, so that the file says what the live view said. It may add
 // "timeout_ms", the pending-request timeout its writer judged by, when
-// not the default; readers given no timeout judge by it too.
+// not the default; readers given no timeout judge by it too; and
+// "redact", the names of the secrets masked in the frames.
 //
 // A Writer appends records without reflection and without allocating; a
 // Reader decodes them with a hand-written scanner, skips and counts the
@@ -98,6 +99,11 @@ type Header struct {
 	// by it, so that a file says what the live view said. 0 means the
 	// default.
 	Timeout time.Duration
+	// Redact names the secrets the writer masked in the frames (the
+	// environment variables and --redact names, never their values), so
+	// that a replay masks them again; nil when it masked none, or the
+	// file was written before headers named them.
+	Redact []string
 }
 
 // TimeoutOr is the timeout to judge the session by: given, when it is

@@ -118,15 +118,15 @@ func decimal(s string) bool {
 // '.' as '_', so that a mask is at home in a JSON string, a header value
 // and a terminal line.
 func maskOf(name string) []byte {
-	m := make([]byte, 0, len(name)+6)
-	m = append(m, "***"...)
+	m := make([]byte, 0, len(name)+2*len(maskEdge))
+	m = append(m, maskEdge...)
 	for _, c := range []byte(name) {
 		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-' || c == '.') {
 			c = '_'
 		}
 		m = append(m, c)
 	}
-	return append(m, "***"...)
+	return append(m, maskEdge...)
 }
 
 // secretName reports whether an environment variable's name looks like it
@@ -214,6 +214,23 @@ func NewRedactor(env []string, flags []string) (*Redactor, error) {
 		r.plainAfter[c] = len(r.spotsOf(d)) == 0
 	}
 	return r, nil
+}
+
+// maskEdge opens and closes every mask (maskOf).
+const maskEdge = "***"
+
+// Names are the names of the secrets r masks (each once, sorted): what a
+// session header says was masked, and a replay masks again.
+func (r *Redactor) Names() []string {
+	if r == nil {
+		return nil
+	}
+	var names []string
+	for _, s := range r.secrets {
+		names = append(names, s.name)
+	}
+	slices.Sort(names)
+	return slices.Compact(names)
 }
 
 // escapeLen is the length of the longest JSON escape of c.

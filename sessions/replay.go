@@ -11,7 +11,9 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/rpctap/rpctap/classify"
@@ -26,8 +28,12 @@ type recording struct {
 	framings Framings // each direction's, to rebuild its bytes with
 	frames   []recFrame
 	// byMethod lists the host's requests and notifications by method,
-	// in recording order.
+	// in recording order; byCall its requests by their call (callID.key),
+	// and masked those with a secret masked in them by method (their
+	// calls are compared with the masks standing for any value).
 	byMethod map[string][]int32
+	byCall   map[uint64][]int32
+	masked   map[string][]int32
 	// after lists, by the index of a frame (or -1 for the session's
 	// start), the server's frames that came after it: notifications,
 	// server requests and anything that is not an answer.
@@ -43,6 +49,8 @@ type recFrame struct {
 	kind         classify.Kind
 	method       string
 	hash         uint64 // the frame's structural hash (see Ignore)
+	call         callID // a host request's or notification's call
+	masked       bool   // the recording masked a secret in it
 	// pair is the index of the request's response, or the response's
 	// request; -1 when it has none.
 	pair int32
@@ -70,11 +78,13 @@ var errNotRecording = errors.New("the file holds no frame to replay: is it a ses
 func loadRecording(r io.Reader, at io.ReaderAt, ig Ignore) (*recording, error) {
 	rd := NewReader(r)
 	hdr, _ := rd.Header()
-	rec := &recording{f: at, hdr: hdr, byMethod: map[string][]int32{}, after: map[int32][]int32{}, methods: map[string]string{}}
+	rec := &recording{f: at, hdr: hdr, byMethod: map[string][]int32{}, byCall: map[uint64][]int32{}, masked: map[string][]int32{},
+		after: map[int32][]int32{}, methods: map[string]string{}}
 	rec.framings = hdr.Framings()
 	profile, _ := classify.ParseProfile(hdr.ProfileOrDefault())
 	tr := classify.NewTracker(classify.TrackerOptions{Profile: profile, LSPFraming: rec.framings.LSP(), Timeout: -1})
 	inFlight := map[int64]int32{} // request line → index
+	hs := hasher{ig: ig}
 	trigger := int32(-1)
 	for {
 		ev, err := rd.Next()
@@ -87,17 +97,24 @@ func loadRecording(r io.Reader, at io.ReaderAt, ig Ignore) (*recording, error) {
 		if rec.framings.Note(ev) {
 			tr.UseLSPFraming()
 		}
-		if !ev.IsFrame() || ev.Dir == classify.Err || ev.Captured {
+		frame, _, ok := serverSide(ev)
+		if !ok {
 			continue
 		}
 		if len(rec.frames) >= math.MaxInt32 {
 			return nil, errors.New("the recording has more frames than replay can index (2^31)")
 		}
-		m := hdr.Classify(ev.Frame, ev.Dir, tr.Profile())
+		m := hdr.Classify(frame, ev.Dir, tr.Profile())
 		obs := tr.Observe(int64(ev.Line), time.Duration(ev.T)*time.Microsecond, &m)
 		i := int32(len(rec.frames))
-		f := recFrame{line: int64(ev.Line), off: rd.Offset(), t: ev.T, dir: ev.Dir, kind: m.Kind, method: rec.intern(m.Method()), pair: -1, trigger: -1}
-		if h, ok := ig.Hash(ev.Frame); ok {
+		f := recFrame{line: int64(ev.Line), off: rd.Offset(), t: ev.T, dir: ev.Dir, kind: m.Kind, method: rec.intern(m.Method()), pair: -1, trigger: -1, masked: ev.Redacted}
+		if ev.Dir == classify.H2S && (m.Kind == classify.KindRequest || m.Kind == classify.KindNotification) {
+			h, idn, ok := hs.hashCall(f.method, frame)
+			if ok {
+				f.hash = h
+			}
+			f.call = idn.id
+		} else if h, ok := hs.hash(frame); ok {
 			f.hash = h
 		}
 		switch m.Kind {
@@ -118,6 +135,12 @@ func loadRecording(r io.Reader, at io.ReaderAt, ig Ignore) (*recording, error) {
 		case ev.Dir == classify.H2S:
 			if m.Kind == classify.KindRequest || m.Kind == classify.KindNotification {
 				rec.byMethod[f.method] = append(rec.byMethod[f.method], i)
+			}
+			if m.Kind == classify.KindRequest {
+				rec.byCall[f.call.key] = append(rec.byCall[f.call.key], i)
+				if f.masked {
+					rec.masked[f.method] = append(rec.masked[f.method], i)
+				}
 			}
 			trigger = i
 		case f.kind == classify.KindResponse && f.pair >= 0:
@@ -147,10 +170,14 @@ func (rec *recording) read(i int32) (frame, header []byte, err error) {
 	r := NewReader(io.NewSectionReader(rec.f, f.off, math.MaxInt64-f.off))
 	r.decided = true
 	ev, err := r.Next()
-	if err != nil || !ev.IsFrame() || ev.T != f.t || ev.Dir != f.dir {
+	var ok bool
+	if err == nil && ev.IsFrame() && ev.T == f.t && ev.Dir == f.dir {
+		frame, header, ok = serverSide(ev)
+	}
+	if !ok {
 		return nil, nil, fmt.Errorf("line %d of the recording could not be read back: has the file changed while it was replayed?", f.line)
 	}
-	return bytes.Clone(ev.Frame), bytes.Clone(ev.Header), nil
+	return bytes.Clone(frame), bytes.Clone(header), nil
 }
 
 // delay is how long after its trigger frame i came (µs).
@@ -295,4 +322,80 @@ func (sf *sessionFile) close() error {
 // call, and io.EOF after the last.
 type FrameSource interface {
 	Next() ([]byte, error)
+}
+
+// A Redaction is what a replay masks in what it writes and shows: what
+// the recording masked, as well as a tap masks (the secrets of the
+// environment, and what --redact names).
+type Redaction struct {
+	// Flags are the --redact flags to make the Redactor (and a tap) with:
+	// those given, and the names the recording masked that the
+	// environment has a value for.
+	Flags []string
+	// Unset are the names the recording masked that the environment
+	// does not set: replay cannot mask their values.
+	Unset []string
+}
+
+// ReplayRedaction says what a replay of the recording at path masks,
+// in an environment env, with the --redact flags given.
+func ReplayRedaction(path string, env, flags []string) (Redaction, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return Redaction{}, fmt.Errorf("cannot open the recording: %w (rpctap ls lists recent sessions)", err)
+	}
+	defer f.Close()
+	hdr, _ := NewReader(f).Header()
+	set := map[string]bool{}
+	for _, kv := range env {
+		if name, _, ok := strings.Cut(kv, "="); ok {
+			set[name] = true
+		}
+	}
+	given := map[string]bool{}
+	for _, fl := range flags {
+		name, _, _ := strings.Cut(fl, "=")
+		given[name] = true
+	}
+	r := Redaction{Flags: slices.Clone(flags)}
+	for _, name := range hdr.Redact {
+		switch {
+		case given[name], set[name] && secretName(name):
+			// Masked already: given, or a secret of the environment.
+		case set[name]:
+			r.Flags = append(r.Flags, name)
+		default:
+			r.Unset = append(r.Unset, name)
+		}
+	}
+	return r, nil
+}
+
+// recordedMasks returns ig with the masks of a recording whose header
+// is hdr standing for any text (see Ignore.WithMasks), for a message the
+// recording says it masked; red is replay's own redactor.
+func recordedMasks(ig Ignore, hdr Header, red *Redactor, both bool) Ignore {
+	return ig.WithMasks(append(slices.Clone(hdr.Redact), red.Names()...), len(hdr.Redact) == 0, both)
+}
+
+// serverSide returns a frame record's bytes as the recorded server read
+// or wrote them, and false for a frame that was not its conversation:
+// what the user wrote in the server's place (src inject toward the
+// host: an injection, an answer in place), the host's answer to such a
+// request (captured), a host frame the user dropped or answered in place
+// (it never reached the server). The server's answer to a request the
+// user injected is its (the tap kept it from the host), and a server
+// frame the user edited is what the server wrote, before the edit.
+func serverSide(ev *Event) (frame, header []byte, ok bool) {
+	switch {
+	case !ev.IsFrame() || ev.Dir == classify.Err:
+		return nil, nil, false
+	case ev.Dir == classify.H2S && (ev.Captured || ev.Held != "" && !HeldReachedReceiver(ev.Held)):
+		return nil, nil, false
+	case ev.Dir == classify.S2H && ev.Src == SrcInject:
+		return nil, nil, false
+	case ev.Dir == classify.S2H && ev.Src == SrcEdit && ev.Original != nil:
+		return ev.Original, nil, true
+	}
+	return ev.Frame, ev.Header, true
 }

@@ -250,6 +250,7 @@ type sent struct {
 type queuedAnswer struct {
 	call          CallResult
 	recorded, now []byte
+	masked        bool // the recording masked a secret in recorded
 }
 
 func (p *player) log(format string, args ...any) {
@@ -299,10 +300,11 @@ func (p *player) play(ctx context.Context) error {
 		if ev.Kind == EventExit {
 			return nil
 		}
-		if !ev.IsFrame() || ev.Dir == classify.Err || ev.Captured {
+		frame, header, ok := serverSide(ev)
+		if !ok {
 			continue
 		}
-		m := p.hdr.Classify(ev.Frame, ev.Dir, profile)
+		m := p.hdr.Classify(frame, ev.Dir, profile)
 		if ev.Dir == classify.S2H {
 			if err := p.recordedServer(ctx, ev, &m); err != nil {
 				return err
@@ -326,7 +328,7 @@ func (p *player) play(ctx context.Context) error {
 				}
 			}
 		}
-		if err := p.send(ev.Frame, ev.Header); err != nil {
+		if err := p.send(frame, header); err != nil {
 			return err
 		}
 	}
@@ -338,7 +340,7 @@ func (p *player) sending(ev *Event, m *classify.Message) {
 		return
 	}
 	key := m.ID().Key()
-	c := CallResult{Line: int64(ev.Line), Method: p.intern(m.Method()), Name: calledName(m), ID: string(m.ID().Raw), Outcome: OutcomeMissing}
+	c := CallResult{Line: int64(ev.Line), Method: p.intern(m.Method()), Name: callName(m.Method(), m.Frame), ID: string(m.ID().Raw), Outcome: OutcomeMissing}
 	if old, ok := p.requests[key]; ok {
 		p.addCall(old.call) // an id used again before its answer: the first is never answered
 	}
@@ -371,7 +373,7 @@ func (p *player) recordedServer(ctx context.Context, ev *Event, m *classify.Mess
 			}
 			s := p.requests[key]
 			delete(p.requests, key)
-			return p.await(ctx, s, ev.T, m.Frame)
+			return p.await(ctx, s, ev.T, m.Frame, ev.Redacted)
 		}
 	case classify.KindBatch:
 		for i := range m.Members {
@@ -472,8 +474,9 @@ func (p *player) waitFor(ctx context.Context, deadline time.Time, cond func() bo
 }
 
 // await waits for the live answer to a replayed request and compares it
-// with the recorded one, frame, recorded at t.
-func (p *player) await(ctx context.Context, s sent, t int64, frame []byte) error {
+// with the recorded one, frame, recorded at t (masked says the recording
+// masked a secret in it).
+func (p *player) await(ctx context.Context, s sent, t int64, frame []byte, masked bool) error {
 	c := &s.call
 	defer func() {
 		if c != nil {
@@ -509,7 +512,7 @@ func (p *player) await(ctx context.Context, s sent, t int64, frame []byte) error
 		p.release(got.frame)
 		return nil
 	}
-	p.queued = append(p.queued, queuedAnswer{call: *c, recorded: bytes.Clone(frame), now: got.frame})
+	p.queued = append(p.queued, queuedAnswer{call: *c, recorded: bytes.Clone(frame), now: got.frame, masked: masked})
 	c = nil // in the report once compared
 	return nil
 }
@@ -518,7 +521,7 @@ func (p *player) await(ctx context.Context, s sent, t int64, frame []byte) error
 func (p *player) compareQueued() {
 	for i := range p.queued {
 		q := &p.queued[i]
-		p.compare(&q.call, q.recorded, q.now)
+		p.compare(&q.call, q.recorded, q.now, q.masked)
 		p.release(q.now)
 		p.addCall(q.call)
 	}
@@ -527,23 +530,33 @@ func (p *player) compareQueued() {
 }
 
 // compare compares a live answer with the recorded one, whose bytes
-// differ.
-func (p *player) compare(c *CallResult, recorded, now []byte) {
+// differ. Both are masked as replay masks (the recording may have been
+// made with secrets it did not mask); a secret the recording masked
+// (masked) stands for any value.
+func (p *player) compare(c *CallResult, recorded, now []byte, masked bool) {
+	recorded, _ = p.opts.Redactor.Mask(recorded)
 	now, _ = p.opts.Redactor.Mask(now)
 	if bytes.Equal(recorded, now) {
 		return
 	}
-	ha, okA := p.opts.Ignore.Hash(recorded)
-	hb, okB := p.opts.Ignore.Hash(now)
+	ig := p.opts.Ignore
+	if masked {
+		ig = recordedMasks(ig, p.hdr, p.opts.Redactor, false)
+	}
+	ha, okA := ig.Hash(recorded)
+	hb, okB := ig.Hash(now)
 	if okA && okB && ha == hb {
 		return
 	}
-	if p.detailed < maxDetailed {
-		c.Changes = p.opts.Ignore.Diff(recorded, now, maxChanges)
-		if len(c.Changes) == 0 {
-			return // equal once decoded (a number written otherwise)
+	if p.detailed < maxDetailed || masked {
+		changes := ig.Diff(recorded, now, maxChanges)
+		if len(changes) == 0 {
+			return // equal once decoded (a number written otherwise, a list in another order, a masked secret)
 		}
-		p.detailed++
+		if p.detailed < maxDetailed {
+			c.Changes = changes
+			p.detailed++
+		}
 	}
 	c.Outcome = OutcomeChanged
 	recErr := classify.Member(recorded, "error") != nil

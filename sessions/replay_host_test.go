@@ -5,6 +5,8 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -401,4 +403,207 @@ func TestPlayHostWritesTheFramesSentBeforeAnAnswerInOneWrite(t *testing.T) {
 	if !slices.Equal(cw.writes, want) {
 		t.Errorf("writes %q, want %q", cw.writes, want)
 	}
+}
+
+// writeRecords writes a session file of frame records, under a header
+// that names redact as its masks.
+func writeRecords(t *testing.T, redact []string, recs []FrameRecord) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "s.jsonl")
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	w, err := NewWriter(f, Header{ID: "test", Started: time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC), Name: "test", Redact: redact})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range recs {
+		if err := w.WriteFrame(r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return path
+}
+
+func h2s(t int64, frame string) FrameRecord {
+	return FrameRecord{T: t, Dir: classify.H2S, Frame: []byte(frame)}
+}
+
+func s2h(t int64, frame string) FrameRecord {
+	return FrameRecord{T: t, Dir: classify.S2H, Frame: []byte(frame)}
+}
+
+// playRecords runs PlayHost on the session file at path against a fake
+// server.
+func playRecords(t *testing.T, path string, opts HostOptions, handle func(frame string, send func(string))) (*HostReport, *fakeServer) {
+	t.Helper()
+	toServer, hostIn := io.Pipe()
+	fromServer, serverOut := io.Pipe()
+	fs := &fakeServer{}
+	go func() {
+		defer serverOut.Close()
+		br := bufio.NewReader(toServer)
+		for {
+			line, err := br.ReadString('\n')
+			if err != nil {
+				return
+			}
+			line = strings.TrimSuffix(line, "\n")
+			fs.mu.Lock()
+			fs.read = append(fs.read, line)
+			fs.mu.Unlock()
+			handle(line, func(s string) { io.WriteString(serverOut, s+"\n") })
+		}
+	}()
+	rep, err := PlayHost(context.Background(), path, lineSource{bufio.NewReader(fromServer)}, hostIn, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rep, fs
+}
+
+// echoServer answers every request with its method as its result.
+func echoServer(frame string, send func(string)) {
+	m := classify.Classify([]byte(frame), classify.H2S, classify.JSONRPC)
+	if m.Kind == classify.KindRequest {
+		send(`{"jsonrpc":"2.0","id":` + string(m.ID().Raw) + `,"result":"` + m.Method() + `"}`)
+	}
+}
+
+func TestPlayHostComparesTheAnswersToInjectedRequestsAndSendsNothingTheServerNeverRead(t *testing.T) {
+	inject := func(r FrameRecord) FrameRecord { r.Src = SrcInject; return r }
+	captured := func(r FrameRecord) FrameRecord { r.Captured = true; return r }
+	held := func(r FrameRecord, fate string) FrameRecord { r.Held = fate; return r }
+	path := writeRecords(t, nil, []FrameRecord{
+		h2s(0, `{"jsonrpc":"2.0","id":1,"method":"ping"}`),
+		s2h(10, `{"jsonrpc":"2.0","id":1,"result":"ping"}`),
+		// Injected with --capture: the server read it, its answer was kept from the host.
+		inject(h2s(20, `{"jsonrpc":"2.0","id":"rpctap-1","method":"tools/list"}`)),
+		captured(s2h(30, `{"jsonrpc":"2.0","id":"rpctap-1","result":"tools/list"}`)),
+		// Injected toward the host: the server never sent it, nor read its answer.
+		inject(s2h(40, `{"jsonrpc":"2.0","id":"rpctap-2","method":"roots/list"}`)),
+		captured(h2s(50, `{"jsonrpc":"2.0","id":"rpctap-2","result":{"roots":[]}}`)),
+		// Dropped, and answered in place: the server never read them.
+		held(h2s(60, `{"jsonrpc":"2.0","id":2,"method":"dropped"}`), HeldDropped),
+		held(h2s(70, `{"jsonrpc":"2.0","id":3,"method":"answered"}`), HeldAnswered),
+		inject(s2h(80, `{"jsonrpc":"2.0","id":3,"result":"the user's"}`)),
+		h2s(90, `{"jsonrpc":"2.0","id":4,"method":"ping"}`),
+		s2h(100, `{"jsonrpc":"2.0","id":4,"result":"ping"}`),
+	})
+	rep, fs := playRecords(t, path, HostOptions{Timeout: 2 * time.Second}, echoServer)
+	if rep.Same != 3 || rep.Missing != 0 || rep.Differs() {
+		t.Errorf("want the two pings and the injected tools/list the same, nothing missing; got %+v", rep.Calls)
+	}
+	for _, f := range fs.frames() {
+		if strings.Contains(f, "dropped") || strings.Contains(f, "answered") || strings.Contains(f, "roots") {
+			t.Errorf("the server was sent %s, which it never read", f)
+		}
+	}
+}
+
+func TestPlayHostComparesAListOfToolsByNameNotPosition(t *testing.T) {
+	path := writeRecords(t, nil, []FrameRecord{
+		h2s(0, `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`),
+		s2h(10, `{"jsonrpc":"2.0","id":1,"result":{"tools":[`+echoTool+`,`+addTool+`]}}`),
+		h2s(20, `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`),
+		s2h(30, `{"jsonrpc":"2.0","id":2,"result":{"tools":[`+echoTool+`,`+addTool+`]}}`),
+	})
+	sleep := `{"name":"sleep","inputSchema":{"type":"object"}}`
+	n := 0
+	rep, _ := playRecords(t, path, HostOptions{}, func(frame string, send func(string)) {
+		n++
+		id := fmt.Sprint(n)
+		if n == 1 { // the same tools in another order
+			send(`{"jsonrpc":"2.0","id":` + id + `,"result":{"tools":[` + addTool + `,` + echoTool + `]}}`)
+		} else { // one added first
+			send(`{"jsonrpc":"2.0","id":` + id + `,"result":{"tools":[` + sleep + `,` + echoTool + `,` + addTool + `]}}`)
+		}
+	})
+	if c := rep.Calls[0]; c.Outcome != OutcomeSame {
+		t.Errorf("the same tools in another order: %+v", c)
+	}
+	if c := rep.Calls[1]; c.Outcome != OutcomeChanged || len(c.Changes) != 1 ||
+		c.Changes[0] != (Change{Path: "/result/tools/0", Now: `{"inputSchema":{"type":"object"},"name":"sleep"}`, Item: "name=sleep"}) {
+		t.Errorf("a tool added first: want that one change; got %+v", c)
+	}
+}
+
+func TestPlayHostTakesASecretTheRecordingMaskedForAnyValueAndMasksItAgain(t *testing.T) {
+	masked := func(r FrameRecord) FrameRecord { r.Redacted = true; return r }
+	path := writeRecords(t, []string{"DBPASS"}, []FrameRecord{
+		h2s(0, `{"jsonrpc":"2.0","id":1,"method":"env"}`),
+		masked(s2h(10, `{"jsonrpc":"2.0","id":1,"result":{"text":"DBPASS=***DBPASS***\n","n":1}}`)),
+		h2s(20, `{"jsonrpc":"2.0","id":2,"method":"env"}`),
+		masked(s2h(30, `{"jsonrpc":"2.0","id":2,"result":{"text":"DBPASS=***DBPASS***\n","n":1}}`)),
+	})
+	red, err := NewRedactor([]string{"DBPASS=hunter2-s3cr3t-77"}, []string{"DBPASS"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name string
+		red  *Redactor
+	}{{"with the secret's value", red}, {"with no value for it", nil}} {
+		t.Run(tc.name, func(t *testing.T) {
+			n := 0
+			rep, _ := playRecords(t, path, HostOptions{Redactor: tc.red}, func(frame string, send func(string)) {
+				n++
+				other := map[bool]string{true: "1", false: "2"}[n == 1]
+				send(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"result":{"text":"DBPASS=hunter2-s3cr3t-77\n","n":%s}}`, n, other))
+			})
+			if c := rep.Calls[0]; c.Outcome != OutcomeSame {
+				t.Errorf("the answer with the masked secret: %+v", c)
+			}
+			if c := rep.Calls[1]; c.Outcome != OutcomeChanged || len(c.Changes) != 1 || c.Changes[0].Path != "/result/n" {
+				t.Errorf("the answer that changed elsewhere: want /result/n changed; got %+v", c)
+			}
+			if got := fmt.Sprint(rep); tc.red != nil && strings.Contains(got, "hunter2") {
+				t.Errorf("the report holds the secret: %s", got)
+			}
+		})
+	}
+}
+
+func TestReplayMasksWhatTheRecordingsHeaderSaysItMasked(t *testing.T) {
+	path := writeRecords(t, []string{"DBPASS", "API_TOKEN", "GONE", "GIVEN"}, []FrameRecord{h2s(0, `{"jsonrpc":"2.0","method":"x"}`)})
+	h, _ := NewReader(strings.NewReader(mustRead(t, path))).Header()
+	if !slices.Equal(h.Redact, []string{"DBPASS", "API_TOKEN", "GONE", "GIVEN"}) {
+		t.Fatalf("the header read back names %q", h.Redact)
+	}
+	env := []string{"DBPASS=hunter2-s3cr3t-77", "API_TOKEN=tok-1234567890", "GIVEN=given-value"}
+	red, err := ReplayRedaction(path, env, []string{"GIVEN=other-value", "MORE=more-value"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// API_TOKEN is masked as every secret of the environment is; GONE
+	// has no value here.
+	if !slices.Equal(red.Flags, []string{"GIVEN=other-value", "MORE=more-value", "DBPASS"}) || !slices.Equal(red.Unset, []string{"GONE"}) {
+		t.Errorf("flags %q, unset %q", red.Flags, red.Unset)
+	}
+	r, err := NewRedactor(env, red.Flags)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := r.MaskString("hunter2-s3cr3t-77 tok-1234567890"); got != "***DBPASS*** ***API_TOKEN***" {
+		t.Errorf("masked %q", got)
+	}
+	if got := r.Names(); !slices.Equal(got, []string{"API_TOKEN", "DBPASS", "GIVEN", "MORE"}) {
+		t.Errorf("names %q", got)
+	}
+	// A file from before headers named their masks.
+	old := writeRecords(t, nil, []FrameRecord{h2s(0, `{"jsonrpc":"2.0","method":"x"}`)})
+	if red, err := ReplayRedaction(old, env, nil); err != nil || len(red.Flags) != 0 || len(red.Unset) != 0 {
+		t.Errorf("an old file: %+v, %v", red, err)
+	}
+}
+
+func mustRead(t *testing.T, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
 }

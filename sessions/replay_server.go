@@ -2,12 +2,14 @@ package sessions
 
 import (
 	"bytes"
+	"cmp"
 	"container/heap"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -87,7 +89,8 @@ func ServeReplay(ctx context.Context, path string, in FrameSource, out io.Writer
 	}
 	var sf *sessionFile
 	if opts.Record {
-		h := Header{Started: time.Now(), Argv: opts.Argv, Name: "replay-" + rec.hdr.Name, Framing: rec.framings.Framing().String(), Profile: rec.hdr.ProfileOrDefault()}
+		h := Header{Started: time.Now(), Argv: opts.Argv, Name: "replay-" + rec.hdr.Name, Framing: rec.framings.Framing().String(), Profile: rec.hdr.ProfileOrDefault(),
+			Redact: opts.Redactor.Names()}
 		if sf, err = createSessionFile(opts.RecordPath, h, opts.Overwrite, opts.Warn); err != nil {
 			return ServeStats{}, err
 		}
@@ -163,8 +166,9 @@ type server struct {
 	// hostIDs are the ids of the host's requests that look like replay's
 	// own ("rpctap-replay-N"), which a server request must not take.
 	hostIDs map[string]bool
-	cursor  map[string]int // sequential: the next request of a method
 	stats   ServeStats
+	// related is sameCall's memory, reused.
+	related []related
 	// flush, while set, writes the session file's buffer soon, so that
 	// what is recorded reaches the file (and live views) as a tap's
 	// does; fileDone stops it.
@@ -206,7 +210,7 @@ func (q *outQueue) Pop() any {
 
 func serve(ctx context.Context, rec *recording, in FrameSource, out io.Writer, opts ServeOptions, sf *sessionFile) (ServeStats, error) {
 	s := &server{rec: rec, opts: opts, out: out, file: sf, start: time.Now(), speed: opts.Speed,
-		wake: make(chan struct{}, 1), serverQ: map[string]int32{}, cursor: map[string]int{}, hostIDs: map[string]bool{}}
+		wake: make(chan struct{}, 1), serverQ: map[string]int32{}, hostIDs: map[string]bool{}}
 	if s.speed <= 0 {
 		s.speed = 1
 	}
@@ -567,54 +571,142 @@ func (s *server) answerBatch(m *classify.Message, now time.Time) {
 }
 
 // match picks the recorded request that answers a host request, or says
-// why none does.
+// why none does. Only a recorded request of the same call answers (the
+// same method and identity, see identify): with --match best the one
+// with the same inputs and the closest params, with strict the one with
+// equal params, with sequential the first of the call not answered yet.
 func (s *server) match(method string, body []byte) (int32, string) {
-	cands := s.rec.byMethod[method]
-	var reqs []int32
-	for _, c := range cands {
-		if s.rec.frames[c].kind == classify.KindRequest {
-			reqs = append(reqs, c)
-		}
-	}
-	if len(reqs) == 0 {
+	if !slices.ContainsFunc(s.rec.byMethod[method], func(c int32) bool { return s.rec.frames[c].kind == classify.KindRequest }) {
 		return -1, s.nearestMethod(method)
 	}
 	if method == "initialize" {
-		return s.matchInitialize(reqs, body)
+		return s.matchInitialize(s.requests(method), body)
 	}
-	ig := s.opts.Ignore
+	hs := hasher{ig: s.opts.Ignore}
+	h, idn, _ := hs.hashCall(method, body)
+	calls := s.sameCall(method, idn.id, h, body)
 	if s.opts.Match == MatchSequential {
-		n := s.cursor[method]
-		if n >= len(reqs) {
-			return -1, fmt.Sprintf("the recording has %d %s requests, all answered already (--match sequential)", len(reqs), esc(method))
+		for _, c := range calls {
+			if !s.rec.frames[c.i].used {
+				return c.i, ""
+			}
 		}
-		s.cursor[method] = n + 1
-		return reqs[n], ""
+		if len(calls) > 0 {
+			return -1, fmt.Sprintf("the recording has %d %s requests%s, all answered already (--match sequential)", len(calls), esc(method), s.forCall(method, body))
+		}
+		return -1, s.noMatch(method, body, calls)
 	}
-	h, _ := ig.Hash(body)
+	// Equal params, each recorded request once before any again.
 	reuse := int32(-1)
-	for _, c := range reqs {
-		if s.rec.frames[c].hash == h {
-			if !s.rec.frames[c].used {
-				return c, ""
+	for _, c := range calls {
+		if c.equal {
+			if !s.rec.frames[c.i].used {
+				return c.i, ""
 			}
 			if reuse < 0 {
-				reuse = c
+				reuse = c.i
 			}
 		}
 	}
 	if reuse >= 0 {
 		return reuse, ""
 	}
-	// No recorded request has equal params: the most alike one.
-	best, bestScore, bestBody := int32(-1), -1.0, []byte(nil)
-	for k, c := range reqs {
+	if s.opts.Match == MatchBest {
+		// None has equal params: the most alike of those with the same
+		// inputs.
+		var same []int32
+		for _, c := range calls {
+			if c.sameInputs {
+				same = append(same, c.i)
+			}
+		}
+		if len(same) > 0 {
+			if best, _ := s.nearest(same, body); best >= 0 {
+				return best, ""
+			}
+			return -1, "the recording could not be read back"
+		}
+	}
+	return -1, s.noMatch(method, body, calls)
+}
+
+// requests are the recorded requests of method.
+func (s *server) requests(method string) []int32 {
+	var reqs []int32
+	for _, c := range s.rec.byMethod[method] {
+		if s.rec.frames[c].kind == classify.KindRequest {
+			reqs = append(reqs, c)
+		}
+	}
+	return reqs
+}
+
+// A related recorded request: how it compares with the host's.
+type related struct {
+	i                 int32
+	sameInputs, equal bool
+}
+
+// sameCall returns the recorded requests of method that are the call the
+// host's request body (its call id, its hash h) is, in recording order. A
+// recorded request the recording masked a secret in is compared with the
+// masks standing for any value.
+func (s *server) sameCall(method string, id callID, h uint64, body []byte) []related {
+	out := s.related[:0]
+	defer func() { s.related = out[:0] }()
+	for _, c := range s.rec.byCall[id.key] {
+		f := &s.rec.frames[c]
+		if f.method != method || f.masked {
+			continue
+		}
+		same := f.call.inputs == id.inputs
+		out = append(out, related{i: c, sameInputs: same, equal: same && f.hash == h})
+	}
+	masked := s.rec.masked[method]
+	for k, c := range masked {
 		if k == maxCompared {
 			break
 		}
 		fb, _, err := s.rec.read(c)
 		if err != nil {
 			continue
+		}
+		r := related{i: c, sameInputs: true, equal: true}
+		for _, ch := range recordedMasks(s.opts.Ignore, s.rec.hdr, s.opts.Redactor, false).Diff(fb, body, 0) {
+			part, input := identityPaths(method, ch.Path)
+			if part {
+				r.i = -1
+				break
+			}
+			r.sameInputs = r.sameInputs && !input
+			r.equal = false
+		}
+		if r.i >= 0 {
+			out = append(out, r)
+		}
+	}
+	if len(masked) > 0 {
+		slices.SortFunc(out, func(a, b related) int { return cmp.Compare(a.i, b.i) })
+	}
+	return out
+}
+
+// nearest returns the recorded request of cands most alike body (one not
+// answered yet, of two as alike), and its bytes; -1 when none could be
+// read back.
+func (s *server) nearest(cands []int32, body []byte) (int32, []byte) {
+	best, bestScore, bestBody := int32(-1), -1.0, []byte(nil)
+	for k, c := range cands {
+		if k == maxCompared {
+			break
+		}
+		fb, _, err := s.rec.read(c)
+		if err != nil {
+			continue
+		}
+		ig := s.opts.Ignore
+		if s.rec.frames[c].masked {
+			ig = recordedMasks(ig, s.rec.hdr, s.opts.Redactor, false)
 		}
 		score := ig.Similarity(fb, body)
 		if !s.rec.frames[c].used {
@@ -624,13 +716,71 @@ func (s *server) match(method string, body []byte) (int32, string) {
 			best, bestScore, bestBody = c, score, fb
 		}
 	}
+	return best, bestBody
+}
+
+// forCall is " for NAME" when requests of method name what they call.
+func (s *server) forCall(method string, body []byte) string {
+	if name := callName(method, body); name != "" {
+		return " for " + esc(name)
+	}
+	return ""
+}
+
+// maxDescribed bounds the paths an error names.
+const maxDescribed = 100
+
+// noMatch says why no recorded request of method answers the host's,
+// body: none of the same call (calls is empty), or none with its inputs or
+// params; and how the nearest of them differs, path by path.
+func (s *server) noMatch(method string, body []byte, calls []related) string {
+	var why string
+	var near []int32
+	switch {
+	case len(calls) == 0:
+		why = fmt.Sprintf("the recording has no %s request%s", esc(method), s.forCall(method, body))
+	case s.opts.Match == MatchStrict:
+		why = fmt.Sprintf("no recorded %s request%s has equal params (--match strict)", esc(method), s.forCall(method, body))
+	default:
+		what := "params"
+		if len(identityRuleOf(method).inputs) > 0 {
+			what = "arguments"
+		}
+		why = fmt.Sprintf("no recorded %s request%s has these %s", esc(method), s.forCall(method, body), what)
+	}
+	for _, c := range calls {
+		near = append(near, c.i)
+	}
+	if near == nil {
+		near = s.requests(method)
+	}
+	best, bestBody := s.nearest(near, body)
 	if best < 0 {
-		return -1, "the recording could not be read back"
+		return why + "; the recording could not be read back"
 	}
-	if s.opts.Match == MatchBest {
-		return best, ""
+	ig := s.opts.Ignore
+	if s.rec.frames[best].masked {
+		ig = recordedMasks(ig, s.rec.hdr, s.opts.Redactor, false)
 	}
-	return -1, fmt.Sprintf("the nearest recorded %s request, line %d, differs: %s", esc(method), s.rec.frames[best].line, describeChanges(ig.Diff(bestBody, body, 3), "recorded", "sent"))
+	changes := ig.Diff(bestBody, body, 0)
+	nearName := esc(method)
+	if name := callName(method, bestBody); name != "" {
+		nearName += " " + esc(name)
+	}
+	out := fmt.Sprintf("%s; the nearest is %s, line %d, which differs at %s: %s", why, nearName, s.rec.frames[best].line,
+		plural(len(changes), "path"), describeChanges(changes[:min(len(changes), maxDescribed)], "recorded", "sent"))
+	if len(changes) > maxDescribed {
+		out += fmt.Sprintf("; and %s more", plural(len(changes)-maxDescribed, "path"))
+	}
+	return out
+}
+
+// plural is "1 thing" or "n things".
+func plural(n int, what string) string {
+	if n == 1 {
+		return "1 " + what
+	}
+	return strconv.Itoa(n) + " " + what + "s"
 }
 
 // matchInitialize answers the MCP handshake from the recording whatever
@@ -704,11 +854,15 @@ func (s *server) notified(m *classify.Message, body []byte, now time.Time) {
 		s.forwardFrame(body)
 	}
 	method := m.Method()
-	h, _ := s.opts.Ignore.Hash(body)
+	// Of the same call: what a server sent after a document was opened is
+	// not played after another one is.
+	hs := hasher{ig: s.opts.Ignore}
+	h, idn, _ := hs.hashCall(method, body)
+	key := idn.id.key
 	pick := int32(-1)
 	for _, c := range s.rec.byMethod[method] {
 		f := &s.rec.frames[c]
-		if f.kind != classify.KindNotification || f.used {
+		if f.kind != classify.KindNotification || f.used || f.call.key != key && !f.masked {
 			continue
 		}
 		if f.hash == h {

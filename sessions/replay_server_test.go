@@ -125,11 +125,97 @@ func TestReplayServerStrictRefusesOtherParamsNamingTheNearestRequestAndWhy(t *te
 	}
 }
 
-func TestReplayServerBestAnswersWithTheMostAlikeRecordedRequest(t *testing.T) {
-	s := startReplayServer(t, "ndjson", mcpConversation(nil), ServeOptions{})
-	s.send(`{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"echo","arguments":{"message":"bye"}}}`)
-	if got := s.lines(t, 1)[0]; got != `{"jsonrpc":"2.0","id":4,"result":{"content":[{"type":"text","text":"hi"}]}}`+"\n" {
-		t.Errorf("best match answered %s", got)
+func TestReplayServerBestAnswersTheSameCallWithTheClosestParams(t *testing.T) {
+	frames := []frameAt{
+		{0, 'h', `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"message":"hi"},"task":{"ttl":100,"mode":"a"}}}`},
+		{10, 's', `{"jsonrpc":"2.0","id":1,"result":"echo in a task of 100"}`},
+		{20, 'h', `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo","arguments":{"message":"hi"},"task":{"ttl":900,"mode":"b"}}}`},
+		{30, 's', `{"jsonrpc":"2.0","id":2,"result":"echo in a task of 900"}`},
+		{40, 'h', `{"jsonrpc":"2.0","id":3,"method":"textDocument/hover","params":{"textDocument":{"uri":"file:///a.go"},"position":{"line":3,"character":5},"workDoneToken":"w1"}}`},
+		{50, 's', `{"jsonrpc":"2.0","id":3,"result":"a.go 3:5"}`},
+		{60, 'h', `{"jsonrpc":"2.0","id":4,"method":"textDocument/hover","params":{"textDocument":{"uri":"file:///a.go"},"position":{"line":7,"character":1},"workDoneToken":"w2"}}`},
+		{70, 's', `{"jsonrpc":"2.0","id":4,"result":"a.go 7:1"}`},
+		{80, 'h', `{"jsonrpc":"2.0","id":5,"method":"textDocument/hover","params":{"textDocument":{"uri":"file:///b.go"},"position":{"line":3,"character":5}}}`},
+		{90, 's', `{"jsonrpc":"2.0","id":5,"result":"b.go 3:5"}`},
+	}
+	s := startReplayServer(t, "ndjson", frames, ServeOptions{})
+	s.send(`{"jsonrpc":"2.0","id":"x","method":"tools/call","params":{"name":"echo","arguments":{"message":"hi"},"task":{"ttl":800,"mode":"b"}}}`)
+	// Another work-done token: the hover at the same place in the same document.
+	s.send(`{"jsonrpc":"2.0","id":"y","method":"textDocument/hover","params":{"textDocument":{"uri":"file:///a.go"},"position":{"line":7,"character":1},"workDoneToken":"w9"}}`)
+	s.send(`{"jsonrpc":"2.0","id":"z","method":"textDocument/hover","params":{"textDocument":{"uri":"file:///b.go"},"position":{"line":7,"character":1}}}`)
+	got := s.lines(t, 3)
+	if got[0] != `{"jsonrpc":"2.0","id":"x","result":"echo in a task of 900"}`+"\n" || got[1] != `{"jsonrpc":"2.0","id":"y","result":"a.go 7:1"}`+"\n" {
+		t.Errorf("best match answered:\n%s", strings.Join(got, ""))
+	}
+	// No hover was recorded at that place in b.go.
+	for _, want := range []string{`"id":"z"`, `"code":-32602`, "the recording has no textDocument/hover request for file:///b.go 7:1", "the nearest is textDocument/hover"} {
+		if !strings.Contains(got[2], want) {
+			t.Errorf("the error lacks %s:\n%s", want, got[2])
+		}
+	}
+}
+
+func TestReplayServerNeverAnswersAnotherToolOrOtherArgumentsAndNamesTheNearestAndEveryPath(t *testing.T) {
+	for _, match := range []string{MatchBest, MatchStrict, MatchSequential} {
+		t.Run(match, func(t *testing.T) {
+			s := startReplayServer(t, "ndjson", mcpConversation(nil), ServeOptions{Match: match})
+			s.send(`{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"get-sum","arguments":{"a":2,"b":3}}}`)
+			s.send(`{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"echo","arguments":{"message":"bye"}}}`)
+			s.send(`{"jsonrpc":"2.0","id":6,"method":"tools/call","params":{"name":"add","arguments":{"a":1,"b":2,"c":3,"d":4,"e":5}}}`)
+			got := s.lines(t, 3)
+			wants := [][]string{
+				{`"id":4`, `"code":-32602`, "the recording has no tools/call request for get-sum; the nearest is tools/call add, line 9, which differs at 1 path: /params/name: \\\"add\\\" recorded, \\\"get-sum\\\" sent"},
+				{`"id":5`, `"code":-32602`, "the nearest is tools/call echo, line 7, which differs at 1 path: /params/arguments/message: \\\"hi\\\" recorded, \\\"bye\\\" sent"},
+				// Every path that differs, not the first few.
+				{`"id":6`, "which differs at 5 paths: /params/arguments/a: 2 recorded, 1 sent; /params/arguments/b: 3 recorded, 2 sent; /params/arguments/c: added 3; /params/arguments/d: added 4; /params/arguments/e: added 5"},
+			}
+			if match == MatchSequential {
+				// Sequential answers a call's recorded requests in turn, whatever its params.
+				wants = wants[:1]
+				if !strings.Contains(got[1], `"result"`) || !strings.Contains(got[2], `"result"`) {
+					t.Errorf("sequential did not answer the same tools in turn:\n%s%s", got[1], got[2])
+				}
+			}
+			for i, want := range wants {
+				for _, w := range want {
+					if !strings.Contains(got[i], w) {
+						t.Errorf("answer %d lacks %s:\n%s", i, w, got[i])
+					}
+				}
+				if strings.Contains(got[i], `"result"`) {
+					t.Errorf("answered another call: %s", got[i])
+				}
+			}
+		})
+	}
+}
+
+func TestReplayServerMatchesResourcesCompletionsAndPromptsByWhatTheyName(t *testing.T) {
+	frames := []frameAt{
+		{0, 'h', `{"jsonrpc":"2.0","id":1,"method":"resources/read","params":{"uri":"demo://one"}}`},
+		{10, 's', `{"jsonrpc":"2.0","id":1,"result":"one"}`},
+		{20, 'h', `{"jsonrpc":"2.0","id":2,"method":"completion/complete","params":{"ref":{"type":"ref/prompt","name":"p"},"argument":{"name":"city","value":"Pa"}}}`},
+		{30, 's', `{"jsonrpc":"2.0","id":2,"result":"Paris"}`},
+		{40, 'h', `{"jsonrpc":"2.0","id":3,"method":"prompts/get","params":{"name":"p","arguments":{"city":"Paris"}}}`},
+		{50, 's', `{"jsonrpc":"2.0","id":3,"result":"prompt p"}`},
+	}
+	s := startReplayServer(t, "ndjson", frames, ServeOptions{})
+	for _, req := range []string{
+		`{"jsonrpc":"2.0","id":1,"method":"resources/read","params":{"uri":"demo://one"}}`,
+		`{"jsonrpc":"2.0","id":2,"method":"resources/read","params":{"uri":"demo://two"}}`,
+		`{"jsonrpc":"2.0","id":3,"method":"completion/complete","params":{"ref":{"name":"p","type":"ref/prompt"},"argument":{"name":"city","value":"Pa"}}}`,
+		`{"jsonrpc":"2.0","id":4,"method":"completion/complete","params":{"ref":{"type":"ref/prompt","name":"q"},"argument":{"name":"city","value":"Pa"}}}`,
+		`{"jsonrpc":"2.0","id":5,"method":"prompts/get","params":{"name":"p","arguments":{"city":"Paris"}}}`,
+		`{"jsonrpc":"2.0","id":6,"method":"prompts/get","params":{"name":"q","arguments":{"city":"Paris"}}}`,
+	} {
+		s.send(req)
+	}
+	got := s.lines(t, 6)
+	for i, want := range []string{`"result":"one"`, "no resources/read request for demo://two", `"result":"Paris"`,
+		"no completion/complete request for ref/prompt q", `"result":"prompt p"`, "no prompts/get request for q"} {
+		if !strings.Contains(got[i], want) {
+			t.Errorf("answer %d lacks %s: %s", i+1, want, got[i])
+		}
 	}
 }
 
@@ -379,5 +465,85 @@ func TestReplayServerWritesItsSessionFileAsItGoesAsATapDoes(t *testing.T) {
 			t.Fatalf("20 s after the answer, the replay's session file holds:\n%s", b)
 		}
 		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// serveRecords runs ServeReplay on the session file at path for a test
+// host.
+func serveRecords(t *testing.T, path string, opts ServeOptions) *replayServer {
+	t.Helper()
+	opts.NoDelay = true
+	s := &replayServer{in: make(chanSource), out: &syncBuffer{}, done: make(chan error, 1)}
+	go func() {
+		_, err := ServeReplay(context.Background(), path, s.in, s.out, opts)
+		s.done <- err
+	}()
+	t.Cleanup(func() { s.close(t) })
+	return s
+}
+
+func TestReplayServerAnswersFromWhatTheServerAnsweredAnInjectedRequestAndNeverFromTheUsersFrames(t *testing.T) {
+	inject := func(r FrameRecord) FrameRecord { r.Src = SrcInject; return r }
+	captured := func(r FrameRecord) FrameRecord { r.Captured = true; return r }
+	dropped := func(r FrameRecord) FrameRecord { r.Held = HeldAnswered; return r }
+	path := writeRecords(t, nil, []FrameRecord{
+		inject(h2s(0, `{"jsonrpc":"2.0","id":"rpctap-1","method":"tools/call","params":{"name":"echo","arguments":{"message":"x"}}}`)),
+		captured(s2h(10, `{"jsonrpc":"2.0","id":"rpctap-1","result":"Echo: x"}`)),
+		// The user answered this one in the server's place.
+		dropped(h2s(20, `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"get-sum","arguments":{"a":1}}}`)),
+		inject(s2h(30, `{"jsonrpc":"2.0","id":2,"result":"the user's"}`)),
+	})
+	s := serveRecords(t, path, ServeOptions{})
+	s.send(`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"echo","arguments":{"message":"x"}}}`)
+	s.send(`{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"name":"get-sum","arguments":{"a":1}}}`)
+	got := s.lines(t, 2)
+	if got[0] != `{"jsonrpc":"2.0","id":7,"result":"Echo: x"}`+"\n" {
+		t.Errorf("the injected call's answer: %s", got[0])
+	}
+	if !strings.Contains(got[1], "no tools/call request for get-sum") {
+		t.Errorf("answered from a frame the server never read: %s", got[1])
+	}
+}
+
+func TestReplayServerTakesASecretTheRecordingMaskedInARequestForAnyValue(t *testing.T) {
+	masked := func(r FrameRecord) FrameRecord { r.Redacted = true; return r }
+	path := writeRecords(t, []string{"DBPASS"}, []FrameRecord{
+		masked(h2s(0, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"login","arguments":{"password":"***DBPASS***"}}}`)),
+		s2h(10, `{"jsonrpc":"2.0","id":1,"result":"welcome"}`),
+	})
+	for _, match := range []string{MatchBest, MatchStrict} {
+		s := serveRecords(t, path, ServeOptions{Match: match})
+		s.send(`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"login","arguments":{"password":"hunter2-s3cr3t-77"}}}`)
+		s.send(`{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"name":"login","arguments":{"user":"x","password":"hunter2-s3cr3t-77"}}}`)
+		got := s.lines(t, 2)
+		if got[0] != `{"jsonrpc":"2.0","id":7,"result":"welcome"}`+"\n" || !strings.Contains(got[1], "/params/arguments/user: added") {
+			t.Errorf("--match %s answered:\n%s", match, strings.Join(got, ""))
+		}
+	}
+}
+
+func TestReplayServerLeavesOutLSPProgressTokensAsItDoesMeta(t *testing.T) {
+	frames := []frameAt{
+		{0, 'h', `{"jsonrpc":"2.0","id":1,"method":"textDocument/references","params":{"textDocument":{"uri":"file:///a.go"},"position":{"line":1,"character":2},"context":{"includeDeclaration":true},"workDoneToken":"w1","partialResultToken":"p1"}}`},
+		{10, 's', `{"jsonrpc":"2.0","id":1,"result":[]}`},
+	}
+	s := startReplayServer(t, "ndjson", frames, ServeOptions{Match: MatchStrict})
+	s.send(`{"jsonrpc":"2.0","id":2,"method":"textDocument/references","params":{"textDocument":{"uri":"file:///a.go"},"position":{"line":1,"character":2},"context":{"includeDeclaration":true},"workDoneToken":"w9","partialResultToken":"p9"}}`)
+	if got := s.lines(t, 1)[0]; got != `{"jsonrpc":"2.0","id":2,"result":[]}`+"\n" {
+		t.Errorf("other progress tokens, --match strict: %s", got)
+	}
+}
+
+func TestReplayServerTakesNoArgumentsForArgumentsOfNothing(t *testing.T) {
+	frames := []frameAt{
+		{0, 'h', `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"get-env"}}`},
+		{10, 's', `{"jsonrpc":"2.0","id":1,"result":"env"}`},
+	}
+	s := startReplayServer(t, "ndjson", frames, ServeOptions{})
+	s.send(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"get-env","arguments":{}}}`)
+	s.send(`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"get-env","arguments":null}}`)
+	got := s.lines(t, 2)
+	if !strings.Contains(got[0], `"result":"env"`) || !strings.Contains(got[1], `"result":"env"`) {
+		t.Errorf("a call with arguments {} or null, recorded with none:\n%s", strings.Join(got, ""))
 	}
 }

@@ -80,6 +80,16 @@ func NewWriter(w io.Writer, h Header) (*Writer, error) {
 		b = append(b, `,"parse_limit":`...)
 		b = strconv.AppendInt(b, int64(h.ParseLimit), 10)
 	}
+	if len(h.Redact) > 0 {
+		b = append(b, `,"redact":[`...)
+		for i, name := range h.Redact {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = appendString(b, name)
+		}
+		b = append(b, ']')
+	}
 	b = append(b, "}\n"...)
 	if err := sw.writeLine(b); err != nil {
 		return nil, err

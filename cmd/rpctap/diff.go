@@ -26,15 +26,21 @@ func newDiffCmd() *cobra.Command {
 		Short: "Compare two recorded sessions of the same kind of conversation",
 		Long: `Compares session B with session A: methods used, and (for MCP) tools,
 prompts and resources added, removed or changed (descriptions, input
-schemas); calls whose outcome changed (calls are matched by method and
-params, with ids, "_meta" and --ignore paths left out, as replay matches
-them); latency shifts of a group of calls (a method, or one tool, prompt or
-resource) past both --duration-threshold and --duration-ratio; findings
-in B of a code A has none of.
+schemas; removed only when B listed them, added only when A did); calls
+made in one session only, made with other arguments, or whose answer
+changed. Calls are paired as replay matches them: by method and what they
+name (a tool, prompt, resource, document), then by the closest params,
+with ids, "_meta" and --ignore paths left out. Also latency shifts of a
+group of calls (a method, or one tool, prompt or resource) past both
+--duration-threshold and --duration-ratio, leaving out what waited for the
+server to start; findings in B of a code A has none of.
 
-Exit status: with --exit-code, 1 when B has a regression (a removed tool,
-a changed outcome, a new error finding, a call slower past the
-thresholds), else 0; 2 when a file cannot be read.`,
+Exit status: with --exit-code, 1 when B has a regression (a tool B listed
+without it, a result changed or removed in part, a result that became an
+error, a new error finding, a call slower past the thresholds), else 0;
+2 when a file cannot be read. An error that became a result is a fix, a
+result that only gained members is not a regression, nor is a call made
+in one session only or with other arguments.`,
 		Args: takesArgs(2, 2, "two session files", "rpctap diff before.jsonl after.jsonl (rpctap ls lists recent sessions)"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ig, err := sessions.ParseIgnore(o.ignore)
@@ -139,7 +145,7 @@ func writeDiffJSON(w io.Writer, a, b string, rep *sessions.DiffReport) {
 func jsonChanges(cs []sessions.Change) []hostJSONChange {
 	var out []hostJSONChange
 	for _, c := range cs {
-		out = append(out, hostJSONChange{Path: c.Path, Was: rawOrString(c.Was), Now: rawOrString(c.Now)})
+		out = append(out, hostJSONChange{Path: c.Path, Item: c.Item, Was: rawOrString(c.Was), Now: rawOrString(c.Now)})
 	}
 	return out
 }

@@ -32,6 +32,7 @@ type replayOptions struct {
 	noRecord, force          bool
 	exitCode, json           bool
 	notifications            bool
+	redact                   []string
 	timeout, grace, termWait time.Duration
 }
 
@@ -42,20 +43,32 @@ func newReplayCmd() *cobra.Command {
 		Short: "Play a recording back: as the server for a live host, or as the host against a fresh server",
 		Long: `rpctap replay --as-server FILE plays the recorded server on stdio: put it in a
 host's configuration in place of the real server. Each request the host
-sends is answered with the recorded answer of the best-matching recorded
-request (same method, then params compared structurally; ids, "_meta" and
---ignore paths do not count), its id rewritten to the host's. The server's
+sends is answered with the recorded answer of a recorded request of the
+same call, its id rewritten to the host's: the same method and what it
+names (tools/call and prompts/get: the name; resources/read: the uri;
+completion/complete: the ref; textDocument/*: the document, and the
+position when there is one), the same arguments (tools/call, prompts/get,
+completion/complete), then the closest params, compared structurally
+(ids, "_meta", LSP progress tokens and --ignore paths do not count). A
+secret the recording masked compares equal to any value. The server's
 notifications and requests are played after the frame they came after in
 the recording, with their recorded delays. A request with no match gets a
-JSON-RPC error that names the nearest recorded request. Nothing but
-protocol frames is written to stdout; --verbose says on stderr what replay
-does, and the replay is recorded in a session file of its own.
+JSON-RPC error that names the nearest recorded request and every path
+that differs from it. Nothing but protocol frames is written to stdout;
+--verbose says on stderr what replay does, and the replay is recorded in
+a session file of its own.
 
 rpctap replay --as-host FILE -- CMD plays the recorded host against a fresh
 server CMD: it sends the host's frames in order, waits for each answer
 where the recording did, answers the server's requests as the host did,
-records a new session, and compares every answer with the recorded one.
-It prints a report; --exit-code exits 1 on any difference.`,
+records a new session, and compares every answer with the recorded one
+(a list of named items, such as tools, item by item by name; a secret the
+recording masked equal to any value). It prints a report; --exit-code
+exits 1 on any difference.
+
+Both modes mask what the recording masked (its header names the
+secrets: their values are taken from the environment), the environment's
+secrets and what --redact names, in everything they write and show.`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			switch {
 			case o.asServer == "" && o.asHost == "":
@@ -87,7 +100,7 @@ It prints a report; --exit-code exits 1 on any difference.`,
 	f.StringVar(&o.asServer, "as-server", "", "play the recorded server of this session file on stdio")
 	f.StringVar(&o.asHost, "as-host", "", "play the recorded host of this session file against CMD")
 	f.StringVar(&o.unmatched, "unmatched", "error", "what --as-server does with a request the recording cannot answer: error (a JSON-RPC error saying why) or forward (to the real server CMD, behind a tap that records it)")
-	f.StringVar(&o.match, "match", sessions.MatchBest, "how host requests find their recorded answer: best, sequential or strict (--as-server)")
+	f.StringVar(&o.match, "match", sessions.MatchBest, "how host requests find their recorded answer among those of the same call: best (the same arguments, then the closest params), sequential (in the recorded order, whatever the params) or strict (equal params) (--as-server)")
 	f.StringArrayVar(&o.ignore, "ignore", nil, "a JSON pointer from the message's root to leave out of comparisons, as in /result/content/0/text (a segment * matches anything); repeatable")
 	f.Float64Var(&o.speed, "speed", 1, "play the recorded delays this many times faster (--as-server)")
 	f.BoolVar(&o.noDelay, "no-delay", false, "send recorded frames as soon as they are due, with no recorded delays (--as-server)")
@@ -103,6 +116,7 @@ It prints a report; --exit-code exits 1 on any difference.`,
 	f.DurationVar(&o.timeout, "timeout", 10*time.Second, "how long to wait for each answer before it counts as missing (--as-host)")
 	f.DurationVar(&o.grace, "stdin-grace", 2*time.Second, "once the recorded host is done, SIGTERM the server when it has not exited this long after its stdin was closed (--as-host)")
 	f.DurationVar(&o.termWait, "term-grace", 2*time.Second, "SIGKILL the server when it has not exited this long after SIGTERM (--as-host)")
+	f.StringArrayVar(&o.redact, "redact", nil, "also mask the value of environment variable NAME, or VALUE with --redact NAME=VALUE, in what replay writes and shows, as rpctap run --redact does (what the recording masked is masked too); repeatable")
 	return serverCommand(cmd, "rpctap replay --as-host SESSION.jsonl -- my-server --stdio")
 }
 
@@ -169,7 +183,11 @@ func runReplayServer(cmd *cobra.Command, argv []string, o replayOptions) error {
 		return exitError{code: 2, msg: plainFileError(err)}
 	}
 	stderr := cmd.ErrOrStderr()
-	redact, err := sessions.NewRedactor(os.Environ(), nil)
+	red, err := o.redaction(o.asServer, stderr)
+	if err != nil {
+		return err
+	}
+	redact, err := sessions.NewRedactor(os.Environ(), red.Flags)
 	if err != nil {
 		return usageError(err)
 	}
@@ -190,7 +208,7 @@ func runReplayServer(cmd *cobra.Command, argv []string, o replayOptions) error {
 	if len(argv) > 0 {
 		// The real server behind a tap of its own, which records what is
 		// forwarded; its stderr is replay's.
-		t, err := tap.New(tap.Options{Argv: argv, Framing: framing, Record: !o.noRecord, Signals: make(chan os.Signal), Warn: func(msg string) {
+		t, err := tap.New(tap.Options{Argv: argv, Framing: framing, Record: !o.noRecord, Redact: red.Flags, Signals: make(chan os.Signal), Warn: func(msg string) {
 			if !o.quiet {
 				fmt.Fprintln(stderr, "rpctap replay:", msg)
 			}
@@ -219,6 +237,23 @@ func runReplayServer(cmd *cobra.Command, argv []string, o replayOptions) error {
 		}
 	}
 	return nil
+}
+
+// redaction is what a replay of the recording at path masks: what the
+// recording masked, what --redact names (the config file's redact
+// included) and the environment's secrets. It warns of the names the
+// recording masked that the environment does not set.
+func (o replayOptions) redaction(path string, stderr io.Writer) (sessions.Redaction, error) {
+	red, err := sessions.ReplayRedaction(path, os.Environ(), o.redact)
+	if err != nil {
+		return red, exitError{code: 2, msg: plainFileError(err)}
+	}
+	if len(red.Unset) > 0 && !o.quiet {
+		names := strings.Join(red.Unset, ", ")
+		fmt.Fprintf(stderr, "rpctap replay: the recording masked %s, which this environment does not set: a masked value still compares equal to any value, but replay cannot mask it in what it writes; set %s, or add --redact %s=VALUE\n",
+			classify.EscapeString(names, 200), classify.EscapeString(red.Unset[0], 80), classify.EscapeString(red.Unset[0], 80))
+	}
+	return red, nil
 }
 
 // tapPipes are replay's ends of a tap it plays the host of.
@@ -274,19 +309,24 @@ func runReplayHost(cmd *cobra.Command, argv []string, o replayOptions) error {
 			fmt.Fprintln(stderr, "rpctap replay:", msg)
 		}
 	}
+	red, err := o.redaction(o.asHost, stderr)
+	if err != nil {
+		return err
+	}
 	// A signal stops the player and goes on to the server, which the tap
 	// then sees out as rpctap run does.
 	pass := make(chan os.Signal, 8)
 	ctx, stop := replaySignals(pass)
 	defer stop()
-	t, err := tap.New(tap.Options{Argv: argv, Framing: framing, Record: !o.noRecord, Path: o.record, Overwrite: o.force,
+	t, err := tap.New(tap.Options{Argv: argv, Framing: framing, Record: !o.noRecord, Path: o.record, Overwrite: o.force, Redact: red.Flags,
 		StdinWait: o.grace, TermWait: o.termWait, Warn: warn, Signals: pass})
 	if err != nil {
 		return usageError(err)
 	}
-	// The tap masks the secrets of the environment in its recording;
-	// the comparison and the report mask the same.
-	redact, err := sessions.NewRedactor(os.Environ(), nil)
+	// The tap masks in its recording what the recording masked and the
+	// secrets of the environment; the comparison and the report mask the
+	// same.
+	redact, err := sessions.NewRedactor(os.Environ(), red.Flags)
 	if err != nil {
 		return usageError(err)
 	}
@@ -304,7 +344,7 @@ func runReplayHost(cmd *cobra.Command, argv []string, o replayOptions) error {
 	// rpctap shows from a peer (run passes it on unchanged instead: there
 	// it is the host's).
 	serverErr := &lineEscaper{w: stderr}
-	errOut, err := sessions.MaskingWriter(os.Environ(), nil, serverErr)
+	errOut, err := sessions.MaskingWriter(os.Environ(), red.Flags, serverErr)
 	if err != nil {
 		return usageError(err)
 	}
@@ -436,6 +476,7 @@ func roundDur(d time.Duration) time.Duration {
 
 type hostJSONChange struct {
 	Path string          `json:"path"`
+	Item string          `json:"item,omitempty"` // the named item of a list Path is in: "name=echo"
 	Was  json.RawMessage `json:"recorded,omitempty"`
 	Now  json.RawMessage `json:"now,omitempty"`
 }
