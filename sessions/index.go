@@ -454,7 +454,9 @@ func (x *Index) add(ev *Event, offset int64, pre *classify.Message) {
 	}
 	e.kind = m.Kind
 	i := x.entries.push(e)
-	obs := x.tr.ObserveDelivery(seq, at, &m, FateOf(ev).Delivery())
+	delivery := FateOf(ev).Delivery()
+	obs := x.tr.ObserveDelivery(seq, at, &m, delivery)
+	followed := delivery != classify.Dropped // the tracker follows no request the user dropped
 	// Observe may change the frame's findings, so they are kept after it.
 	p := x.entries.at(i)
 	if m.HasID() {
@@ -464,7 +466,9 @@ func (x *Index) add(ev *Event, offset int64, pre *classify.Message) {
 	switch m.Kind {
 	case classify.KindRequest:
 		p.rs |= rsRequest
-		x.pendingChange(p, PendingAdded)
+		if followed {
+			x.pendingChange(p, PendingAdded)
+		}
 	case classify.KindResponse:
 		p.rs |= rsResponse
 		if m.HasError() {
@@ -485,7 +489,9 @@ func (x *Index) add(ev *Event, offset int64, pre *classify.Message) {
 		}
 		if requests > 0 {
 			p.rs |= rsRequest
-			x.pendingChange(p, PendingAdded)
+			if followed {
+				x.pendingChange(p, PendingAdded)
+			}
 		}
 		if requests > 1 {
 			x.batches[seq] = requests
