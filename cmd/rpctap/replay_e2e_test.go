@@ -277,8 +277,10 @@ func TestReplayAsHostMasksWhatTheRecordingMaskedAndComparesItEqual(t *testing.T)
 	if b := mustReadFile(t, record); bytes.Contains(b, []byte(secret)) || !namesMask(b, "DBPASS") {
 		t.Fatalf("the recording holds the secret, or its header does not name DBPASS:\n%.600s", b)
 	}
+	replays := 0
 	replay := func(run string, flags ...string) (hostJSON, []byte, int) {
-		session := filepath.Join(dir, "replay-"+run+".jsonl")
+		replays++ // each replay records a file of its own: replay refuses one that is there
+		session := filepath.Join(dir, fmt.Sprintf("replay-%d-env%s.jsonl", replays, run))
 		args := append([]string{"replay", "--as-host", record, "--json", "--exit-code", "--record", session}, flags...)
 		out, errb, code := runCmd(t, dir, env(run), bin, append(args, "--", server, "stdio")...)
 		var doc hostJSON
