@@ -135,6 +135,7 @@ type published struct {
 	line   []byte
 	offset int64 // where the record starts in the session file
 	end    int64 // where it ends (offset, for a line not in the file)
+	frame  bool  // a frame's record (not an event's, nor a line of findings)
 }
 
 // note hands an item to the recorder: its bytes are copied, and it is
@@ -571,7 +572,7 @@ func (r *recorder) commitJob(b *batch, j *job) {
 		}
 		if j.dir == classify.Err {
 			if written {
-				r.publishLast(nil, nil, nil)
+				r.publishLast(true, nil, nil, nil)
 			}
 			return
 		}
@@ -589,17 +590,17 @@ func (r *recorder) observe(t time.Duration, m *classify.Message, written bool) {
 		r.errs++
 	}
 	if written {
-		r.publishLast(m, obs.Findings, obs.Pairs)
+		r.publishLast(true, m, obs.Findings, obs.Pairs)
 	}
 	if r.calls != nil {
 		r.calls.observe(r.seq, t, m, obs.Pairs)
 	}
 }
 
-// publishLast gives the hub the record just written, with the frame's
-// findings, the session findings and pairing as extra fields that readers
-// of the file format ignore.
-func (r *recorder) publishLast(m *classify.Message, sf []classify.SessionFinding, pairs []classify.Pair) {
+// publishLast gives the hub the record just written (a frame's, or an
+// event's), with the frame's findings, the session findings and pairing
+// as extra fields that readers of the file format ignore.
+func (r *recorder) publishLast(frame bool, m *classify.Message, sf []classify.SessionFinding, pairs []classify.Pair) {
 	if !r.hub.listening() || len(r.last) < 2 {
 		return
 	}
@@ -635,7 +636,7 @@ func (r *recorder) publishLast(m *classify.Message, sf []classify.SessionFinding
 		break
 	}
 	line = append(line, "}\n"...)
-	r.lines = append(r.lines, published{seq: r.seq, line: line, offset: r.written - int64(len(r.last)), end: r.written})
+	r.lines = append(r.lines, published{seq: r.seq, line: line, offset: r.written - int64(len(r.last)), end: r.written, frame: frame})
 }
 
 // appendSessionFindings writes findings about frames as a JSON array.
@@ -700,7 +701,7 @@ func (r *recorder) resume() {
 		return
 	}
 	if r.exit != nil {
-		r.publishLast(nil, nil, nil)
+		r.publishLast(false, nil, nil, nil)
 		r.exit = nil
 	}
 	r.synced, r.torn = r.written, false
@@ -786,7 +787,7 @@ func (r *recorder) writeEvent(e sessions.EventRecord) {
 	if !r.failing {
 		if err := r.w.WriteEvent(e); err == nil {
 			r.wrote(0)
-			r.publishLast(nil, nil, nil)
+			r.publishLast(false, nil, nil, nil)
 			return
 		} else {
 			r.fail(0, err)

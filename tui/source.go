@@ -43,6 +43,10 @@ type Source struct {
 	noRecord atomic.Bool
 	noExit   atomic.Bool  // the file was read to its end and has no exit record
 	lastT    atomic.Int64 // the last record's time, µs
+	// A live session with no file: frames the tap said this view missed,
+	// and whether its stream ended before the session's end did.
+	missed atomic.Int64
+	cutOff atomic.Bool
 
 	fmu  sync.Mutex
 	file *os.File
@@ -491,32 +495,50 @@ func (s *Source) readLive(ctx context.Context, c net.Conn) {
 		s.setHeader(h)
 		s.Index.SetHeader(h)
 	}
+	exit := false
 	for {
 		ev, err := r.Next()
 		if err != nil {
-			s.ended.Store(true)
-			s.noteLast()
-			if ctx.Err() == nil {
+			if ctx.Err() == nil && !exit {
+				// The stream ended before the session's exit: the tap
+				// was killed, or ended while this view could not take
+				// the rest, with no room even to say how much.
+				s.cutOff.Store(true)
+				s.state.Store("ended without the session's exit (the tap was killed, or cut this view off; it keeps no file)")
+			} else if ctx.Err() == nil {
 				s.state.Store("ended")
 			}
+			s.ended.Store(true)
+			s.noteLast()
 			return
 		}
 		off := int64(-1) // there is no file to read the record back from
 		if ev.Kind == sessions.EventNote && ev.Gap {
 			// The tap could not queue every record for this view, and
 			// keeps no file to read the missed ones from: the note, which
-			// says how much was missed, stands where the records were
+			// says how many frames were missed, stands where they were
 			// (tail prints it as it prints any note).
+			s.missed.Add(ev.Missing)
 			s.state.Store("live (some records were missed: the tap keeps no file)")
 			ev.Gap = false
 		}
 		if ev.Kind == "findings" {
 			continue // the index finds timeouts itself
 		}
+		exit = exit || ev.Kind == sessions.EventExit
 		s.held.add(ev)
 		s.Index.Add(ev, off)
 		s.lastT.Store(ev.T)
 	}
+}
+
+// Missed says what a live view of a tap that records no file did not
+// get: how many frames the tap said it missed, and whether its stream
+// was cut off before the session's end (then it missed more, which the
+// tap had no room to count). Both are zero for a view that got every
+// frame, and for any source with a file.
+func (s *Source) Missed() (frames int64, cutOff bool) {
+	return s.missed.Load(), s.cutOff.Load()
 }
 
 // CatchingUp reports whether a live view is well behind its tap's file.

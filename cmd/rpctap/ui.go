@@ -463,8 +463,21 @@ whatever writes it, until its exit record or Ctrl-C.`,
 
 // tailEnd says how a session file that tail printed to its end was
 // damaged: no session record at all (exit status 2, as check), lines it
-// could not read, or no exit record.
+// could not read, or no exit record; and what tail did not get of a live
+// tap that records no file (exit status 1).
 func tailEnd(stderr io.Writer, src *tui.Source) error {
+	if missed, cut := src.Missed(); missed > 0 || cut {
+		// A tap with no file keeps no frame for a view that falls behind.
+		const record = "to see every frame, record the session (rpctap run without --no-record) and tail that"
+		if missed == 0 {
+			return exitError{code: 1, msg: "tail missed the end of the session: the stream of the tap, which records no file (--no-record), ended with no exit record (the tap was killed, or cut tail off when it did not read); " + record}
+		}
+		msg := fmt.Sprintf("tail missed %s of the session", plural(int(missed), "frame"))
+		if cut {
+			msg += ", and its end"
+		}
+		return exitError{code: 1, msg: msg + ": it fell behind a tap that records no file (--no-record), which keeps no frame for a view that falls behind; " + record}
+	}
 	name := classify.EscapeString(src.Path, 200)
 	n := src.Index.Counts().Skipped
 	switch {
