@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/rpctap/rpctap/classify"
@@ -42,12 +43,12 @@ type hub struct {
 	// settle flushes the recorder and holds it still until the returned
 	// func is called (nil in tests of the hub alone).
 	settle func() (unlock func())
-	// waited, when not nil, is how long in all the tap's traffic has
-	// waited for the recorder (see intake.waited).
-	waited func() time.Duration
 	// clock, when not nil, is the session's time now, in µs, for the
 	// notes the hub writes itself.
 	clock func() int64
+	// meter says whether the tap is busy (nil: never), for the views
+	// that follow it.
+	meter *busyMeter
 	// serving counts subscribers being served (added in attach, under mu,
 	// while the session lasts), so the tap can let them
 	// finish the last records before it exits.
@@ -517,24 +518,44 @@ const followEvery = 25 * time.Millisecond
 // busyShare is how much of the time the tap's traffic may wait for its
 // recorder (the relays' waits summed), over a busyWindow, before the tap
 // tells its views that it is busy (a start-up hiccup of a few ms is not).
+// busyCPU is how much of a core the tap's process may use over a window
+// before it says so too: a tap that runs near flat out (a burst of
+// requests and answers, whose relays never wait for the recorder) needs
+// the machine's cores for itself and its peers, and on a small machine
+// what its views take then is taken from the traffic. busyRunnable is
+// how long, as a share of the window, its threads may wait for a CPU
+// while they could run (summed): past it the machine is short of CPU for
+// the tap, whatever takes it.
 const (
-	busyShare  = 0.25
-	busyWindow = 50 * time.Millisecond
+	busyShare    = 0.25
+	busyCPU      = 0.5
+	busyRunnable = 0.25
+	busyWindow   = 50 * time.Millisecond
 )
 
-// busyMeter judges, a busyWindow at a time, whether the tap's traffic
-// waits for its recorder more than busyShare of the time.
+// busyMeter judges, a busyWindow at a time, whether the tap is busy (see
+// busyShare). Its verdict is shared by every view that follows the tap:
+// one look at the clocks a window.
 type busyMeter struct {
-	waited func() time.Duration // nil: never busy
-	since  time.Time            // when the window began
-	start  time.Duration        // waited() then
-	busy   bool                 // the verdict on the last whole window
+	waited func() time.Duration // nil: the traffic never waits
+	// sched, when not nil, is the CPU the process has used and how long
+	// its threads have waited for one (ok false: it cannot say).
+	sched func() (cpu, runnable time.Duration, ok bool)
+	mu    sync.Mutex
+	since time.Time     // when the window began
+	start time.Duration // waited() then
+	cpu   time.Duration // and sched()'s
+	run   time.Duration
+	busy  bool // the verdict on the last whole window
 }
 
-func newBusyMeter(waited func() time.Duration) *busyMeter {
-	m := &busyMeter{waited: waited, since: time.Now()}
+func newBusyMeter(waited func() time.Duration, sched func() (cpu, runnable time.Duration, ok bool)) *busyMeter {
+	m := &busyMeter{waited: waited, sched: sched, since: time.Now()}
 	if waited != nil {
 		m.start = waited()
+	}
+	if sched != nil {
+		m.cpu, m.run, _ = sched()
 	}
 	return m
 }
@@ -542,15 +563,42 @@ func newBusyMeter(waited func() time.Duration) *busyMeter {
 // check returns the verdict on the last whole window, closing the window
 // when it is over.
 func (m *busyMeter) check() bool {
-	if m.waited == nil {
+	if m == nil || m.waited == nil && m.sched == nil {
 		return false
 	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
 	if now := time.Now(); now.Sub(m.since) >= busyWindow {
-		w := m.waited()
-		m.busy = float64(w-m.start) > busyShare*float64(now.Sub(m.since))
-		m.since, m.start = now, w
+		span := float64(now.Sub(m.since))
+		m.busy = false
+		if m.waited != nil {
+			w := m.waited()
+			m.busy = float64(w-m.start) > busyShare*span
+			m.start = w
+		}
+		if m.sched != nil {
+			if c, r, ok := m.sched(); ok {
+				m.busy = m.busy || float64(c-m.cpu) > busyCPU*span || float64(r-m.run) > busyRunnable*span
+				m.cpu, m.run = c, r
+			}
+		}
+		m.since = now
 	}
 	return m.busy
+}
+
+// processSched is what the process's threads have used of the CPU and
+// how long they have waited for one, where the system says (schedTimes),
+// else the CPU it has used alone.
+func processSched() (cpu, runnable time.Duration, ok bool) {
+	if cpu, runnable, ok = schedTimes(); ok {
+		return cpu, runnable, true
+	}
+	var ru syscall.Rusage
+	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
+		return 0, 0, false
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano()), 0, true
 }
 
 // serveFollow tells w how far the session file is written, as it grows:
@@ -565,7 +613,7 @@ func (h *hub) serveFollow(w io.Writer, stop <-chan struct{}) error {
 	s, pos := h.attach(true)
 	defer h.detach(s)
 	var line []byte
-	meter := newBusyMeter(h.waited)
+	meter := h.meter
 	busy := false // what the last line said
 	size := func(n int64, end bool) error {
 		line = append(line[:0], `{"size":`...)

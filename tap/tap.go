@@ -579,7 +579,7 @@ func (t *Tap) startRecorder(redact *sessions.Redactor) error {
 		t.rec.flush()
 		return t.rec.mu.Unlock
 	}
-	t.hub.waited = func() time.Duration { return time.Duration(t.rec.in.waited.Load()) }
+	t.hub.meter = newBusyMeter(func() time.Duration { return time.Duration(t.rec.in.waited.Load()) }, processSched)
 	t.hub.clock = func() int64 { return int64((now() - t.rec.started) / time.Microsecond) }
 	t.rec.seq = 1
 	t.rec.flush()

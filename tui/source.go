@@ -53,10 +53,11 @@ type Source struct {
 	// held keeps frames of a live session with no file (nil otherwise).
 	held *heldFrames
 	// pace holds an observer back while the live tap says it is short of
-	// CPU; lower puts the calling goroutine on a thread of lower priority.
-	// Both are nil where they do not apply.
-	pace  func(ctx context.Context)
-	lower func()
+	// CPU; lower puts the calling goroutine on a thread of lower priority,
+	// lowerAll the whole process. They are nil where they do not apply.
+	pace     func(ctx context.Context)
+	lower    func()
+	lowerAll func()
 
 	cancel context.CancelFunc
 }
@@ -162,6 +163,16 @@ func (s *Source) Yield(ctx context.Context) {
 func (s *Source) Background() {
 	if s.lower != nil {
 		s.lower()
+	}
+}
+
+// BackgroundProcess is Background for a process that does nothing but
+// observe the source (rpctap tail): every thread of the process goes to
+// the view's lower CPU priority, its garbage collection and its reading
+// of the tap's notes too, so that all its work yields to the tap's.
+func (s *Source) BackgroundProcess() {
+	if s.lowerAll != nil {
+		s.lowerAll()
 	}
 }
 
@@ -282,7 +293,7 @@ func openSessionFile(path string, timeout time.Duration, always bool) (*Source, 
 		}
 	}
 	if follow {
-		s.lower = background // a tap may be writing it
+		s.lower, s.lowerAll = background, backgroundProcess // a tap may be writing it
 	}
 	go func() {
 		progress := func(done, total int64) {
@@ -385,9 +396,9 @@ func (s *Source) noteLast() {
 func OpenLive(info tap.Info, timeout time.Duration) (*Source, error) {
 	// A tap in this very process (rpctap watch) shares the view's
 	// threads and pauses: lowering them would slow the tap, not spare it.
-	lower := background
+	lower, lowerAll := background, backgroundProcess
 	if info.PID == os.Getpid() {
-		lower = func() {}
+		lower, lowerAll = func() {}, nil
 	}
 	opts := sessions.IndexOptions{Timeout: timeout, Worker: lower}
 	var fw *tap.Follower
@@ -398,7 +409,7 @@ func OpenLive(info tap.Info, timeout time.Duration) (*Source, error) {
 		}
 		opts.Pace = pacer(fw.Busy)
 	}
-	s := &Source{Name: info.Name, Path: info.Session, socket: info.Socket, timeout: timeout, Index: sessions.NewIndex(opts), pace: opts.Pace, lower: lower}
+	s := &Source{Name: info.Name, Path: info.Session, socket: info.Socket, timeout: timeout, Index: sessions.NewIndex(opts), pace: opts.Pace, lower: lower, lowerAll: lowerAll}
 	s.started.Store(info.Started)
 	s.state.Store("live")
 	ctx, cancel := context.WithCancel(context.Background())

@@ -5,12 +5,15 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -241,4 +244,105 @@ func lastBytes(s string, n int) string {
 		return s[len(s)-n:]
 	}
 	return s
+}
+
+// A recording tap that relays a burst of requests and answers (a host
+// with 500 in flight, cat answering each) runs near flat out without
+// its relays ever waiting for its recorder: it tells the views that
+// follow it that it is busy, so that they wait (invariant 2; 20 tails
+// slowed such a burst 1.6 times, see .ci/bench/tails). It said busy
+// only while its traffic waited for the recorder.
+func TestATapRelayingABurstOfRoundTripsTellsItsFollowersItIsBusy(t *testing.T) {
+	r, _, socket := startListening(t)
+	r.echo(t, `{"jsonrpc":"2.0","id":"first","method":"ping"}`)
+	c, err := net.Dial("unix", socket)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if _, err := io.WriteString(c, `{"op":"attach","follow":true}`+"\n"); err != nil {
+		t.Fatal(err)
+	}
+	var notes, busy atomic.Int64
+	go func() {
+		sc := bufio.NewScanner(c)
+		for sc.Scan() {
+			notes.Add(1)
+			if strings.Contains(sc.Text(), `"busy":true`) {
+				busy.Add(1)
+			}
+		}
+	}()
+	const window, rounds = 500, 200
+	frame := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"text":"` + strings.Repeat("x", 900) + `"}}}` + "\n"
+	batch := []byte(strings.Repeat(frame, window))
+	cpu0, start := procCPU(t, r.cmd.Process.Pid), time.Now()
+	for range rounds {
+		go r.stdin.Write(batch)
+		for range window {
+			if l := r.line(t, 30*time.Second); l != frame {
+				t.Fatalf("the host got %.80q", l)
+			}
+		}
+	}
+	share := float64(procCPU(t, r.cmd.Process.Pid)-cpu0) / float64(time.Since(start))
+	t.Logf("%d round trips in %v, the tap using %.0f%% of a core: %d of %d notes to the follower said busy", window*rounds, time.Since(start).Round(time.Millisecond), 100*share, busy.Load(), notes.Load())
+	if busy.Load() == 0 {
+		t.Errorf("none of the %d notes to the follower said the tap was busy while it relayed a burst of %d round trips", notes.Load(), window*rounds)
+	}
+}
+
+// procCPU is the CPU time the process pid has used.
+func procCPU(t *testing.T, pid int) time.Duration {
+	t.Helper()
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+2:]))
+	u, _ := strconv.ParseInt(f[11], 10, 64)
+	s, _ := strconv.ParseInt(f[12], 10, 64)
+	return time.Duration(u+s) * 10 * time.Millisecond // clock ticks of 1/100 s
+}
+
+// tail is an observer through and through: every thread of it runs at
+// the view's lower priority (nice 19), its garbage collection and its
+// reading of the tap's notes as much as its indexing. Only its indexing
+// thread did, and on a small machine the others took the CPU the tap
+// needed.
+func TestTailRunsEveryThreadAtALowerPriority(t *testing.T) {
+	r, name, _ := startListening(t)
+	out := &lockedBuffer{b: new(bytes.Buffer)}
+	tail := exec.Command(rpctapBinary(t), "tail", name)
+	tail.Stdout, tail.Stderr = out, out
+	if err := tail.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { tail.Process.Kill(); tail.Wait() }()
+	for deadline := time.Now().Add(30 * time.Second); frameLines(out.String()) < 2; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("tail printed %q in 30 s", out)
+		}
+		r.echo(t, `{"jsonrpc":"2.0","id":"first","method":"ping"}`)
+	}
+	tasks, err := os.ReadDir(fmt.Sprintf("/proc/%d/task", tail.Process.Pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var nice []string
+	low := 0
+	for _, task := range tasks {
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%s/stat", tail.Process.Pid, task.Name()))
+		if err != nil {
+			continue
+		}
+		f := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+2:]))
+		nice = append(nice, f[16])
+		if f[16] == "19" {
+			low++
+		}
+	}
+	if low != len(nice) {
+		t.Errorf("tail's %d threads run at nice %v; want 19 each", len(nice), nice)
+	}
 }
