@@ -13,7 +13,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"sync/atomic"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -247,11 +247,12 @@ func lastBytes(s string, n int) string {
 }
 
 // A recording tap that relays a burst of requests and answers (a host
-// with 500 in flight, cat answering each) runs near flat out without
-// its relays ever waiting for its recorder: it tells the views that
-// follow it that it is busy, so that they wait (invariant 2; 20 tails
-// slowed such a burst 1.6 times, see .ci/bench/tails). It said busy
-// only while its traffic waited for the recorder.
+// with 100 in flight, cat answering each) runs near flat out without
+// its relays waiting for its recorder: it tells the views that follow it
+// that it is busy, throughout the burst, so that they wait (invariant 2;
+// 20 tails slowed such a burst 1.6 times, see .ci/bench/tails). It said
+// so only while its traffic waited for the recorder: on a quiet machine
+// never in such a burst, on a loaded one part of the time.
 func TestATapRelayingABurstOfRoundTripsTellsItsFollowersItIsBusy(t *testing.T) {
 	r, _, socket := startListening(t)
 	r.echo(t, `{"jsonrpc":"2.0","id":"first","method":"ping"}`)
@@ -263,17 +264,21 @@ func TestATapRelayingABurstOfRoundTripsTellsItsFollowersItIsBusy(t *testing.T) {
 	if _, err := io.WriteString(c, `{"op":"attach","follow":true}`+"\n"); err != nil {
 		t.Fatal(err)
 	}
-	var notes, busy atomic.Int64
+	type note struct {
+		at   time.Time
+		busy bool
+	}
+	var mu sync.Mutex
+	var notes []note
 	go func() {
 		sc := bufio.NewScanner(c)
 		for sc.Scan() {
-			notes.Add(1)
-			if strings.Contains(sc.Text(), `"busy":true`) {
-				busy.Add(1)
-			}
+			mu.Lock()
+			notes = append(notes, note{time.Now(), strings.Contains(sc.Text(), `"busy":true`)})
+			mu.Unlock()
 		}
 	}()
-	const window, rounds = 500, 200
+	const window, rounds = 100, 1000
 	frame := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"text":"` + strings.Repeat("x", 900) + `"}}}` + "\n"
 	batch := []byte(strings.Repeat(frame, window))
 	cpu0, start := procCPU(t, r.cmd.Process.Pid), time.Now()
@@ -285,10 +290,34 @@ func TestATapRelayingABurstOfRoundTripsTellsItsFollowersItIsBusy(t *testing.T) {
 			}
 		}
 	}
-	share := float64(procCPU(t, r.cmd.Process.Pid)-cpu0) / float64(time.Since(start))
-	t.Logf("%d round trips in %v, the tap using %.0f%% of a core: %d of %d notes to the follower said busy", window*rounds, time.Since(start).Round(time.Millisecond), 100*share, busy.Load(), notes.Load())
-	if busy.Load() == 0 {
-		t.Errorf("none of the %d notes to the follower said the tap was busy while it relayed a burst of %d round trips", notes.Load(), window*rounds)
+	end := time.Now()
+	share := float64(procCPU(t, r.cmd.Process.Pid)-cpu0) / float64(end.Sub(start))
+	// How much of the burst the last note said busy, from its first
+	// whole busyWindow (the tap judges a window at a time) on.
+	from := start.Add(100 * time.Millisecond)
+	mu.Lock()
+	var busy time.Duration
+	said, n := false, 0
+	at := from
+	for _, nt := range notes {
+		if nt.at.Before(from) || nt.at.After(end) {
+			said = nt.busy && nt.at.Before(from)
+			continue
+		}
+		if said {
+			busy += nt.at.Sub(at)
+		}
+		at, said = nt.at, nt.busy
+		n++
+	}
+	if said {
+		busy += end.Sub(at)
+	}
+	mu.Unlock()
+	frac := float64(busy) / float64(end.Sub(from))
+	t.Logf("%d round trips in %v, the tap using %.0f%% of a core: it said busy %.0f%% of the time (%d notes)", window*rounds, end.Sub(start).Round(time.Millisecond), 100*share, 100*frac, n)
+	if frac < 0.95 {
+		t.Errorf("the tap said busy %.0f%% of the time it relayed a burst of %d round trips; want it to say so throughout", 100*frac, window*rounds)
 	}
 }
 
