@@ -96,6 +96,10 @@ type recorder struct {
 
 	// stats, read by ls through the hub
 	frames, errs int64
+
+	// saidSpool: a frame too large to hold could not be kept to be
+	// recorded, and the tap said so.
+	saidSpool bool
 }
 
 // dirState assembles one direction's frames.
@@ -124,10 +128,12 @@ type sessionFile interface {
 }
 
 // batched is a record in the file's buffer: where it ends, and its
-// direction (0 for an event).
+// direction (0 for an event); gap: a gap record in a frame's place (see
+// unspooled), whose frame counts missing.
 type batched struct {
 	end int64
 	dir classify.Direction
+	gap bool
 }
 
 type published struct {
@@ -534,15 +540,23 @@ func (r *recorder) commitJob(b *batch, j *job) {
 		if p := r.tracker.Profile(); j.m.Profile != p {
 			j.m = classify.ClassifyFramed(j.held, j.info, j.dir, p)
 		}
-		if j.spoolErr != nil {
-			r.fail(j.dir, j.spoolErr)
-		} else if j.spool != nil {
+		switch {
+		case r.bw == nil: // no file
+		case r.failing:
+			r.missing[j.dir]++
+			if j.spool != nil {
+				j.spool.close()
+			}
+		case j.spoolErr != nil:
+			r.unspooled(j, j.spoolErr)
+		case j.spool == nil:
+		default:
 			header, masked := r.redact.Mask(b.bytes(j.header))
 			rec := sessions.FrameRecord{T: int64(j.t / time.Microsecond), Dir: j.dir, EOF: j.eof, Captured: j.captured, Header: header, Redacted: masked}
-			if r.failing {
-				r.missing[j.dir]++
-				j.spool.close()
-			} else if err := j.spool.record(r.w, rec, int64(j.info.HeaderLen), j.info.BodyLen, r.redact); err != nil {
+			var se spoolError
+			if err := j.spool.record(r.w, rec, int64(j.info.HeaderLen), j.info.BodyLen, r.redact); errors.As(err, &se) {
+				r.unspooled(j, se.err)
+			} else if err != nil {
 				r.fail(j.dir, err)
 			} else {
 				r.wrote(j.dir)
@@ -579,6 +593,38 @@ func (r *recorder) commitJob(b *batch, j *job) {
 		r.observe(j.t, &j.m, written)
 		r.profile.Store(uint32(r.tracker.Profile()))
 	}
+}
+
+// unspooled records a gap record in the place of a frame too large to
+// hold whose bytes could not be kept for the session file (its spool
+// could not be made or written: a full disk, no file descriptor left),
+// while the file itself takes writes: that frame alone is missing, where
+// it was, and the records after it go on. The first time, the tap says
+// so.
+func (r *recorder) unspooled(j *job, err error) {
+	if !r.saidSpool {
+		r.saidSpool = true
+		r.warn(fmt.Sprintf("a frame of %d MiB %s could not be kept to be recorded (%v); the session file records it as missing, and the traffic goes on", (j.info.Size+1<<19)>>20, dirWords(j.dir), err))
+	}
+	ev := sessions.EventRecord{T: int64(j.t / time.Microsecond), Kind: sessions.EventGap, Dir: j.dir, Missing: 1}
+	if err := r.w.WriteEvent(ev); err != nil {
+		r.fail(j.dir, err)
+		return
+	}
+	r.gone[j.dir]++
+	r.ends = append(r.ends, batched{end: r.written, dir: j.dir, gap: true})
+	r.publishLast(false, nil, nil, nil)
+}
+
+// dirWords is where a direction's frames go, in words.
+func dirWords(dir classify.Direction) string {
+	switch dir {
+	case classify.H2S:
+		return "toward the server"
+	case classify.S2H:
+		return "toward the host"
+	}
+	return "of the server's stderr"
 }
 
 // observe runs the tracker and publishes the frame just written with what
@@ -686,10 +732,14 @@ func (r *recorder) resume() {
 	if r.written == 0 {
 		tee{r}.Write(r.hub.header)
 	}
+	// The gap records stand where the frames went missing: at the time
+	// of the last of them (the last frame recorded, or not), before
+	// whatever comes after, the exit too.
+	t := int64((max(r.lastAt, r.started) - r.started) / time.Microsecond)
 	for dir, n := range r.missing {
 		if n > 0 {
 			r.seq++
-			r.w.WriteEvent(sessions.EventRecord{T: int64((now() - r.started) / time.Microsecond), Kind: sessions.EventGap, Dir: classify.Direction(dir), Missing: n})
+			r.w.WriteEvent(sessions.EventRecord{T: t, Kind: sessions.EventGap, Dir: classify.Direction(dir), Missing: n})
 		}
 	}
 	if r.exit != nil {
@@ -828,9 +878,15 @@ func (r *recorder) lost(err error) {
 	cut := r.synced
 	pos, perr := r.file.Seek(0, io.SeekCurrent)
 	for _, b := range r.ends {
-		if perr == nil && b.end <= pos {
+		switch {
+		case perr == nil && b.end <= pos:
 			cut = b.end
-		} else if b.dir != 0 {
+		case b.gap:
+			// The gap record that counted its frame is gone with the
+			// rest: the frame counts again below.
+			r.gone[b.dir]--
+			r.missing[b.dir]++
+		case b.dir != 0:
 			r.missing[b.dir]++
 		}
 	}
