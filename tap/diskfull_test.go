@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"syscall"
@@ -231,5 +232,53 @@ func TestGapRecordsWrittenAtTheEndComeBeforeTheExitInTime(t *testing.T) {
 	}
 	if skipped != 0 || gaps == 0 || exits != 1 {
 		t.Errorf("%d lines skipped, %d gap records, %d exit records; want none skipped, gap records and the exit", skipped, gaps, exits)
+	}
+}
+
+// A frame too large to hold whose spool cannot even be made (no file
+// descriptor left; here its directory is gone) is the one frame missing,
+// in a gap record where it was; the next frame is recorded.
+func TestAFrameWhoseSpoolCannotBeMadeIsTheOnlyOneMissing(t *testing.T) {
+	file := &fullFile{room: 1 << 30}
+	warns := newSink(true)
+	tp, err := New(Options{Argv: []string{"/bin/cat"}, Record: true, Path: filepath.Join(t.TempDir(), "gone", "session.jsonl"),
+		Warn: func(msg string) { fmt.Fprintln(warns, msg) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tp.create = func(string) (sessionFile, error) { return file, nil }
+	big := `{"jsonrpc":"2.0","method":"big","params":{"p":"` + strings.Repeat("x", parseLimit+10) + `"}}` + "\n"
+	small := `{"jsonrpc":"2.0","method":"small"}` + "\n"
+	pr, pw := io.Pipe()
+	out := newSink(false)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if _, err := tp.Run(context.Background(), pr, out, io.Discard); err != nil {
+			t.Errorf("Run: %v", err)
+		}
+	}()
+	io.WriteString(pw, big+small)
+	pw.Close()
+	<-done
+	_, evs, _ := readRecords(t, bytes.NewReader(file.bytes()))
+	// Per direction: cat sends the big frame back too, and its spool
+	// cannot be made either.
+	got := map[classify.Direction][]string{}
+	for _, e := range evs {
+		switch {
+		case e.Kind == sessions.EventGap:
+			got[e.Dir] = append(got[e.Dir], fmt.Sprintf("gap %d", e.Missing))
+		case e.IsFrame():
+			got[e.Dir] = append(got[e.Dir], string(e.Frame))
+		}
+	}
+	for _, d := range []classify.Direction{classify.H2S, classify.S2H} {
+		if want := "gap 1; " + strings.TrimSpace(small); strings.Join(got[d], "; ") != want {
+			t.Errorf("%s: the session file holds %q; want %q", d, got[d], want)
+		}
+	}
+	if !strings.Contains(warns.String(), "could not be kept to be recorded") {
+		t.Errorf("the tap said %q", warns.String())
 	}
 }
