@@ -1,0 +1,51 @@
+package main
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// A tap killed with SIGKILL (no handler runs) takes its server with it,
+// however the server treats its stdin: the kernel kills it. A server that
+// did not read stdin ran on, with no one left to stop it.
+func TestASIGKILLedTapLeavesNoServerBehind(t *testing.T) {
+	dir := t.TempDir()
+	mark := "RPCTAP_TEST_MARK=" + filepath.Base(dir) + strconv.Itoa(os.Getpid())
+	cmd := exec.Command(rpctapBinary(t), "run", "--no-listen", "--no-record", "--", "sleep", "1000")
+	cmd.Env = append(os.Environ(), "XDG_STATE_HOME="+dir, mark)
+	stdin, err := cmd.StdinPipe() // held open: the server never sees its stdin end
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stdin.Close()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		for _, pid := range processesWith(mark) {
+			syscall.Kill(pid, syscall.SIGKILL)
+		}
+	}()
+	// The tap and its server.
+	for deadline := time.Now().Add(10 * time.Second); len(processesWith(mark)) < 2; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the server did not start within 10 s (processes %v)", processesWith(mark))
+		}
+	}
+	cmd.Process.Kill()
+	cmd.Wait()
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		left := processesWith(mark)
+		if len(left) == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the server still runs 5 s after its tap was killed (pids %v)", left)
+		}
+	}
+}
