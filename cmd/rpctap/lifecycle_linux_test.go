@@ -49,3 +49,54 @@ func TestASIGKILLedTapLeavesNoServerBehind(t *testing.T) {
 		}
 	}
 }
+
+// rpctap watch --host with a host that never starts the server: watch
+// stopped while it waits for the server (^C, SIGTERM, its terminal
+// closed) takes the host with it, a host that ignores SIGTERM too. The
+// host ran on after watch had gone.
+func TestWatchStoppedBeforeTheHostStartsTheServerTakesTheHostWithIt(t *testing.T) {
+	bin := rpctapBinary(t)
+	for _, c := range []struct {
+		name string
+		host string
+		stop func(cmd *exec.Cmd, closeWindow func())
+	}{
+		{"^C", "sleep 1000 # {}", func(cmd *exec.Cmd, _ func()) { cmd.Process.Signal(syscall.SIGINT) }},
+		{"SIGTERM, the host ignoring it", "trap '' TERM; sleep 1000 # {}", func(cmd *exec.Cmd, _ func()) { cmd.Process.Signal(syscall.SIGTERM) }},
+		{"the terminal closed", "sleep 1000 # {}", func(_ *exec.Cmd, closeWindow func()) { closeWindow() }},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			dir := t.TempDir()
+			mark := "RPCTAP_TEST_MARK=" + filepath.Base(dir) + strconv.Itoa(os.Getpid())
+			cmd, screen, closeWindow := onTerminal(t, append(watchEnv(t, dir), mark), bin, "watch", "--host", c.host, "--", "cat")
+			defer func() {
+				for _, pid := range processesWith(mark) {
+					syscall.Kill(pid, syscall.SIGKILL)
+				}
+			}()
+			// watch, the host's shell and its sleep.
+			for deadline := time.Now().Add(10 * time.Second); len(processesWith(mark)) < 3; time.Sleep(10 * time.Millisecond) {
+				if time.Now().After(deadline) {
+					t.Fatalf("the host did not start within 10 s (processes %v); the screen: %q", processesWith(mark), screen())
+				}
+			}
+			c.stop(cmd, closeWindow)
+			done := make(chan struct{})
+			go func() { cmd.Wait(); close(done) }()
+			select {
+			case <-done:
+			case <-time.After(10 * time.Second):
+				t.Fatalf("watch did not end within 10 s; the screen: %q", screen())
+			}
+			for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+				left := processesWith(mark)
+				if len(left) == 0 {
+					break
+				}
+				if time.Now().After(deadline) {
+					t.Fatalf("the host still runs 5 s after watch ended (pids %v); the screen: %q", left, screen())
+				}
+			}
+		})
+	}
+}

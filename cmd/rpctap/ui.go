@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"os/signal"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -49,7 +50,10 @@ tap (its name, pid or socket). q quits the view; live taps keep running.`,
 
 // runUI runs the program on the terminal device: keys come from it, never
 // from a protocol pipe.
-func runUI(srcs []*tui.Source, opts ...tui.Option) error {
+func runUI(srcs []*tui.Source, opts ...tui.Option) error { return runUIUntil(nil, srcs, opts...) }
+
+// runUIUntil is runUI that also ends, as q ends it, when quit closes.
+func runUIUntil(quit <-chan struct{}, srcs []*tui.Source, opts ...tui.Option) error {
 	c, err := loadUserConfig() // its theme
 	if err != nil {
 		return usageError(err)
@@ -72,6 +76,7 @@ func runUI(srcs []*tui.Source, opts ...tui.Option) error {
 		select {
 		case <-gone:
 		case <-hangup():
+		case <-quit:
 		case <-ended:
 			return
 		}
@@ -251,7 +256,10 @@ func endHere(ran <-chan struct{}, t *tap.Tap, warnings *[]string) bool {
 
 // runWatchHost starts the host with the server command replaced by a tap
 // in front of the server (the host launches "rpctap run -- SERVER", as it
-// would when configured to), and attaches the view to that tap.
+// would when configured to), and attaches the view to that tap. The host
+// goes when watch does: when the view ends, and when watch is stopped
+// (^C, SIGTERM, the terminal gone) before the host has started the server
+// or while the view shows it.
 func runWatchHost(host string, argv []string, framing classify.Framing, profile classify.Profile) error {
 	self, err := os.Executable()
 	if err != nil {
@@ -286,6 +294,11 @@ func runWatchHost(host string, argv []string, framing classify.Framing, profile 
 	if err != nil {
 		return err
 	}
+	// SIGINT, SIGTERM and SIGHUP end watch, host and all, from before the
+	// host starts: the default action would leave the host running.
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
+	defer signal.Stop(sigs)
 	cmd := exec.Command("sh", "-c", line)
 	cmd.Stdout, cmd.Stderr = pw, pw
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
@@ -313,9 +326,34 @@ func runWatchHost(host string, argv []string, framing classify.Framing, profile 
 	}
 	exited := make(chan struct{})
 	go func() { cmd.Wait(); close(exited) }()
-	src, err := attachWhenUp(name, exited)
+	var stopSig syscall.Signal // set before stopped closes
+	stopped := make(chan struct{})
+	returned := make(chan struct{})
+	defer close(returned)
+	go func() {
+		select {
+		case sig := <-sigs:
+			stopSig = sig.(syscall.Signal)
+			close(stopped)
+		case <-returned:
+		}
+	}()
+	waited := make(chan struct{}) // the host exited, or watch was stopped
+	go func() {
+		select {
+		case <-exited:
+		case <-stopped:
+		}
+		close(waited)
+	}()
+	src, err := attachWhenUp(name, waited)
 	if err != nil {
-		syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM)
+		stopHost(cmd.Process.Pid)
+		select {
+		case <-stopped:
+			return exitError{code: 128 + int(stopSig), msg: fmt.Sprintf("stopped by %s before the host started the server; the host is stopped too (its output is in %s)", tap.SignalName(stopSig), logPath)}
+		default:
+		}
 		if errors.Is(err, errGone) {
 			err = errors.New("the host exited before it started the server")
 		}
@@ -330,18 +368,41 @@ func runWatchHost(host string, argv []string, framing classify.Framing, profile 
 			logPath = p
 		}
 	}
-	uiErr := runUI([]*tui.Source{src}, tui.WithStatus(hostLogStatus(logPath, src.Path)))
-	select {
-	case <-exited:
-	default:
-		syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM)
-	}
+	uiErr := runUIUntil(stopped, []*tui.Source{src}, tui.WithStatus(hostLogStatus(logPath, src.Path)))
+	stopHost(cmd.Process.Pid)
 	logged()
 	fmt.Fprintln(os.Stderr, "rpctap: the host's output is in", logPath)
 	if src.Path != "" {
 		fmt.Fprintln(os.Stderr, "rpctap: session recorded in", src.Path)
 	}
+	select {
+	case <-stopped:
+		if uiErr == nil {
+			uiErr = exitError{code: 128 + int(stopSig)}
+		}
+	default:
+	}
 	return uiErr
+}
+
+// hostGrace is how long watch's host has to end after SIGTERM before what
+// is left of it is killed.
+const hostGrace = 3 * time.Second
+
+// stopHost ends watch's host, the process group of its shell (pid):
+// SIGTERM, then SIGKILL for whatever of the group is still there after
+// hostGrace. The tap the host started is in the group, and passes the
+// SIGTERM on to its server.
+func stopHost(pid int) {
+	if syscall.Kill(-pid, syscall.SIGTERM) != nil {
+		return // nothing of it is left
+	}
+	for deadline := time.Now().Add(hostGrace); syscall.Kill(-pid, 0) == nil; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			syscall.Kill(-pid, syscall.SIGKILL)
+			return
+		}
+	}
 }
 
 // openHostLog creates the file that keeps the output of watch's host: it
