@@ -375,33 +375,27 @@ func (h *hub) serveLive(v *viewConn, stop <-chan struct{}) error {
 			out.reset()
 			continue
 		}
-		// Nothing is queued. A gap is told once what was queued before
+		// Nothing was queued. A gap is told once what was queued before
 		// it has gone (nothing is queued while it is open).
 		h.mu.Lock()
+		queued := len(s.q) > 0
 		gap, missed, done := s.gap, s.missed, s.done
-		if gap && len(s.q) == 0 && !done {
+		tell := gap && !queued && !done
+		if tell {
 			s.gap, s.missed = false, 0 // records from now on are queued again
 			s.pos = h.offset
 		}
 		h.mu.Unlock()
 		switch {
-		case len(s.q) > 0:
+		case tell:
+			out.addNote(h.missedNote(missed), missed)
+			continue
+		case queued:
 			continue
 		case gap && done:
 			// The session's end went with what was missed: the view
 			// is told, and gets the last record.
 			return h.endLive(v, s, &out, nil)
-		case gap:
-			if _, err := v.send(h.missedNote(missed)); err != nil {
-				// The note of frames the view did not get is lost:
-				// they are counted again at the end.
-				h.mu.Lock()
-				s.missed += missed
-				s.gap = true
-				h.mu.Unlock()
-				return h.endLive(v, s, &out, err)
-			}
-			continue
 		case done:
 			return nil
 		}
@@ -429,11 +423,18 @@ type outbox struct {
 type queuedEnd struct {
 	end  int // where the record ends in b
 	kind recordKind
+	told int64 // for a note of missed frames, how many it tells of
 }
 
 func (o *outbox) add(q queued) {
 	o.b = append(o.b, q.line...)
-	o.recs = append(o.recs, queuedEnd{len(o.b), q.kind})
+	o.recs = append(o.recs, queuedEnd{end: len(o.b), kind: q.kind})
+}
+
+// addNote adds a note that tells of n missed frames.
+func (o *outbox) addNote(note []byte, n int64) {
+	o.b = append(o.b, note...)
+	o.recs = append(o.recs, queuedEnd{end: len(o.b), kind: liveOther, told: n})
 }
 
 func (o *outbox) reset() { o.b, o.recs, o.sent = o.b[:0], o.recs[:0], 0 }
@@ -454,7 +455,7 @@ func (h *hub) endLive(v *viewConn, s *subscriber, out *outbox, err error) error 
 	start := 0
 	for _, r := range out.recs {
 		if r.end > out.sent {
-			lost += r.kind.frames()
+			lost += r.kind.frames() + r.told
 			unsent = unsent || r.kind != liveOther
 			torn = torn || start < out.sent
 		}
