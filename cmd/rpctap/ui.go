@@ -490,7 +490,10 @@ the live view. --json prints each frame with its classification.
 
 A session file is printed and tail exits, unless a live tap still writes
 it: then tail follows it up to its exit record. -f follows the file
-whatever writes it, until its exit record or Ctrl-C.`,
+whatever writes it, until its exit record or Ctrl-C. A live tap that
+records no file (--no-record) keeps no frame for a tail that falls
+behind it: tail then says how many frames it missed, where they were and
+at its end, and exits with status 1.`,
 		Args: takesArgs(0, 1, "one session file or live tap", "rpctap tail SESSION.jsonl, or rpctap tail PID (rpctap ls lists both)"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			f, err := filter.Parse(expr)
