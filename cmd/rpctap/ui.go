@@ -377,7 +377,9 @@ func runWatchHost(host string, argv []string, framing classify.Framing, profile 
 	}
 	select {
 	case <-stopped:
-		if uiErr == nil {
+		// The terminal gone ends the view as q does; a stop by SIGINT or
+		// SIGTERM says so in the exit status.
+		if uiErr == nil && stopSig != syscall.SIGHUP {
 			uiErr = exitError{code: 128 + int(stopSig)}
 		}
 	default:
