@@ -58,6 +58,7 @@ type Source struct {
 	pace     func(ctx context.Context)
 	lower    func()
 	lowerAll func()
+	patient  atomic.Bool // see Patient
 
 	cancel context.CancelFunc
 }
@@ -165,6 +166,43 @@ func (s *Source) Background() {
 		s.lower()
 	}
 }
+
+// patientWait is how long a patient observer (see Patient) waits at most
+// at a time while the tap says it is busy, where a view waits
+// paceMaxWait; it looks again every patientStep, not every paceWait: on
+// a small machine each look wakes the observer's threads, twenty
+// observers' a thousand times a second.
+const (
+	patientWait = 5 * time.Second
+	patientStep = 100 * time.Millisecond
+)
+
+// patientPacer is pacer, or while patient says so, one that holds the
+// caller back for up to patientWait while busy says the tap is.
+func patientPacer(busy, patient func() bool) func(ctx context.Context) {
+	pace := pacer(busy)
+	return func(ctx context.Context) {
+		if !patient() {
+			pace(ctx)
+			return
+		}
+		for waited := time.Duration(0); waited < patientWait && busy(); waited += patientStep {
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(patientStep):
+			}
+		}
+	}
+}
+
+// Patient has the source, when it follows a live tap, hold back for up
+// to patientWait at a time while the tap says it is busy, not only the
+// view's paceMaxWait: for an observer no one watches record by record
+// (rpctap tail), whose every batch of records, indexed and printed, takes
+// CPU from the tap on a small machine. It catches up once the tap is no
+// longer busy.
+func (s *Source) Patient() { s.patient.Store(true) }
 
 // BackgroundProcess is Background for a process that does nothing but
 // observe the source (rpctap tail): every thread of the process goes to
@@ -402,14 +440,16 @@ func OpenLive(info tap.Info, timeout time.Duration) (*Source, error) {
 	}
 	opts := sessions.IndexOptions{Timeout: timeout, Worker: lower}
 	var fw *tap.Follower
+	s := &Source{Name: info.Name, Path: info.Session, socket: info.Socket, timeout: timeout, lower: lower, lowerAll: lowerAll}
 	if info.Session != "" {
 		var err error
 		if fw, err = tap.Follow(info); err != nil {
 			return nil, err
 		}
-		opts.Pace = pacer(fw.Busy)
+		s.pace = patientPacer(fw.Busy, s.patient.Load)
+		opts.Pace = s.pace
 	}
-	s := &Source{Name: info.Name, Path: info.Session, socket: info.Socket, timeout: timeout, Index: sessions.NewIndex(opts), pace: opts.Pace, lower: lower, lowerAll: lowerAll}
+	s.Index = sessions.NewIndex(opts)
 	s.started.Store(info.Started)
 	s.state.Store("live")
 	ctx, cancel := context.WithCancel(context.Background())

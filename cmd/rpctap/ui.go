@@ -566,11 +566,13 @@ const tailBatch = 1024
 
 // runTail prints entries as the source indexes them, until it ends. It is
 // an observer: all of it works at a lower priority, it waits while the
-// tap says it is short of CPU (yield, the source's Yield), reads the
-// records on in file order, and writes its lines in large writes.
+// tap says it is short of CPU (yield, the source's Yield, and the
+// source's indexing, for seconds at a time), reads the records on in
+// file order, and writes its lines in large writes.
 func runTail(w io.Writer, src *tui.Source, f *filter.Filter, asJSON bool, yield func(context.Context)) error {
 	src.Background()
 	src.BackgroundProcess()
+	src.Patient()
 	recs := src.Records()
 	defer recs.Close()
 	bw := bufio.NewWriterSize(w, 64<<10)
