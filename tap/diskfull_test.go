@@ -6,10 +6,12 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/rpctap/rpctap/classify"
 	"github.com/rpctap/rpctap/sessions"
@@ -25,12 +27,18 @@ type fullFile struct {
 	pos   int64
 	room  int64
 	freed bool // setRoom was called: the room stays
+	// freeAtExit: the disk has room again once the tap tries to write
+	// the exit record (it keeps trying to write what the file misses).
+	freeAtExit bool
 }
 
 func (f *fullFile) Write(p []byte) (int, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	n := int64(len(p))
+	if f.freeAtExit && bytes.Contains(p, []byte(`"event":"exit"`)) {
+		f.room, f.freed = 1<<30, true
+	}
 	if f.pos+n > f.room {
 		n = max(f.room-f.pos, 0)
 	}
@@ -175,5 +183,102 @@ func TestFullDiskLeavesWholeRecordsAndCountsTheMissingFrames(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// A disk that has room again only after the session's exit was noted
+// gets the gap records and then the exit record, in time order: the gap
+// records stand where the frames went missing, at the time of the last
+// of them, not at the time the disk had room again (after the exit).
+func TestGapRecordsWrittenAtTheEndComeBeforeTheExitInTime(t *testing.T) {
+	file := &fullFile{room: 2000, freeAtExit: true}
+	tp, err := New(Options{Argv: []string{"/bin/cat"}, Record: true, Path: t.TempDir() + "/session.jsonl"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tp.create = func(string) (sessionFile, error) { return file, nil }
+	var frames []byte
+	for i := range 100 {
+		frames = fmt.Appendf(frames, `{"jsonrpc":"2.0","method":"n","params":{"i":%d,"pad":"%s"}}`+"\n", i, strings.Repeat("x", 60))
+	}
+	pr, pw := io.Pipe()
+	out := newSink(true)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if _, err := tp.Run(context.Background(), pr, out, io.Discard); err != nil {
+			t.Errorf("Run: %v", err)
+		}
+	}()
+	pw.Write(frames)
+	out.wait(t, generous, "the frames back", func(s *sink) bool { return s.buf.Len() == len(frames) })
+	time.Sleep(50 * time.Millisecond) // a flush or two that fail, as the disk is full
+	pw.Close()
+	<-done
+	_, evs, skipped := readRecords(t, bytes.NewReader(file.bytes()))
+	var last int64
+	gaps, exits := 0, 0
+	for _, e := range evs {
+		if e.T < last {
+			t.Errorf("line %d (%s %s) at %d µs comes after a record at %d µs", e.Line, e.Kind, e.Dir, e.T, last)
+		}
+		last = max(last, e.T)
+		switch e.Kind {
+		case sessions.EventGap:
+			gaps++
+		case sessions.EventExit:
+			exits++
+		}
+	}
+	if skipped != 0 || gaps == 0 || exits != 1 {
+		t.Errorf("%d lines skipped, %d gap records, %d exit records; want none skipped, gap records and the exit", skipped, gaps, exits)
+	}
+}
+
+// A frame too large to hold whose spool cannot even be made (no file
+// descriptor left; here its directory is gone) is the one frame missing,
+// in a gap record where it was; the next frame is recorded.
+func TestAFrameWhoseSpoolCannotBeMadeIsTheOnlyOneMissing(t *testing.T) {
+	file := &fullFile{room: 1 << 30}
+	warns := newSink(true)
+	tp, err := New(Options{Argv: []string{"/bin/cat"}, Record: true, Path: filepath.Join(t.TempDir(), "gone", "session.jsonl"),
+		Warn: func(msg string) { fmt.Fprintln(warns, msg) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tp.create = func(string) (sessionFile, error) { return file, nil }
+	big := `{"jsonrpc":"2.0","method":"big","params":{"p":"` + strings.Repeat("x", parseLimit+10) + `"}}` + "\n"
+	small := `{"jsonrpc":"2.0","method":"small"}` + "\n"
+	pr, pw := io.Pipe()
+	out := newSink(false)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if _, err := tp.Run(context.Background(), pr, out, io.Discard); err != nil {
+			t.Errorf("Run: %v", err)
+		}
+	}()
+	io.WriteString(pw, big+small)
+	pw.Close()
+	<-done
+	_, evs, _ := readRecords(t, bytes.NewReader(file.bytes()))
+	// Per direction: cat sends the big frame back too, and its spool
+	// cannot be made either.
+	got := map[classify.Direction][]string{}
+	for _, e := range evs {
+		switch {
+		case e.Kind == sessions.EventGap:
+			got[e.Dir] = append(got[e.Dir], fmt.Sprintf("gap %d", e.Missing))
+		case e.IsFrame():
+			got[e.Dir] = append(got[e.Dir], string(e.Frame))
+		}
+	}
+	for _, d := range []classify.Direction{classify.H2S, classify.S2H} {
+		if want := "gap 1; " + strings.TrimSpace(small); strings.Join(got[d], "; ") != want {
+			t.Errorf("%s: the session file holds %q; want %q", d, got[d], want)
+		}
+	}
+	if !strings.Contains(warns.String(), "could not be kept to be recorded") {
+		t.Errorf("the tap said %q", warns.String())
 	}
 }

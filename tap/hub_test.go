@@ -58,7 +58,7 @@ func serveFollowing(t *testing.T, h *hub) <-chan followNote {
 func TestFollowNotesAreSpacedOnlyWhileTheTapIsBusy(t *testing.T) {
 	h := newHub(classify.FramingNDJSON)
 	var waited atomic.Int64
-	h.waited = func() time.Duration { return time.Duration(waited.Load()) }
+	h.meter = newBusyMeter(func() time.Duration { return time.Duration(waited.Load()) }, nil)
 	notes := serveFollowing(t, h)
 	if n := <-notes; n.Size != 0 {
 		t.Fatalf("first note %+v, want size 0", n)
@@ -106,7 +106,7 @@ func TestFollowNotesAreSpacedOnlyWhileTheTapIsBusy(t *testing.T) {
 func TestFollowNotesSayBusyWhileTrafficWaitsForTheRecorder(t *testing.T) {
 	h := newHub(classify.FramingNDJSON)
 	var waited atomic.Int64
-	h.waited = func() time.Duration { return time.Duration(waited.Load()) }
+	h.meter = newBusyMeter(func() time.Duration { return time.Duration(waited.Load()) }, nil)
 	notes := serveFollowing(t, h)
 	<-notes
 	var end int64

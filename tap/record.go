@@ -98,6 +98,10 @@ type recorder struct {
 
 	// stats, read by ls through the hub
 	frames, errs int64
+
+	// saidSpool: a frame too large to hold could not be kept to be
+	// recorded, and the tap said so.
+	saidSpool bool
 }
 
 // dirState assembles one direction's frames.
@@ -126,10 +130,12 @@ type sessionFile interface {
 }
 
 // batched is a record in the file's buffer: where it ends, and its
-// direction (0 for an event).
+// direction (0 for an event); gap: a gap record in a frame's place (see
+// unspooled), whose frame counts missing.
 type batched struct {
 	end int64
 	dir classify.Direction
+	gap bool
 }
 
 type published struct {
@@ -137,6 +143,7 @@ type published struct {
 	line   []byte
 	offset int64 // where the record starts in the session file
 	end    int64 // where it ends (offset, for a line not in the file)
+	frame  bool  // a frame's record (not an event's, nor a line of findings)
 }
 
 // note hands an item to the recorder: its bytes are copied, and it is
@@ -543,15 +550,23 @@ func (r *recorder) commitJob(b *batch, j *job) {
 		if p := r.tracker.Profile(); j.m.Profile != p {
 			j.m = classify.ClassifyFramed(j.held, j.info, j.dir, p)
 		}
-		if j.spoolErr != nil {
-			r.fail(j.dir, j.spoolErr)
-		} else if j.spool != nil {
+		switch {
+		case r.bw == nil: // no file
+		case r.failing:
+			r.missing[j.dir]++
+			if j.spool != nil {
+				j.spool.close()
+			}
+		case j.spoolErr != nil:
+			r.unspooled(j, j.spoolErr)
+		case j.spool == nil:
+		default:
 			header, masked := r.redact.MaskHeader(b.bytes(j.header))
 			rec := sessions.FrameRecord{T: int64(j.t / time.Microsecond), Dir: j.dir, EOF: j.eof, Captured: j.captured, Header: header, Redacted: masked}
-			if r.failing {
-				r.missing[j.dir]++
-				j.spool.close()
-			} else if err := j.spool.record(r.w, rec, int64(j.info.HeaderLen), j.info.BodyLen, r.redact); err != nil {
+			var se spoolError
+			if err := j.spool.record(r.w, rec, int64(j.info.HeaderLen), j.info.BodyLen, r.redact); errors.As(err, &se) {
+				r.unspooled(j, se.err)
+			} else if err != nil {
 				r.fail(j.dir, err)
 			} else {
 				r.wrote(j.dir)
@@ -581,13 +596,45 @@ func (r *recorder) commitJob(b *batch, j *job) {
 		}
 		if j.dir == classify.Err {
 			if written {
-				r.publishLast(nil, nil, nil)
+				r.publishLast(true, nil, nil, nil)
 			}
 			return
 		}
 		r.observe(j.t, &j.m, written, sessions.Fate{Held: j.outcome}.Delivery(), j.eof)
 		r.profile.Store(uint32(r.tracker.Profile()))
 	}
+}
+
+// unspooled records a gap record in the place of a frame too large to
+// hold whose bytes could not be kept for the session file (its spool
+// could not be made or written: a full disk, no file descriptor left),
+// while the file itself takes writes: that frame alone is missing, where
+// it was, and the records after it go on. The first time, the tap says
+// so.
+func (r *recorder) unspooled(j *job, err error) {
+	if !r.saidSpool {
+		r.saidSpool = true
+		r.warn(fmt.Sprintf("a frame of %d MiB %s could not be kept to be recorded (%v); the session file records it as missing, and the traffic goes on", (j.info.Size+1<<19)>>20, dirWords(j.dir), err))
+	}
+	ev := sessions.EventRecord{T: int64(j.t / time.Microsecond), Kind: sessions.EventGap, Dir: j.dir, Missing: 1}
+	if err := r.w.WriteEvent(ev); err != nil {
+		r.fail(j.dir, err)
+		return
+	}
+	r.gone[j.dir]++
+	r.ends = append(r.ends, batched{end: r.written, dir: j.dir, gap: true})
+	r.publishLast(false, nil, nil, nil)
+}
+
+// dirWords is where a direction's frames go, in words.
+func dirWords(dir classify.Direction) string {
+	switch dir {
+	case classify.H2S:
+		return "toward the server"
+	case classify.S2H:
+		return "toward the host"
+	}
+	return "of the server's stderr"
 }
 
 // observe runs the tracker and publishes the frame just written with what
@@ -600,7 +647,7 @@ func (r *recorder) observe(t time.Duration, m *classify.Message, written bool, d
 		r.errs++
 	}
 	if written {
-		r.publishLast(m, obs.Findings, obs.Pairs)
+		r.publishLast(true, m, obs.Findings, obs.Pairs)
 	}
 	if r.calls != nil {
 		r.calls.observe(r.seq, t, m, obs.Pairs)
@@ -610,10 +657,10 @@ func (r *recorder) observe(t time.Duration, m *classify.Message, written bool, d
 	}
 }
 
-// publishLast gives the hub the record just written, with the frame's
-// findings, the session findings and pairing as extra fields that readers
-// of the file format ignore.
-func (r *recorder) publishLast(m *classify.Message, sf []classify.SessionFinding, pairs []classify.Pair) {
+// publishLast gives the hub the record just written (a frame's, or an
+// event's), with the frame's findings, the session findings and pairing
+// as extra fields that readers of the file format ignore.
+func (r *recorder) publishLast(frame bool, m *classify.Message, sf []classify.SessionFinding, pairs []classify.Pair) {
 	if !r.hub.listening() || len(r.last) < 2 {
 		return
 	}
@@ -649,7 +696,7 @@ func (r *recorder) publishLast(m *classify.Message, sf []classify.SessionFinding
 		break
 	}
 	line = append(line, "}\n"...)
-	r.lines = append(r.lines, published{seq: r.seq, line: line, offset: r.written - int64(len(r.last)), end: r.written})
+	r.lines = append(r.lines, published{seq: r.seq, line: line, offset: r.written - int64(len(r.last)), end: r.written, frame: frame})
 }
 
 // appendSessionFindings writes findings about frames as a JSON array.
@@ -699,10 +746,14 @@ func (r *recorder) resume() {
 	if r.written == 0 {
 		tee{r}.Write(r.hub.header)
 	}
+	// The gap records stand where the frames went missing: at the time
+	// of the last of them (the last frame recorded, or not), before
+	// whatever comes after, the exit too.
+	t := int64((max(r.lastAt, r.started) - r.started) / time.Microsecond)
 	for dir, n := range r.missing {
 		if n > 0 {
 			r.seq++
-			r.w.WriteEvent(sessions.EventRecord{T: int64((now() - r.started) / time.Microsecond), Kind: sessions.EventGap, Dir: classify.Direction(dir), Missing: n})
+			r.w.WriteEvent(sessions.EventRecord{T: t, Kind: sessions.EventGap, Dir: classify.Direction(dir), Missing: n})
 		}
 	}
 	if r.exit != nil {
@@ -714,7 +765,7 @@ func (r *recorder) resume() {
 		return
 	}
 	if r.exit != nil {
-		r.publishLast(nil, nil, nil)
+		r.publishLast(false, nil, nil, nil)
 		r.exit = nil
 	}
 	r.synced, r.torn = r.written, false
@@ -805,7 +856,7 @@ func (r *recorder) writeEvent(e sessions.EventRecord) {
 	if !r.failing {
 		if err := r.w.WriteEvent(e); err == nil {
 			r.wrote(0)
-			r.publishLast(nil, nil, nil)
+			r.publishLast(false, nil, nil, nil)
 			return
 		} else {
 			r.fail(0, err)
@@ -846,9 +897,15 @@ func (r *recorder) lost(err error) {
 	cut := r.synced
 	pos, perr := r.file.Seek(0, io.SeekCurrent)
 	for _, b := range r.ends {
-		if perr == nil && b.end <= pos {
+		switch {
+		case perr == nil && b.end <= pos:
 			cut = b.end
-		} else if b.dir != 0 {
+		case b.gap:
+			// The gap record that counted its frame is gone with the
+			// rest: the frame counts again below.
+			r.gone[b.dir]--
+			r.missing[b.dir]++
+		case b.dir != 0:
 			r.missing[b.dir]++
 		}
 	}

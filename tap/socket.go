@@ -267,10 +267,13 @@ func (t *Tap) serveConn(c net.Conn, done <-chan struct{}) {
 		defer t.dropView(v)
 		bw := bufio.NewWriterSize(v, 64<<10)
 		fw := flushWriter{bw}
-		if req.Follow && t.hub.path != "" {
+		switch {
+		case req.Follow && t.hub.path != "":
 			t.hub.serveFollow(fw, done)
-		} else {
+		case t.hub.path != "":
 			t.hub.serve(fw, done)
+		default:
+			t.hub.serveLive(v, done)
 		}
 		bw.Flush()
 	case "inject":
@@ -297,6 +300,11 @@ type viewConn struct {
 	net.Conn
 	mu     sync.Mutex
 	ending bool
+	// With keepRoom, send keeps reserve bytes of the socket's buffer
+	// (sndbuf of them) free, where the platform says how full it is.
+	raw     syscall.RawConn
+	sndbuf  int
+	reserve int
 }
 
 // errViewStuck says a view had no room for the end of the session.
@@ -315,35 +323,146 @@ func (c *viewConn) Write(p []byte) (int, error) {
 		// The session ended while this write waited (end's deadline):
 		// the rest goes out only if there is room now.
 	}
+	m, err := c.writeNow(p[n:], false)
+	return n + m, err
+}
+
+// viewReserve is how much of a live stream's socket buffer send keeps
+// free for the last word to a view that stopped reading: a note of what
+// it missed and the session's last record (see hub.serveLive).
+const viewReserve = 16 << 10
+
+// keepRoom has send keep room in the socket's buffer for sendLast, where
+// the platform says how much of the buffer is taken.
+func (c *viewConn) keepRoom() {
 	sc, ok := c.Conn.(syscall.Conn)
 	if !ok {
-		return n, errViewStuck
+		return
 	}
 	raw, err := sc.SyscallConn()
 	if err != nil {
-		return n, err
+		return
 	}
+	raw.Control(func(fd uintptr) {
+		if _, ok := unsent(fd); !ok {
+			return
+		}
+		if n, err := syscall.GetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_SNDBUF); err == nil {
+			c.raw, c.sndbuf, c.reserve = raw, n, min(viewReserve, n/8)
+		}
+	})
+}
+
+// room is how many bytes may be written to the socket fd now, leaving
+// the reserve free; -1 when the platform cannot say.
+func (c *viewConn) room(fd uintptr) int {
+	q, ok := unsent(fd)
+	if !ok {
+		return -1
+	}
+	free := c.sndbuf - c.reserve - q
+	// The kernel counts what a socket holds with an overhead of its own
+	// (a few hundred bytes a buffer, and whole pages): leave room for it.
+	return free - free/16 - 1024
+}
+
+// send writes p whole to the view, waiting for it to read, with keepRoom
+// only as long as the socket keeps its reserve free. Once the session
+// has ended it no longer waits: it writes what fits (outside the reserve)
+// and returns errViewStuck with what it wrote.
+func (c *viewConn) send(p []byte) (int, error) {
+	if c.raw == nil {
+		return c.Write(p)
+	}
+	n := 0
 	for n < len(p) {
-		var m int
+		c.mu.Lock()
+		ending := c.ending
+		c.mu.Unlock()
+		if ending {
+			m, err := c.writeNow(p[n:], true)
+			return n + m, err
+		}
 		var werr error
-		// Control, not Write: the deadline that stopped a waiting write
-		// must not stop this one, and this one must not wait.
-		if err := raw.Control(func(fd uintptr) { m, werr = syscall.Write(int(fd), p[n:]) }); err != nil {
+		err := c.raw.Write(func(fd uintptr) bool {
+			room := c.room(fd)
+			if room <= 0 {
+				return false // wait until the view has read some
+			}
+			m, err := writeFd(fd, p[n:n+min(room, len(p)-n)])
+			n += m
+			if err == syscall.EAGAIN {
+				return false
+			}
+			werr = err
+			return true
+		})
+		if errors.Is(err, os.ErrDeadlineExceeded) {
+			continue // the session ended (end's deadline): once more, without waiting
+		}
+		if err == nil {
+			err = werr
+		}
+		if err != nil {
 			return n, err
 		}
-		if werr == syscall.EINTR {
-			continue
+	}
+	return n, nil
+}
+
+// sendLast writes p, the last word to the view, in what room there is,
+// the reserve included, without waiting.
+func (c *viewConn) sendLast(p []byte) (int, error) { return c.writeNow(p, false) }
+
+// writeNow writes what of p there is room for now, without waiting
+// (with capped, outside the reserve kept by keepRoom); errViewStuck when
+// that is not all of it.
+func (c *viewConn) writeNow(p []byte, capped bool) (int, error) {
+	sc, ok := c.Conn.(syscall.Conn)
+	if !ok {
+		return 0, errViewStuck
+	}
+	raw, err := sc.SyscallConn()
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	var werr error
+	// Control, not Write: the deadline that stopped a waiting write must
+	// not stop this one, and this one must not wait.
+	if err := raw.Control(func(fd uintptr) {
+		q := p
+		if capped && c.raw != nil {
+			q = p[:max(min(c.room(fd), len(p)), 0)]
 		}
+		n, werr = writeFd(fd, q)
+		if werr == nil && n < len(p) {
+			werr = errViewStuck
+		}
+	}); err != nil {
+		return n, err
+	}
+	if werr == syscall.EAGAIN {
+		werr = errViewStuck
+	}
+	return n, werr
+}
+
+// writeFd writes p to the non-blocking fd, as far as it takes it: it
+// returns at EAGAIN (with it) or an error, or when all is written.
+func writeFd(fd uintptr, p []byte) (int, error) {
+	n := 0
+	for n < len(p) {
+		m, err := syscall.Write(int(fd), p[n:])
 		if m > 0 {
 			n += m
 		}
-		if werr == syscall.EAGAIN {
-			return n, errViewStuck
-		}
-		if werr != nil {
-			return n, werr
-		}
-		if m <= 0 {
+		switch {
+		case err == syscall.EINTR:
+			continue
+		case err != nil:
+			return n, err
+		case m <= 0:
 			return n, io.ErrShortWrite
 		}
 	}

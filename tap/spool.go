@@ -27,6 +27,14 @@ func newSpool(dir string) (*spool, error) {
 	return &spool{f: f, bw: bufio.NewWriterSize(f, readSize)}, nil
 }
 
+// A spoolError is a failure of the spool itself (its file could not be
+// written or read back) before anything of the frame's record was
+// written: the session file is as it was.
+type spoolError struct{ err error }
+
+func (e spoolError) Error() string { return e.err.Error() }
+func (e spoolError) Unwrap() error { return e.err }
+
 func (s *spool) write(p []byte) {
 	if s.err == nil {
 		_, s.err = s.bw.Write(p)
@@ -34,21 +42,22 @@ func (s *spool) write(p []byte) {
 }
 
 // record writes rec to w with the frame's body: size bytes from off,
-// with the secrets red knows masked. It closes the spool.
+// with the secrets red knows masked. It closes the spool. A spoolError
+// says nothing was written to w.
 func (s *spool) record(w *sessions.Writer, rec sessions.FrameRecord, off, size int64, red *sessions.Redactor) error {
 	defer s.close()
 	if s.err == nil {
 		s.err = s.bw.Flush()
 	}
 	if s.err != nil {
-		return s.err
+		return spoolError{s.err}
 	}
 	masked := false
 	if red != nil {
 		// The record says it was redacted before its bytes: look first.
 		scan := red.Writer(io.Discard)
 		if _, err := io.Copy(scan, io.NewSectionReader(s.f, off, size)); err != nil {
-			return err
+			return spoolError{err}
 		}
 		scan.Close()
 		masked = scan.Masked()

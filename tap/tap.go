@@ -14,6 +14,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -183,6 +184,7 @@ func (t *Tap) Run(ctx context.Context, hostIn io.Reader, hostOut io.WriteCloser,
 	defer signal.Stop(pipes)
 	cmd.Env = opts.Env
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	dieWithTap(cmd.SysProcAttr)
 	stdinR, stdinW, err := os.Pipe()
 	if err != nil {
 		return Result{}, err
@@ -212,7 +214,8 @@ func (t *Tap) Run(ctx context.Context, hostIn io.Reader, hostOut io.WriteCloser,
 		closeAll()
 		return Result{}, err
 	}
-	if err := cmd.Start(); err != nil {
+	reaped := make(chan struct{}) // closed once the server has been waited for
+	if err := startServer(cmd, reaped); err != nil {
 		closeAll()
 		name := redact.MaskString(opts.Argv[0])
 		return Result{ExitCode: 127}, fmt.Errorf("cannot start %s: %w%s", name, unwrapExec(err), startHint(cmd.Path, name, err))
@@ -282,7 +285,11 @@ func (t *Tap) Run(ctx context.Context, hostIn io.Reader, hostOut io.WriteCloser,
 	}()
 
 	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
+	go func() {
+		err := cmd.Wait()
+		close(reaped)
+		exited <- err
+	}()
 
 	// The session lasts until the server has exited and the host has seen
 	// the end of its stdout, which a child of the server may hold open
@@ -348,6 +355,25 @@ func (t *Tap) Run(ctx context.Context, hostIn io.Reader, hostOut io.WriteCloser,
 	// The host may still be writing; its reader goroutine ends with the
 	// process.
 	return res, nil
+}
+
+// startServer starts cmd from a thread of its own that lives until
+// reaped is closed (the server has been waited for): the kernel's signal
+// to the server when the tap dies (dieWithTap) comes when the thread that
+// started it ends, and the runtime ends a thread whose goroutine locked
+// it and returned (a view's indexing in the same process does).
+func startServer(cmd *exec.Cmd, reaped <-chan struct{}) error {
+	started := make(chan error)
+	go func() {
+		runtime.LockOSThread()
+		err := cmd.Start()
+		started <- err
+		if err == nil {
+			<-reaped
+		}
+		runtime.UnlockOSThread()
+	}()
+	return <-started
 }
 
 // Note records a note in the session, in order with the frames the tap
@@ -592,7 +618,8 @@ func (t *Tap) startRecorder(redact *sessions.Redactor) error {
 		t.rec.flush()
 		return t.rec.mu.Unlock
 	}
-	t.hub.waited = func() time.Duration { return time.Duration(t.rec.in.waited.Load()) }
+	t.hub.meter = newBusyMeter(func() time.Duration { return time.Duration(t.rec.in.waited.Load()) }, processSched)
+	t.hub.clock = func() int64 { return int64((now() - t.rec.started) / time.Microsecond) }
 	t.rec.seq = 1
 	t.rec.flush()
 	t.recDone = make(chan struct{})

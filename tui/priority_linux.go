@@ -1,7 +1,9 @@
 package tui
 
 import (
+	"os"
 	"runtime"
+	"strconv"
 	"syscall"
 )
 
@@ -21,4 +23,21 @@ const backgroundNice = 19
 func background() {
 	runtime.LockOSThread()
 	syscall.Setpriority(syscall.PRIO_PROCESS, syscall.Gettid(), backgroundNice)
+}
+
+// backgroundProcess puts every thread of the process at that priority,
+// and so the threads they start, for a process that does nothing but
+// observe (rpctap tail): its garbage collection and its reading of the
+// tap's notes yield to the tap too, not only its indexing.
+func backgroundProcess() {
+	tasks, err := os.ReadDir("/proc/self/task")
+	if err != nil {
+		background()
+		return
+	}
+	for _, t := range tasks {
+		if tid, err := strconv.Atoi(t.Name()); err == nil {
+			syscall.Setpriority(syscall.PRIO_PROCESS, tid, backgroundNice)
+		}
+	}
 }

@@ -43,16 +43,22 @@ type Source struct {
 	noRecord atomic.Bool
 	noExit   atomic.Bool  // the file was read to its end and has no exit record
 	lastT    atomic.Int64 // the last record's time, µs
+	// A live session with no file: frames the tap said this view missed,
+	// and whether its stream ended before the session's end did.
+	missed atomic.Int64
+	cutOff atomic.Bool
 
 	fmu  sync.Mutex
 	file *os.File
 	// held keeps frames of a live session with no file (nil otherwise).
 	held *heldFrames
 	// pace holds an observer back while the live tap says it is short of
-	// CPU; lower puts the calling goroutine on a thread of lower priority.
-	// Both are nil where they do not apply.
-	pace  func(ctx context.Context)
-	lower func()
+	// CPU; lower puts the calling goroutine on a thread of lower priority,
+	// lowerAll the whole process. They are nil where they do not apply.
+	pace     func(ctx context.Context)
+	lower    func()
+	lowerAll func()
+	patient  atomic.Bool // see Patient
 
 	cancel context.CancelFunc
 }
@@ -158,6 +164,53 @@ func (s *Source) Yield(ctx context.Context) {
 func (s *Source) Background() {
 	if s.lower != nil {
 		s.lower()
+	}
+}
+
+// patientWait is how long a patient observer (see Patient) waits at most
+// at a time while the tap says it is busy, where a view waits
+// paceMaxWait; it looks again every patientStep, not every paceWait: on
+// a small machine each look wakes the observer's threads, twenty
+// observers' a thousand times a second.
+const (
+	patientWait = 5 * time.Second
+	patientStep = 100 * time.Millisecond
+)
+
+// patientPacer is pacer, or while patient says so, one that holds the
+// caller back for up to patientWait while busy says the tap is.
+func patientPacer(busy, patient func() bool) func(ctx context.Context) {
+	pace := pacer(busy)
+	return func(ctx context.Context) {
+		if !patient() {
+			pace(ctx)
+			return
+		}
+		for waited := time.Duration(0); waited < patientWait && busy(); waited += patientStep {
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(patientStep):
+			}
+		}
+	}
+}
+
+// Patient has the source, when it follows a live tap, hold back for up
+// to patientWait at a time while the tap says it is busy, not only the
+// view's paceMaxWait: for an observer no one watches record by record
+// (rpctap tail), whose every batch of records, indexed and printed, takes
+// CPU from the tap on a small machine. It catches up once the tap is no
+// longer busy.
+func (s *Source) Patient() { s.patient.Store(true) }
+
+// BackgroundProcess is Background for a process that does nothing but
+// observe the source (rpctap tail): every thread of the process goes to
+// the view's lower CPU priority, its garbage collection and its reading
+// of the tap's notes too, so that all its work yields to the tap's.
+func (s *Source) BackgroundProcess() {
+	if s.lowerAll != nil {
+		s.lowerAll()
 	}
 }
 
@@ -278,7 +331,7 @@ func openSessionFile(path string, timeout time.Duration, always bool) (*Source, 
 		}
 	}
 	if follow {
-		s.lower = background // a tap may be writing it
+		s.lower, s.lowerAll = background, backgroundProcess // a tap may be writing it
 	}
 	go func() {
 		progress := func(done, total int64) {
@@ -383,20 +436,22 @@ func (s *Source) noteLast() {
 func OpenLive(info tap.Info, timeout time.Duration) (*Source, error) {
 	// A tap in this very process (rpctap watch) shares the view's
 	// threads and pauses: lowering them would slow the tap, not spare it.
-	lower := background
+	lower, lowerAll := background, backgroundProcess
 	if info.PID == os.Getpid() {
-		lower = func() {}
+		lower, lowerAll = func() {}, nil
 	}
 	opts := sessions.IndexOptions{Timeout: timeout, Worker: lower}
 	var fw *tap.Follower
+	s := &Source{Name: info.Name, Path: info.Session, socket: info.Socket, timeout: timeout, lower: lower, lowerAll: lowerAll}
 	if info.Session != "" {
 		var err error
 		if fw, err = tap.Follow(info); err != nil {
 			return nil, err
 		}
-		opts.Pace = pacer(fw.Busy)
+		s.pace = patientPacer(fw.Busy, s.patient.Load)
+		opts.Pace = s.pace
 	}
-	s := &Source{Name: info.Name, Path: info.Session, socket: info.Socket, timeout: timeout, Index: sessions.NewIndex(opts), pace: opts.Pace, lower: lower}
+	s.Index = sessions.NewIndex(opts)
 	s.started.Store(info.Started)
 	s.state.Store("live")
 	ctx, cancel := context.WithCancel(context.Background())
@@ -493,11 +548,18 @@ func (s *Source) readLive(ctx context.Context, c net.Conn) {
 		s.setHeader(h)
 		s.Index.SetHeader(h)
 	}
+	exit := false
 	for {
 		ev, err := r.Next()
 		if err != nil {
 			s.noteLast()
-			if ctx.Err() == nil {
+			if ctx.Err() == nil && !exit {
+				// The stream ended before the session's exit: the tap
+				// was killed, or ended while this view could not take
+				// the rest, with no room even to say how much.
+				s.cutOff.Store(true)
+				s.state.Store("ended without the session's exit (the tap was killed, or cut this view off; it keeps no file)")
+			} else if ctx.Err() == nil {
 				s.state.Store("ended")
 			}
 			s.ended.Store(true) // last: see openSessionFile
@@ -507,18 +569,29 @@ func (s *Source) readLive(ctx context.Context, c net.Conn) {
 		if ev.Kind == sessions.EventNote && ev.Gap {
 			// The tap could not queue every record for this view, and
 			// keeps no file to read the missed ones from: the note, which
-			// says how much was missed, stands where the records were
+			// says how many frames were missed, stands where they were
 			// (tail prints it as it prints any note).
+			s.missed.Add(ev.Missing)
 			s.state.Store("live (some records were missed: the tap keeps no file)")
 			ev.Gap = false
 		}
 		if ev.Kind == "findings" {
 			continue // the index finds timeouts itself
 		}
+		exit = exit || ev.Kind == sessions.EventExit
 		s.held.add(ev)
 		s.Index.Add(ev, off)
 		s.lastT.Store(ev.T)
 	}
+}
+
+// Missed says what a live view of a tap that records no file did not
+// get: how many frames the tap said it missed, and whether its stream
+// was cut off before the session's end (then it missed more, which the
+// tap had no room to count). Both are zero for a view that got every
+// frame, and for any source with a file.
+func (s *Source) Missed() (frames int64, cutOff bool) {
+	return s.missed.Load(), s.cutOff.Load()
 }
 
 // CatchingUp reports whether a live view is well behind its tap's file.

@@ -10,6 +10,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"os/signal"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -50,7 +51,10 @@ tap (its name, pid or socket). q quits the view; live taps keep running.`,
 
 // runUI runs the program on the terminal device: keys come from it, never
 // from a protocol pipe.
-func runUI(srcs []*tui.Source, opts ...tui.Option) error {
+func runUI(srcs []*tui.Source, opts ...tui.Option) error { return runUIUntil(nil, srcs, opts...) }
+
+// runUIUntil is runUI that also ends, as q ends it, when quit closes.
+func runUIUntil(quit <-chan struct{}, srcs []*tui.Source, opts ...tui.Option) error {
 	c, err := loadUserConfig() // its theme
 	if err != nil {
 		return usageError(err)
@@ -73,6 +77,7 @@ func runUI(srcs []*tui.Source, opts ...tui.Option) error {
 		select {
 		case <-gone:
 		case <-hangup():
+		case <-quit:
 		case <-ended:
 			return
 		}
@@ -370,8 +375,11 @@ func endHere(ran <-chan struct{}, t *tap.Tap, warnings *[]string) bool {
 
 // runWatchHost starts the host with the server command replaced by a tap
 // in front of the server (the host launches "rpctap run -- SERVER", as it
-// would when configured to), and attaches the view to that tap.
-// tapFlags are more flags of that rpctap run (--record FILE).
+// would when configured to), and attaches the view to that tap. The host
+// goes when watch does: when the view ends, and when watch is stopped
+// (^C, SIGTERM, the terminal gone) before the host has started the server
+// or while the view shows it. tapFlags are more flags of that rpctap run
+// (--record FILE).
 func runWatchHost(host string, argv []string, framing classify.Framing, profile classify.Profile, tapFlags ...string) error {
 	self, err := os.Executable()
 	if err != nil {
@@ -406,6 +414,11 @@ func runWatchHost(host string, argv []string, framing classify.Framing, profile 
 	if err != nil {
 		return err
 	}
+	// SIGINT, SIGTERM and SIGHUP end watch, host and all, from before the
+	// host starts: the default action would leave the host running.
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
+	defer signal.Stop(sigs)
 	cmd := exec.Command("sh", "-c", line)
 	cmd.Stdout, cmd.Stderr = pw, pw
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
@@ -433,9 +446,34 @@ func runWatchHost(host string, argv []string, framing classify.Framing, profile 
 	}
 	exited := make(chan struct{})
 	go func() { cmd.Wait(); close(exited) }()
-	src, err := attachWhenUp(name, exited)
+	var stopSig syscall.Signal // set before stopped closes
+	stopped := make(chan struct{})
+	returned := make(chan struct{})
+	defer close(returned)
+	go func() {
+		select {
+		case sig := <-sigs:
+			stopSig = sig.(syscall.Signal)
+			close(stopped)
+		case <-returned:
+		}
+	}()
+	waited := make(chan struct{}) // the host exited, or watch was stopped
+	go func() {
+		select {
+		case <-exited:
+		case <-stopped:
+		}
+		close(waited)
+	}()
+	src, err := attachWhenUp(name, waited)
 	if err != nil {
-		syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM)
+		stopHost(cmd.Process.Pid)
+		select {
+		case <-stopped:
+			return exitError{code: 128 + int(stopSig), msg: fmt.Sprintf("stopped by %s before the host started the server; the host is stopped too (its output is in %s)", tap.SignalName(stopSig), logPath)}
+		default:
+		}
 		if errors.Is(err, errGone) {
 			err = errors.New("the host exited before it started the server")
 		}
@@ -450,18 +488,43 @@ func runWatchHost(host string, argv []string, framing classify.Framing, profile 
 			logPath = p
 		}
 	}
-	uiErr := runUI([]*tui.Source{src}, tui.WithStatus(hostLogStatus(logPath, src.Path)))
-	select {
-	case <-exited:
-	default:
-		syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM)
-	}
+	uiErr := runUIUntil(stopped, []*tui.Source{src}, tui.WithStatus(hostLogStatus(logPath, src.Path)))
+	stopHost(cmd.Process.Pid)
 	logged()
 	fmt.Fprintln(os.Stderr, "rpctap: the host's output is in", logPath)
 	if src.Path != "" {
 		fmt.Fprintln(os.Stderr, "rpctap: session recorded in", src.Path)
 	}
+	select {
+	case <-stopped:
+		// The terminal gone ends the view as q does; a stop by SIGINT or
+		// SIGTERM says so in the exit status.
+		if uiErr == nil && stopSig != syscall.SIGHUP {
+			uiErr = exitError{code: 128 + int(stopSig)}
+		}
+	default:
+	}
 	return uiErr
+}
+
+// hostGrace is how long watch's host has to end after SIGTERM before what
+// is left of it is killed.
+const hostGrace = 3 * time.Second
+
+// stopHost ends watch's host, the process group of its shell (pid):
+// SIGTERM, then SIGKILL for whatever of the group is still there after
+// hostGrace. The tap the host started is in the group, and passes the
+// SIGTERM on to its server.
+func stopHost(pid int) {
+	if syscall.Kill(-pid, syscall.SIGTERM) != nil {
+		return // nothing of it is left
+	}
+	for deadline := time.Now().Add(hostGrace); syscall.Kill(-pid, 0) == nil; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			syscall.Kill(-pid, syscall.SIGKILL)
+			return
+		}
+	}
 }
 
 // openHostLog creates the file that keeps the output of watch's host: it
@@ -563,7 +626,10 @@ the live view. --json prints each frame with its classification.
 
 A session file is printed and tail exits, unless a live tap still writes
 it: then tail follows it up to its exit record. -f follows the file
-whatever writes it, until its exit record or Ctrl-C.`,
+whatever writes it, until its exit record or Ctrl-C. A live tap that
+records no file (--no-record) keeps no frame for a tail that falls
+behind it: tail then says how many frames it missed, where they were and
+at its end, and exits with status 1.`,
 		Args: takesArgs(0, 1, "one session file or live tap", "rpctap tail SESSION.jsonl, or rpctap tail PID (rpctap ls lists both)"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			f, err := filter.Parse(expr)
@@ -597,8 +663,21 @@ whatever writes it, until its exit record or Ctrl-C.`,
 
 // tailEnd says how a session file that tail printed to its end was
 // damaged: no session record at all (exit status 2, as check), lines it
-// could not read, or no exit record.
+// could not read, or no exit record; and what tail did not get of a live
+// tap that records no file (exit status 1).
 func tailEnd(stderr io.Writer, src *tui.Source) error {
+	if missed, cut := src.Missed(); missed > 0 || cut {
+		// A tap with no file keeps no frame for a view that falls behind.
+		const record = "to see every frame, record the session (rpctap run without --no-record) and tail that"
+		if missed == 0 {
+			return exitError{code: 1, msg: "tail missed the end of the session: the stream of the tap, which records no file (--no-record), ended with no exit record (the tap was killed, or cut tail off when it did not read); " + record}
+		}
+		msg := fmt.Sprintf("tail missed %s of the session", plural(int(missed), "frame"))
+		if cut {
+			msg += ", and its end"
+		}
+		return exitError{code: 1, msg: msg + ": it fell behind a tap that records no file (--no-record), which keeps no frame for a view that falls behind; " + record}
+	}
 	name := classify.EscapeString(src.Path, 200)
 	n := src.Index.Counts().Skipped
 	switch {
@@ -620,11 +699,14 @@ func tailEnd(stderr io.Writer, src *tui.Source) error {
 const tailBatch = 1024
 
 // runTail prints entries as the source indexes them, until it ends. It is
-// an observer: it works on a thread of lower priority, waits while the
-// tap says it is short of CPU (yield, the source's Yield), reads the
-// records on in file order, and writes its lines in large writes.
+// an observer: all of it works at a lower priority, it waits while the
+// tap says it is short of CPU (yield, the source's Yield, and the
+// source's indexing, for seconds at a time), reads the records on in
+// file order, and writes its lines in large writes.
 func runTail(w io.Writer, src *tui.Source, f *filter.Filter, asJSON bool, yield func(context.Context)) error {
 	src.Background()
+	src.BackgroundProcess()
+	src.Patient()
 	recs := src.Records()
 	defer recs.Close()
 	bw := bufio.NewWriterSize(w, 64<<10)

@@ -126,7 +126,7 @@ func main() {
 		if pad < 0 {
 			pad = 0
 		}
-		text := filler[:pad]
+		text := filler[:min(pad, len(filler))] // a larger frame is padded with spaces below
 		// Do not cut an escape sequence in half.
 		for strings.HasSuffix(text, `\`) && !strings.HasSuffix(text, `\\`) {
 			text = text[:len(text)-1]

@@ -5,7 +5,7 @@
 // lines before the next requests. It checks each answer's id, and prints
 // how long the round trips took.
 //
-//	pingpong [-n N] [-window W] -- SERVER [ARGS...]
+//	pingpong [-n N] [-window W] [-start-file F] -- SERVER [ARGS...]
 package main
 
 import (
@@ -23,18 +23,19 @@ import (
 func main() {
 	n := flag.Int("n", 100_000, "requests")
 	window := flag.Int("window", 1, "requests sent before their answers are read")
+	startFile := flag.String("start-file", "", "wait for this file to exist before the first request (so observers can attach first); the time counts from then")
 	flag.Parse()
 	if flag.NArg() == 0 || *window < 1 {
 		fmt.Fprintln(os.Stderr, "usage: pingpong [-n N] [-window W] -- SERVER [ARGS...]")
 		os.Exit(2)
 	}
-	if err := run(flag.Args(), *n, *window); err != nil {
+	if err := run(flag.Args(), *n, *window, *startFile); err != nil {
 		fmt.Fprintln(os.Stderr, "pingpong:", err)
 		os.Exit(1)
 	}
 }
 
-func run(argv []string, n, window int) error {
+func run(argv []string, n, window int, startFile string) error {
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Stderr = os.Stderr
 	stdin, err := cmd.StdinPipe()
@@ -51,6 +52,16 @@ func run(argv []string, n, window int) error {
 	in := bufio.NewReaderSize(stdout, 64<<10)
 	text := strings.Repeat("The quick brown fox jumps over the lazy dog. ", 20)[:880]
 	var out []byte
+	if startFile != "" {
+		for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+			if _, err := os.Stat(startFile); err == nil {
+				break
+			}
+			if time.Now().After(deadline) {
+				return fmt.Errorf("no %s after 30 s", startFile)
+			}
+		}
+	}
 	start := time.Now()
 	for first := 0; first < n; first += window {
 		last := min(first+window, n)

@@ -1,0 +1,377 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/rpctap/rpctap/sessions"
+)
+
+// Observers of a tap that records no file (architecture invariants 2, 4
+// and 7): a view that stops reading costs the tap a fixed bound of
+// memory, whatever crosses meanwhile, and is told how many frames it
+// missed; tail says so and exits 1.
+
+// startNoFileTap starts `rpctap run --no-record -- cat` listening on its
+// socket, and waits until the socket is there.
+func startNoFileTap(t *testing.T) *tapRun {
+	t.Helper()
+	dir := t.TempDir()
+	r := &tapRun{stderr: new(bytes.Buffer)}
+	r.cmd = exec.Command(rpctapBinary(t), "run", "--no-record", "--name", "nofile-"+filepath.Base(dir), "--", "cat")
+	r.cmd.Env = append(os.Environ(), "XDG_STATE_HOME="+dir)
+	r.cmd.Stderr = &lockedBuffer{b: r.stderr}
+	var err error
+	if r.stdin, err = r.cmd.StdinPipe(); err != nil {
+		t.Fatal(err)
+	}
+	out, err := r.cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.stdout = bufio.NewReaderSize(out, 1<<20)
+	if err := r.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		r.cmd.Process.Kill()
+		r.cmd.Wait()
+	})
+	live, err := sessions.LiveDir()
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitFile(t, filepath.Join(live, strconv.Itoa(r.cmd.Process.Pid)+".sock"), 10*time.Second)
+	return r
+}
+
+// stoppedTail attaches rpctap tail to the tap r, waits until it has
+// printed a frame each way (so it is attached), and stops it with
+// SIGSTOP, as ^Z does.
+func stoppedTail(t *testing.T, r *tapRun) (tail *exec.Cmd, out, stderr *lockedBuffer) {
+	t.Helper()
+	out, stderr = &lockedBuffer{b: new(bytes.Buffer)}, &lockedBuffer{b: new(bytes.Buffer)}
+	tail = exec.Command(rpctapBinary(t), "tail", strconv.Itoa(r.cmd.Process.Pid))
+	tail.Stdout, tail.Stderr = out, stderr
+	if err := tail.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		tail.Process.Signal(syscall.SIGCONT)
+		tail.Process.Kill()
+		tail.Wait()
+	})
+	// Pings until tail shows one: those before it attached it never sees.
+	for deadline := time.Now().Add(30 * time.Second); frameLines(out.String()) < 2; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("tail printed %q in 30 s; stderr %q", out, stderr)
+		}
+		r.echo(t, `{"jsonrpc":"2.0","id":"first","method":"ping"}`)
+	}
+	if err := tail.Process.Signal(syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	return tail, out, stderr
+}
+
+// pump sends n frames of size bytes through the tap (cat sends each
+// back) and reads them all back, then closes the tap's stdin and waits
+// for it to end. It returns the tap's peak RSS, from the kernel.
+func pump(t *testing.T, r *tapRun, n, size int) int64 {
+	t.Helper()
+	frame := func(i int) []byte {
+		head := fmt.Sprintf(`{"jsonrpc":"2.0","method":"n","params":{"i":%d,"pad":"`, i)
+		tail := `"}}` + "\n"
+		return []byte(head + strings.Repeat("x", max(size-len(head)-len(tail), 0)) + tail)
+	}
+	sent := make(chan error, 1)
+	go func() {
+		w := bufio.NewWriterSize(r.stdin, 256<<10)
+		for i := range n {
+			if _, err := w.Write(frame(i)); err != nil {
+				sent <- err
+				return
+			}
+		}
+		sent <- w.Flush()
+	}()
+	got := make(chan error, 1)
+	go func() {
+		for i := range n {
+			line, err := r.stdout.ReadSlice('\n')
+			for errors.Is(err, bufio.ErrBufferFull) {
+				var more []byte
+				more, err = r.stdout.ReadSlice('\n')
+				line = append(bytes.Clone(line), more...)
+			}
+			if err != nil {
+				got <- fmt.Errorf("frame %d: %v", i, err)
+				return
+			}
+			if len(line) != len(frame(i)) {
+				got <- fmt.Errorf("frame %d came back %d bytes long, want %d", i, len(line), len(frame(i)))
+				return
+			}
+		}
+		got <- nil
+	}()
+	for range 2 {
+		select {
+		case err := <-sent:
+			if err != nil {
+				t.Fatalf("sending: %v", err)
+			}
+		case err := <-got:
+			if err != nil {
+				t.Fatalf("reading back: %v; stderr: %s", err, r.stderr)
+			}
+		case <-time.After(120 * time.Second):
+			t.Fatal("the frames did not cross within 120 s")
+		}
+	}
+	r.stdin.Close()
+	if code := r.wait(t, 60*time.Second); code != 0 {
+		t.Fatalf("the tap exited %d: %s", code, r.stderr)
+	}
+	return r.cmd.ProcessState.SysUsage().(*syscall.Rusage).Maxrss << 10
+}
+
+// resume lets a stopped tail go on once the tap has ended, and returns
+// its exit status.
+func resume(t *testing.T, tail *exec.Cmd, stderr *lockedBuffer) int {
+	t.Helper()
+	tail.Process.Signal(syscall.SIGCONT)
+	done := make(chan error, 1)
+	go func() { done <- tail.Wait() }()
+	select {
+	case err := <-done:
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			return ee.ExitCode()
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		return 0
+	case <-time.After(60 * time.Second):
+		t.Fatalf("tail did not end within 60 s of the session's end; stderr %q", stderr)
+		return -1
+	}
+}
+
+// A stopped view of a tap that records no file (tail, suspended) costs
+// the tap a fixed bound of memory while 500 MiB of 256 KiB frames cross
+// it: its peak RSS is measured with the view and without one. It was
+// 1,062 MB with the view, against 45 MB without.
+func TestAStoppedViewOfATapWithNoFileLeavesItsMemoryBounded(t *testing.T) {
+	const n, size = 1000, 256 << 10 // each way: 500 MiB cross the tap
+	without := pump(t, startNoFileTap(t), n, size)
+	r := startNoFileTap(t)
+	tail, _, stderr := stoppedTail(t, r)
+	with := pump(t, r, n, size)
+	t.Logf("the tap's peak RSS while 500 MiB of 256 KiB frames cross: %d MB with no view, %d MB with a stopped tail", without>>20, with>>20)
+	if with > without+64<<20 {
+		t.Errorf("a stopped tail grew the tap to %d MB (%d MB with no view); want at most 64 MB more", with>>20, without>>20)
+	}
+	if code := resume(t, tail, stderr); code != 1 || !strings.Contains(stderr.String(), "tail missed") {
+		t.Errorf("the resumed tail exited %d saying %q; want 1, saying how many frames it missed", code, stderr)
+	}
+}
+
+// tail of a tap that records no file, stopped while 200,000 frames cross
+// and resumed after the tap has ended, shows every frame or says how many
+// it missed, and exits 1 when it missed some: the frames it shows and
+// those it says it missed are all the frames that crossed. It printed
+// 1,361 of 200,000 frames and exited 0 without a word.
+func TestTailOfATapWithNoFileSaysHowManyFramesItMissed(t *testing.T) {
+	const n = 100_000 // each way
+	r := startNoFileTap(t)
+	tail, out, stderr := stoppedTail(t, r)
+	pump(t, r, n, 120)
+	code := resume(t, tail, stderr)
+	shown := frameLines(out.String())
+	pings := strings.Count(out.String(), " ping ") // those it saw before it stopped, all of them
+	var missed int
+	if m := regexp.MustCompile(`tail missed (\d+) frames`).FindStringSubmatch(stderr.String()); m != nil {
+		missed, _ = strconv.Atoi(m[1])
+	}
+	all := 2*n + pings
+	t.Logf("tail showed %d of %d frames and said it missed %d; exit status %d", shown, all, missed, code)
+	if shown == all {
+		if code != 0 {
+			t.Errorf("tail showed every frame and exited %d: %s", code, stderr)
+		}
+		return
+	}
+	if code != 1 || shown+missed != all {
+		t.Errorf("tail showed %d frames, said %q and exited %d; want it to say it missed the other %d, and exit 1", shown, stderr, code, all-shown)
+	}
+	if strings.Contains(stderr.String(), "and its end") {
+		t.Errorf("tail says it missed the end of the session too: %s", stderr)
+	}
+	if notes := strings.Count(out.String(), "# this view fell behind"); notes == 0 {
+		t.Errorf("tail printed no note where frames were missed:\n%s", lastBytes(out.String(), 2000))
+	}
+}
+
+// frameLines counts the frames in tail's output.
+func frameLines(out string) int {
+	n := 0
+	for _, l := range strings.Split(out, "\n") {
+		if strings.Contains(l, " → ") || strings.Contains(l, " ← ") {
+			n++
+		}
+	}
+	return n
+}
+
+func lastBytes(s string, n int) string {
+	if len(s) > n {
+		return s[len(s)-n:]
+	}
+	return s
+}
+
+// A recording tap that relays a burst of requests and answers (a host
+// with 100 in flight, cat answering each) runs near flat out without
+// its relays waiting for its recorder: it tells the views that follow it
+// that it is busy, throughout the burst, so that they wait (invariant 2;
+// 20 tails slowed such a burst 1.6 times, see .ci/bench/tails). It said
+// so only while its traffic waited for the recorder: on a quiet machine
+// never in such a burst, on a loaded one part of the time.
+func TestATapRelayingABurstOfRoundTripsTellsItsFollowersItIsBusy(t *testing.T) {
+	r, _, socket := startListening(t)
+	r.echo(t, `{"jsonrpc":"2.0","id":"first","method":"ping"}`)
+	c, err := net.Dial("unix", socket)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if _, err := io.WriteString(c, `{"op":"attach","follow":true}`+"\n"); err != nil {
+		t.Fatal(err)
+	}
+	type note struct {
+		at   time.Time
+		busy bool
+	}
+	var mu sync.Mutex
+	var notes []note
+	go func() {
+		sc := bufio.NewScanner(c)
+		for sc.Scan() {
+			mu.Lock()
+			notes = append(notes, note{time.Now(), strings.Contains(sc.Text(), `"busy":true`)})
+			mu.Unlock()
+		}
+	}()
+	const window, rounds = 100, 1000
+	frame := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"text":"` + strings.Repeat("x", 900) + `"}}}` + "\n"
+	batch := []byte(strings.Repeat(frame, window))
+	cpu0, start := procCPU(t, r.cmd.Process.Pid), time.Now()
+	for range rounds {
+		go r.stdin.Write(batch)
+		for range window {
+			if l := r.line(t, 30*time.Second); l != frame {
+				t.Fatalf("the host got %.80q", l)
+			}
+		}
+	}
+	end := time.Now()
+	share := float64(procCPU(t, r.cmd.Process.Pid)-cpu0) / float64(end.Sub(start))
+	// How much of the burst the last note said busy, from its first
+	// whole busyWindow (the tap judges a window at a time) on.
+	from := start.Add(100 * time.Millisecond)
+	mu.Lock()
+	var busy time.Duration
+	said, n := false, 0
+	at := from
+	for _, nt := range notes {
+		if nt.at.Before(from) || nt.at.After(end) {
+			said = nt.busy && nt.at.Before(from)
+			continue
+		}
+		if said {
+			busy += nt.at.Sub(at)
+		}
+		at, said = nt.at, nt.busy
+		n++
+	}
+	if said {
+		busy += end.Sub(at)
+	}
+	mu.Unlock()
+	frac := float64(busy) / float64(end.Sub(from))
+	t.Logf("%d round trips in %v, the tap using %.0f%% of a core: it said busy %.0f%% of the time (%d notes)", window*rounds, end.Sub(start).Round(time.Millisecond), 100*share, 100*frac, n)
+	if frac < 0.95 {
+		t.Errorf("the tap said busy %.0f%% of the time it relayed a burst of %d round trips; want it to say so throughout", 100*frac, window*rounds)
+	}
+}
+
+// procCPU is the CPU time the process pid has used.
+func procCPU(t *testing.T, pid int) time.Duration {
+	t.Helper()
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+2:]))
+	u, _ := strconv.ParseInt(f[11], 10, 64)
+	s, _ := strconv.ParseInt(f[12], 10, 64)
+	return time.Duration(u+s) * 10 * time.Millisecond // clock ticks of 1/100 s
+}
+
+// tail is an observer through and through: every thread of it runs at
+// the view's lower priority (nice 19), its garbage collection and its
+// reading of the tap's notes as much as its indexing. Only its indexing
+// thread did, and on a small machine the others took the CPU the tap
+// needed.
+func TestTailRunsEveryThreadAtALowerPriority(t *testing.T) {
+	r, _, _ := startListening(t)
+	out := &lockedBuffer{b: new(bytes.Buffer)}
+	tail := exec.Command(rpctapBinary(t), "tail", strconv.Itoa(r.cmd.Process.Pid))
+	tail.Stdout, tail.Stderr = out, out
+	if err := tail.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { tail.Process.Kill(); tail.Wait() }()
+	for deadline := time.Now().Add(30 * time.Second); frameLines(out.String()) < 2; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("tail printed %q in 30 s", out)
+		}
+		r.echo(t, `{"jsonrpc":"2.0","id":"first","method":"ping"}`)
+	}
+	tasks, err := os.ReadDir(fmt.Sprintf("/proc/%d/task", tail.Process.Pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var nice []string
+	low := 0
+	for _, task := range tasks {
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%s/stat", tail.Process.Pid, task.Name()))
+		if err != nil {
+			continue
+		}
+		f := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+2:]))
+		nice = append(nice, f[16])
+		if f[16] == "19" {
+			low++
+		}
+	}
+	if low != len(nice) {
+		t.Errorf("tail's %d threads run at nice %v; want 19 each", len(nice), nice)
+	}
+}
