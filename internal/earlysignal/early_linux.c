@@ -20,12 +20,19 @@
 //  3. earlysignal_hand_over, called once os/signal has been asked for the
 //     signals, installs the runtime's actions kept aside and raises again
 //     each signal that record saw, so that it reaches os/signal.
+//
+// Only with glibc, which passes constructors argc and argv and exports
+// its sigaction as __sigaction too; with another C library nothing here
+// runs (the Go runtime's handlers, then package earlysignal's init, are
+// the first to catch the signals).
 
 #include <errno.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <string.h>
 #include <unistd.h>
+
+#ifdef __GLIBC__
 
 // __sigaction is the C library's sigaction under its other exported name,
 // for the interposed sigaction below to call.
@@ -80,13 +87,9 @@ static void record(int sig) {
 	}
 }
 
-// catch_early runs before the Go runtime, in the main thread, alone. glibc
-// passes a program's constructors its argc and argv; other C libraries
-// may not, so there it does nothing (the Go runtime's handlers, then
-// package earlysignal's init, are the first to catch the signals).
+// catch_early runs before the Go runtime, in the main thread, alone.
 __attribute__((constructor)) static void catch_early(int argc, char **argv, char **envp) {
 	(void)envp;
-#ifdef __GLIBC__
 	if (argc < 2 || (strcmp(argv[1], "run") != 0 && strcmp(argv[1], "replay") != 0)) {
 		return;
 	}
@@ -111,10 +114,6 @@ __attribute__((constructor)) static void catch_early(int argc, char **argv, char
 		}
 	}
 	atomic_store(&holding, 1);
-#else
-	(void)argc;
-	(void)argv;
-#endif
 }
 
 // sigaction is the C library's, except for the signals record catches
@@ -161,3 +160,9 @@ void earlysignal_hand_over(void) {
 		}
 	}
 }
+
+#else
+
+void earlysignal_hand_over(void) {}
+
+#endif
