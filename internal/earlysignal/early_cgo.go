@@ -1,4 +1,4 @@
-//go:build linux && cgo
+//go:build linux && cgo && (386 || amd64 || arm64 || loong64 || ppc64le)
 
 package earlysignal
 

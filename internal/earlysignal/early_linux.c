@@ -1,4 +1,4 @@
-//go:build linux && cgo
+//go:build linux && cgo && (386 || amd64 || arm64 || loong64 || ppc64le)
 
 // The C half of package earlysignal: it catches SIGHUP, SIGINT and SIGTERM
 // from before the Go runtime starts until the package's init has asked
@@ -22,9 +22,10 @@
 //     each signal that record saw, so that it reaches os/signal.
 //
 // Only with glibc, which passes constructors argc and argv and exports
-// its sigaction as __sigaction too; with another C library nothing here
-// runs (the Go runtime's handlers, then package earlysignal's init, are
-// the first to catch the signals).
+// its sigaction as __sigaction too, and on the architectures where the Go
+// runtime asks the C library's sigaction (runtime/cgo_sigaction.go names
+// them); elsewhere nothing here runs (the Go runtime's handlers, then
+// package earlysignal's init, are the first to catch the signals).
 
 #include <errno.h>
 #include <signal.h>
@@ -144,8 +145,19 @@ void earlysignal_hand_over(void) {
 		return;
 	}
 	for (int i = 0; i < nsigs; i++) {
-		if (caught[i]) {
-			__sigaction(sigs[i], asked[i] ? &runtime[i] : &before[i], NULL);
+		if (!caught[i]) {
+			continue;
+		}
+		if (asked[i]) {
+			__sigaction(sigs[i], &runtime[i], NULL);
+			continue;
+		}
+		// The runtime asked for nothing through sigaction: should it have
+		// installed its handler by a system call of its own, that one
+		// stays; only record gives way to the action from before.
+		struct sigaction now;
+		if (__sigaction(sigs[i], NULL, &now) == 0 && !(now.sa_flags & SA_SIGINFO) && now.sa_handler == record) {
+			__sigaction(sigs[i], &before[i], NULL);
 		}
 	}
 	atomic_store(&holding, 0);
