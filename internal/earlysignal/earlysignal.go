@@ -1,14 +1,23 @@
 // Package earlysignal catches the signals rpctap run (and rpctap replay,
-// which ends as a tap does) passes on to its server from the moment the process starts: before the packages that take
-// long to initialise (a syntax highlighter's tables, a few hundred
-// milliseconds on a busy machine) and before main, so that a host that
-// stops the tap at any moment gets a clean end, never the default action.
+// which ends as a tap does) passes on to its server from the moment the
+// process starts, so that a host that stops the tap at any moment gets a
+// clean end, never the default action.
+//
+// With cgo on Linux (rpctap's usual build) the catching starts in C,
+// before the Go runtime does: the runtime's own handlers, installed in its
+// first steps, end the process on a signal nobody has asked os/signal for
+// yet, and no Go code runs before them. The C handler notes each signal;
+// this package's init asks os/signal for them, hands over to the
+// runtime's handlers and raises again each signal noted (early_linux.c
+// says how). Without cgo, the catching starts in this package's init:
+// it imports only os and os/signal, so it is initialised before the
+// packages that take long (a syntax highlighter's tables, a few hundred
+// milliseconds on a busy machine; GODEBUG=inittrace=1 shows the order),
+// but a signal before it still ends the process.
 //
 // It does so only for rpctap run and replay: other commands keep the
-// default actions.
-// Package initialisation goes in import path order among packages whose
-// imports are ready, and this one imports only os and os/signal, so it is
-// initialised long before those slow ones (GODEBUG=inittrace=1 shows it).
+// default actions. A signal inherited as ignored (nohup) stays ignored
+// until init asks os/signal for it.
 package earlysignal
 
 import (
@@ -26,10 +35,11 @@ func init() {
 	if len(os.Args) > 1 && (os.Args[1] == "run" || os.Args[1] == "replay") {
 		c := make(chan os.Signal, 8)
 		signal.Notify(c, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
+		handOver()
 		Run = c
 		if os.Getenv(readyVar) == "fd3" {
-			// A lifecycle test learns the moment the signals are caught
-			// (it counts its delays from there): one byte on fd 3.
+			// A lifecycle test learns the moment the signals reach
+			// Run: one byte on fd 3.
 			f := os.NewFile(3, "ready")
 			f.Write([]byte{1})
 			f.Close()
@@ -38,5 +48,5 @@ func init() {
 }
 
 // readyVar, set to fd3 by a test that passes a pipe as fd 3, has the
-// process say there when the signals are caught.
+// process say there when the signals reach Run.
 const readyVar = "RPCTAP_TEST_SIGNALS_READY"
