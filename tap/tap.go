@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"github.com/rpctap/rpctap/classify"
+	"github.com/rpctap/rpctap/internal/earlysignal"
 	"github.com/rpctap/rpctap/sessions"
 )
 
@@ -169,7 +170,7 @@ func (t *Tap) Run(ctx context.Context, hostIn io.Reader, hostOut io.WriteCloser,
 	sigs := opts.Signals
 	if sigs == nil {
 		c := make(chan os.Signal, 4)
-		signal.Notify(c, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
+		signal.Notify(c, earlysignal.Passed()...)
 		defer signal.Stop(c)
 		sigs = c
 	}

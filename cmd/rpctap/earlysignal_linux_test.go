@@ -3,12 +3,14 @@ package main
 import (
 	"bytes"
 	"debug/buildinfo"
+	"errors"
 	"math/rand/v2"
 	"os"
 	"os/exec"
 	"os/signal"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -303,4 +305,49 @@ func signalClassify(bin string, sig syscall.Signal, delay time.Duration) string 
 		return "it ended with " + cmd.ProcessState.String() + ", want killed by " + sig.String()
 	}
 	return ""
+}
+
+// A tap started with SIGHUP ignored (nohup) leaves it ignored once it is
+// running, and its server inherits it ignored, as the server would with
+// no tap in front of it; SIGTERM, not ignored, still reaches the server.
+func TestATapStartedWithSIGHUPIgnoredLeavesItIgnoredForItsServer(t *testing.T) {
+	bin := rpctapBinary(t)
+	dir := t.TempDir()
+	seen := filepath.Join(dir, "server-status")
+	// The server writes the dispositions it started with, then waits.
+	server := `grep -E '^Sig(Ign|Cgt):' /proc/$$/status > "$0.tmp" && mv "$0.tmp" "$0"; exec sleep 30`
+	cmd := exec.Command("/bin/sh", "-c", `trap '' HUP; exec "$0" "$@"`, bin, "run", "--no-listen", "--record", filepath.Join(dir, "s.jsonl"), "--", "sh", "-c", server, seen)
+	cmd.Env = append(os.Environ(), "XDG_STATE_HOME="+dir)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Process.Kill()
+	var status []byte
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		if b, err := os.ReadFile(seen); err == nil {
+			status = b
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the server did not start within 10 s")
+		}
+	}
+	if d, err := disposition(cmd.Process.Pid, syscall.SIGHUP); err != nil || d != "ignored" {
+		t.Errorf("the running tap's SIGHUP is %s (%v), want ignored, as it was inherited", d, err)
+	}
+	var ign uint64
+	for _, line := range strings.Split(string(status), "\n") {
+		if v, ok := strings.CutPrefix(line, "SigIgn:"); ok {
+			ign, _ = strconv.ParseUint(strings.TrimSpace(v), 16, 64)
+		}
+	}
+	if ign&(1<<(syscall.SIGHUP-1)) == 0 {
+		t.Errorf("the server started with SIGHUP not ignored (SigIgn %x): the tap undid the ignoring it inherited", ign)
+	}
+	cmd.Process.Signal(syscall.SIGTERM)
+	err := cmd.Wait()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 128+int(syscall.SIGTERM) {
+		t.Errorf("after SIGTERM the tap ended with %v, want exit %d (its server ended by SIGTERM)", err, 128+int(syscall.SIGTERM))
+	}
 }

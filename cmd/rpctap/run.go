@@ -162,7 +162,7 @@ func runSignals() <-chan os.Signal {
 		return earlysignal.Run
 	}
 	c := make(chan os.Signal, 8)
-	signal.Notify(c, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
+	signal.Notify(c, earlysignal.Passed()...)
 	return c
 }
 

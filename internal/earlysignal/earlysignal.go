@@ -16,8 +16,9 @@
 // but a signal before it still ends the process.
 //
 // It does so only for rpctap run and replay: other commands keep the
-// default actions. A signal inherited as ignored (nohup) stays ignored
-// until init asks os/signal for it.
+// default actions. A signal inherited as ignored (nohup, a shell's
+// background job) stays ignored, and the server inherits it so, as it
+// would have with no tap in front of it (Passed).
 package earlysignal
 
 import (
@@ -31,10 +32,25 @@ import (
 // is caught.
 var Run <-chan os.Signal
 
+// Passed are the signals a tap passes on to its server: SIGINT, SIGTERM
+// and SIGHUP, but those the process inherited as ignored. Asking
+// os/signal for one would undo the ignoring, for the tap and for the
+// server it starts, which inherits the actions the tap has; left ignored,
+// the server ignores it too, as it would with no tap in front of it.
+func Passed() []os.Signal {
+	var sigs []os.Signal
+	for _, sig := range []os.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP} {
+		if !signal.Ignored(sig) {
+			sigs = append(sigs, sig)
+		}
+	}
+	return sigs
+}
+
 func init() {
 	if len(os.Args) > 1 && (os.Args[1] == "run" || os.Args[1] == "replay") {
 		c := make(chan os.Signal, 8)
-		signal.Notify(c, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
+		signal.Notify(c, Passed()...)
 		handOver()
 		Run = c
 		if os.Getenv(readyVar) == "fd3" {
