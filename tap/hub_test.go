@@ -263,3 +263,18 @@ func TestAViewAttachingAfterTheEndIsNotWaitedFor(t *testing.T) {
 	}
 	h.detach(late)
 }
+
+// A view that falls behind past the note standing for a frame it cannot
+// get (one too large to hold, on a tap that records no file) misses that
+// frame: the count it is told of includes it.
+func TestAViewThatMissesTheNoteOfAFrameTooLargeToHoldCountsTheFrame(t *testing.T) {
+	h := newHub(classify.FramingNDJSON)
+	s, _ := h.attach(false)
+	defer h.detach(s)
+	full := published{seq: 2, line: make([]byte, subQueueBytes), end: subQueueBytes, frame: true} // the view's queue is full with it
+	note := published{line: appendMissedNote(nil, 0, "a frame of 20 MiB", 1), offset: subQueueBytes, end: subQueueBytes, missed: true}
+	h.publish([]published{full, note}, subQueueBytes, Stats{})
+	if !s.gap || s.missed != 1 {
+		t.Errorf("the view's gap is open %v, missing %d frames; want open, missing the frame too large to hold", s.gap, s.missed)
+	}
+}

@@ -64,6 +64,17 @@ func startNoFileTap(t *testing.T) *tapRun {
 // SIGSTOP, as ^Z does.
 func stoppedTail(t *testing.T, r *tapRun) (tail *exec.Cmd, out, stderr *lockedBuffer) {
 	t.Helper()
+	tail, out, stderr = attachedTail(t, r)
+	if err := tail.Process.Signal(syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	return tail, out, stderr
+}
+
+// attachedTail attaches rpctap tail to the tap r, and waits until it has
+// printed a frame each way (so it is attached).
+func attachedTail(t *testing.T, r *tapRun) (tail *exec.Cmd, out, stderr *lockedBuffer) {
+	t.Helper()
 	out, stderr = &lockedBuffer{b: new(bytes.Buffer)}, &lockedBuffer{b: new(bytes.Buffer)}
 	tail = exec.Command(rpctapBinary(t), "tail", strconv.Itoa(r.cmd.Process.Pid))
 	tail.Stdout, tail.Stderr = out, stderr
@@ -81,9 +92,6 @@ func stoppedTail(t *testing.T, r *tapRun) (tail *exec.Cmd, out, stderr *lockedBu
 			t.Fatalf("tail printed %q in 30 s; stderr %q", out, stderr)
 		}
 		r.echo(t, `{"jsonrpc":"2.0","id":"first","method":"ping"}`)
-	}
-	if err := tail.Process.Signal(syscall.SIGSTOP); err != nil {
-		t.Fatal(err)
 	}
 	return tail, out, stderr
 }
@@ -225,6 +233,36 @@ func TestTailOfATapWithNoFileSaysHowManyFramesItMissed(t *testing.T) {
 	}
 	if notes := strings.Count(out.String(), "# this view fell behind"); notes == 0 {
 		t.Errorf("tail printed no note where frames were missed:\n%s", lastBytes(out.String(), 2000))
+	}
+}
+
+// tail of a tap that records no file, which keeps only the first 16 MiB
+// of a frame to classify it, cannot show a frame of 20 MiB (each way, as
+// cat echoes it): it prints a note in its place, counts it as missed and
+// exits 1, and shows the frames after it. It printed the frames around
+// them as if there were none, and exited 0.
+func TestTailOfATapWithNoFileSaysItMissedAFrameTooLargeToHold(t *testing.T) {
+	r := startNoFileTap(t)
+	tail, out, stderr := attachedTail(t, r)
+	big := `{"jsonrpc":"2.0","id":"big","method":"big","params":{"pad":"` + strings.Repeat("x", 20<<20) + `"}}` + "\n"
+	go r.stdin.Write([]byte(big))
+	back := make([]byte, len(big))
+	if _, err := io.ReadFull(r.stdout, back); err != nil || string(back) != big {
+		t.Fatalf("the host got %d bytes of the large frame back (%v)", len(back), err)
+	}
+	r.echo(t, `{"jsonrpc":"2.0","id":"after","method":"ping"}`)
+	r.stdin.Close()
+	if code := r.wait(t, 30*time.Second); code != 0 {
+		t.Fatalf("the tap exited %d: %s", code, r.stderr)
+	}
+	code := resume(t, tail, stderr)
+	notes := strings.Count(out.String(), "# a frame of 20 MiB toward the ")
+	after := strings.Count(out.String(), `id="after" ping`)
+	if notes != 2 || after != 2 {
+		t.Errorf("tail printed %d notes of a frame of 20 MiB, and the ping after it %d times; want 2 and 2:\n%s", notes, after, out)
+	}
+	if code != 1 || !strings.Contains(stderr.String(), "tail missed 2 frames of the session") {
+		t.Errorf("tail exited %d saying %q; want 1, saying it missed 2 frames", code, stderr)
 	}
 }
 
