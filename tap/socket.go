@@ -563,7 +563,15 @@ func (t *Tap) serveInject(c net.Conn, br *bufio.Reader, req request) {
 		wait = 30 * time.Second
 	}
 	select {
-	case ans := <-res.Reply:
+	case ans, ok := <-res.Reply:
+		if !ok {
+			side := "host"
+			if dir == classify.S2H {
+				side = "server"
+			}
+			reply(c, map[string]any{"reply": nil, "error": fmt.Sprintf("no answer was kept for it: the %s sent a request of its own with this id before an answer came, so an answer with this id goes on to the %s; give the injected request an id the %s does not use (rpctap inject --method gives it one of rpctap's)", side, side, side)})
+			return
+		}
 		body, _ := t.rec.redact.Mask(ans.Body)
 		c.Write([]byte(`{"reply":`))
 		if json.Valid(body) && bytes.IndexByte(body, '\n') >= 0 {

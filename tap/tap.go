@@ -245,6 +245,7 @@ func (t *Tap) Run(ctx context.Context, hostIn io.Reader, hostOut io.WriteCloser,
 	h2s := &relay{dir: classify.H2S, src: hostIn, dst: t.dests[classify.H2S], framing: opts.Framing, captures: t.capture[classify.H2S]}
 	var idle atomic.Int64 // with Drain, once the server has exited: how long a read of its output may wait
 	s2h := &relay{dir: classify.S2H, src: stdoutR, dst: t.dests[classify.S2H], framing: opts.Framing, captures: t.capture[classify.S2H], idle: &idle}
+	h2s.rivals, s2h.rivals = s2h.captures, h2s.captures
 	t.relays[classify.H2S], t.relays[classify.S2H] = h2s, s2h
 	for _, rel := range []*relay{h2s, s2h} {
 		rel.hold = t.intercept.dirs[rel.dir]
