@@ -558,6 +558,7 @@ type busyMeter struct {
 	// sched, when not nil, is the CPU the process has used and how long
 	// its threads have waited for one (ok false: it cannot say).
 	sched func() (cpu, runnable time.Duration, ok bool)
+	now   func() time.Time // the clock windows are timed by
 	mu    sync.Mutex
 	since time.Time     // when the window began
 	start time.Duration // waited() then
@@ -567,7 +568,7 @@ type busyMeter struct {
 }
 
 func newBusyMeter(waited func() time.Duration, sched func() (cpu, runnable time.Duration, ok bool)) *busyMeter {
-	m := &busyMeter{waited: waited, sched: sched, since: time.Now()}
+	m := &busyMeter{waited: waited, sched: sched, now: time.Now, since: time.Now()}
 	if waited != nil {
 		m.start = waited()
 	}
@@ -585,7 +586,7 @@ func (m *busyMeter) check() bool {
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if now := time.Now(); now.Sub(m.since) >= busyWindow {
+	if now := m.now(); now.Sub(m.since) >= busyWindow {
 		span := float64(now.Sub(m.since))
 		m.busy = false
 		if m.waited != nil {
