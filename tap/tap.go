@@ -2,7 +2,6 @@ package tap
 
 import (
 	"bufio"
-	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -55,9 +54,6 @@ type Options struct {
 	// hold, in both directions, until a view decides them or HoldTimeout
 	// passes; "" holds nothing until a view sets a filter.
 	Intercept string
-	// InterceptToHost, when set, is the filter for frames toward the
-	// host in place of Intercept.
-	InterceptToHost string
 	// HoldTimeout is how long a frame is held at most (0:
 	// DefaultHoldTimeout).
 	HoldTimeout time.Duration
@@ -137,7 +133,7 @@ func New(opts Options) (*Tap, error) {
 	var idb [8]byte
 	rand.Read(idb[:])
 	t.id = hex.EncodeToString(idb[:])
-	ic, err := newInterceptor(t, opts.Intercept, cmp.Or(opts.InterceptToHost, opts.Intercept), opts.HoldTimeout)
+	ic, err := newInterceptor(t, opts.Intercept, opts.Intercept, opts.HoldTimeout)
 	if err != nil {
 		return nil, err
 	}
