@@ -14,9 +14,10 @@ import (
 // injected the request instead. An id stays in the set until its answer
 // comes or the session ends, whether or not anyone still waits for the
 // answer (an injector that gave up, or went away): the side that never
-// sent the request never reads its answer, however late it comes. It is
+// sent the request never reads its answer, however late it comes. Unless
+// that side sends a request with the same id itself (see release). It is
 // safe for concurrent use: injectors add ids, the relay of the answering
-// direction takes them.
+// direction takes them, the other relay gives them back.
 type captureSet struct {
 	n   atomic.Int32 // ids waiting; the relay's fast path reads only this
 	mu  sync.Mutex

@@ -57,7 +57,10 @@ import (
 //	                 until the answer comes or the session ends, however
 //	                 late: the answer is recorded ("captured":true), never
 //	                 forwarded (the live view and rpctap inject send so by
-//	                 default; at most maxKept wait at a time)
+//	                 default; at most maxKept wait at a time), unless the
+//	                 side that never sent the request sends one with the
+//	                 same id first: then the answer is its own, and a
+//	                 waiting injector gets {"reply":null,"error":"…"}
 //
 //	{"op":"intercept","h2s":"EXPR","s2h":"EXPR"} (the filters optional)
 //	                 → the connection stays open both ways, JSON lines
