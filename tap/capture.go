@@ -14,9 +14,10 @@ import (
 // injected the request instead. An id stays in the set until its answer
 // comes or the session ends, whether or not anyone still waits for the
 // answer (an injector that gave up, or went away): the side that never
-// sent the request never reads its answer, however late it comes. It is
+// sent the request never reads its answer, however late it comes. Unless
+// that side sends a request with the same id itself (see release). It is
 // safe for concurrent use: injectors add ids, the relay of the answering
-// direction takes them.
+// direction takes them, the other relay gives them back.
 type captureSet struct {
 	n   atomic.Int32 // ids waiting; the relay's fast path reads only this
 	mu  sync.Mutex
@@ -66,21 +67,77 @@ func (c *captureSet) drop(key string) {
 }
 
 // take reports whether body, read at at, is the answer to a captured
-// request, and if so hands a copy of it over.
+// request, and if so hands a copy of it over. A frame whose id no capture
+// waits for costs only a look at that id (see waiting): the relay of the
+// answering side calls take for each frame while any capture waits,
+// which, captures lasting as long as they do, may be for the rest of the
+// session.
 func (c *captureSet) take(body []byte, at time.Duration) bool {
-	m := classify.Classify(body, classify.S2H, classify.JSONRPC)
-	if m.Kind != classify.KindResponse || !m.HasID() {
+	key, ok := c.waiting(body)
+	if !ok {
 		return false
 	}
-	key := m.ID().Key()
-	c.mu.Lock()
-	ch, ok := c.ids[key]
-	if ok {
-		c.forget(key)
+	m := classify.Classify(body, classify.S2H, classify.JSONRPC)
+	if m.Kind != classify.KindResponse || !m.HasID() || m.ID().Key() != key {
+		return false
 	}
-	c.mu.Unlock()
+	ch, ok := c.claim(key)
 	if ok {
 		ch <- Captured{Body: append([]byte(nil), body...), At: at}
 	}
 	return ok
+}
+
+// release gives a capture back to the side whose relay reads body: when
+// body is a request of that side's own, sent (toward dir's receiver) with
+// the id an injected request waits for its answer by, that answer is the
+// request's sender's now (its receiver answers the two alike), and goes
+// on to it. Else a request the receiver never answers, with an id the
+// user typed, would keep the sender's own answer from it for the rest
+// of the session. Whoever waits for the injected request's answer is
+// told, by its channel closing. release reports whether it gave one back.
+func (c *captureSet) release(body []byte, dir classify.Direction) bool {
+	key, ok := c.waiting(body)
+	if !ok {
+		return false
+	}
+	m := classify.Classify(body, dir, classify.JSONRPC)
+	if m.Kind != classify.KindRequest || m.ID().Key() != key {
+		return false
+	}
+	ch, ok := c.claim(key)
+	if ok {
+		close(ch)
+	}
+	return ok
+}
+
+// waiting reads body's id, without judging the rest of it, and reports
+// whether a capture waits for that id, with its key.
+func (c *captureSet) waiting(body []byte) (string, bool) {
+	raw := classify.Member(body, "id")
+	if raw == nil {
+		return "", false
+	}
+	var buf [64]byte
+	key := classify.RawID(raw).AppendKey(buf[:0])
+	c.mu.Lock()
+	_, ok := c.ids[string(key)]
+	c.mu.Unlock()
+	if !ok {
+		return "", false
+	}
+	return string(key), true
+}
+
+// claim forgets key and returns the channel its answer was to go on,
+// if a capture still waits for it.
+func (c *captureSet) claim(key string) (chan Captured, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	ch, ok := c.ids[key]
+	if ok {
+		c.forget(key)
+	}
+	return ch, ok
 }

@@ -30,6 +30,7 @@ type fullFile struct {
 	// freeAtExit: the disk has room again once the tap tries to write
 	// the exit record (it keeps trying to write what the file misses).
 	freeAtExit bool
+	failed     int // writes that failed
 }
 
 func (f *fullFile) Write(p []byte) (int, error) {
@@ -48,6 +49,7 @@ func (f *fullFile) Write(p []byte) (int, error) {
 	copy(f.data[f.pos:], p[:n])
 	f.pos += n
 	if n < int64(len(p)) {
+		f.failed++
 		return int(n), &os.PathError{Op: "write", Path: "session.jsonl", Err: syscall.ENOSPC}
 	}
 	return int(n), nil
@@ -85,6 +87,22 @@ func (f *fullFile) setRoom(n int64) {
 	f.mu.Lock()
 	f.room, f.freed = n, true
 	f.mu.Unlock()
+}
+
+// waitFailed waits until a write to the file has failed.
+func (f *fullFile) waitFailed(t *testing.T) {
+	t.Helper()
+	for deadline := time.Now().Add(generous); ; time.Sleep(time.Millisecond) {
+		f.mu.Lock()
+		n := f.failed
+		f.mu.Unlock()
+		if n > 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no write to the full disk failed within %v", generous)
+		}
+	}
 }
 
 func (f *fullFile) bytes() []byte {
@@ -212,7 +230,7 @@ func TestGapRecordsWrittenAtTheEndComeBeforeTheExitInTime(t *testing.T) {
 	}()
 	pw.Write(frames)
 	out.wait(t, generous, "the frames back", func(s *sink) bool { return s.buf.Len() == len(frames) })
-	time.Sleep(50 * time.Millisecond) // a flush or two that fail, as the disk is full
+	file.waitFailed(t) // the frames go missing: the disk is full
 	pw.Close()
 	<-done
 	_, evs, skipped := readRecords(t, bytes.NewReader(file.bytes()))

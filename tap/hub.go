@@ -96,13 +96,16 @@ type queued struct {
 type recordKind uint8
 
 const (
-	liveFrame recordKind = iota // a frame's record
-	liveEvent                   // an event's record
-	liveOther                   // no record of the file (findings)
+	liveFrame  recordKind = iota // a frame's record
+	liveEvent                    // an event's record
+	liveOther                    // no record of the file (findings)
+	liveMissed                   // a note in the place of a frame the view cannot get (see recorder.tooLarge)
 )
 
 func kindOf(p published) recordKind {
 	switch {
+	case p.missed:
+		return liveMissed
 	case p.seq == 0:
 		return liveOther
 	case p.frame:
@@ -111,13 +114,18 @@ func kindOf(p published) recordKind {
 	return liveEvent
 }
 
-// frames is how many frames a line of this kind holds: 1 or 0.
+// frames is how many frames a line of this kind stands for: 1 or 0. A
+// view that misses the note of a frame it cannot get misses that frame.
 func (k recordKind) frames() int64 {
-	if k == liveFrame {
+	if k == liveFrame || k == liveMissed {
 		return 1
 	}
 	return 0
 }
+
+// record says whether a line of this kind is a record of the session
+// (a frame's or an event's).
+func (k recordKind) record() bool { return k == liveFrame || k == liveEvent }
 
 // poke wakes the subscriber's server.
 func (s *subscriber) poke() {
@@ -456,7 +464,7 @@ func (h *hub) endLive(v *viewConn, s *subscriber, out *outbox, err error) error 
 	for _, r := range out.recs {
 		if r.end > out.sent {
 			lost += r.kind.frames() + r.told
-			unsent = unsent || r.kind != liveOther
+			unsent = unsent || r.kind.record()
 			torn = torn || start < out.sent
 		}
 		start = r.end
@@ -467,7 +475,7 @@ func (h *hub) endLive(v *viewConn, s *subscriber, out *outbox, err error) error 
 			break
 		}
 		lost += q.kind.frames()
-		unsent = unsent || q.kind != liveOther
+		unsent = unsent || q.kind.record()
 	}
 	h.mu.Lock()
 	if s.gap {
@@ -501,12 +509,20 @@ func (h *hub) missedNote(n int64) []byte {
 	if h.clock != nil {
 		t = h.clock()
 	}
-	b := append([]byte(`{"t":`), strconv.FormatInt(t, 10)...)
-	b = append(b, `,"event":"note","text":"this view fell behind the live session and missed `...)
-	b = append(b, count(n, "frame")...)
-	b = append(b, `: this tap records no file to catch up from","gap":true,"missing":`...)
-	b = strconv.AppendInt(b, n, 10)
-	return append(b, "}\n"...)
+	return appendMissedNote(nil, t, "this view fell behind the live session and missed "+count(n, "frame")+": this tap records no file to catch up from", n)
+}
+
+// appendMissedNote appends a note at t (µs on the session clock) that
+// tells a view it missed n frames, in text (the tap's own words, no
+// peer's: it is written as it is).
+func appendMissedNote(dst []byte, t int64, text string, n int64) []byte {
+	dst = append(dst, `{"t":`...)
+	dst = strconv.AppendInt(dst, t, 10)
+	dst = append(dst, `,"event":"note","text":"`...)
+	dst = append(dst, text...)
+	dst = append(dst, `","gap":true,"missing":`...)
+	dst = strconv.AppendInt(dst, n, 10)
+	return append(dst, "}\n"...)
 }
 
 // followEvery is the shortest time between two notes to a view that
@@ -542,6 +558,7 @@ type busyMeter struct {
 	// sched, when not nil, is the CPU the process has used and how long
 	// its threads have waited for one (ok false: it cannot say).
 	sched func() (cpu, runnable time.Duration, ok bool)
+	now   func() time.Time // the clock windows are timed by
 	mu    sync.Mutex
 	since time.Time     // when the window began
 	start time.Duration // waited() then
@@ -551,7 +568,7 @@ type busyMeter struct {
 }
 
 func newBusyMeter(waited func() time.Duration, sched func() (cpu, runnable time.Duration, ok bool)) *busyMeter {
-	m := &busyMeter{waited: waited, sched: sched, since: time.Now()}
+	m := &busyMeter{waited: waited, sched: sched, now: time.Now, since: time.Now()}
 	if waited != nil {
 		m.start = waited()
 	}
@@ -569,7 +586,7 @@ func (m *busyMeter) check() bool {
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if now := time.Now(); now.Sub(m.since) >= busyWindow {
+	if now := m.now(); now.Sub(m.since) >= busyWindow {
 		span := float64(now.Sub(m.since))
 		m.busy = false
 		if m.waited != nil {

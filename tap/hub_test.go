@@ -263,3 +263,70 @@ func TestAViewAttachingAfterTheEndIsNotWaitedFor(t *testing.T) {
 	}
 	h.detach(late)
 }
+
+// A view that falls behind past the note standing for a frame it cannot
+// get (one too large to hold, on a tap that records no file) misses that
+// frame: the count it is told of includes it.
+func TestAViewThatMissesTheNoteOfAFrameTooLargeToHoldCountsTheFrame(t *testing.T) {
+	h := newHub(classify.FramingNDJSON)
+	s, _ := h.attach(false)
+	defer h.detach(s)
+	full := published{seq: 2, line: make([]byte, subQueueBytes), end: subQueueBytes, frame: true} // the view's queue is full with it
+	note := published{line: appendMissedNote(nil, 0, "a frame of 20 MiB", 1), offset: subQueueBytes, end: subQueueBytes, missed: true}
+	h.publish([]published{full, note}, subQueueBytes, Stats{})
+	if !s.gap || s.missed != 1 {
+		t.Errorf("the view's gap is open %v, missing %d frames; want open, missing the frame too large to hold", s.gap, s.missed)
+	}
+}
+
+// The busy meter judges a busyWindow at a time, from what the relays
+// waited for the recorder and what the process's threads used of the CPU
+// and waited for one: past busyShare, busyCPU or busyRunnable of the
+// window, the tap is busy, until a window under all three. Within a
+// window, the verdict on the last one stands, and no clock is read.
+func TestTheBusyMeterJudgesEachWindowByWaitsAndCPU(t *testing.T) {
+	var waited, cpu, runnable time.Duration
+	schedOK, looks := true, 0
+	m := newBusyMeter(func() time.Duration { return waited }, func() (time.Duration, time.Duration, bool) {
+		looks++
+		return cpu, runnable, schedOK
+	})
+	clock := time.Unix(1000, 0)
+	m.now, m.since = func() time.Time { return clock }, clock
+	const w = busyWindow
+	steps := []struct {
+		what                  string
+		elapsed               time.Duration // since the last step
+		waited, cpu, runnable time.Duration // added meanwhile
+		schedOK               bool
+		busy                  bool
+	}{
+		{"idle", w, 0, w / 10, 0, true, false},
+		{"over half a core", w, 0, w*6/10 + time.Millisecond, 0, true, true},
+		{"the window not over yet", w / 2, 0, 0, 0, true, true},
+		{"the rest of that window idle", w / 2, 0, 0, 0, true, false},
+		{"under half a core", w, 0, w * 4 / 10, 0, true, false},
+		{"its threads waiting for a CPU", w, 0, w / 10, w*3/10 + time.Millisecond, true, true},
+		{"the traffic waiting for the recorder", w, w*3/10 + time.Millisecond, w / 10, 0, true, true},
+		{"no scheduler figures, the traffic not waiting", w, 0, w, w, false, false},
+		{"no scheduler figures, the traffic waiting", w, w / 2, w, w, false, true},
+		{"a long idle window", 10 * w, w, 2 * w, 0, true, false},
+	}
+	var inWindow time.Duration // of the window open
+	for _, s := range steps {
+		clock = clock.Add(s.elapsed)
+		inWindow += s.elapsed
+		open := inWindow < w
+		if !open {
+			inWindow = 0
+		}
+		waited, cpu, runnable, schedOK = waited+s.waited, cpu+s.cpu, runnable+s.runnable, s.schedOK
+		before := looks
+		if got := m.check(); got != s.busy {
+			t.Errorf("%s: busy %v, want %v", s.what, got, s.busy)
+		}
+		if open != (looks == before) {
+			t.Errorf("%s: the meter read the scheduler figures %d times, with the window open %v", s.what, looks-before, open)
+		}
+	}
+}

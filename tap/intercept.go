@@ -550,8 +550,11 @@ func (t *methodTable) take(key string) string {
 
 // toward names a direction by its receiver, for sentences.
 func toward(dir classify.Direction) string {
-	if dir == classify.S2H {
+	switch dir {
+	case classify.S2H:
 		return "toward the host"
+	case classify.Err:
+		return "of the server's stderr"
 	}
 	return "toward the server"
 }

@@ -1,7 +1,13 @@
 package tap
 
 import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
 	"runtime"
+	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -29,7 +35,10 @@ func TestThreadsThatEndLeaveTheServerRunning(t *testing.T) {
 		}
 	}
 	// Many threads end, among them, by and by, the ones the runtime had
-	// before (each goroutine gets a thread, locks it and returns).
+	// before (each goroutine gets a thread, locks it and returns, and Go
+	// ends the thread).
+	var tids []int
+	var mu sync.Mutex
 	for range 20 {
 		var wg sync.WaitGroup
 		for range 50 {
@@ -37,14 +46,53 @@ func TestThreadsThatEndLeaveTheServerRunning(t *testing.T) {
 			go func() {
 				defer wg.Done()
 				runtime.LockOSThread()
+				mu.Lock()
+				tids = append(tids, syscall.Gettid())
+				mu.Unlock()
 				time.Sleep(time.Millisecond)
 			}()
 		}
 		wg.Wait()
 	}
-	time.Sleep(50 * time.Millisecond)
-	if err := syscall.Kill(pid, 0); err != nil {
-		t.Fatalf("the server is gone (%v) after threads of the tap's process ended", err)
+	// Once a thread is gone from /proc, the kernel has sent the signal
+	// its end sends its children, if any: the server is then dying
+	// (SIGKILL pending), dead or alive for good.
+	for _, tid := range tids {
+		for deadline := time.Now().Add(generous); ; time.Sleep(time.Millisecond) {
+			if _, err := os.Stat(fmt.Sprintf("/proc/self/task/%d", tid)); errors.Is(err, fs.ErrNotExist) {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("thread %d has not ended within %v of its goroutine", tid, generous)
+			}
+		}
+	}
+	if err := living(pid); err != nil {
+		t.Fatalf("the server is %v after threads of the tap's process ended", err)
 	}
 	syscall.Kill(-pid, syscall.SIGTERM)
+}
+
+// living says, from /proc, why the process pid is not alive (gone, a
+// zombie, or killed: SIGKILL pending), or nil when it is.
+func living(pid int) error {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return fmt.Errorf("gone (%v)", err)
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		name, v, _ := strings.Cut(l, ":")
+		v = strings.TrimSpace(v)
+		switch name {
+		case "State":
+			if strings.HasPrefix(v, "Z") || strings.HasPrefix(v, "X") {
+				return fmt.Errorf("dead (state %s)", v)
+			}
+		case "SigPnd", "ShdPnd":
+			if mask, err := strconv.ParseUint(v, 16, 64); err == nil && mask&(1<<(syscall.SIGKILL-1)) != 0 {
+				return errors.New("killed (SIGKILL pending)")
+			}
+		}
+	}
+	return nil
 }

@@ -144,6 +144,7 @@ type published struct {
 	offset int64 // where the record starts in the session file
 	end    int64 // where it ends (offset, for a line not in the file)
 	frame  bool  // a frame's record (not an event's, nor a line of findings)
+	missed bool  // a note in the place of a frame views cannot get (see tooLarge)
 }
 
 // note hands an item to the recorder: its bytes are copied, and it is
@@ -551,7 +552,8 @@ func (r *recorder) commitJob(b *batch, j *job) {
 			j.m = classify.ClassifyFramed(j.held, j.info, j.dir, p)
 		}
 		switch {
-		case r.bw == nil: // no file
+		case r.bw == nil:
+			r.tooLarge(j)
 		case r.failing:
 			r.missing[j.dir]++
 			if j.spool != nil {
@@ -614,7 +616,7 @@ func (r *recorder) commitJob(b *batch, j *job) {
 func (r *recorder) unspooled(j *job, err error) {
 	if !r.saidSpool {
 		r.saidSpool = true
-		r.warn(fmt.Sprintf("a frame of %d MiB %s could not be kept to be recorded (%v); the session file records it as missing, and the traffic goes on", (j.info.Size+1<<19)>>20, dirWords(j.dir), err))
+		r.warn(fmt.Sprintf("a frame of %d MiB %s could not be kept to be recorded (%v); the session file records it as missing, and the traffic goes on", (j.info.Size+1<<19)>>20, toward(j.dir), err))
 	}
 	ev := sessions.EventRecord{T: int64(j.t / time.Microsecond), Kind: sessions.EventGap, Dir: j.dir, Missing: 1}
 	if err := r.w.WriteEvent(ev); err != nil {
@@ -626,15 +628,22 @@ func (r *recorder) unspooled(j *job, err error) {
 	r.publishLast(false, nil, nil, nil)
 }
 
-// dirWords is where a direction's frames go, in words.
-func dirWords(dir classify.Direction) string {
-	switch dir {
-	case classify.H2S:
-		return "toward the server"
-	case classify.S2H:
-		return "toward the host"
+// tooLarge tells live views, in the place of a frame too large to hold
+// that no file records, that they miss it: the tap kept only its first
+// limit bytes, to classify it, and has nowhere to read the rest back
+// from. The note counts as a missed frame, as the notes of frames a view
+// fell behind do, so that a view says it missed it.
+func (r *recorder) tooLarge(j *job) {
+	if !r.hub.listening() {
+		return
 	}
-	return "of the server's stderr"
+	what := "frame"
+	if j.dir == classify.Err {
+		what = "line"
+	}
+	text := fmt.Sprintf("a %s of %d MiB %s is larger than this tap holds (%d MiB), and this tap records no file: this view cannot show it", what, (j.info.Size+1<<19)>>20, toward(j.dir), r.limit>>20)
+	line := appendMissedNote(nil, int64(j.t/time.Microsecond), text, 1)
+	r.lines = append(r.lines, published{line: line, offset: r.written, end: r.written, missed: true})
 }
 
 // observe runs the tracker and publishes the frame just written with what

@@ -33,6 +33,10 @@ type relay struct {
 	// captures holds the ids of injected requests whose answers arrive on
 	// this stream and must not be forwarded (nil: none are ever asked).
 	captures *captureSet
+	// rivals holds the ids of injected requests whose answers arrive on
+	// the other stream: a request of this stream's sender with one of
+	// them takes it back (see captureSet.release).
+	rivals *captureSet
 	// hold holds the frames the intercept filter matches (see
 	// intercept.go); nil holds none.
 	hold *holdQueue
@@ -132,6 +136,16 @@ func (r *relay) forward(at time.Duration, atEOF bool) {
 				continue
 			}
 		}
+		if r.rivals != nil && r.rivals.active() && r.rivals.release(r.sp.Frame().Body(r.buf[done:r.scanned]), r.dir) {
+			// The frames before it go out first, then a note says whose
+			// the id is now, just before the request.
+			r.flush(r.buf[:done], at)
+			r.shift(done)
+			done = 0
+			if !r.dst.failed() {
+				r.dst.note(item{at: at, event: &sessions.EventRecord{Kind: sessions.EventNote, Text: takenBack(r.dir)}})
+			}
+		}
 		if r.hold.engaged() && r.hold.offer(r, r.buf[:done], r.buf[done:r.scanned], r.sp.Frame(), at) {
 			// The frames before it went out; it is held.
 			r.shift(r.scanned)
@@ -148,6 +162,16 @@ func (r *relay) forward(at time.Duration, atEOF bool) {
 	r.flush(r.buf[:done], at)
 	r.shift(done)
 	r.seen.Store(uint32(r.sp.Framing()))
+}
+
+// takenBack is the note of a request that sender of dir's frames sent
+// with the id an injected request still waited for its answer by.
+func takenBack(dir classify.Direction) string {
+	sender := "host"
+	if dir == classify.S2H {
+		sender = "server"
+	}
+	return "the " + sender + " sent the next request with the id of a request injected " + toward(dir) + " that waits for its answer: an answer with that id now goes on to the " + sender + ", and the tap no longer keeps one from it"
 }
 
 // flush writes complete frames under the dest's lock.

@@ -57,7 +57,10 @@ import (
 //	                 until the answer comes or the session ends, however
 //	                 late: the answer is recorded ("captured":true), never
 //	                 forwarded (the live view and rpctap inject send so by
-//	                 default; at most maxKept wait at a time)
+//	                 default; at most maxKept wait at a time), unless the
+//	                 side that never sent the request sends one with the
+//	                 same id first: then the answer is its own, and a
+//	                 waiting injector gets {"reply":null,"error":"…"}
 //
 //	{"op":"intercept","h2s":"EXPR","s2h":"EXPR"} (the filters optional)
 //	                 → the connection stays open both ways, JSON lines
@@ -563,7 +566,15 @@ func (t *Tap) serveInject(c net.Conn, br *bufio.Reader, req request) {
 		wait = 30 * time.Second
 	}
 	select {
-	case ans := <-res.Reply:
+	case ans, ok := <-res.Reply:
+		if !ok {
+			side := "host"
+			if dir == classify.S2H {
+				side = "server"
+			}
+			reply(c, map[string]any{"reply": nil, "error": fmt.Sprintf("no answer was kept for it: the %s sent a request of its own with this id before an answer came, so an answer with this id goes on to the %s; give the injected request an id the %s does not use (rpctap inject --method gives it one of rpctap's)", side, side, side)})
+			return
+		}
 		body, _ := t.rec.redact.Mask(ans.Body)
 		c.Write([]byte(`{"reply":`))
 		if json.Valid(body) && bytes.IndexByte(body, '\n') >= 0 {

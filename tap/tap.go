@@ -2,7 +2,6 @@ package tap
 
 import (
 	"bufio"
-	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -56,9 +55,6 @@ type Options struct {
 	// hold, in both directions, until a view decides them or HoldTimeout
 	// passes; "" holds nothing until a view sets a filter.
 	Intercept string
-	// InterceptToHost, when set, is the filter for frames toward the
-	// host in place of Intercept.
-	InterceptToHost string
 	// HoldTimeout is how long a frame is held at most (0:
 	// DefaultHoldTimeout).
 	HoldTimeout time.Duration
@@ -138,7 +134,7 @@ func New(opts Options) (*Tap, error) {
 	var idb [8]byte
 	rand.Read(idb[:])
 	t.id = hex.EncodeToString(idb[:])
-	ic, err := newInterceptor(t, opts.Intercept, cmp.Or(opts.InterceptToHost, opts.Intercept), opts.HoldTimeout)
+	ic, err := newInterceptor(t, opts.Intercept, opts.Intercept, opts.HoldTimeout)
 	if err != nil {
 		return nil, err
 	}
@@ -246,6 +242,7 @@ func (t *Tap) Run(ctx context.Context, hostIn io.Reader, hostOut io.WriteCloser,
 	h2s := &relay{dir: classify.H2S, src: hostIn, dst: t.dests[classify.H2S], framing: opts.Framing, captures: t.capture[classify.H2S]}
 	var idle atomic.Int64 // with Drain, once the server has exited: how long a read of its output may wait
 	s2h := &relay{dir: classify.S2H, src: stdoutR, dst: t.dests[classify.S2H], framing: opts.Framing, captures: t.capture[classify.S2H], idle: &idle}
+	h2s.rivals, s2h.rivals = s2h.captures, h2s.captures
 	t.relays[classify.H2S], t.relays[classify.S2H] = h2s, s2h
 	for _, rel := range []*relay{h2s, s2h} {
 		rel.hold = t.intercept.dirs[rel.dir]

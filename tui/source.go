@@ -436,8 +436,12 @@ func (s *Source) noteLast() {
 func OpenLive(info tap.Info, timeout time.Duration) (*Source, error) {
 	// A tap in this very process (rpctap watch) shares the view's
 	// threads and pauses: lowering them would slow the tap, not spare it.
+	// Nor does the view wait while the tap says it is busy: the tap
+	// measures its process, the view's own work in it too, so the view
+	// would hold itself back.
+	own := info.PID == os.Getpid()
 	lower, lowerAll := background, backgroundProcess
-	if info.PID == os.Getpid() {
+	if own {
 		lower, lowerAll = func() {}, nil
 	}
 	opts := sessions.IndexOptions{Timeout: timeout, Worker: lower}
@@ -448,8 +452,10 @@ func OpenLive(info tap.Info, timeout time.Duration) (*Source, error) {
 		if fw, err = tap.Follow(info); err != nil {
 			return nil, err
 		}
-		s.pace = patientPacer(fw.Busy, s.patient.Load)
-		opts.Pace = s.pace
+		if !own {
+			s.pace = patientPacer(fw.Busy, s.patient.Load)
+			opts.Pace = s.pace
+		}
 	}
 	s.Index = sessions.NewIndex(opts)
 	s.started.Store(info.Started)

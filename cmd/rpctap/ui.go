@@ -628,8 +628,9 @@ A session file is printed and tail exits, unless a live tap still writes
 it: then tail follows it up to its exit record. -f follows the file
 whatever writes it, until its exit record or Ctrl-C. A live tap that
 records no file (--no-record) keeps no frame for a tail that falls
-behind it: tail then says how many frames it missed, where they were and
-at its end, and exits with status 1.`,
+behind it, nor any frame over the 16 MiB it holds of one: tail then says
+how many frames it missed, where they were and at its end, and exits
+with status 1.`,
 		Args: takesArgs(0, 1, "one session file or live tap", "rpctap tail SESSION.jsonl, or rpctap tail PID (rpctap ls lists both)"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			f, err := filter.Parse(expr)
@@ -676,7 +677,7 @@ func tailEnd(stderr io.Writer, src *tui.Source) error {
 		if cut {
 			msg += ", and its end"
 		}
-		return exitError{code: 1, msg: msg + ": it fell behind a tap that records no file (--no-record), which keeps no frame for a view that falls behind; " + record}
+		return exitError{code: 1, msg: msg + " (its notes say where): a tap that records no file (--no-record) keeps no frame for a view that falls behind, nor any frame larger than it holds; " + record}
 	}
 	name := classify.EscapeString(src.Path, 200)
 	n := src.Index.Counts().Skipped
