@@ -147,6 +147,10 @@ type summary struct {
 	latency map[string][]int32
 	// findings by code: how many, and the first.
 	findings map[classify.Code]*findingCount
+	// user are the lines of the frames the user wrote toward the server
+	// (injected, edited): findings about them, or that link to them, are
+	// the user's, and no difference between the servers.
+	user     userLines
 	interned map[string]string
 	hdr      Header
 }
@@ -217,10 +221,24 @@ func summarize(path string, ig Ignore) (*summary, error) {
 			continue
 		}
 		s.frames++
+		// The server's conversation, as replay reads it: not what the
+		// user wrote in the server's place, nor a host frame the server
+		// never read, and a server frame the user edited as the server
+		// wrote it.
+		frame, _, ok := serverSide(ev)
+		if !ok {
+			continue
+		}
 		line := int64(ev.Line)
-		m := hdr.Classify(ev.Frame, ev.Dir, tr.Profile())
-		obs := tr.Observe(line, at, &m)
-		s.frameFindings(line, &m)
+		fate := FateOf(ev)
+		if ev.Dir == classify.H2S && fate.ByUser() {
+			s.user.add(line)
+		}
+		m := hdr.Classify(frame, ev.Dir, tr.Profile())
+		obs := tr.ObserveDelivery(line, at, &m, fate.Delivery())
+		if !s.user.has(line) {
+			s.frameFindings(line, &m)
+		}
 		s.sessionFindings(obs.Findings)
 		if method := m.Method(); method != "" && (m.Kind == classify.KindRequest || m.Kind == classify.KindNotification) {
 			key := s.intern(ev.Dir.String() + " " + method)
@@ -232,7 +250,7 @@ func summarize(path string, ig Ignore) (*summary, error) {
 		case classify.KindRequest:
 			if ev.Dir == classify.H2S {
 				method := m.Method()
-				h, idn, _ := hs.hashCall(method, ev.Frame)
+				h, idn, _ := hs.hashCall(method, frame)
 				name, group := s.intern(method), s.intern(method)
 				if n := callNameOf(method, idn.parts); n != "" {
 					name = s.intern(method + " " + n)
@@ -260,11 +278,11 @@ func summarize(path string, ig Ignore) (*summary, error) {
 				}
 				// A listing's answer is compared item by item instead.
 				if _, seen := s.calls[pc.params]; !seen && !isListing(p.Method) {
-					out, _ := hs.hash(ev.Frame)
+					out, _ := hs.hash(frame)
 					s.calls[pc.params] = call{req: p.Request, resp: line, reqOff: pc.off, respOff: rd.Offset(),
 						key: pc.call.key, params: pc.params, outcome: out, name: pc.name, masked: pc.masked || ev.Redacted}
 				}
-				s.listing(p.Method, line, ev.Frame)
+				s.listing(p.Method, line, frame)
 			}
 		}
 	}
@@ -341,9 +359,12 @@ func (s *summary) frameFindings(line int64, m *classify.Message) {
 	}
 }
 
+// sessionFindings counts the tracker's findings, but the user's.
 func (s *summary) sessionFindings(fs []classify.SessionFinding) {
 	for _, f := range fs {
-		s.count(f.Seq, f.Finding)
+		if !findingByUser(f.Seq, f.Related, s.user.has) {
+			s.count(f.Seq, f.Finding)
+		}
 	}
 }
 
@@ -357,15 +378,20 @@ func (s *summary) count(line int64, f classify.Finding) {
 	fc.sev = max(fc.sev, f.Severity)
 }
 
-// readFrameAt reads back the frame of the record at off.
+// readFrameAt reads back the frame of the record at off, as the server
+// read or wrote it (serverSide).
 func readFrameAt(f io.ReaderAt, off int64) []byte {
 	r := NewReader(io.NewSectionReader(f, off, math.MaxInt64-off))
 	r.decided = true
 	ev, err := r.Next()
-	if err != nil || !ev.IsFrame() {
+	if err != nil {
 		return nil
 	}
-	return bytes.Clone(ev.Frame)
+	frame, _, ok := serverSide(ev)
+	if !ok {
+		return nil
+	}
+	return bytes.Clone(frame)
 }
 
 func compareSummaries(a, b *summary, opts DiffOptions) (*DiffReport, error) {

@@ -309,3 +309,42 @@ func TestDiffTakesASecretEitherSessionMaskedForAnyValue(t *testing.T) {
 		}
 	}
 }
+
+// diff compares the servers, not what the user did: against the same
+// session without the user's frames, a session where the user dropped a
+// call, answered one in the server's place, edited one, and injected a
+// frame the server refused differs by no regression, no finding of the
+// user's frames, and no call the server never read.
+func TestDiffLeavesOutWhatTheUserDid(t *testing.T) {
+	b, err := os.ReadFile(fateSession)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var without []string
+	for i, line := range strings.SplitAfter(string(b), "\n") {
+		switch i + 1 {
+		case 5, 6, 7, 8, 9, 12, 13, 14, 15: // the user's frames and their answers
+		default:
+			without = append(without, line)
+		}
+	}
+	pathA := filepath.Join(t.TempDir(), "without.jsonl")
+	if err := os.WriteFile(pathA, []byte(strings.Join(without, "")), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	rep, err := Diff(pathA, fateSession, DiffOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Regressions() != 0 {
+		t.Errorf("%d regressions:%s", rep.Regressions(), describe(rep.Differences))
+	}
+	for _, d := range rep.Differences {
+		switch {
+		case d.Kind == DiffFinding:
+			t.Errorf("a finding of the user's frames counts as the server's: %s %s line %d", d.Name, d.Detail, d.LineB)
+		case d.Name == "tools/call echo":
+			t.Errorf("a call the server never read (dropped, answered in place) counts as one: %s line %d", d.Kind, d.LineB)
+		}
+	}
+}
