@@ -348,3 +348,83 @@ func TestDiffLeavesOutWhatTheUserDid(t *testing.T) {
 		}
 	}
 }
+
+// No arguments are arguments {}: a call made without them, with null and
+// with {} is the same call, in diff as in replay.
+func TestDiffTakesNoArgumentsForEmptyArguments(t *testing.T) {
+	for _, args := range []string{``, `,"arguments":null`, `,"arguments":{}`} {
+		for _, other := range []string{``, `,"arguments":null`, `,"arguments":{}`} {
+			if args == other {
+				continue
+			}
+			b := mcpConversation(func(f []frameAt) []frameAt {
+				f[5].frame = `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo"` + args + `}}`
+				return f
+			})
+			c := mcpConversation(func(f []frameAt) []frameAt {
+				f[5].frame = `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo"` + other + `}}`
+				return f
+			})
+			if rep := diffOf(t, b, c); len(rep.Differences) != 0 {
+				t.Errorf("params {name%s} and {name%s} differ:%s", args, other, describe(rep.Differences))
+			}
+		}
+	}
+	// Arguments that say something still differ.
+	b := mcpConversation(func(f []frameAt) []frameAt {
+		f[5].frame = `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo"}}`
+		return f
+	})
+	rep := diffOf(t, b, mcpConversation(nil))
+	if len(rep.Differences) != 1 || rep.Differences[0].Kind != DiffArguments {
+		t.Errorf("no arguments against {message: hi}:%s", describe(rep.Differences))
+	}
+}
+
+// Past the first maxDetailed changed answers, a pair's answers are
+// compared only as far as telling the kind of difference takes: about
+// what decoding them costs, not a change list of every value.
+func TestDiffComparesAnswersPastTheDetailedOnesOnlyAsFarAsTheirKind(t *testing.T) {
+	big := func(sign string, last string) string {
+		var b strings.Builder
+		b.WriteString(`{"jsonrpc":"2.0","id":1,"result":{`)
+		for i := range 5000 {
+			fmt.Fprintf(&b, `"k%04d":%s%d,`, i, sign, i+1)
+		}
+		b.WriteString(`"z":` + last + `}}`)
+		return b.String()
+	}
+	req := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{}}}`
+	pathA := writeSession(t, "ndjson", []frameAt{{0, 'h', req}, {1, 's', big("", "1")}})
+	pathB := writeSession(t, "ndjson", []frameAt{{0, 'h', req}, {1, 's', big("-", "2")}})
+	a, err := summarize(pathA, Ignore{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.f.Close()
+	b, err := summarize(pathB, Ignore{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.f.Close()
+	var ca, cb call
+	for _, c := range a.calls {
+		ca = c
+	}
+	for _, c := range b.calls {
+		cb = c
+	}
+	var d Difference
+	compared := testing.AllocsPerRun(3, func() { d, _ = compareCall(a, b, ca, cb, Ignore{}, false) })
+	if d.Kind != DiffOutcome || !d.Regression || d.Changes != nil {
+		t.Fatalf("past the detailed ones: %s regression=%v with %d changes; want a changed outcome, a regression, no changes", d.Kind, d.Regression, len(d.Changes))
+	}
+	decoded := testing.AllocsPerRun(3, func() {
+		decodeJSON(readFrameAt(a.f, ca.respOff))
+		decodeJSON(readFrameAt(b.f, cb.respOff))
+	})
+	t.Logf("comparing: %.0f allocations, reading and decoding: %.0f", compared, decoded)
+	if compared > decoded+decoded/4 {
+		t.Errorf("comparing the answers made %.0f allocations, reading and decoding them %.0f: the comparison listed every change", compared, decoded)
+	}
+}
