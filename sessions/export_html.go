@@ -121,7 +121,7 @@ func (s *exporter) htmlSummary(w io.Writer) {
 	}
 	row("profile", markupText(fmt.Sprintf("%s, framing %s", s.x.Profile(), classify.EscapeString(s.hdr.FramingOrDefault(), 20))))
 	row("records", fmt.Sprintf("%d: %d host → server, %d server → host, %d stderr, %s", c.Entries, c.H2S, c.S2H, c.Err, count(c.Events, "event")))
-	row("findings", fmt.Sprintf("%s, %s, %s (records by their worst)", count(c.Errors, "error"), count(c.Warnings, "warning"), count(c.Infos, "note")))
+	row("findings", findingsSummary(c))
 	if s.res.Folded() {
 		row("shown", fmt.Sprintf("%d of %d records: the first and last of them (<code>--max-frames</code>)", s.res.Shown, s.res.Records))
 	}

@@ -127,6 +127,26 @@ func TestIndexJudgesFramesByTheirFate(t *testing.T) {
 	}
 }
 
+// The index counts the user's findings apart, by check's rule: the
+// injected frame's bad-id and the error that answers it are the user's,
+// the call owed at the end the server's; an entry still shows its worst.
+func TestTheIndexCountsTheUsersFindingsApart(t *testing.T) {
+	x, err := IndexFile(fateSession, IndexOptions{}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := x.Counts()
+	if c.Errors != 0 || c.Warnings != 1 || c.UserErrors != 1 || c.UserWarnings != 1 {
+		t.Errorf("the peers' %d errors, %d warnings; the user's %d errors, %d warnings; want 0, 1 (the call owed at the end); 1, 1 (the injected frame and its answer)",
+			c.Errors, c.Warnings, c.UserErrors, c.UserWarnings)
+	}
+	for i := range x.Len() {
+		if e := x.At(i); e.Seq == 14 && e.Worst != classify.Error {
+			t.Errorf("the injected frame's entry shows worst %s, want error", e.Worst)
+		}
+	}
+}
+
 // Every export says what became of each frame in the tap, from the one
 // reading of the record (Fate): injected, captured, held, edited with
 // the original, dropped, answered in place, expired; Mermaid draws what
@@ -136,9 +156,11 @@ func TestEveryExportSaysWhatBecameOfEachFrame(t *testing.T) {
 	path := fateSession
 	want := map[ExportFormat][]string{
 		FormatMarkdown: {"injected by the user", "captured: kept from the side", "dropped by the user: its receiver never read it",
-			"answered in place by the user", "forwarded as the user edited it", "expired: its hold time ran out", "The original, as it came in", "before the edit"},
+			"answered in place by the user", "forwarded as the user edited it", "expired: its hold time ran out", "The original, as it came in", "before the edit",
+			"0 errors, 1 warning, 0 notes (records by their worst); apart, 2 records about frames the user injected or edited"},
 		FormatHTML: {"injected by the user", "captured: kept from the side", "dropped by the user: its receiver never read it",
-			"answered in place by the user", "forwarded as the user edited it", "expired: its hold time ran out", "the original, as it came in", "before the edit"},
+			"answered in place by the user", "forwarded as the user edited it", "expired: its hold time ran out", "the original, as it came in", "before the edit",
+			"apart, 2 records about frames the user injected or edited"},
 		FormatMermaid: {"participant R as rpctap", "H-xR: 5 request tools/call id 1 #91;held, dropped 1.5s#93;",
 			"H-xR: 6 request tools/call id 2 #91;held, answered-in-place", "R-->>H: 7 result tools/call id 2", "#91;injected#93;",
 			"R->>S: 12 request ping", "S-->>R: 13 result ping", "#91;captured#93;", "H->>S: 8 request tools/call id 3 #91;edited, held",

@@ -97,7 +97,7 @@ type recorder struct {
 	scratch []byte
 
 	// stats, read by ls through the hub
-	frames, errs int64
+	frames, errs, userErrs int64
 
 	// saidSpool: a frame too large to hold could not be kept to be
 	// recorded, and the tap said so.
@@ -572,7 +572,7 @@ func (r *recorder) commitJob(b *batch, j *job) {
 				r.wrote(j.dir)
 			}
 		}
-		r.observe(j.t, &j.m, false, classify.Delivered, j.eof)
+		r.observe(j.t, &j.m, false, classify.Delivered, j.eof, false)
 	case jobFrame:
 		r.lastAt = r.started + j.t
 		r.seq++
@@ -600,7 +600,8 @@ func (r *recorder) commitJob(b *batch, j *job) {
 			}
 			return
 		}
-		r.observe(j.t, &j.m, written, sessions.Fate{Held: j.outcome}.Delivery(), j.eof)
+		fate := sessions.Fate{Src: j.src, Held: j.outcome}
+		r.observe(j.t, &j.m, written, fate.Delivery(), j.eof, fate.ByUser())
 		r.profile.Store(uint32(r.tracker.Profile()))
 	}
 }
@@ -639,11 +640,16 @@ func dirWords(dir classify.Direction) string {
 
 // observe runs the tracker and publishes the frame just written with what
 // it found; d says whether the frame reached its receiver, eof that it
-// ended its stream (its sender answers nothing more).
-func (r *recorder) observe(t time.Duration, m *classify.Message, written bool, d classify.Delivery, eof bool) {
+// ended its stream (its sender answers nothing more), byUser that the
+// user wrote it (its errors are counted apart).
+func (r *recorder) observe(t time.Duration, m *classify.Message, written bool, d classify.Delivery, eof, byUser bool) {
 	obs := r.tracker.ObserveDelivery(r.seq, t, m, d)
 	r.frames++
-	if m.Worst() == classify.Error {
+	switch {
+	case m.Worst() != classify.Error:
+	case byUser:
+		r.userErrs++
+	default:
 		r.errs++
 	}
 	if written {
@@ -943,7 +949,7 @@ func (r *recorder) flush() {
 			r.resume()
 		}
 	}
-	stats := Stats{Frames: r.frames, Errors: r.errs, Pending: r.tracker.InFlight()}
+	stats := Stats{Frames: r.frames, Errors: r.errs, UserErrors: r.userErrs, Pending: r.tracker.InFlight()}
 	if len(r.lines) > 0 {
 		r.hub.publish(r.lines, r.written, stats)
 		r.lines = r.lines[:0]
