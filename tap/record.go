@@ -102,6 +102,9 @@ type recorder struct {
 	// saidSpool: a frame too large to hold could not be kept to be
 	// recorded, and the tap said so.
 	saidSpool bool
+	// saidInClear: the redactor left a secret in clear, and the tap said
+	// so (sayInClear).
+	saidInClear bool
 }
 
 // dirState assembles one direction's frames.
@@ -573,6 +576,7 @@ func (r *recorder) commitJob(b *batch, j *job) {
 			}
 		}
 		r.observe(j.t, &j.m, false, classify.Delivered, j.eof, false)
+		r.sayInClear(j.t)
 	case jobFrame:
 		r.lastAt = r.started + j.t
 		r.seq++
@@ -603,6 +607,7 @@ func (r *recorder) commitJob(b *batch, j *job) {
 		fate := sessions.Fate{Src: j.src, Held: j.outcome}
 		r.observe(j.t, &j.m, written, fate.Delivery(), j.eof, fate.ByUser())
 		r.profile.Store(uint32(r.tracker.Profile()))
+		r.sayInClear(j.t)
 	}
 }
 
@@ -625,6 +630,24 @@ func (r *recorder) unspooled(j *job, err error) {
 	r.gone[j.dir]++
 	r.ends = append(r.ends, batched{end: r.written, dir: j.dir, gap: true})
 	r.publishLast(false, nil, nil, nil)
+}
+
+// sayInClear says, the first time the redactor left a secret in clear (a
+// secret written as a JSON number, outside every string), that it did:
+// on stderr, and in a note in the session, after the frame just recorded.
+func (r *recorder) sayInClear(t time.Duration) {
+	if r.saidInClear {
+		return
+	}
+	name := r.redact.InClear()
+	if name == "" {
+		return
+	}
+	r.saidInClear = true
+	name = classify.EscapeString(name, 60)
+	r.warn(fmt.Sprintf("the value of %s is written as a JSON number in the traffic, outside every string; rpctap masks secrets only inside strings (a frame keeps its shape), so what it records and shows holds that value in clear: if it is a secret, delete the session file when done (rpctap sessions rm FILE)", name))
+	r.writeEvent(sessions.EventRecord{T: int64(t / time.Microsecond), Kind: sessions.EventNote,
+		Text: "redact: the value of " + name + " is written as a JSON number, outside every string, and is recorded in clear"})
 }
 
 // dirWords is where a direction's frames go, in words.
