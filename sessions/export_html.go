@@ -267,13 +267,7 @@ func (s *exporter) htmlRecord(b []byte, pos int, e *Entry, ev *Event) []byte {
 	b = append(b, "</pre></details>"...)
 	if ev.Original != nil {
 		// An edit: what came in, before the user's bytes went out.
-		var orig []byte
-		if classify.Valid(ev.Original) {
-			s.buf = appendPretty(s.buf[:0], ev.Original, s.cuts)
-			orig = classify.AppendSafeJSON(nil, s.buf)
-		} else {
-			orig = classify.AppendEscaped(nil, ev.Original, 4*s.cuts.String)
-		}
+		orig, _ := s.original(nil, ev.Original)
 		b = append(b, "<details class=\"original\"><summary>the original, as it came in before the user's edit</summary><pre>"...)
 		b = appendMarkup(b, string(orig), false)
 		b = append(b, "</pre></details>"...)

@@ -97,14 +97,12 @@ func (s *exporter) mdRecord(b []byte, pos int, e *Entry, ev *Event) []byte {
 	b = appendFence(b, lang, body)
 	if ev.Original != nil {
 		// An edit: what came in, before the user's bytes went out.
-		lang, body = "json", nil
-		if classify.Valid(ev.Original) {
-			s.buf = appendPretty(s.buf[:0], ev.Original, s.cuts)
-			body = classify.AppendSafeJSON(nil, s.buf)
-		} else {
-			lang, body = "text", classify.AppendEscaped(nil, ev.Original, 4*s.cuts.String)
+		orig, isJSON := s.original(nil, ev.Original)
+		lang = "text"
+		if isJSON {
+			lang = "json"
 		}
-		b = appendFence(append(b, "\nThe original, as it came in before the user's edit:\n\n"...), lang, body)
+		b = appendFence(append(b, "\nThe original, as it came in before the user's edit:\n\n"...), lang, orig)
 	}
 	if e.Codes != 0 {
 		b = append(b, '\n')
