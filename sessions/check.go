@@ -242,9 +242,14 @@ type checker struct {
 }
 
 func (c *checker) frameFindings(ev *Event, m *classify.Message) {
+	var fate Fate
+	kept := false
 	add := func(mm *classify.Message, member int) {
 		for _, f := range mm.Findings {
-			c.rep.Findings = append(c.rep.Findings, c.finding(ev, f, mm, member, 0))
+			if !kept {
+				fate, kept = keptFate(ev), true
+			}
+			c.rep.Findings = append(c.rep.Findings, c.finding(ev, fate, f, mm, member, 0))
 		}
 	}
 	add(m, -1)
@@ -254,10 +259,11 @@ func (c *checker) frameFindings(ev *Event, m *classify.Message) {
 }
 
 // finding is a finding about the frame just read, ev (m, or one of its
-// members), that links to line related (0: none).
-func (c *checker) finding(ev *Event, f classify.Finding, m *classify.Message, member int, related int64) CheckFinding {
+// members), whose fate is fate (keptFate), that links to line related (0:
+// none).
+func (c *checker) finding(ev *Event, fate Fate, f classify.Finding, m *classify.Message, member int, related int64) CheckFinding {
 	cf := CheckFinding{Line: ev.Line, Code: f.Code, Severity: f.Severity, Message: f.Message, Dir: m.Dir, Kind: m.Kind, Member: member,
-		Frame: classify.Escape(ev.Frame, previewLen), Related: int(related), Fate: keptFate(ev)}
+		Frame: classify.Escape(ev.Frame, previewLen), Related: int(related), Fate: fate}
 	if m.HasID() {
 		cf.ID = string(m.ID().Raw)
 	}
@@ -294,7 +300,7 @@ func (c *checker) sessionFindings(fs []classify.SessionFinding, ev *Event, m *cl
 		cf := CheckFinding{Line: int(f.Seq), Code: f.Code, Severity: f.Severity, Message: f.Message, Member: -1, Related: int(f.Related),
 			ByUser: findingByUser(f.Seq, f.Related, c.user.has)}
 		if ev != nil && int64(ev.Line) == f.Seq {
-			cf = c.finding(ev, f.Finding, m, -1, f.Related)
+			cf = c.finding(ev, keptFate(ev), f.Finding, m, -1, f.Related)
 		} else if pv, ok := c.previews[f.Seq]; ok {
 			cf.Frame, cf.Dir, cf.Kind, cf.ID, cf.Method, cf.Fate = pv.text, pv.dir, pv.kind, pv.id, pv.method, pv.fate
 		}
