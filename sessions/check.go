@@ -137,7 +137,7 @@ var ErrNoRecords = errors.New("no line is a session header or record")
 func Check(r io.Reader, opts CheckOptions) (*Report, error) {
 	rd := NewReader(r)
 	rep := &Report{}
-	c := checker{rep: rep, previews: map[int64]preview{}, fates: map[int64]Fate{}}
+	c := checker{rep: rep, previews: map[int64]preview{}}
 
 	profile := opts.Profile
 	hdr, hasHeader := rd.Header()
@@ -185,9 +185,8 @@ func Check(r io.Reader, opts CheckOptions) (*Report, error) {
 		rep.Frames++
 		m := classifyRecord(&hdr, ev, tr.Profile(), &c.full)
 		fate := FateOf(ev)
-		if !fate.IsZero() && len(c.fates) < maxPreviews {
-			fate.Original = bytes.Clone(fate.Original)
-			c.fates[int64(ev.Line)] = fate
+		if fate.ByUser() {
+			c.user.add(int64(ev.Line))
 		}
 		obs := tr.ObserveDelivery(int64(ev.Line), at, &m, fate.Delivery())
 		c.frameFindings(ev, &m)
@@ -215,8 +214,6 @@ func Check(r io.Reader, opts CheckOptions) (*Report, error) {
 				f.Frame, f.Dir, f.Kind, f.ID, f.Method = pv.text, pv.dir, pv.kind, pv.id, pv.method
 			}
 		}
-		f.Fate = c.fates[int64(f.Line)]
-		f.ByUser = f.Fate.ByUser() || f.Related != 0 && c.fates[int64(f.Related)].ByUser()
 	}
 	sort.SliceStable(rep.Findings, func(i, j int) bool { return rep.Findings[i].Line < rep.Findings[j].Line })
 	return rep, nil
@@ -228,23 +225,31 @@ type preview struct {
 	kind    classify.Kind
 	id      string
 	method  string
+	fate    Fate // with an edit's original, when it has one
 	flagged bool
 }
 
 type checker struct {
-	rep      *Report
-	tr       *classify.Tracker
+	rep *Report
+	tr  *classify.Tracker
+	// previews hold what a finding says of a frame that may still get
+	// one (a request in flight, a frame owed an answer), until it cannot.
 	previews map[int64]preview
-	// fates holds the fate of each frame that has one (bounded as the
-	// previews are): the user's frames, held ones, captured answers.
-	fates map[int64]Fate
-	full  []byte
+	// user are the lines of the frames the user wrote, for the findings
+	// that link to one whatever its age.
+	user userLines
+	full []byte
 }
 
 func (c *checker) frameFindings(ev *Event, m *classify.Message) {
+	var fate Fate
+	kept := false
 	add := func(mm *classify.Message, member int) {
 		for _, f := range mm.Findings {
-			c.rep.Findings = append(c.rep.Findings, c.finding(ev.Line, f, mm, member, ev.Frame))
+			if !kept {
+				fate, kept = keptFate(ev), true
+			}
+			c.rep.Findings = append(c.rep.Findings, c.finding(ev, fate, f, mm, member, 0))
 		}
 	}
 	add(m, -1)
@@ -253,14 +258,26 @@ func (c *checker) frameFindings(ev *Event, m *classify.Message) {
 	}
 }
 
-func (c *checker) finding(line int, f classify.Finding, m *classify.Message, member int, frame []byte) CheckFinding {
-	cf := CheckFinding{Line: line, Code: f.Code, Severity: f.Severity, Message: f.Message, Dir: m.Dir, Kind: m.Kind, Member: member,
-		Frame: classify.Escape(frame, previewLen)}
+// finding is a finding about the frame just read, ev (m, or one of its
+// members), whose fate is fate (keptFate), that links to line related (0:
+// none).
+func (c *checker) finding(ev *Event, fate Fate, f classify.Finding, m *classify.Message, member int, related int64) CheckFinding {
+	cf := CheckFinding{Line: ev.Line, Code: f.Code, Severity: f.Severity, Message: f.Message, Dir: m.Dir, Kind: m.Kind, Member: member,
+		Frame: classify.Escape(ev.Frame, previewLen), Related: int(related), Fate: fate}
 	if m.HasID() {
 		cf.ID = string(m.ID().Raw)
 	}
 	cf.Method = m.Method()
+	cf.ByUser = findingByUser(int64(ev.Line), related, c.user.has)
 	return cf
+}
+
+// keptFate is the fate of the frame ev, to keep past the next record: an
+// edit's original is copied, as the reader reuses its bytes.
+func keptFate(ev *Event) Fate {
+	fate := FateOf(ev)
+	fate.Original = bytes.Clone(fate.Original)
+	return fate
 }
 
 // keepPreview holds the text of frames that may get a finding later.
@@ -269,7 +286,7 @@ func (c *checker) keepPreview(ev *Event, m *classify.Message) {
 	if !later || len(c.previews) >= maxPreviews {
 		return
 	}
-	pv := preview{text: classify.Escape(ev.Frame, previewLen), dir: m.Dir, kind: m.Kind, method: m.Method(), flagged: len(m.Findings) > 0}
+	pv := preview{text: classify.Escape(ev.Frame, previewLen), dir: m.Dir, kind: m.Kind, method: m.Method(), fate: keptFate(ev), flagged: len(m.Findings) > 0}
 	if m.HasID() {
 		pv.id = string(m.ID().Raw)
 	}
@@ -280,13 +297,13 @@ func (c *checker) keepPreview(ev *Event, m *classify.Message) {
 // read (ev, m) take its details now, others from the kept previews at the end.
 func (c *checker) sessionFindings(fs []classify.SessionFinding, ev *Event, m *classify.Message) {
 	for _, f := range fs {
-		cf := CheckFinding{Line: int(f.Seq), Code: f.Code, Severity: f.Severity, Message: f.Message, Member: -1}
+		cf := CheckFinding{Line: int(f.Seq), Code: f.Code, Severity: f.Severity, Message: f.Message, Member: -1, Related: int(f.Related),
+			ByUser: findingByUser(f.Seq, f.Related, c.user.has)}
 		if ev != nil && int64(ev.Line) == f.Seq {
-			cf = c.finding(ev.Line, f.Finding, m, -1, ev.Frame)
+			cf = c.finding(ev, keptFate(ev), f.Finding, m, -1, f.Related)
 		} else if pv, ok := c.previews[f.Seq]; ok {
-			cf.Frame, cf.Dir, cf.Kind, cf.ID, cf.Method = pv.text, pv.dir, pv.kind, pv.id, pv.method
+			cf.Frame, cf.Dir, cf.Kind, cf.ID, cf.Method, cf.Fate = pv.text, pv.dir, pv.kind, pv.id, pv.method, pv.fate
 		}
-		cf.Related = int(f.Related)
 		c.rep.Findings = append(c.rep.Findings, cf)
 		if pv, ok := c.previews[f.Seq]; ok {
 			pv.flagged = true

@@ -275,30 +275,51 @@ func decodeJSON(b []byte) (any, error) {
 // Diff lists the differences between messages a and b (see Ignore), at
 // most limit of them (all when limit <= 0), in path order.
 func (ig Ignore) Diff(a, b []byte, limit int) []Change {
+	out, _ := ig.diffCall(a, b, limit, nil)
+	return out
+}
+
+// diffCall is Diff, and whether every difference (not only the first
+// limit) adds to a: it stops once it holds limit changes and has met one
+// that does not only add. inputs are the paths of a request's inputs
+// (identityRule.inputs): there, absent, null and {} are the same, as
+// replay matches them (no arguments are arguments {}).
+func (ig Ignore) diffCall(a, b []byte, limit int, inputs [][]string) (out []Change, onlyAdds bool) {
 	va, errA := decodeJSON(a)
 	vb, errB := decodeJSON(b)
 	if errA != nil || errB != nil {
 		if bytes.Equal(a, b) {
-			return nil
+			return nil, true
 		}
-		return []Change{{Path: "", Was: compactOrText(a), Now: compactOrText(b)}}
+		return []Change{{Path: "", Was: compactOrText(a), Now: compactOrText(b)}}, false
 	}
-	d := differ{ig: ig, limit: limit}
+	d := differ{ig: ig, limit: limit, inputs: inputs}
 	d.diff(va, vb)
-	return d.out
+	return d.out, !d.removes
 }
 
 type differ struct {
-	ig    Ignore
-	path  []string
-	items []string // the named items the path is in
-	out   []Change
-	limit int
+	ig     Ignore
+	path   []string
+	items  []string // the named items the path is in
+	out    []Change
+	limit  int
+	inputs [][]string // where absent, null and {} are the same
+	// removes says a change met does not only add (it removes or
+	// changes a value).
+	removes bool
 }
 
 func (d *differ) full() bool { return d.limit > 0 && len(d.out) >= d.limit }
 
+// done reports whether walking on would tell nothing more: the changes
+// are all kept, and one that does not only add is known.
+func (d *differ) done() bool { return d.full() && d.removes }
+
 func (d *differ) add(was, now any) {
+	if _, ok := was.(absent); !ok {
+		d.removes = true
+	}
 	if d.full() {
 		return
 	}
@@ -312,6 +333,23 @@ func (d *differ) add(was, now any) {
 // absent marks a member that is not there (nil stands for JSON null).
 type absent struct{}
 
+// isInput reports whether the path is one of d.inputs.
+func (d *differ) isInput() bool {
+	for _, p := range d.inputs {
+		if slices.Equal(p, d.path) {
+			return true
+		}
+	}
+	return false
+}
+
+// noInput reports whether an input's value (ok: there) gives nothing:
+// absent, null or {}.
+func noInput(v any, ok bool) bool {
+	m, isObject := v.(map[string]any)
+	return !ok || v == nil || isObject && len(m) == 0
+}
+
 func (d *differ) diff(a, b any) {
 	switch x := a.(type) {
 	case map[string]any:
@@ -321,11 +359,15 @@ func (d *differ) diff(a, b any) {
 			return
 		}
 		for _, k := range sortedKeys(x, y) {
+			if d.done() {
+				return
+			}
 			d.path = append(d.path, k)
 			if !d.ig.skips(d.path) {
 				va, okA := x[k]
 				vb, okB := y[k]
 				switch {
+				case d.isInput() && noInput(va, okA) && noInput(vb, okB):
 				case !okA:
 					d.add(absent{}, vb)
 				case !okB:
@@ -347,6 +389,9 @@ func (d *differ) diff(a, b any) {
 			return
 		}
 		for i := range max(len(x), len(y)) {
+			if d.done() {
+				return
+			}
 			d.path = append(d.path, strconv.Itoa(i))
 			if !d.ig.skips(d.path) {
 				switch {
@@ -421,6 +466,9 @@ func (d *differ) diffItems(x, y []any, key string) {
 		d.path = d.path[:len(d.path)-1]
 	}
 	for i, e := range x {
+		if d.done() {
+			return
+		}
 		n := name(e)
 		inX[n] = true
 		if j, ok := inY[n]; ok {

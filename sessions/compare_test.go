@@ -1,7 +1,9 @@
 package sessions
 
 import (
+	"fmt"
 	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -158,5 +160,28 @@ func TestWithIDChangesOnlyTheIdBytes(t *testing.T) {
 	}
 	if got := string(withID([]byte(`{"result":{}}`), []byte("1"))); got != `{"result":{}}` {
 		t.Errorf("a frame with no id got one: %s", got)
+	}
+}
+
+// A diff that keeps only its first changes still knows whether any change
+// past them removes or changes a value.
+func TestABoundedDiffKnowsWhetherEveryChangeOnlyAdds(t *testing.T) {
+	var adds strings.Builder
+	for i := range 30 {
+		fmt.Fprintf(&adds, `"a%02d":%d,`, i, i)
+	}
+	was := `{"result":{"z":1}}`
+	for _, c := range []struct {
+		now      string
+		onlyAdds bool
+	}{
+		{`{"result":{` + adds.String() + `"z":1}}`, true},
+		{`{"result":{` + adds.String() + `"z":2}}`, false},
+		{`{"result":{` + adds.String() + `"zz":1}}`, false},
+	} {
+		out, onlyAdds := Ignore{}.diffCall([]byte(was), []byte(c.now), 5, nil)
+		if len(out) != 5 || onlyAdds != c.onlyAdds {
+			t.Errorf("%s: %d changes, only adds %v; want 5, %v", c.now, len(out), onlyAdds, c.onlyAdds)
+		}
 	}
 }

@@ -147,6 +147,10 @@ type summary struct {
 	latency map[string][]int32
 	// findings by code: how many, and the first.
 	findings map[classify.Code]*findingCount
+	// user are the lines of the frames the user wrote toward the server
+	// (injected, edited): findings about them, or that link to them, are
+	// the user's, and no difference between the servers.
+	user     userLines
 	interned map[string]string
 	hdr      Header
 }
@@ -161,6 +165,7 @@ type call struct {
 	reqOff, respOff int64
 	key             uint64 // its call (callID.key)
 	params, outcome uint64 // structural hashes of the request and its answer
+	method          string
 	name            string // what it calls, for people: "tools/call echo"
 	masked          bool   // the recording masked a secret in the request or its answer
 }
@@ -173,12 +178,12 @@ type findingCount struct {
 }
 
 type pendingCall struct {
-	call        callID
-	params      uint64
-	group, name string
-	off         int64
-	startup     bool // asked before the server answered anything
-	masked      bool
+	call                callID
+	params              uint64
+	method, group, name string
+	off                 int64
+	startup             bool // asked before the server answered anything
+	masked              bool
 }
 
 func summarize(path string, ig Ignore) (*summary, error) {
@@ -217,10 +222,24 @@ func summarize(path string, ig Ignore) (*summary, error) {
 			continue
 		}
 		s.frames++
+		// The server's conversation, as replay reads it: not what the
+		// user wrote in the server's place, nor a host frame the server
+		// never read, and a server frame the user edited as the server
+		// wrote it.
+		frame, _, ok := serverSide(ev)
+		if !ok {
+			continue
+		}
 		line := int64(ev.Line)
-		m := hdr.Classify(ev.Frame, ev.Dir, tr.Profile())
-		obs := tr.Observe(line, at, &m)
-		s.frameFindings(line, &m)
+		fate := FateOf(ev)
+		if ev.Dir == classify.H2S && fate.ByUser() {
+			s.user.add(line)
+		}
+		m := hdr.Classify(frame, ev.Dir, tr.Profile())
+		obs := tr.ObserveDelivery(line, at, &m, fate.Delivery())
+		if !s.user.has(line) {
+			s.frameFindings(line, &m)
+		}
 		s.sessionFindings(obs.Findings)
 		if method := m.Method(); method != "" && (m.Kind == classify.KindRequest || m.Kind == classify.KindNotification) {
 			key := s.intern(ev.Dir.String() + " " + method)
@@ -231,16 +250,16 @@ func summarize(path string, ig Ignore) (*summary, error) {
 		switch m.Kind {
 		case classify.KindRequest:
 			if ev.Dir == classify.H2S {
-				method := m.Method()
-				h, idn, _ := hs.hashCall(method, ev.Frame)
-				name, group := s.intern(method), s.intern(method)
+				method := s.intern(m.Method())
+				h, idn, _ := hs.hashCall(method, frame)
+				name, group := method, method
 				if n := callNameOf(method, idn.parts); n != "" {
 					name = s.intern(method + " " + n)
 					if groupedByName(method) {
 						group = name
 					}
 				}
-				inFlight[line] = pendingCall{call: idn.id, params: h, group: group, name: name, off: rd.Offset(),
+				inFlight[line] = pendingCall{call: idn.id, params: h, method: method, group: group, name: name, off: rd.Offset(),
 					startup: !s.answered, masked: ev.Redacted}
 			}
 		case classify.KindResponse:
@@ -260,11 +279,11 @@ func summarize(path string, ig Ignore) (*summary, error) {
 				}
 				// A listing's answer is compared item by item instead.
 				if _, seen := s.calls[pc.params]; !seen && !isListing(p.Method) {
-					out, _ := hs.hash(ev.Frame)
+					out, _ := hs.hash(frame)
 					s.calls[pc.params] = call{req: p.Request, resp: line, reqOff: pc.off, respOff: rd.Offset(),
-						key: pc.call.key, params: pc.params, outcome: out, name: pc.name, masked: pc.masked || ev.Redacted}
+						key: pc.call.key, params: pc.params, outcome: out, method: pc.method, name: pc.name, masked: pc.masked || ev.Redacted}
 				}
-				s.listing(p.Method, line, ev.Frame)
+				s.listing(p.Method, line, frame)
 			}
 		}
 	}
@@ -341,9 +360,12 @@ func (s *summary) frameFindings(line int64, m *classify.Message) {
 	}
 }
 
+// sessionFindings counts the tracker's findings, but the user's.
 func (s *summary) sessionFindings(fs []classify.SessionFinding) {
 	for _, f := range fs {
-		s.count(f.Seq, f.Finding)
+		if !findingByUser(f.Seq, f.Related, s.user.has) {
+			s.count(f.Seq, f.Finding)
+		}
 	}
 }
 
@@ -357,15 +379,20 @@ func (s *summary) count(line int64, f classify.Finding) {
 	fc.sev = max(fc.sev, f.Severity)
 }
 
-// readFrameAt reads back the frame of the record at off.
+// readFrameAt reads back the frame of the record at off, as the server
+// read or wrote it (serverSide).
 func readFrameAt(f io.ReaderAt, off int64) []byte {
 	r := NewReader(io.NewSectionReader(f, off, math.MaxInt64-off))
 	r.decided = true
 	ev, err := r.Next()
-	if err != nil || !ev.IsFrame() {
+	if err != nil {
 		return nil
 	}
-	return bytes.Clone(ev.Frame)
+	frame, _, ok := serverSide(ev)
+	if !ok {
+		return nil
+	}
+	return bytes.Clone(frame)
 }
 
 func compareSummaries(a, b *summary, opts DiffOptions) (*DiffReport, error) {
@@ -571,6 +598,9 @@ func compareCalls(a, b *summary, ig Ignore) []Difference {
 		ya, yb := line(y)
 		return cmp.Or(cmp.Compare(xa, ya), cmp.Compare(xb, yb))
 	})
+	// A secret either recording masked stands for any text, in the calls
+	// that say they masked one.
+	masked := ig.WithMasks(append(slices.Clone(a.hdr.Redact), b.hdr.Redact...), len(a.hdr.Redact) == 0 || len(b.hdr.Redact) == 0, true)
 	var out []Difference
 	detailed := 0
 	for _, it := range items {
@@ -580,7 +610,11 @@ func compareCalls(a, b *summary, ig Ignore) []Difference {
 		case !it.inA:
 			out = append(out, Difference{Kind: DiffCallOnlyB, Name: it.cb.name, LineB: it.cb.req})
 		default:
-			if d, ok := compareCall(a, b, it.ca, it.cb, ig, detailed < maxDetailed); ok {
+			cig := ig
+			if it.ca.masked || it.cb.masked {
+				cig = masked
+			}
+			if d, ok := compareCall(a, b, it.ca, it.cb, cig, detailed < maxDetailed); ok {
 				if len(d.Changes) > 0 {
 					detailed++
 				}
@@ -641,21 +675,24 @@ func pairClosest(a, b *summary, as, bs []call, ig Ignore) (pairs [][2]call, only
 }
 
 // compareCall compares a call made in both sessions: ok is false when
-// nothing differs. detail keeps the changes.
+// nothing differs. detail keeps the changes (at most maxChanges); without
+// it, each message's diff stops at what decides the kind of difference.
 func compareCall(a, b *summary, ca, cb call, ig Ignore, detail bool) (Difference, bool) {
 	d := Difference{Name: ca.name, LineA: ca.req, LineB: cb.req}
-	if ca.masked || cb.masked {
-		ig = ig.WithMasks(append(slices.Clone(a.hdr.Redact), b.hdr.Redact...), len(a.hdr.Redact) == 0 || len(b.hdr.Redact) == 0, true)
+	limit := 1
+	if detail {
+		limit = maxChanges
 	}
 	var asked []Change
 	if ca.params != cb.params {
-		asked = ig.Diff(readFrameAt(a.f, ca.reqOff), readFrameAt(b.f, cb.reqOff), 0)
+		asked, _ = ig.diffCall(readFrameAt(a.f, ca.reqOff), readFrameAt(b.f, cb.reqOff), limit, identityRuleOf(ca.method).inputs)
 	}
 	var answered []Change
+	onlyAdds := true
 	fa, fb := []byte(nil), []byte(nil)
 	if ca.outcome != cb.outcome {
 		fa, fb = readFrameAt(a.f, ca.respOff), readFrameAt(b.f, cb.respOff)
-		answered = ig.Diff(fa, fb, 0)
+		answered, onlyAdds = ig.diffCall(fa, fb, limit, nil)
 	}
 	switch {
 	case len(asked) > 0:
@@ -675,11 +712,7 @@ func compareCall(a, b *summary, ca, cb call, ig Ignore, detail bool) (Difference
 			d.Kind, d.Detail = DiffOutcome, "an error in both"
 		default:
 			d.Kind = DiffOutcome
-			added := true
-			for _, c := range answered {
-				added = added && c.Was == ""
-			}
-			if added {
+			if onlyAdds {
 				d.Detail = "B's answer only adds to A's"
 			} else {
 				d.Regression = true

@@ -309,3 +309,122 @@ func TestDiffTakesASecretEitherSessionMaskedForAnyValue(t *testing.T) {
 		}
 	}
 }
+
+// diff compares the servers, not what the user did: against the same
+// session without the user's frames, a session where the user dropped a
+// call, answered one in the server's place, edited one, and injected a
+// frame the server refused differs by no regression, no finding of the
+// user's frames, and no call the server never read.
+func TestDiffLeavesOutWhatTheUserDid(t *testing.T) {
+	b, err := os.ReadFile(fateSession)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var without []string
+	for i, line := range strings.SplitAfter(string(b), "\n") {
+		switch i + 1 {
+		case 5, 6, 7, 8, 9, 12, 13, 14, 15: // the user's frames and their answers
+		default:
+			without = append(without, line)
+		}
+	}
+	pathA := filepath.Join(t.TempDir(), "without.jsonl")
+	if err := os.WriteFile(pathA, []byte(strings.Join(without, "")), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	rep, err := Diff(pathA, fateSession, DiffOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Regressions() != 0 {
+		t.Errorf("%d regressions:%s", rep.Regressions(), describe(rep.Differences))
+	}
+	for _, d := range rep.Differences {
+		switch {
+		case d.Kind == DiffFinding:
+			t.Errorf("a finding of the user's frames counts as the server's: %s %s line %d", d.Name, d.Detail, d.LineB)
+		case d.Name == "tools/call echo":
+			t.Errorf("a call the server never read (dropped, answered in place) counts as one: %s line %d", d.Kind, d.LineB)
+		}
+	}
+}
+
+// No arguments are arguments {}: a call made without them, with null and
+// with {} is the same call, in diff as in replay.
+func TestDiffTakesNoArgumentsForEmptyArguments(t *testing.T) {
+	for _, args := range []string{``, `,"arguments":null`, `,"arguments":{}`} {
+		for _, other := range []string{``, `,"arguments":null`, `,"arguments":{}`} {
+			if args == other {
+				continue
+			}
+			b := mcpConversation(func(f []frameAt) []frameAt {
+				f[5].frame = `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo"` + args + `}}`
+				return f
+			})
+			c := mcpConversation(func(f []frameAt) []frameAt {
+				f[5].frame = `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo"` + other + `}}`
+				return f
+			})
+			if rep := diffOf(t, b, c); len(rep.Differences) != 0 {
+				t.Errorf("params {name%s} and {name%s} differ:%s", args, other, describe(rep.Differences))
+			}
+		}
+	}
+	// Arguments that say something still differ.
+	b := mcpConversation(func(f []frameAt) []frameAt {
+		f[5].frame = `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo"}}`
+		return f
+	})
+	rep := diffOf(t, b, mcpConversation(nil))
+	if len(rep.Differences) != 1 || rep.Differences[0].Kind != DiffArguments {
+		t.Errorf("no arguments against {message: hi}:%s", describe(rep.Differences))
+	}
+}
+
+// Past the first maxDetailed changed answers, a pair's answers are
+// compared only as far as telling the kind of difference takes: about
+// what decoding them costs, not a change list of every value.
+func TestDiffComparesAnswersPastTheDetailedOnesOnlyAsFarAsTheirKind(t *testing.T) {
+	big := func(sign string, last string) string {
+		var b strings.Builder
+		b.WriteString(`{"jsonrpc":"2.0","id":1,"result":{`)
+		for i := range 5000 {
+			fmt.Fprintf(&b, `"k%04d":%s%d,`, i, sign, i+1)
+		}
+		b.WriteString(`"z":` + last + `}}`)
+		return b.String()
+	}
+	req := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{}}}`
+	pathA := writeSession(t, "ndjson", []frameAt{{0, 'h', req}, {1, 's', big("", "1")}})
+	pathB := writeSession(t, "ndjson", []frameAt{{0, 'h', req}, {1, 's', big("-", "2")}})
+	a, err := summarize(pathA, Ignore{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.f.Close()
+	b, err := summarize(pathB, Ignore{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.f.Close()
+	var ca, cb call
+	for _, c := range a.calls {
+		ca = c
+	}
+	for _, c := range b.calls {
+		cb = c
+	}
+	var d Difference
+	compared := testing.AllocsPerRun(3, func() { d, _ = compareCall(a, b, ca, cb, Ignore{}, false) })
+	if d.Kind != DiffOutcome || !d.Regression || d.Changes != nil {
+		t.Fatalf("past the detailed ones: %s regression=%v with %d changes; want a changed outcome, a regression, no changes", d.Kind, d.Regression, len(d.Changes))
+	}
+	decoded := testing.AllocsPerRun(3, func() {
+		decodeJSON(readFrameAt(a.f, ca.respOff))
+		decodeJSON(readFrameAt(b.f, cb.respOff))
+	})
+	t.Logf("comparing: %.0f allocations, reading and decoding: %.0f", compared, decoded)
+	if compared > decoded+decoded/4 {
+		t.Errorf("comparing the answers made %.0f allocations, reading and decoding them %.0f: the comparison listed every change", compared, decoded)
+	}
+}

@@ -606,6 +606,17 @@ func (s *exporter) prettyFrame(dst []byte, e *Entry, frame []byte) ([]byte, bool
 	return classify.AppendSafeJSON(dst, s.buf), true
 }
 
+// original appends the bytes an edited frame came in with (an event's
+// Original), safe for a terminal: pretty-printed and cut when they are
+// JSON (isJSON), else escaped.
+func (s *exporter) original(dst, orig []byte) (out []byte, isJSON bool) {
+	if !classify.Valid(orig) {
+		return classify.AppendEscaped(dst, orig, 4*s.cuts.String), false
+	}
+	s.buf = appendPretty(s.buf[:0], orig, s.cuts)
+	return classify.AppendSafeJSON(dst, s.buf), true
+}
+
 // knownJSON reports whether the index judged frame, the frame of entry e
 // as walk gives it, one valid JSON value: a kind only JSON has, from the
 // whole frame, which the export's masking did not change since.

@@ -121,7 +121,7 @@ func (s *exporter) htmlSummary(w io.Writer) {
 	}
 	row("profile", markupText(fmt.Sprintf("%s, framing %s", s.x.Profile(), classify.EscapeString(s.hdr.FramingOrDefault(), 20))))
 	row("records", fmt.Sprintf("%d: %d host → server, %d server → host, %d stderr, %s", c.Entries, c.H2S, c.S2H, c.Err, count(c.Events, "event")))
-	row("findings", fmt.Sprintf("%s, %s, %s (records by their worst)", count(c.Errors, "error"), count(c.Warnings, "warning"), count(c.Infos, "note")))
+	row("findings", findingsSummary(c))
 	if s.res.Folded() {
 		row("shown", fmt.Sprintf("%d of %d records: the first and last of them (<code>--max-frames</code>)", s.res.Shown, s.res.Records))
 	}
@@ -267,13 +267,7 @@ func (s *exporter) htmlRecord(b []byte, pos int, e *Entry, ev *Event) []byte {
 	b = append(b, "</pre></details>"...)
 	if ev.Original != nil {
 		// An edit: what came in, before the user's bytes went out.
-		var orig []byte
-		if classify.Valid(ev.Original) {
-			s.buf = appendPretty(s.buf[:0], ev.Original, s.cuts)
-			orig = classify.AppendSafeJSON(nil, s.buf)
-		} else {
-			orig = classify.AppendEscaped(nil, ev.Original, 4*s.cuts.String)
-		}
+		orig, _ := s.original(nil, ev.Original)
 		b = append(b, "<details class=\"original\"><summary>the original, as it came in before the user's edit</summary><pre>"...)
 		b = appendMarkup(b, string(orig), false)
 		b = append(b, "</pre></details>"...)

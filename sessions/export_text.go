@@ -56,7 +56,7 @@ func (s *exporter) mdSummary(w io.Writer, stats []MethodStats) {
 	}
 	fmt.Fprintf(w, "| profile | %s, framing %s |\n", s.x.Profile(), mdText(classify.EscapeString(s.hdr.FramingOrDefault(), 20)))
 	fmt.Fprintf(w, "| records | %d: %d host → server, %d server → host, %d stderr, %s |\n", c.Entries, c.H2S, c.S2H, c.Err, count(c.Events, "event"))
-	fmt.Fprintf(w, "| findings | %s, %s, %s (records by their worst) |\n", count(c.Errors, "error"), count(c.Warnings, "warning"), count(c.Infos, "note"))
+	fmt.Fprintf(w, "| findings | %s |\n", findingsSummary(c))
 	if s.res.Folded() {
 		fmt.Fprintf(w, "| shown | %d of %d records (`--max-frames`) |\n", s.res.Shown, s.res.Records)
 	}
@@ -97,14 +97,12 @@ func (s *exporter) mdRecord(b []byte, pos int, e *Entry, ev *Event) []byte {
 	b = appendFence(b, lang, body)
 	if ev.Original != nil {
 		// An edit: what came in, before the user's bytes went out.
-		lang, body = "json", nil
-		if classify.Valid(ev.Original) {
-			s.buf = appendPretty(s.buf[:0], ev.Original, s.cuts)
-			body = classify.AppendSafeJSON(nil, s.buf)
-		} else {
-			lang, body = "text", classify.AppendEscaped(nil, ev.Original, 4*s.cuts.String)
+		orig, isJSON := s.original(nil, ev.Original)
+		lang = "text"
+		if isJSON {
+			lang = "json"
 		}
-		b = appendFence(append(b, "\nThe original, as it came in before the user's edit:\n\n"...), lang, body)
+		b = appendFence(append(b, "\nThe original, as it came in before the user's edit:\n\n"...), lang, orig)
 	}
 	if e.Codes != 0 {
 		b = append(b, '\n')
@@ -267,6 +265,16 @@ func ms(d time.Duration) string { return string(appendMS(nil, d)) }
 
 func appendMS(b []byte, d time.Duration) []byte {
 	return append(strconv.AppendFloat(b, float64(d.Microseconds())/1000, 'f', -1, 64), " ms"...)
+}
+
+// findingsSummary counts the records by their worst finding, for an
+// export's summary: the peers', then the user's own, apart.
+func findingsSummary(c Counts) string {
+	out := fmt.Sprintf("%s, %s, %s (records by their worst)", count(c.Errors, "error"), count(c.Warnings, "warning"), count(c.Infos, "note"))
+	if n := c.UserErrors + c.UserWarnings + c.UserInfos; n > 0 {
+		out += fmt.Sprintf("; apart, %s about frames the user injected or edited", count(n, "record"))
+	}
+	return out
 }
 
 func count(n int, noun string) string {

@@ -1,6 +1,8 @@
 package sessions
 
 import (
+	"cmp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -270,4 +272,50 @@ func (f Fate) AppendJSON(dst []byte) []byte {
 		}
 	}
 	return append(dst, '}')
+}
+
+// findingByUser is the one rule for whose a finding is: the user's, not a
+// peer's, when it is about a frame the user wrote (see Fate.ByUser) or
+// links to one (related: the error that answers an injected frame, the
+// request an injected cancellation names; 0 for none). byUser says
+// whether the user wrote the frame of a line.
+func findingByUser(line, related int64, byUser func(line int64) bool) bool {
+	return byUser(line) || related != 0 && byUser(related)
+}
+
+// userLines is the set of the lines whose frames the user wrote, a bit a
+// line, kept in words of 64 lines, only the words that have one: it grows
+// with the user's frames, not with the file.
+type userLines struct {
+	words []userWord // by at, ascending
+}
+
+type userWord struct {
+	at   int64 // the first line of the word, a multiple of 64
+	bits uint64
+}
+
+// add puts line in the set (at once when lines come in ascending order,
+// as a file's do).
+func (u *userLines) add(line int64) {
+	at, bit := line&^63, uint64(1)<<(line&63)
+	if n := len(u.words); n == 0 || u.words[n-1].at < at {
+		u.words = append(u.words, userWord{at: at, bits: bit})
+		return
+	}
+	i, ok := u.find(at)
+	if !ok {
+		u.words = slices.Insert(u.words, i, userWord{at: at})
+	}
+	u.words[i].bits |= bit
+}
+
+// has reports whether line is in the set.
+func (u *userLines) has(line int64) bool {
+	i, ok := u.find(line &^ 63)
+	return ok && u.words[i].bits&(1<<(line&63)) != 0
+}
+
+func (u *userLines) find(at int64) (int, bool) {
+	return slices.BinarySearchFunc(u.words, at, func(w userWord, at int64) int { return cmp.Compare(w.at, at) })
 }

@@ -59,6 +59,48 @@ func TestCheckJudgesFramesByTheirFate(t *testing.T) {
 	}
 }
 
+// The user's frames are told apart however many frames with a fate come
+// before them: past 200,000 held frames, an injected frame's finding is
+// still the user's, and the timeout of a request the user edited keeps
+// its fate and original, read while the request could still get one.
+func TestCheckTellsTheUsersFramesApartPastAnyNumberOfFates(t *testing.T) {
+	var b strings.Builder
+	b.WriteString(`{"rpctap":"session","version":1,"id":"many","started":"2026-11-29T18:00:00Z","argv":["server"],"framing":"ndjson","profile":"mcp","timeout_ms":1000}` + "\n")
+	b.WriteString(`{"t":1,"dir":"h2s","src":"edit","held":"edited","original":"{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"ping\",\"params\":{\"was\":1}}","frame":"{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"ping\"}"}` + "\n")
+	const held = 200_005
+	for range held {
+		b.WriteString(`{"t":2,"dir":"s2h","held":"forwarded","frame":"{\"jsonrpc\":\"2.0\",\"method\":\"notifications/message\"}"}` + "\n")
+	}
+	b.WriteString(`{"t":3,"dir":"h2s","src":"inject","frame":"{\"jsonrpc\":\"2.0\",\"id\":{\"n\":1},\"method\":\"ping\"}"}` + "\n")
+	b.WriteString(`{"t":5000000,"event":"exit","code":0}` + "\n")
+	rep, err := Check(strings.NewReader(b.String()), CheckOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	injected, edited := 2+held+1, 2
+	var sawBadID, sawTimeout bool
+	for _, f := range rep.Findings {
+		switch {
+		case f.Line == injected && f.Code == classify.CodeBadID:
+			sawBadID = true
+			if !f.ByUser || f.Fate.Src != SrcInject {
+				t.Errorf("the injected frame's bad-id: by user %v, fate %+v; want the user's, injected", f.ByUser, f.Fate)
+			}
+		case f.Line == edited && f.Code == classify.CodeTimeout:
+			sawTimeout = true
+			if !f.ByUser || f.Fate.Held != HeldEdited || !strings.Contains(string(f.Fate.Original), `"was":1`) {
+				t.Errorf("the edited request's timeout: by user %v, fate %+v, original %s", f.ByUser, f.Fate, f.Fate.Original)
+			}
+		}
+	}
+	if !sawBadID || !sawTimeout {
+		t.Fatalf("no bad-id on line %d (%v) or no timeout on line %d (%v): %+v", injected, sawBadID, edited, sawTimeout, rep.Findings)
+	}
+	if rep.Worst() == classify.Error {
+		t.Errorf("the check fails on the user's own frame: worst %s", rep.Worst())
+	}
+}
+
 // The view's index judges the same way: no timeout for what the user
 // dropped, unanswered-at-end at the exit record.
 func TestIndexJudgesFramesByTheirFate(t *testing.T) {
@@ -85,6 +127,26 @@ func TestIndexJudgesFramesByTheirFate(t *testing.T) {
 	}
 }
 
+// The index counts the user's findings apart, by check's rule: the
+// injected frame's bad-id and the error that answers it are the user's,
+// the call owed at the end the server's; an entry still shows its worst.
+func TestTheIndexCountsTheUsersFindingsApart(t *testing.T) {
+	x, err := IndexFile(fateSession, IndexOptions{}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := x.Counts()
+	if c.Errors != 0 || c.Warnings != 1 || c.UserErrors != 1 || c.UserWarnings != 1 {
+		t.Errorf("the peers' %d errors, %d warnings; the user's %d errors, %d warnings; want 0, 1 (the call owed at the end); 1, 1 (the injected frame and its answer)",
+			c.Errors, c.Warnings, c.UserErrors, c.UserWarnings)
+	}
+	for i := range x.Len() {
+		if e := x.At(i); e.Seq == 14 && e.Worst != classify.Error {
+			t.Errorf("the injected frame's entry shows worst %s, want error", e.Worst)
+		}
+	}
+}
+
 // Every export says what became of each frame in the tap, from the one
 // reading of the record (Fate): injected, captured, held, edited with
 // the original, dropped, answered in place, expired; Mermaid draws what
@@ -94,9 +156,11 @@ func TestEveryExportSaysWhatBecameOfEachFrame(t *testing.T) {
 	path := fateSession
 	want := map[ExportFormat][]string{
 		FormatMarkdown: {"injected by the user", "captured: kept from the side", "dropped by the user: its receiver never read it",
-			"answered in place by the user", "forwarded as the user edited it", "expired: its hold time ran out", "The original, as it came in", "before the edit"},
+			"answered in place by the user", "forwarded as the user edited it", "expired: its hold time ran out", "The original, as it came in", "before the edit",
+			"0 errors, 1 warning, 0 notes (records by their worst); apart, 2 records about frames the user injected or edited"},
 		FormatHTML: {"injected by the user", "captured: kept from the side", "dropped by the user: its receiver never read it",
-			"answered in place by the user", "forwarded as the user edited it", "expired: its hold time ran out", "the original, as it came in", "before the edit"},
+			"answered in place by the user", "forwarded as the user edited it", "expired: its hold time ran out", "the original, as it came in", "before the edit",
+			"apart, 2 records about frames the user injected or edited"},
 		FormatMermaid: {"participant R as rpctap", "H-xR: 5 request tools/call id 1 #91;held, dropped 1.5s#93;",
 			"H-xR: 6 request tools/call id 2 #91;held, answered-in-place", "R-->>H: 7 result tools/call id 2", "#91;injected#93;",
 			"R->>S: 12 request ping", "S-->>R: 13 result ping", "#91;captured#93;", "H->>S: 8 request tools/call id 3 #91;edited, held",

@@ -62,14 +62,6 @@ func identityRuleOf(method string) identityRule {
 	return byMethodAlone
 }
 
-// identify returns the call of the request frame, whose method is method
-// (the one classify read).
-func (ig Ignore) identify(method string, frame []byte) callID {
-	hs := hasher{ig: ig}
-	_, idn, _ := hs.hashCall(method, frame)
-	return idn.id
-}
-
 // An identity is what names a request's call: its callID, and the raw
 // values of its rule's parts (nil when absent), for callNameOf.
 type identity struct {

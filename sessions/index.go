@@ -124,11 +124,16 @@ type Counts struct {
 	Entries       int // records indexed: frames and events
 	H2S, S2H, Err int // frame records per direction
 	Events        int // event records
-	// Errors, Warnings and Infos count entries by their worst finding.
+	// Errors, Warnings and Infos count entries by their worst finding of
+	// the peers' (the user's own are counted apart, in UserErrors…).
 	Errors, Warnings, Infos int
 	Pending                 int   // requests waiting for an answer
 	Skipped                 int   // lines that could not be read as a record
 	SkippedBytes            int64 // the bytes those lines held
+	// UserErrors, UserWarnings and UserInfos count entries by their worst
+	// finding of the user's own: about a frame the user injected or
+	// edited, or that links to one (as check tells them apart).
+	UserErrors, UserWarnings, UserInfos int
 	// Exit is set once the session's exit record is indexed: a file
 	// without one was cut short (its tap was killed, its disk filled).
 	Exit bool
@@ -226,6 +231,8 @@ type entry struct {
 	event                uint8 // 1 for an event record, whose kind is in method
 	rs                   uint8 // request and response state bits
 	held                 uint8 // what became of a held frame: an index in heldNames
+	// worst is the worst of the peers' findings, userWorst of the user's.
+	userWorst classify.Severity
 }
 
 const (
@@ -662,13 +669,18 @@ func (x *Index) session(fs []classify.SessionFinding) {
 	}
 }
 
-// note records a finding about e.
+// note records a finding about e, that links to line related (0: none).
 func (x *Index) note(e *entry, f classify.Finding, member int, related int64) {
 	e.codes = e.codes.With(f.Code)
-	if f.Severity > e.worst {
-		x.countWorst(e.worst, -1)
-		x.countWorst(f.Severity, 1)
-		e.worst = f.Severity
+	worst := &e.worst
+	user := findingByUser(e.seq, related, x.byUser)
+	if user {
+		worst = &e.userWorst
+	}
+	if f.Severity > *worst {
+		x.countWorst(user, *worst, -1)
+		x.countWorst(user, f.Severity, 1)
+		*worst = f.Severity
 	}
 	msg, ok := x.messages[f.Message]
 	if !ok {
@@ -684,15 +696,32 @@ func (x *Index) note(e *entry, f classify.Finding, member int, related int64) {
 	e.finding = int32(x.findings.n)
 }
 
-func (x *Index) countWorst(s classify.Severity, d int) {
+// countWorst adds d to the count of entries whose worst is s, of the
+// user's findings or of the peers'.
+func (x *Index) countWorst(user bool, s classify.Severity, d int) {
+	c := &x.counts
+	errs, warns, infos := &c.Errors, &c.Warnings, &c.Infos
+	if user {
+		errs, warns, infos = &c.UserErrors, &c.UserWarnings, &c.UserInfos
+	}
 	switch s {
 	case classify.Error:
-		x.counts.Errors += d
+		*errs += d
 	case classify.Warn:
-		x.counts.Warnings += d
+		*warns += d
 	case classify.Info:
-		x.counts.Infos += d
+		*infos += d
 	}
+}
+
+// byUser reports whether the user wrote the frame of line seq (injected,
+// or edited): see Fate.ByUser.
+func (x *Index) byUser(seq int64) bool {
+	i, ok := x.bySeq(seq)
+	if !ok {
+		return false
+	}
+	return Fate{Src: srcNames[x.entries.at(i).flags&srcMask]}.ByUser()
 }
 
 // Len is the number of entries.
@@ -747,7 +776,7 @@ func (x *Index) entry(e *entry) Entry {
 		ID:       string(x.ids.bytes(e.id)),
 		Method:   method,
 		Codes:    e.codes,
-		Worst:    e.worst,
+		Worst:    max(e.worst, e.userWorst),
 		Pair:     e.pair,
 		Latency:  e.latency,
 		Status:   e.status(),

@@ -52,9 +52,8 @@ type Reader struct {
 	lineNo  int
 	skipped int
 	// skippedBytes is the length of the lines skipped, their newlines
-	// apart; bigSkip the longest of them, at line bigSkipLine.
-	skippedBytes, bigSkip int64
-	bigSkipLine           int
+	// apart.
+	skippedBytes int64
 	// skippedLines are the numbers of the first lines skipped (at most
 	// maxSkippedLines of them); headerFaults what was wrong with the
 	// header.
@@ -132,10 +131,6 @@ func (r *Reader) Skipped() int { return r.skipped }
 // SkippedBytes is how many bytes the lines counted by Skipped held.
 func (r *Reader) SkippedBytes() int64 { return r.skippedBytes }
 
-// LongestSkipped is the longest line skipped so far: its number and its
-// length in bytes (0, 0 when none was).
-func (r *Reader) LongestSkipped() (line int, size int64) { return r.bigSkipLine, r.bigSkip }
-
 // maxSkippedLines bounds the line numbers a Reader keeps of the lines it
 // skipped: a file of junk costs no more memory than a good one.
 const maxSkippedLines = 1000
@@ -169,9 +164,6 @@ func (r *Reader) skip() {
 		n--
 	}
 	r.skippedBytes += n
-	if n > r.bigSkip {
-		r.bigSkip, r.bigSkipLine = n, r.lineNo
-	}
 }
 
 // End is the byte offset in the input just after the line Next read last.

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync/atomic"
 	"unicode/utf8"
 
 	"github.com/rpctap/rpctap/classify"
@@ -30,11 +31,13 @@ import (
 // object's key or a value), never across a string's end or inside an
 // escape, so that the masked frame is JSON of the same shape, judged as
 // what it was: a secret written as a number or a literal is left as it
-// is. In a frame that is not JSON (a log line on stderr), and in text
-// (argv, names), a secret is masked wherever it is.
+// is, and the Redactor keeps the name of the first it left so (InClear),
+// for the tap to say. In a frame that is not JSON (a log line on stderr),
+// and in text (argv, names), a secret is masked wherever it is.
 //
-// A nil *Redactor masks nothing. A Redactor is read only once made, so
-// any number of goroutines may use it at once.
+// A nil *Redactor masks nothing. A Redactor is read only once made (but
+// for the name InClear reports), so any number of goroutines may use it
+// at once.
 type Redactor struct {
 	secrets []secret // longest value first
 	// spots are where each character is in the values (ASCII ones by
@@ -47,6 +50,9 @@ type Redactor struct {
 	plainAfter [256]bool
 	longest    int // bytes of the longest value
 	widest     int // bytes of the longest spelling of any value
+	// inClear is the first secret found outside every string of a JSON
+	// frame (a number), which masking leaves as it is.
+	inClear atomic.Pointer[secret]
 }
 
 type secret struct {
@@ -231,6 +237,19 @@ func (r *Redactor) Names() []string {
 	}
 	slices.Sort(names)
 	return slices.Compact(names)
+}
+
+// InClear returns the name of the first secret r found written outside
+// every string of a JSON frame it masked (as a number: "pin":123456789012),
+// which it left in clear; "" when there has been none.
+func (r *Redactor) InClear() string {
+	if r == nil {
+		return ""
+	}
+	if s := r.inClear.Load(); s != nil {
+		return s.name
+	}
+	return ""
 }
 
 // escapeLen is the length of the longest JSON escape of c.
@@ -482,6 +501,10 @@ func (f *finder) plainEnd(p int, sec *secret) (int, bool) {
 	e := p + len(sec.value)
 	if f.may(p, e) {
 		return e, true
+	}
+	if f.lx != nil && f.view.bad >= e && !f.view.inString(p) {
+		// Written outside the frame's strings (a number): left in clear.
+		f.r.inClear.CompareAndSwap(nil, sec)
 	}
 	if e2, ok := spelledAt(f.b, p, sec.value); ok && e2 != e && f.may(p, e2) {
 		return e2, true

@@ -252,3 +252,24 @@ func TestUnmaskPutsBackTheSecretsAnEditLeftMasked(t *testing.T) {
 		t.Errorf("a nil Redactor unmasked: %s", got)
 	}
 }
+
+// The redactor keeps the name of a secret it left in clear because a
+// frame wrote it as a number, and only then: not for one it masked in a
+// string, nor in text that is no frame (masked wherever it is).
+func TestTheRedactorSaysWhichSecretItLeftInClear(t *testing.T) {
+	r, err := NewRedactor([]string{"DB_PIN_KEY=123456789012", "API_TOKEN=tok-abcdef-1234"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Mask([]byte(`{"pin":"123456789012","token":"tok-abcdef-1234"}`))
+	r.MaskString("pin 123456789012")
+	if got := r.InClear(); got != "" {
+		t.Errorf("InClear is %q after secrets masked in strings and text", got)
+	}
+	if out, _ := r.Mask([]byte(`{"pin":123456789012}`)); string(out) != `{"pin":123456789012}` {
+		t.Errorf("a number was changed: %s", out)
+	}
+	if got := r.InClear(); got != "DB_PIN_KEY" {
+		t.Errorf("InClear is %q after a secret written as a number, want DB_PIN_KEY", got)
+	}
+}

@@ -140,6 +140,7 @@ func newPlayer(path string, opts HostOptions) (*player, error) {
 		wake: make(chan struct{}, 1), rep: &HostReport{}, live: map[string]string{}}
 	p.rd = NewReader(f)
 	p.hdr, _ = p.rd.Header()
+	p.masked = recordedMasks(opts.Ignore, p.hdr, opts.Redactor, false)
 	p.framings = p.hdr.Framings()
 	p.profile, _ = classify.ParseProfile(p.hdr.ProfileOrDefault())
 	return p, nil
@@ -186,10 +187,13 @@ type liveAnswer struct {
 }
 
 type player struct {
-	opts     HostOptions
-	f        *os.File
-	rd       *Reader
-	hdr      Header
+	opts HostOptions
+	f    *os.File
+	rd   *Reader
+	hdr  Header
+	// masked is opts.Ignore with the recording's masks standing for any
+	// text (recordedMasks), for the answers the recording masked.
+	masked   Ignore
 	to       io.Writer
 	framings Framings // each direction's, as the recording says (h2s: what the player writes)
 	profile  classify.Profile
@@ -541,7 +545,7 @@ func (p *player) compare(c *CallResult, recorded, now []byte, masked bool) {
 	}
 	ig := p.opts.Ignore
 	if masked {
-		ig = recordedMasks(ig, p.hdr, p.opts.Redactor, false)
+		ig = p.masked
 	}
 	ha, okA := ig.Hash(recorded)
 	hb, okB := ig.Hash(now)

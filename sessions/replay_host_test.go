@@ -607,3 +607,29 @@ func mustRead(t *testing.T, path string) string {
 	}
 	return string(b)
 }
+
+// The recording's masks are read once per replay: comparing an answer
+// the recording masked costs what comparing one it did not mask costs,
+// however many secrets its header names.
+func TestReplayReadsTheRecordingsMasksOnce(t *testing.T) {
+	var names []string
+	for i := range 50 {
+		names = append(names, fmt.Sprintf("SECRET_%d", i))
+	}
+	path := writeRecords(t, names, []FrameRecord{h2s(0, `{"jsonrpc":"2.0","id":1,"method":"ping"}`)})
+	p, err := newPlayer(path, HostOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.f.Close()
+	recorded, now := []byte(`{"jsonrpc":"2.0","id":1,"result":{"n":1}}`), []byte(`{"jsonrpc":"2.0","id":1,"result":{"n":2}}`)
+	allocs := func(masked bool) float64 {
+		return testing.AllocsPerRun(20, func() {
+			p.detailed = 0
+			p.compare(&CallResult{}, recorded, now, masked)
+		})
+	}
+	if plain, masked := allocs(false), allocs(true); masked > plain {
+		t.Errorf("comparing a masked answer made %.0f allocations, an unmasked one %.0f: the masks are built again for each answer", masked, plain)
+	}
+}

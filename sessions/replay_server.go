@@ -149,13 +149,16 @@ func RecordingFraming(path string) (classify.Framing, error) {
 }
 
 type server struct {
-	rec   *recording
-	opts  ServeOptions
-	file  *sessionFile // nil when not recording
-	fwd   *forwarding  // nil unless forwarding
-	out   io.Writer
-	start time.Time
-	speed float64
+	rec  *recording
+	opts ServeOptions
+	// masked is opts.Ignore with the recording's masks standing for any
+	// text (recordedMasks), for the recorded requests that masked one.
+	masked Ignore
+	file   *sessionFile // nil when not recording
+	fwd    *forwarding  // nil unless forwarding
+	out    io.Writer
+	start  time.Time
+	speed  float64
 
 	mu      sync.Mutex
 	queue   outQueue
@@ -220,6 +223,7 @@ func serve(ctx context.Context, rec *recording, in FrameSource, out io.Writer, o
 	if s.opts.Now == nil {
 		s.opts.Now = func() time.Duration { return time.Since(s.start) }
 	}
+	s.masked = recordedMasks(s.opts.Ignore, rec.hdr, s.opts.Redactor, false)
 	s.mu.Lock()
 	s.scheduleAfter(-1, s.start)
 	s.mu.Unlock()
@@ -672,7 +676,7 @@ func (s *server) sameCall(method string, id callID, h uint64, body []byte) []rel
 			continue
 		}
 		r := related{i: c, sameInputs: true, equal: true}
-		for _, ch := range recordedMasks(s.opts.Ignore, s.rec.hdr, s.opts.Redactor, false).Diff(fb, body, 0) {
+		for _, ch := range s.masked.Diff(fb, body, 0) {
 			part, input := identityPaths(method, ch.Path)
 			if part {
 				r.i = -1
@@ -706,7 +710,7 @@ func (s *server) nearest(cands []int32, body []byte) (int32, []byte) {
 		}
 		ig := s.opts.Ignore
 		if s.rec.frames[c].masked {
-			ig = recordedMasks(ig, s.rec.hdr, s.opts.Redactor, false)
+			ig = s.masked
 		}
 		score := ig.Similarity(fb, body)
 		if !s.rec.frames[c].used {
@@ -760,7 +764,7 @@ func (s *server) noMatch(method string, body []byte, calls []related) string {
 	}
 	ig := s.opts.Ignore
 	if s.rec.frames[best].masked {
-		ig = recordedMasks(ig, s.rec.hdr, s.opts.Redactor, false)
+		ig = s.masked
 	}
 	changes := ig.Diff(bestBody, body, 0)
 	nearName := esc(method)

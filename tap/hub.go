@@ -57,9 +57,12 @@ type hub struct {
 
 // Stats is what ls shows about a live tap.
 type Stats struct {
-	Frames  int64 `json:"frames"`
-	Errors  int64 `json:"errors"`
-	Pending int   `json:"pending"`
+	Frames int64 `json:"frames"`
+	// Errors counts the peers' frames with an error, UserErrors the
+	// frames with one that the user wrote (injected, edited), apart.
+	Errors     int64 `json:"errors"`
+	UserErrors int64 `json:"user_errors"`
+	Pending    int   `json:"pending"`
 }
 
 type subscriber struct {

@@ -69,3 +69,21 @@ func TestFrameAfterInitializeInTheSameReadIsJudgedAsMCP(t *testing.T) {
 		t.Errorf("the tap counted %d frames, %d with errors; want 2, the null-id request an error under MCP", r.frames, r.errs)
 	}
 }
+
+// The tap counts the errors of frames the user wrote apart from the
+// peers': what ls shows as a tap's errors is the peers' alone.
+func TestTheTapCountsTheErrorsOfInjectedFramesApart(t *testing.T) {
+	s := startSession(t, Options{Argv: []string{"/bin/sh", "-c", "cat >/dev/null"}, Framing: classify.FramingNDJSON, Record: true, NoRedact: true})
+	s.write(t, []byte(`{"jsonrpc":"2.0","id":{"n":1},"method":"ping"}`+"\n"))
+	if _, err := s.tap.Inject(classify.H2S, []byte(`{"jsonrpc":"2.0","id":{"n":2},"method":"ping"}`), InjectOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	s.in.Close()
+	s.wait(t, generous)
+	r := s.tap.rec
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.frames != 2 || r.errs != 1 || r.userErrs != 1 {
+		t.Errorf("the tap counted %d frames, %d with the peers' errors, %d with the user's; want 2, 1, 1", r.frames, r.errs, r.userErrs)
+	}
+}

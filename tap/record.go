@@ -97,11 +97,14 @@ type recorder struct {
 	scratch []byte
 
 	// stats, read by ls through the hub
-	frames, errs int64
+	frames, errs, userErrs int64
 
 	// saidSpool: a frame too large to hold could not be kept to be
 	// recorded, and the tap said so.
 	saidSpool bool
+	// saidInClear: the redactor left a secret in clear, and the tap said
+	// so (sayInClear).
+	saidInClear bool
 }
 
 // dirState assembles one direction's frames.
@@ -574,7 +577,8 @@ func (r *recorder) commitJob(b *batch, j *job) {
 				r.wrote(j.dir)
 			}
 		}
-		r.observe(j.t, &j.m, false, classify.Delivered, j.eof)
+		r.observe(j.t, &j.m, false, classify.Delivered, j.eof, false)
+		r.sayInClear(j.t)
 	case jobFrame:
 		r.lastAt = r.started + j.t
 		r.seq++
@@ -602,8 +606,10 @@ func (r *recorder) commitJob(b *batch, j *job) {
 			}
 			return
 		}
-		r.observe(j.t, &j.m, written, sessions.Fate{Held: j.outcome}.Delivery(), j.eof)
+		fate := sessions.Fate{Src: j.src, Held: j.outcome}
+		r.observe(j.t, &j.m, written, fate.Delivery(), j.eof, fate.ByUser())
 		r.profile.Store(uint32(r.tracker.Profile()))
+		r.sayInClear(j.t)
 	}
 }
 
@@ -628,6 +634,24 @@ func (r *recorder) unspooled(j *job, err error) {
 	r.publishLast(false, nil, nil, nil)
 }
 
+// sayInClear says, the first time the redactor left a secret in clear (a
+// secret written as a JSON number, outside every string), that it did:
+// on stderr, and in a note in the session, after the frame just recorded.
+func (r *recorder) sayInClear(t time.Duration) {
+	if r.saidInClear {
+		return
+	}
+	name := r.redact.InClear()
+	if name == "" {
+		return
+	}
+	r.saidInClear = true
+	name = classify.EscapeString(name, 60)
+	r.warn(fmt.Sprintf("the value of %s is written as a JSON number in the traffic, outside every string; rpctap masks secrets only inside strings (a frame keeps its shape), so what it records and shows holds that value in clear: if it is a secret, delete the session file when done (rpctap sessions rm FILE)", name))
+	r.writeEvent(sessions.EventRecord{T: int64(t / time.Microsecond), Kind: sessions.EventNote,
+		Text: "redact: the value of " + name + " is written as a JSON number, outside every string, and is recorded in clear"})
+}
+
 // tooLarge tells live views, in the place of a frame too large to hold
 // that no file records, that they miss it: the tap kept only its first
 // limit bytes, to classify it, and has nowhere to read the rest back
@@ -648,11 +672,16 @@ func (r *recorder) tooLarge(j *job) {
 
 // observe runs the tracker and publishes the frame just written with what
 // it found; d says whether the frame reached its receiver, eof that it
-// ended its stream (its sender answers nothing more).
-func (r *recorder) observe(t time.Duration, m *classify.Message, written bool, d classify.Delivery, eof bool) {
+// ended its stream (its sender answers nothing more), byUser that the
+// user wrote it (its errors are counted apart).
+func (r *recorder) observe(t time.Duration, m *classify.Message, written bool, d classify.Delivery, eof, byUser bool) {
 	obs := r.tracker.ObserveDelivery(r.seq, t, m, d)
 	r.frames++
-	if m.Worst() == classify.Error {
+	switch {
+	case m.Worst() != classify.Error:
+	case byUser:
+		r.userErrs++
+	default:
 		r.errs++
 	}
 	if written {
@@ -952,7 +981,7 @@ func (r *recorder) flush() {
 			r.resume()
 		}
 	}
-	stats := Stats{Frames: r.frames, Errors: r.errs, Pending: r.tracker.InFlight()}
+	stats := Stats{Frames: r.frames, Errors: r.errs, UserErrors: r.userErrs, Pending: r.tracker.InFlight()}
 	if len(r.lines) > 0 {
 		r.hub.publish(r.lines, r.written, stats)
 		r.lines = r.lines[:0]

@@ -57,6 +57,52 @@ func TestSecretsAreMaskedInTheSessionFileButNeverOnTheWire(t *testing.T) {
 	}
 }
 
+// A secret written as a JSON number is left in clear (masking keeps a
+// frame's shape), and the tap says so, once: on stderr, and in a note of
+// the session file.
+func TestASecretLeftInClearAsANumberIsSaidOnce(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "s.jsonl")
+	env := append(os.Environ(), "DB_PIN_KEY=123456789012")
+	var warns []string
+	tp, err := New(Options{Argv: []string{"cat"}, Framing: classify.FramingNDJSON, Record: true, Path: path, Env: env,
+		Warn: func(msg string) { warns = append(warns, msg) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	frames := `{"jsonrpc":"2.0","id":1,"method":"login","params":{"pin":123456789012}}` + "\n" +
+		`{"jsonrpc":"2.0","id":2,"method":"login","params":{"pin":123456789012,"as":"123456789012"}}` + "\n"
+	if _, err := tp.Run(context.Background(), strings.NewReader(frames), newSink(true), newSink(false)); err != nil {
+		t.Fatal(err)
+	}
+	var said []string
+	for _, w := range warns {
+		if strings.Contains(w, "DB_PIN_KEY") {
+			said = append(said, w)
+		}
+	}
+	if len(said) != 1 || !strings.Contains(said[0], "in clear") {
+		t.Errorf("the tap said %q; want one warning that the value of DB_PIN_KEY is recorded in clear", said)
+	}
+	data, _ := os.ReadFile(path)
+	if !bytes.Contains(data, []byte(`***DB_PIN_KEY***`)) {
+		t.Errorf("the secret in a string is not masked:\n%s", data)
+	}
+	r := sessions.NewReader(bytes.NewReader(data))
+	notes := 0
+	for {
+		ev, err := r.Next()
+		if err != nil {
+			break
+		}
+		if ev.Kind == sessions.EventNote && strings.Contains(ev.Text, "DB_PIN_KEY") && strings.Contains(ev.Text, "in clear") {
+			notes++
+		}
+	}
+	if notes != 1 {
+		t.Errorf("%d notes say the secret is in clear, want 1:\n%s", notes, data)
+	}
+}
+
 func TestNoRedactRecordsTheExactBytes(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "s.jsonl")
 	env := append(os.Environ(), "SERVICE_AUTH_TOKEN=s3cr3t-value-42")

@@ -577,3 +577,11 @@ func TestEveryViewFitsASmallTerminal(t *testing.T) {
 		})
 	}
 }
+
+// The header counts the peers' errors; findings about frames the user
+// injected or edited are apart, as check tells them apart.
+func TestTheHeaderCountsTheUsersFindingsApart(t *testing.T) {
+	tm := startProgram(t, []*Source{openFile(t, "../testdata/sessions/fates/user-actions.jsonl")}, 120, 30)
+	waitFor(t, tm, "0 err", "1 warn", "2 yours")
+	finalView(t, tm)
+}

@@ -376,6 +376,11 @@ func (v *sessionView) header(now time.Time, i, n int) string {
 		s.SevWarn.Render(fmt.Sprintf("%d warn", cnt.Warnings)),
 		fmt.Sprintf("%d pending", cnt.Pending+v.heldRequests()),
 	}
+	if yours := cnt.UserErrors + cnt.UserWarnings; yours > 0 {
+		// The user's own findings (injected or edited frames) are no
+		// peer's errors: apart, after the peers'.
+		parts = slices.Insert(parts, 5, s.Dim.Render(fmt.Sprintf("%d yours", yours)))
+	}
 	if held := v.heldNow(); held > 0 {
 		// Right after the state: traffic waits on the user, which a
 		// narrow header must not cut off.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -67,7 +68,11 @@ func writeLsText(w io.Writer, taps []tap.Info, files []sessions.SessionFile) {
 	} else {
 		fmt.Fprintln(tw, "LIVE\tPID\tFRAMES\tERRORS\tPENDING\tUP\tCOMMAND")
 		for _, t := range taps {
-			fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%s\t%s\n", classify.EscapeString(t.Name, 40), t.PID, t.Frames, t.Errors, t.Pending,
+			errs := strconv.FormatInt(t.Errors, 10)
+			if t.UserErrors > 0 {
+				errs += fmt.Sprintf(" (+%d yours)", t.UserErrors) // frames the user injected or edited, apart
+			}
+			fmt.Fprintf(tw, "%s\t%d\t%d\t%s\t%d\t%s\t%s\n", classify.EscapeString(t.Name, 40), t.PID, t.Frames, errs, t.Pending,
 				time.Since(t.Started).Round(time.Second), classify.EscapeString(strings.Join(t.Argv, " "), 80))
 		}
 	}
