@@ -102,7 +102,9 @@ func ServeReplay(ctx context.Context, path string, in FrameSource, out io.Writer
 	}
 	st, err := serve(ctx, rec, in, out, opts, sf)
 	if sf != nil {
-		st.Path = sf.path
+		if !sf.sink {
+			st.Path = sf.path
+		}
 		ev := EventRecord{T: opts.Now().Microseconds(), Kind: EventExit, Code: new(int)}
 		var stopped Stopped
 		if errors.As(context.Cause(ctx), &stopped) {

@@ -9,7 +9,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -591,21 +590,22 @@ func (t *Tap) startRecorder(redact *sessions.Redactor) error {
 			} else {
 				// A file that is there (the last launch's) is kept, and
 				// the session is recorded all the same, beside it.
-				asked := path
-				if f, path, err = sessions.CreateRecording(path, t.started, create); err == nil && path != asked {
-					opts.Warn(sessions.RecordedBeside(asked, path))
-				}
+				f, path, err = sessions.CreateRecording(path, t.started, create, opts.Warn)
 			}
 			if err != nil {
-				ferr = fmt.Errorf("cannot record this session: %w", fileError(path, err))
+				ferr = fmt.Errorf("cannot record this session: %w", err)
 			} else {
-				t.path = path
-				t.hub.path = path
-				if err := sessions.Register(path); err != nil {
-					opts.Warn(fmt.Sprintf("rpctap ls may not list this session from another environment: %v", err))
+				if of, ok := f.(*os.File); !ok || !sessions.IsSink(of) {
+					// A sink (--record /dev/null) keeps nothing to read
+					// back: views are served as by a tap with no file.
+					t.path = path
+					t.hub.path = path
+					t.rec.spoolDir = filepath.Dir(path)
+					if err := sessions.Register(path); err != nil {
+						opts.Warn(fmt.Sprintf("rpctap ls may not list this session from another environment: %v", err))
+					}
 				}
 				t.rec.file = f
-				t.rec.spoolDir = filepath.Dir(path)
 				t.rec.bw = bufio.NewWriterSize(f, 256<<10)
 				if _, err := t.rec.bw.Write(t.hub.header); err != nil {
 					t.rec.lost(err) // traffic goes on; the file says what is missing
@@ -704,28 +704,3 @@ func readNow(f *os.File, buf []byte) int {
 		return n
 	}
 }
-
-// fileError says why the session file at path cannot be created, in
-// words a user can act on, where Go's would name the system call.
-func fileError(path string, err error) error {
-	dir := filepath.Dir(path)
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		return saidError{"there is no directory " + dir + " (create it, or give --record a path in one that exists)", err}
-	case errors.Is(err, fs.ErrPermission):
-		return saidError{dir + " may not be written in by this user (give --record a path you may write)", err}
-	case errors.Is(err, syscall.EISDIR):
-		return saidError{path + " is a directory (give --record a file's path, as in: --record " + filepath.Join(path, "session.jsonl") + ")", err}
-	}
-	return err
-}
-
-// A saidError says an error in words of its own, and is still the error
-// it says (errors.Is finds fs.ErrNotExist in it).
-type saidError struct {
-	say string
-	err error
-}
-
-func (e saidError) Error() string { return e.say }
-func (e saidError) Unwrap() error { return e.err }
