@@ -286,11 +286,13 @@ func runWatch(host string, argv []string, framing classify.Framing, profile clas
 	if !endHere(ran, t, &warnings) || uiErr != nil {
 		return uiErr
 	}
-	// watch exits as the server did, as run does: what a host would
-	// see of it, said on stderr with its last words there.
+	// watch exits as a server that ended by itself did, as run does:
+	// what a host would see of it, said on stderr with its last words
+	// there. One that rpctap had to stop ended because the user quit:
+	// that is said, and watch exits 0.
 	name := classify.EscapeString(argv[0], 200)
 	switch {
-	case !byItself && res.Signal != "":
+	case !byItself:
 		after := "its stdin closing"
 		if lsp {
 			after = "shutdown and exit"
@@ -298,8 +300,6 @@ func runWatch(host string, argv []string, framing classify.Framing, profile clas
 		fmt.Fprintf(os.Stderr, "rpctap: %s did not exit within 3 s of %s, so rpctap stopped it: it %s\n", name, after, exitWords(res))
 	case res.ExitCode != 0:
 		fmt.Fprintf(os.Stderr, "rpctap: %s %s%s\n", name, exitWords(res), errTail.said())
-	}
-	if res.ExitCode != 0 {
 		return exitError{code: res.ExitCode}
 	}
 	return nil
