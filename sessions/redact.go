@@ -672,10 +672,16 @@ func MaskingWriter(env, flags []string, w io.Writer) (io.WriteCloser, error) {
 	if err != nil {
 		return nil, err
 	}
+	return r.MaskingWriter(w), nil
+}
+
+// MaskingWriter is the writer sessions.MaskingWriter returns, for the
+// secrets r masks; a nil r (no masking) passes everything on.
+func (r *Redactor) MaskingWriter(w io.Writer) io.WriteCloser {
 	if r == nil || len(r.secrets) == 0 {
-		return nopWriteCloser{w}, nil
+		return nopWriteCloser{w}
 	}
-	return &MaskWriter{r: r, w: w}, nil
+	return &MaskWriter{r: r, w: w}
 }
 
 type nopWriteCloser struct{ io.Writer }

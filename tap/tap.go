@@ -84,6 +84,9 @@ type Tap struct {
 	id      string
 	cmd     *exec.Cmd
 	create  func(path string) (sessionFile, error) // opens a new session file; nil: createSessionFile
+	// redact masks the session's secrets (nil with NoRedact), in the
+	// file and in whatever else the command shows of the session.
+	redact *sessions.Redactor
 
 	socket  string
 	recDone chan struct{}
@@ -133,6 +136,12 @@ func New(opts Options) (*Tap, error) {
 		opts.Env = os.Environ()
 	}
 	t := &Tap{opts: opts, started: time.Now(), injecting: make(chan struct{}, 1)}
+	if !opts.NoRedact {
+		var err error
+		if t.redact, err = sessions.NewRedactor(opts.Env, opts.Redact); err != nil {
+			return nil, err
+		}
+	}
 	var idb [8]byte
 	rand.Read(idb[:])
 	t.id = hex.EncodeToString(idb[:])
@@ -149,6 +158,16 @@ func (t *Tap) ID() string { return t.id }
 
 // Path is the session file the tap writes, once Run has started.
 func (t *Tap) Path() string { return t.path }
+
+// Redactor is what the tap masks the session's secrets with (nil with
+// NoRedact). Whatever else a command shows or keeps of what the tap sees
+// masks with it too (MaskingWriter), so that it masks the same.
+func (t *Tap) Redactor() *sessions.Redactor { return t.redact }
+
+// MaskingWriter returns a writer that masks what is written to it as the
+// tap masks the server's stderr in the session, and passes it on to w;
+// Close writes what it holds back (and does not close w).
+func (t *Tap) MaskingWriter(w io.Writer) io.WriteCloser { return t.redact.MaskingWriter(w) }
 
 // Run spawns the server and relays host ↔ server until the server has
 // exited and its output has ended. hostIn is what the host writes (the
@@ -208,11 +227,7 @@ func (t *Tap) Run(ctx context.Context, hostIn io.Reader, hostOut io.WriteCloser,
 		return t.endUnstarted(sig.(syscall.Signal))
 	default:
 	}
-	redact, err := t.redactor()
-	if err != nil {
-		closeAll()
-		return Result{}, err
-	}
+	redact := t.redact
 	reaped := make(chan struct{}) // closed once the server has been waited for
 	if err := startServer(cmd, reaped); err != nil {
 		closeAll()
@@ -411,11 +426,7 @@ func (t *Tap) finish(res Result) {
 // endUnstarted ends a session that a signal ended before its server was
 // started: the session file says so, and the tap ends with 128+signal.
 func (t *Tap) endUnstarted(sig syscall.Signal) (Result, error) {
-	redact, err := t.redactor()
-	if err != nil {
-		return Result{}, err
-	}
-	if err := t.startRecorder(redact); err != nil {
+	if err := t.startRecorder(t.redact); err != nil {
 		t.opts.Warn(err.Error())
 	}
 	res := Result{ExitCode: 128 + int(sig), Signal: signalName(sig), Path: t.path}
@@ -521,13 +532,6 @@ func unwrapExec(err error) error {
 		return pe.Err
 	}
 	return err
-}
-
-func (t *Tap) redactor() (*sessions.Redactor, error) {
-	if t.opts.NoRedact {
-		return nil, nil
-	}
-	return sessions.NewRedactor(t.opts.Env, t.opts.Redact)
 }
 
 // startRecorder opens the session file and starts the recorder. Without a

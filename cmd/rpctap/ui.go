@@ -231,10 +231,7 @@ func runWatch(host string, argv []string, framing classify.Framing, profile clas
 	// The view shows the server's stderr; its last lines are kept, masked
 	// as the session file masks them, to be said when the server fails.
 	errTail := &tailBuffer{max: 16 << 10}
-	errOut, err := sessions.MaskingWriter(os.Environ(), nil, errTail)
-	if err != nil {
-		return usageError(err)
-	}
+	errOut := t.MaskingWriter(errTail)
 	go func() {
 		res, runErr = t.Run(ctx, inR, outW, errOut)
 		errOut.Close()
