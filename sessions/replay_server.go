@@ -770,19 +770,11 @@ func (s *server) noMatch(method string, body []byte, calls []related) string {
 		nearName += " " + esc(name)
 	}
 	out := fmt.Sprintf("%s; the nearest is %s, line %d, which differs at %s: %s", why, nearName, s.rec.frames[best].line,
-		plural(len(changes), "path"), describeChanges(changes[:min(len(changes), maxDescribed)], "recorded", "sent"))
+		count(len(changes), "path"), describeChanges(changes[:min(len(changes), maxDescribed)], "recorded", "sent"))
 	if len(changes) > maxDescribed {
-		out += fmt.Sprintf("; and %s more", plural(len(changes)-maxDescribed, "path"))
+		out += fmt.Sprintf("; and %s more", count(len(changes)-maxDescribed, "path"))
 	}
 	return out
-}
-
-// plural is "1 thing" or "n things".
-func plural(n int, what string) string {
-	if n == 1 {
-		return "1 " + what
-	}
-	return strconv.Itoa(n) + " " + what + "s"
 }
 
 // matchInitialize answers the MCP handshake from the recording whatever
