@@ -219,8 +219,9 @@ func NewRedactor(env []string, flags []string) (*Redactor, error) {
 // maskEdge opens and closes every mask (maskOf).
 const maskEdge = "***"
 
-// Names are the names of the secrets r masks (each once, sorted): what a
-// session header says was masked, and a replay masks again.
+// Names are the names of the secrets r masks wherever they turn up (each
+// once, sorted), whether or not any has: what a session header names, and
+// a replay masks again.
 func (r *Redactor) Names() []string {
 	if r == nil {
 		return nil
