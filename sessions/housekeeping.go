@@ -50,7 +50,12 @@ func readHeader(path string) (Header, error) {
 		return Header{}, err
 	}
 	defer file.Close()
-	line, err := bufio.NewReaderSize(io.LimitReader(file, maxHeaderLine), 64<<10).ReadBytes('\n')
+	return headerOf(file)
+}
+
+// headerOf reads the session header r begins with.
+func headerOf(r io.Reader) (Header, error) {
+	line, err := bufio.NewReaderSize(io.LimitReader(r, maxHeaderLine), 64<<10).ReadBytes('\n')
 	if err != nil && !errors.Is(err, io.EOF) {
 		return Header{}, err
 	}

@@ -76,35 +76,240 @@ func NewFileName(started time.Time, name string) string {
 // left unrecorded for it: it goes to a new file beside it, whose name
 // says when it started, and the command says which (CreateRecording).
 // Commands run at a terminal refuse such a FILE before they start
-// anything instead, saying what to type (the command line's check).
+// anything instead, saying what to type (CheckRecordPath).
+//
+// What is at FILE decides what is done, for every command alike:
+//
+//   - nothing: a new session file is made, only the user's to read;
+//   - a character device or a FIFO (--record /dev/null, a pipe someone
+//     reads), or a symbolic link to one: a sink, written as it is and
+//     never removed (IsSink). A terminal is refused: records hold the
+//     peers' text as they sent it, escape sequences and all;
+//   - a regular file: its name is taken, unless --force; then a file
+//     that is empty or a session file, that no running rpctap records,
+//     is removed and a new one takes its name. Any other file is kept;
+//   - a symbolic link to anything else: its name is taken; the link is
+//     neither followed to a file nor removed;
+//   - a directory, a socket, a block device: refused.
 
-// CreateFile creates a session file at path, only the user's to read
-// (0600). It fails with fs.ErrExist for a file that is there, unless
-// overwrite: that file is then removed first (a new file takes its name:
-// one who still writes the old one writes to nothing that is listed). A
-// directory is never removed: it is an error that says so.
-func CreateFile(path string, overwrite bool) (*os.File, error) {
-	if fi, err := os.Lstat(path); err == nil && fi.IsDir() {
-		return nil, &fs.PathError{Op: "open", Path: path, Err: syscall.EISDIR}
-	} else if err == nil && overwrite {
+// A RecordError says why a session cannot be recorded where --record
+// says, in words a user can act on, with what to type. It is still the
+// error it says: errors.Is finds fs.ErrExist in one for a name that is
+// taken (CreateRecording then records beside it), fs.ErrNotExist in one
+// for a directory that is not there.
+type RecordError struct {
+	what   string // what is at the path, as in "x.jsonl is there already"
+	todo   string // what to type instead
+	beside string // what to type, said once the session went beside it
+	err    error
+}
+
+func (e *RecordError) Error() string { return e.what + "; " + e.todo }
+func (e *RecordError) Unwrap() error { return e.err }
+
+// taken is the RecordError for a name that is taken by what: a command
+// with no one to read a refusal records beside it.
+func taken(what, todo, beside string) *RecordError {
+	return &RecordError{what: what, todo: todo, beside: beside, err: fs.ErrExist}
+}
+
+func quoted(path string) string { return classify.EscapeString(path, 200) }
+
+// createError says why a new file at path could not be made.
+func createError(path string, err error) error {
+	var errno syscall.Errno
+	if !errors.As(err, &errno) {
+		return err
+	}
+	dir := quoted(filepath.Dir(path))
+	switch {
+	case errno == syscall.ENOENT:
+		return &RecordError{what: "there is no directory " + dir, todo: "create it, or give --record a path in one that exists", err: errno}
+	case errno == syscall.ENOTDIR:
+		return &RecordError{what: dir + " is not a directory", todo: "give --record a path in a directory that exists", err: errno}
+	case errno == syscall.EROFS:
+		return &RecordError{what: dir + " is on a read-only file system", todo: "give --record a path you may write", err: errno}
+	case errors.Is(errno, fs.ErrPermission):
+		return &RecordError{what: dir + " may not be written in by this user", todo: "give --record a path you may write", err: errno}
+	case errno == syscall.EISDIR:
+		return dirError(path)
+	}
+	return fmt.Errorf("cannot make %s: %w", quoted(path), err)
+}
+
+func dirError(path string) error {
+	return &RecordError{what: quoted(path) + " is a directory", todo: "give --record a file's path, as in: --record " + quoted(filepath.Join(path, "session.jsonl")), err: syscall.EISDIR}
+}
+
+// A recordTarget is what a --record path holds, as examine finds it.
+type recordTarget int
+
+const (
+	targetNone    recordTarget = iota // nothing: a new file is made there
+	targetSink                        // a character device or a FIFO, written as it is
+	targetReplace                     // a regular file that --force asks to write over
+)
+
+// examine says what is at path and whether a session may be recorded
+// there; overwrite is --force.
+func examine(path string, overwrite bool) (recordTarget, fs.FileInfo, error) {
+	fi, err := os.Lstat(path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return targetNone, nil, nil
+	case err != nil:
+		return 0, nil, createError(path, err)
+	}
+	mode := fi.Mode()
+	if mode&fs.ModeSymlink != 0 {
+		if st, err := os.Stat(path); err == nil && isSinkMode(st.Mode()) {
+			return targetSink, st, nil
+		}
+		to, _ := os.Readlink(path)
+		return 0, nil, taken(quoted(path)+" is a symbolic link",
+			"rpctap neither writes through a link to a file nor replaces one: give --record the path it points to ("+quoted(to)+"), or another name",
+			"rpctap neither writes through a link nor replaces one; --record the path it points to, or another name")
+	}
+	switch {
+	case isSinkMode(mode):
+		return targetSink, fi, nil
+	case mode.IsDir():
+		return 0, nil, dirError(path)
+	case !mode.IsRegular():
+		kind := "neither a file nor a character device or FIFO"
+		switch {
+		case mode&fs.ModeSocket != 0:
+			kind = "a socket"
+		case mode&fs.ModeDevice != 0:
+			kind = "a block device"
+		}
+		return 0, nil, &RecordError{what: quoted(path) + " is " + kind,
+			todo: "rpctap records to a file, a FIFO or a character device such as /dev/null: give --record one of those", err: syscall.EINVAL}
+	case !overwrite:
+		return 0, nil, taken(quoted(path)+" is there already", "give --record another name, or add --force to write over it",
+			"--force writes over it; --record another name keeps both")
+	}
+	return targetReplace, fi, nil
+}
+
+// isSinkMode says whether a file of this mode is a sink: what is written
+// there cannot be read back.
+func isSinkMode(m fs.FileMode) bool { return m&(fs.ModeNamedPipe|fs.ModeCharDevice) != 0 }
+
+// IsSink reports whether f, opened by CreateFile, is a sink (a character
+// device or a FIFO): what is written there cannot be read back, so a view
+// of the session is not sent there to read it, and no listing lists it.
+func IsSink(f *os.File) bool {
+	fi, err := f.Stat()
+	return err == nil && isSinkMode(fi.Mode())
+}
+
+// overwritable checks that the regular file at path, which Lstat found
+// as fi, is one --force may write over: empty, or a session file, and
+// not the file of an rpctap that is still recording it (that rpctap
+// holds its lock, lockFile). With remove, it then removes it.
+func overwritable(path string, fi fs.FileInfo, remove bool) error {
+	f, err := openExisting(path)
+	if err != nil {
+		return createError(path, err)
+	}
+	defer f.Close()
+	if st, err := f.Stat(); err != nil || !os.SameFile(fi, st) {
+		return &RecordError{what: quoted(path) + " changed while rpctap looked at it", todo: "type the command again", err: fs.ErrExist}
+	}
+	if fi.Size() > 0 {
+		if _, err := headerOf(f); err != nil {
+			return taken(quoted(path)+" is not a session file (it does not begin with a session header)",
+				"--force writes over session files only: give --record another name, or remove that file yourself",
+				"--force writes over session files only; --record another name")
+		}
+	}
+	if lockedElsewhere(f) {
+		return taken("an rpctap that is still running records "+quoted(path), "give --record another name", "--record another name")
+	}
+	if remove {
 		if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("cannot remove %s to write over it: %w", quoted(path), err)
+		}
+	}
+	return nil
+}
+
+// CheckRecordPath is what a command run at a terminal does with its
+// --record path before it starts anything: it refuses, with what to
+// type, a path CreateFile would refuse or record beside.
+func CheckRecordPath(path string, overwrite bool) error {
+	target, fi, err := examine(path, overwrite)
+	switch {
+	case err != nil:
+		return err
+	case target == targetNone:
+		dir := filepath.Dir(path)
+		if st, err := os.Stat(dir); err != nil {
+			return createError(path, err)
+		} else if !st.IsDir() {
+			return createError(path, syscall.ENOTDIR)
+		}
+	case target == targetSink && fi.Mode()&fs.ModeCharDevice != 0:
+		// Opening a FIFO would tell its reader of an end when it is
+		// closed: only a device is opened here, to refuse a terminal.
+		f, err := openSink(path, fi.Mode())
+		if err != nil {
+			return err
+		}
+		f.Close()
+	case target == targetReplace:
+		return overwritable(path, fi, false)
+	}
+	return nil
+}
+
+// CreateFile opens the file a session is recorded to, at path, as the
+// comment above says: a new file, only the user's to read (0600), that
+// holds a lock while it is open, so that no --force of another command
+// removes it; or a sink. overwrite is --force. Its errors are
+// RecordErrors; one for a name that is taken is fs.ErrExist.
+func CreateFile(path string, overwrite bool) (*os.File, error) {
+	target, fi, err := examine(path, overwrite)
+	switch {
+	case err != nil:
+		return nil, err
+	case target == targetSink:
+		return openSink(path, fi.Mode())
+	case target == targetReplace:
+		// The file goes, and a new file takes its name: one who still
+		// reads the old one reads to its end.
+		if err := overwritable(path, fi, true); err != nil {
 			return nil, err
 		}
 	}
-	return os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if errors.Is(err, fs.ErrExist) { // made meanwhile
+		return nil, taken(quoted(path)+" is there already", "give --record another name, or add --force to write over it",
+			"--force writes over it; --record another name keeps both")
+	}
+	if err != nil {
+		return nil, createError(path, err)
+	}
+	lockFile(f)
+	return f, nil
 }
 
 // CreateRecording creates the session file a command was asked to record
-// to, with create, which fails with fs.ErrExist for a file that is there
-// (CreateFile does). Such a file is left as it is, and the session goes
-// to a new file beside it (NameBeside). It returns the path used.
-func CreateRecording[F any](path string, started time.Time, create func(string) (F, error)) (F, string, error) {
-	f, err := create(path)
-	if !errors.Is(err, fs.ErrExist) {
-		return f, path, err
+// to, with create, which fails with fs.ErrExist for a name that is taken
+// (CreateFile does). What is there is left as it is, and the session goes
+// to a new file beside it (NameBeside), which warn is told of. It returns
+// the path used.
+func CreateRecording[F any](path string, started time.Time, create func(string) (F, error), warn func(string)) (F, string, error) {
+	f, why := create(path)
+	if !errors.Is(why, fs.ErrExist) {
+		return f, path, why
 	}
 	beside := NameBeside(path, started)
-	f, err = create(beside)
+	f, err := create(beside)
+	if err == nil {
+		warn(recordedBeside(path, beside, why))
+	}
 	return f, beside, err
 }
 
@@ -119,11 +324,15 @@ func NameBeside(path string, started time.Time) string {
 	return strings.TrimSuffix(path, ext) + "-" + started.UTC().Format(fileTimeLayout) + ext
 }
 
-// RecordedBeside says that a session asked to go to asked, a file that
-// was there, went to used instead, and how to have it otherwise.
-func RecordedBeside(asked, used string) string {
-	return fmt.Sprintf("%s is there already, so this session is recorded in %s (--force writes over it; --record another name keeps both)",
-		classify.EscapeString(asked, 300), classify.EscapeString(used, 300))
+// recordedBeside says that a session asked to go to asked, a name taken
+// (why), went to used instead, and how to have it otherwise.
+func recordedBeside(asked, used string, why error) string {
+	what, todo := quoted(asked)+" is there already", "--force writes over it; --record another name keeps both"
+	var re *RecordError
+	if errors.As(why, &re) && re.beside != "" {
+		what, todo = re.what, re.beside
+	}
+	return fmt.Sprintf("%s, so this session is recorded in %s (%s)", what, classify.EscapeString(used, 300), todo)
 }
 
 func sanitizeName(name string) string {

@@ -138,13 +138,19 @@ func TestNewFileNameSortsByTimeAndKeepsSafeCharacters(t *testing.T) {
 // A session file that is there is never written over unless asked: the
 // new session goes beside it, under a name that says when it started,
 // and a directory is neither written over nor recorded beside.
+// lastLaunch is a session file as the last launch of a host's server
+// left it: a header, then its frames.
+const lastLaunch = `{"rpctap":"session","version":1,"id":"a1","started":"2026-11-29T18:00:00Z","argv":["cat"],"name":"cat"}` + "\n" +
+	`{"t":5,"dir":"h2s","kind":"request","id":1,"method":"ping","frame":"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}"}` + "\n"
+
 func TestASessionFileThatIsThereIsKeptAndTheSessionRecordedBesideIt(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "x.jsonl")
-	os.WriteFile(path, []byte("the last launch's session\n"), 0o644)
+	os.WriteFile(path, []byte(lastLaunch), 0o644)
 	started := time.Date(2026, 11, 29, 18, 42, 0, 123_000_000, time.UTC)
 	create := func(p string) (*os.File, error) { return sessions.CreateFile(p, false) }
-	f, used, err := sessions.CreateRecording(path, started, create)
+	var said []string
+	f, used, err := sessions.CreateRecording(path, started, create, func(s string) { said = append(said, s) })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -152,7 +158,10 @@ func TestASessionFileThatIsThereIsKeptAndTheSessionRecordedBesideIt(t *testing.T
 	if want := filepath.Join(dir, "x-20261129T184200.123Z.jsonl"); used != want {
 		t.Errorf("recorded in %s, want %s", used, want)
 	}
-	if b, _ := os.ReadFile(path); string(b) != "the last launch's session\n" {
+	if want := path + " is there already, so this session is recorded in " + used + " (--force writes over it; --record another name keeps both)"; len(said) != 1 || said[0] != want {
+		t.Errorf("said %q, want %q", said, want)
+	}
+	if b, _ := os.ReadFile(path); string(b) != lastLaunch {
 		t.Errorf("the file that was there now holds %q", b)
 	}
 	if st, err := os.Stat(used); err != nil || st.Mode().Perm() != 0o600 {
@@ -169,7 +178,7 @@ func TestASessionFileThatIsThereIsKeptAndTheSessionRecordedBesideIt(t *testing.T
 	sub := filepath.Join(dir, "sub")
 	os.Mkdir(sub, 0o700)
 	for _, overwrite := range []bool{false, true} {
-		if _, used, err := sessions.CreateRecording(sub, started, func(p string) (*os.File, error) { return sessions.CreateFile(p, overwrite) }); !errors.Is(err, syscall.EISDIR) || used != sub {
+		if _, used, err := sessions.CreateRecording(sub, started, func(p string) (*os.File, error) { return sessions.CreateFile(p, overwrite) }, func(s string) { t.Errorf("a directory: said %q", s) }); !errors.Is(err, syscall.EISDIR) || used != sub {
 			t.Errorf("a directory, overwrite %v: %s, %v; want EISDIR, nothing beside it", overwrite, used, err)
 		}
 	}

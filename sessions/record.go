@@ -99,10 +99,11 @@ type Header struct {
 	// by it, so that a file says what the live view said. 0 means the
 	// default.
 	Timeout time.Duration
-	// Redact names the secrets the writer masked in the frames (the
-	// environment variables and --redact names, never their values), so
-	// that a replay masks them again; nil when it masked none, or the
-	// file was written before headers named them.
+	// Redact names the secrets the writer was set to mask (the
+	// environment's secret-looking variables and the --redact names,
+	// never their values), whether or not a frame held one, so that a
+	// replay masks them again; nil when there were none (--no-redact), or
+	// the file was written before headers named them.
 	Redact []string
 }
 

@@ -225,8 +225,9 @@ func NewRedactor(env []string, flags []string) (*Redactor, error) {
 // maskEdge opens and closes every mask (maskOf).
 const maskEdge = "***"
 
-// Names are the names of the secrets r masks (each once, sorted): what a
-// session header says was masked, and a replay masks again.
+// Names are the names of the secrets r masks wherever they turn up (each
+// once, sorted), whether or not any has: what a session header names, and
+// a replay masks again.
 func (r *Redactor) Names() []string {
 	if r == nil {
 		return nil
@@ -695,10 +696,16 @@ func MaskingWriter(env, flags []string, w io.Writer) (io.WriteCloser, error) {
 	if err != nil {
 		return nil, err
 	}
+	return r.MaskingWriter(w), nil
+}
+
+// MaskingWriter is the writer sessions.MaskingWriter returns, for the
+// secrets r masks; a nil r (no masking) passes everything on.
+func (r *Redactor) MaskingWriter(w io.Writer) io.WriteCloser {
 	if r == nil || len(r.secrets) == 0 {
-		return nopWriteCloser{w}, nil
+		return nopWriteCloser{w}
 	}
-	return &MaskWriter{r: r, w: w}, nil
+	return &MaskWriter{r: r, w: w}
 }
 
 type nopWriteCloser struct{ io.Writer }

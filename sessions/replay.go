@@ -264,6 +264,7 @@ func appendFramed(dst []byte, framing classify.Framing, body, header []byte) []b
 // A sessionFile is a session file replay writes of its own.
 type sessionFile struct {
 	path string
+	sink bool // a device or a FIFO: nothing to read back (IsSink)
 	f    *os.File
 	bw   *bufio.Writer
 	w    *Writer
@@ -286,13 +287,12 @@ func createSessionFile(path string, h Header, overwrite bool, warn func(string))
 	}
 	// A file that is there is kept, unless overwrite, and the replay
 	// recorded beside it, as rpctap run records.
-	asked := path
-	f, path, err := CreateRecording(path, h.Started, func(p string) (*os.File, error) { return CreateFile(p, overwrite) })
-	if err != nil {
-		return nil, fmt.Errorf("cannot record the replay: %w; give another file with --record FILE, or --no-record", err)
+	if warn == nil {
+		warn = func(string) {}
 	}
-	if path != asked && warn != nil {
-		warn(RecordedBeside(asked, path))
+	f, path, err := CreateRecording(path, h.Started, func(p string) (*os.File, error) { return CreateFile(p, overwrite) }, warn)
+	if err != nil {
+		return nil, fmt.Errorf("cannot record the replay: %w; or give --no-record", err)
 	}
 	if abs, err := filepath.Abs(path); err == nil {
 		path = abs
@@ -302,7 +302,11 @@ func createSessionFile(path string, h Header, overwrite bool, warn func(string))
 		f.Close()
 		return nil, err
 	}
-	Register(path) // a listing from another environment may miss it; nothing else depends on it
+	if IsSink(f) {
+		sf.sink = true
+	} else {
+		Register(path) // a listing from another environment may miss it; nothing else depends on it
+	}
 	return sf, nil
 }
 

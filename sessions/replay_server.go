@@ -102,7 +102,9 @@ func ServeReplay(ctx context.Context, path string, in FrameSource, out io.Writer
 	}
 	st, err := serve(ctx, rec, in, out, opts, sf)
 	if sf != nil {
-		st.Path = sf.path
+		if !sf.sink {
+			st.Path = sf.path
+		}
 		ev := EventRecord{T: opts.Now().Microseconds(), Kind: EventExit, Code: new(int)}
 		var stopped Stopped
 		if errors.As(context.Cause(ctx), &stopped) {
@@ -772,19 +774,11 @@ func (s *server) noMatch(method string, body []byte, calls []related) string {
 		nearName += " " + esc(name)
 	}
 	out := fmt.Sprintf("%s; the nearest is %s, line %d, which differs at %s: %s", why, nearName, s.rec.frames[best].line,
-		plural(len(changes), "path"), describeChanges(changes[:min(len(changes), maxDescribed)], "recorded", "sent"))
+		count(len(changes), "path"), describeChanges(changes[:min(len(changes), maxDescribed)], "recorded", "sent"))
 	if len(changes) > maxDescribed {
-		out += fmt.Sprintf("; and %s more", plural(len(changes)-maxDescribed, "path"))
+		out += fmt.Sprintf("; and %s more", count(len(changes)-maxDescribed, "path"))
 	}
 	return out
-}
-
-// plural is "1 thing" or "n things".
-func plural(n int, what string) string {
-	if n == 1 {
-		return "1 " + what
-	}
-	return strconv.Itoa(n) + " " + what + "s"
 }
 
 // matchInitialize answers the MCP handshake from the recording whatever

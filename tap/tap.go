@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -82,6 +81,9 @@ type Tap struct {
 	id      string
 	cmd     *exec.Cmd
 	create  func(path string) (sessionFile, error) // opens a new session file; nil: createSessionFile
+	// redact masks the session's secrets (nil with NoRedact), in the
+	// file and in whatever else the command shows of the session.
+	redact *sessions.Redactor
 
 	socket  string
 	recDone chan struct{}
@@ -131,6 +133,12 @@ func New(opts Options) (*Tap, error) {
 		opts.Env = os.Environ()
 	}
 	t := &Tap{opts: opts, started: time.Now(), injecting: make(chan struct{}, 1)}
+	if !opts.NoRedact {
+		var err error
+		if t.redact, err = sessions.NewRedactor(opts.Env, opts.Redact); err != nil {
+			return nil, err
+		}
+	}
 	var idb [8]byte
 	rand.Read(idb[:])
 	t.id = hex.EncodeToString(idb[:])
@@ -147,6 +155,16 @@ func (t *Tap) ID() string { return t.id }
 
 // Path is the session file the tap writes, once Run has started.
 func (t *Tap) Path() string { return t.path }
+
+// Redactor is what the tap masks the session's secrets with (nil with
+// NoRedact). Whatever else a command shows or keeps of what the tap sees
+// masks with it too (MaskingWriter), so that it masks the same.
+func (t *Tap) Redactor() *sessions.Redactor { return t.redact }
+
+// MaskingWriter returns a writer that masks what is written to it as the
+// tap masks the server's stderr in the session, and passes it on to w;
+// Close writes what it holds back (and does not close w).
+func (t *Tap) MaskingWriter(w io.Writer) io.WriteCloser { return t.redact.MaskingWriter(w) }
 
 // Run spawns the server and relays host ↔ server until the server has
 // exited and its output has ended. hostIn is what the host writes (the
@@ -206,11 +224,7 @@ func (t *Tap) Run(ctx context.Context, hostIn io.Reader, hostOut io.WriteCloser,
 		return t.endUnstarted(sig.(syscall.Signal))
 	default:
 	}
-	redact, err := t.redactor()
-	if err != nil {
-		closeAll()
-		return Result{}, err
-	}
+	redact := t.redact
 	reaped := make(chan struct{}) // closed once the server has been waited for
 	if err := startServer(cmd, reaped); err != nil {
 		closeAll()
@@ -410,11 +424,7 @@ func (t *Tap) finish(res Result) {
 // endUnstarted ends a session that a signal ended before its server was
 // started: the session file says so, and the tap ends with 128+signal.
 func (t *Tap) endUnstarted(sig syscall.Signal) (Result, error) {
-	redact, err := t.redactor()
-	if err != nil {
-		return Result{}, err
-	}
-	if err := t.startRecorder(redact); err != nil {
+	if err := t.startRecorder(t.redact); err != nil {
 		t.opts.Warn(err.Error())
 	}
 	res := Result{ExitCode: 128 + int(sig), Signal: signalName(sig), Path: t.path}
@@ -522,13 +532,6 @@ func unwrapExec(err error) error {
 	return err
 }
 
-func (t *Tap) redactor() (*sessions.Redactor, error) {
-	if t.opts.NoRedact {
-		return nil, nil
-	}
-	return sessions.NewRedactor(t.opts.Env, t.opts.Redact)
-}
-
 // startRecorder opens the session file and starts the recorder. Without a
 // file it still runs, for the tracker and live subscribers.
 func (t *Tap) startRecorder(redact *sessions.Redactor) error {
@@ -589,21 +592,22 @@ func (t *Tap) startRecorder(redact *sessions.Redactor) error {
 			} else {
 				// A file that is there (the last launch's) is kept, and
 				// the session is recorded all the same, beside it.
-				asked := path
-				if f, path, err = sessions.CreateRecording(path, t.started, create); err == nil && path != asked {
-					opts.Warn(sessions.RecordedBeside(asked, path))
-				}
+				f, path, err = sessions.CreateRecording(path, t.started, create, opts.Warn)
 			}
 			if err != nil {
-				ferr = fmt.Errorf("cannot record this session: %w", fileError(path, err))
+				ferr = fmt.Errorf("cannot record this session: %w", err)
 			} else {
-				t.path = path
-				t.hub.path = path
-				if err := sessions.Register(path); err != nil {
-					opts.Warn(fmt.Sprintf("rpctap ls may not list this session from another environment: %v", err))
+				if of, ok := f.(*os.File); !ok || !sessions.IsSink(of) {
+					// A sink (--record /dev/null) keeps nothing to read
+					// back: views are served as by a tap with no file.
+					t.path = path
+					t.hub.path = path
+					t.rec.spoolDir = filepath.Dir(path)
+					if err := sessions.Register(path); err != nil {
+						opts.Warn(fmt.Sprintf("rpctap ls may not list this session from another environment: %v", err))
+					}
 				}
 				t.rec.file = f
-				t.rec.spoolDir = filepath.Dir(path)
 				t.rec.bw = bufio.NewWriterSize(f, 256<<10)
 				if _, err := t.rec.bw.Write(t.hub.header); err != nil {
 					t.rec.lost(err) // traffic goes on; the file says what is missing
@@ -702,28 +706,3 @@ func readNow(f *os.File, buf []byte) int {
 		return n
 	}
 }
-
-// fileError says why the session file at path cannot be created, in
-// words a user can act on, where Go's would name the system call.
-func fileError(path string, err error) error {
-	dir := filepath.Dir(path)
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		return saidError{"there is no directory " + dir + " (create it, or give --record a path in one that exists)", err}
-	case errors.Is(err, fs.ErrPermission):
-		return saidError{dir + " may not be written in by this user (give --record a path you may write)", err}
-	case errors.Is(err, syscall.EISDIR):
-		return saidError{path + " is a directory (give --record a file's path, as in: --record " + filepath.Join(path, "session.jsonl") + ")", err}
-	}
-	return err
-}
-
-// A saidError says an error in words of its own, and is still the error
-// it says (errors.Is finds fs.ErrNotExist in it).
-type saidError struct {
-	say string
-	err error
-}
-
-func (e saidError) Error() string { return e.say }
-func (e saidError) Unwrap() error { return e.err }

@@ -9,7 +9,10 @@ import (
 	"testing"
 )
 
-const lastLaunch = "the last launch's session\n"
+// lastLaunch is a session file as the last launch of a host's server
+// left it.
+const lastLaunch = `{"rpctap":"session","version":1,"id":"a1","started":"2026-11-29T18:00:00Z","argv":["cat"],"name":"cat"}` + "\n" +
+	`{"t":5,"dir":"h2s","kind":"request","id":1,"method":"ping","frame":"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}"}` + "\n"
 
 // rpctap run, which a host starts at each launch with the same --record
 // FILE and no one to read a refusal, keeps the FILE that is there,
@@ -50,7 +53,7 @@ func TestRunRecordsBesideARecordFileThatIsThere(t *testing.T) {
 	if _, said = run("--force"); said != "" {
 		t.Errorf("rpctap run --force said %q", said)
 	}
-	if b, _ := os.ReadFile(record); !bytes.HasPrefix(b, []byte(`{"rpctap":"session"`)) {
+	if b, _ := os.ReadFile(record); !bytes.HasPrefix(b, []byte(`{"rpctap":"session"`)) || string(b) == lastLaunch {
 		t.Errorf("--force did not write over the file: it holds %q", b)
 	}
 }
@@ -78,7 +81,7 @@ func TestCommandsAtATerminalRefuseARecordFileThatIsThere(t *testing.T) {
 		var errs bytes.Buffer
 		cmd.Stderr = &errs
 		err := cmd.Run()
-		want := "rpctap: --record " + record + ": that file is there already (a session recorded before?); give --record another name, or add --force to write over it\n"
+		want := "rpctap: " + record + " is there already; give --record another name, or add --force to write over it\n"
 		if ee, _ := err.(*exec.ExitError); ee == nil || ee.ExitCode() != 2 || errs.String() != want {
 			t.Errorf("rpctap %s: %v, said %q; want exit 2 and %q", strings.Join(args, " "), err, errs.String(), want)
 		}
@@ -98,7 +101,7 @@ func TestCommandsAtATerminalRefuseARecordFileThatIsThere(t *testing.T) {
 	if stderr, code := runWatchCmd(t, env, "--record", record, "--force", "--", "cat"); code != 0 || !strings.Contains(stderr, "session recorded in "+record+"\n") {
 		t.Errorf("watch --record --force: exit %d, said %q", code, stderr)
 	}
-	if b, _ := os.ReadFile(record); !bytes.HasPrefix(b, []byte(`{"rpctap":"session"`)) {
+	if b, _ := os.ReadFile(record); !bytes.HasPrefix(b, []byte(`{"rpctap":"session"`)) || string(b) == lastLaunch {
 		t.Errorf("watch --force did not record to the file: it holds %q", b)
 	}
 

@@ -187,11 +187,7 @@ func runReplayServer(cmd *cobra.Command, argv []string, o replayOptions) error {
 	if err != nil {
 		return err
 	}
-	redact, err := sessions.NewRedactor(os.Environ(), red.Flags)
-	if err != nil {
-		return usageError(err)
-	}
-	opts := sessions.ServeOptions{Redactor: redact, Match: o.match, Ignore: ig, Speed: o.speed, NoDelay: o.noDelay, StrictVersion: o.strictVersion,
+	opts := sessions.ServeOptions{Match: o.match, Ignore: ig, Speed: o.speed, NoDelay: o.noDelay, StrictVersion: o.strictVersion,
 		Record: !o.noRecord, RecordPath: o.record, Argv: append([]string{"rpctap", "replay", "--as-server"}, o.asServer)}
 	opts.Overwrite, opts.Warn = o.force, func(msg string) {
 		if !o.quiet {
@@ -216,9 +212,14 @@ func runReplayServer(cmd *cobra.Command, argv []string, o replayOptions) error {
 		if err != nil {
 			return usageError(err)
 		}
+		// The replay masks its own session as the tap masks the real
+		// server's.
+		opts.Redactor = t.Redactor()
 		var p tapPipes
 		p, realDone = runBehindTap(ctx, t, framing, stderr)
 		opts.Forward = &sessions.Forward{To: p.toServer, From: p.fromServer, Close: p.toServer.Close}
+	} else if opts.Redactor, err = sessions.NewRedactor(os.Environ(), red.Flags); err != nil {
+		return usageError(err)
 	}
 	st, err := sessions.ServeReplay(ctx, o.asServer, bodies{tap.NewFrameReader(cmd.InOrStdin(), framing, 0)}, cmd.OutOrStdout(), opts)
 	if realDone != nil {
@@ -324,12 +325,9 @@ func runReplayHost(cmd *cobra.Command, argv []string, o replayOptions) error {
 		return usageError(err)
 	}
 	// The tap masks in its recording what the recording masked and the
-	// secrets of the environment; the comparison and the report mask the
-	// same.
-	redact, err := sessions.NewRedactor(os.Environ(), red.Flags)
-	if err != nil {
-		return usageError(err)
-	}
+	// secrets of the environment; the comparison, the report and the
+	// server's stderr mask the same, with its redactor.
+	redact := t.Redactor()
 	opts := sessions.HostOptions{Ignore: ig, Timeout: o.timeout, Notifications: o.notifications, Redactor: redact}
 	if o.verbose && !o.quiet {
 		opts.Log = func(msg string) { fmt.Fprintln(stderr, "rpctap replay:", msg) }
@@ -344,10 +342,7 @@ func runReplayHost(cmd *cobra.Command, argv []string, o replayOptions) error {
 	// rpctap shows from a peer (run passes it on unchanged instead: there
 	// it is the host's).
 	serverErr := &lineEscaper{w: stderr}
-	errOut, err := sessions.MaskingWriter(os.Environ(), red.Flags, serverErr)
-	if err != nil {
-		return usageError(err)
-	}
+	errOut := t.MaskingWriter(serverErr)
 	done := make(chan tapRan, 1)
 	go func() {
 		res, err := t.Run(context.Background(), conn.ServerInput(), conn.ServerOutput(), errOut)

@@ -253,7 +253,7 @@ func TestSessionFileFailureLeavesTrafficAloneAndSaysSoInOneLine(t *testing.T) {
 	}{
 		{"cannot create the file", []string{"--record", filepath.Join(notDir, "s.jsonl")}, nil, nil, "cannot record this session", ""},
 		{"no state directory", []string{"--record", ""}, nil, []string{"XDG_STATE_HOME=" + notDir}, "cannot record this session", ""},
-		{"no such directory", []string{"--record", filepath.Join(notDir+"-missing", "s.jsonl")}, nil, nil, "cannot record this session: there is no directory " + notDir + "-missing (create it", ""},
+		{"no such directory", []string{"--record", filepath.Join(notDir+"-missing", "s.jsonl")}, nil, nil, "cannot record this session: there is no directory " + notDir + "-missing; create it", ""},
 		{"the file stops taking writes", nil, []string{"/bin/sh", "-c", `ulimit -f 128 && exec "$0" "$@"`}, nil, "cannot write the session file", "frames host→server and"},
 	} {
 		t.Run(c.name, func(t *testing.T) {

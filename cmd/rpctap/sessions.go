@@ -340,21 +340,8 @@ func checkRecordPath(path string, force bool) error {
 	if path == "" {
 		return nil
 	}
-	name := classify.EscapeString(path, 200)
-	dir := filepath.Dir(path)
-	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
-		return usageError(fmt.Errorf("--record %s: there is no directory %s; create it, or give --record a path in one that exists", name, classify.EscapeString(dir, 200)))
-	}
-	st, err := os.Stat(path)
-	switch {
-	case err != nil:
-		return nil // not there: it is made
-	case st.IsDir():
-		return usageError(fmt.Errorf("--record %s is a directory; give a file's path, as in: --record %s", name, classify.EscapeString(filepath.Join(path, "session.jsonl"), 200)))
-	case !force:
-		return usageError(fmt.Errorf("--record %s: that file is there already (a session recorded before?); give --record another name, or add --force to write over it", name))
-	case liveSessionPaths()[realPath(path)]:
-		return usageError(fmt.Errorf("--record %s: a running tap records that file (rpctap ls lists it); give --record another name", name))
+	if err := sessions.CheckRecordPath(path, force); err != nil {
+		return usageError(err)
 	}
 	return nil
 }

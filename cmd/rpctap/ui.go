@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 	"unicode/utf8"
@@ -230,10 +231,7 @@ func runWatch(host string, argv []string, framing classify.Framing, profile clas
 	// The view shows the server's stderr; its last lines are kept, masked
 	// as the session file masks them, to be said when the server fails.
 	errTail := &tailBuffer{max: 16 << 10}
-	errOut, err := sessions.MaskingWriter(os.Environ(), nil, errTail)
-	if err != nil {
-		return usageError(err)
-	}
+	errOut := t.MaskingWriter(errTail)
 	go func() {
 		res, runErr = t.Run(ctx, inR, outW, errOut)
 		errOut.Close()
@@ -286,11 +284,13 @@ func runWatch(host string, argv []string, framing classify.Framing, profile clas
 	if !endHere(ran, t, &warnings) || uiErr != nil {
 		return uiErr
 	}
-	// watch exits as the server did, as run does: what a host would
-	// see of it, said on stderr with its last words there.
+	// watch exits as a server that ended by itself did, as run does:
+	// what a host would see of it, said on stderr with its last words
+	// there. One that rpctap had to stop ended because the user quit:
+	// that is said, and watch exits 0.
 	name := classify.EscapeString(argv[0], 200)
 	switch {
-	case !byItself && res.Signal != "":
+	case !byItself:
 		after := "its stdin closing"
 		if lsp {
 			after = "shutdown and exit"
@@ -298,8 +298,6 @@ func runWatch(host string, argv []string, framing classify.Framing, profile clas
 		fmt.Fprintf(os.Stderr, "rpctap: %s did not exit within 3 s of %s, so rpctap stopped it: it %s\n", name, after, exitWords(res))
 	case res.ExitCode != 0:
 		fmt.Fprintf(os.Stderr, "rpctap: %s %s%s\n", name, exitWords(res), errTail.said())
-	}
-	if res.ExitCode != 0 {
 		return exitError{code: res.ExitCode}
 	}
 	return nil
@@ -444,12 +442,31 @@ func runWatchHost(host string, argv []string, framing classify.Framing, profile 
 		case <-time.After(2 * time.Second):
 		}
 	}
+	// The host is reaped only once watch has done with its process
+	// group (stopHost): until then its id cannot be another group's.
+	// Where the host cannot be waited for unreaped, a host that was
+	// reaped has its group left alone.
 	exited := make(chan struct{})
-	go func() { cmd.Wait(); close(exited) }()
-	var stopSig syscall.Signal // set before stopped closes
-	stopped := make(chan struct{})
 	returned := make(chan struct{})
 	defer close(returned)
+	var reaped atomic.Bool
+	go func() {
+		if awaitExit(cmd.Process.Pid) {
+			close(exited)
+			<-returned
+		} else {
+			defer close(exited)
+			defer reaped.Store(true)
+		}
+		cmd.Wait()
+	}()
+	stop := func() {
+		if !reaped.Load() {
+			stopHost(cmd.Process.Pid)
+		}
+	}
+	var stopSig syscall.Signal // set before stopped closes
+	stopped := make(chan struct{})
 	go func() {
 		select {
 		case sig := <-sigs:
@@ -468,7 +485,7 @@ func runWatchHost(host string, argv []string, framing classify.Framing, profile 
 	}()
 	src, err := attachWhenUp(name, waited)
 	if err != nil {
-		stopHost(cmd.Process.Pid)
+		stop()
 		select {
 		case <-stopped:
 			return exitError{code: 128 + int(stopSig), msg: fmt.Sprintf("stopped by %s before the host started the server; the host is stopped too (its output is in %s)", tap.SignalName(stopSig), logPath)}
@@ -489,7 +506,7 @@ func runWatchHost(host string, argv []string, framing classify.Framing, profile 
 		}
 	}
 	uiErr := runUIUntil(stopped, []*tui.Source{src}, tui.WithStatus(hostLogStatus(logPath, src.Path)))
-	stopHost(cmd.Process.Pid)
+	stop()
 	logged()
 	fmt.Fprintln(os.Stderr, "rpctap: the host's output is in", logPath)
 	if src.Path != "" {
@@ -511,15 +528,15 @@ func runWatchHost(host string, argv []string, framing classify.Framing, profile 
 // is left of it is killed.
 const hostGrace = 3 * time.Second
 
-// stopHost ends watch's host, the process group of its shell (pid):
-// SIGTERM, then SIGKILL for whatever of the group is still there after
-// hostGrace. The tap the host started is in the group, and passes the
-// SIGTERM on to its server.
+// stopHost ends watch's host, the process group of its shell (pid), a
+// child not reaped yet (awaitExit): SIGTERM, then SIGKILL for whatever
+// of the group is still there after hostGrace. The tap the host started
+// is in the group, and passes the SIGTERM on to its server.
 func stopHost(pid int) {
-	if syscall.Kill(-pid, syscall.SIGTERM) != nil {
+	if !groupLives(pid) || syscall.Kill(-pid, syscall.SIGTERM) != nil {
 		return // nothing of it is left
 	}
-	for deadline := time.Now().Add(hostGrace); syscall.Kill(-pid, 0) == nil; time.Sleep(20 * time.Millisecond) {
+	for deadline := time.Now().Add(hostGrace); groupLives(pid); time.Sleep(20 * time.Millisecond) {
 		if time.Now().After(deadline) {
 			syscall.Kill(-pid, syscall.SIGKILL)
 			return

@@ -79,3 +79,16 @@ func TestWatchShowsAndExitsWithTheStatusOfAServerThatExited(t *testing.T) {
 	keys("q")
 	waitfor("rpctap: sh exited with status 7; the last lines of its stderr:", "Error: lost the database", "EXIT=7")
 }
+
+// A server that does not exit when rpctap's host ends the session after
+// q is stopped by rpctap, which says so; watch then exits 0, since the
+// user asked for the stop (rpctap watch … && next goes on). Only a
+// server that ended by itself passes its status on.
+func TestWatchExitsZeroWhenItHadToStopTheServerAfterQuit(t *testing.T) {
+	env := watchEnv(t, t.TempDir())
+	stderr, code := runWatchCmd(t, env, "--", "sh", "-c", "cat >/dev/null; exec sleep 100")
+	const said = "rpctap: sh did not exit within 3 s of its stdin closing, so rpctap stopped it: it was ended by SIGTERM\n"
+	if code != 0 || !strings.Contains(stderr, said) {
+		t.Errorf("watch of a server that outlives its stdin, quit: exit %d, said\n%s\nwant exit 0 and %q", code, stderr, said)
+	}
+}

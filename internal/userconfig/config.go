@@ -23,10 +23,10 @@ import (
 
 // A Config is what the file says; a zero field was not set.
 type Config struct {
-	Profile        string                   // --profile of run, watch, check, classify
-	Timeout        time.Duration            // --timeout of run and check
+	Profile        string                   // --profile of run, watch, check, classify, export
+	Timeout        time.Duration            // --timeout of run, check, export, replay
 	MethodTimeouts map[string]time.Duration // --method-timeout of run and check
-	Redact         []string                 // added to --redact of run
+	Redact         []string                 // added to --redact of run, replay, export
 	Theme          string                   // the live view's colours: auto, dark or light
 	Intercept      string                   // --intercept of run: a filter of frames to hold
 	HoldTimeout    time.Duration            // --hold-timeout of run
@@ -212,9 +212,9 @@ func lineOf(src []byte, key []string) int {
 // nothing; a setting takes effect once its line is uncommented.
 const Example = `# rpctap's config: defaults for flags; a flag given on the command line wins.
 # Each setting changes what rpctap does: remove the "# " before the ones you want.
-# profile = "mcp"                  # rules to judge by (run, watch, check, classify): auto (the default), jsonrpc, mcp or lsp
-# timeout = "45s"                  # how long a request may wait for its answer (run, check; default 30s)
-# redact = ["GITHUB_TOKEN"]        # secrets to mask besides secret-looking variables (run): NAME (a variable; unset, a warning) or NAME=VALUE
+# profile = "mcp"                  # rules to judge by (run, watch, check, classify, export): auto (the default), jsonrpc, mcp or lsp
+# timeout = "45s"                  # how long a request may wait for its answer (run, check, export, replay; default 30s, replay's 10s)
+# redact = ["GITHUB_TOKEN"]        # secrets to mask besides secret-looking variables (run, replay, export): NAME (a variable; unset, a warning) or NAME=VALUE
 # theme = "light"                  # the live view's colours: auto (the default), dark or light (NO_COLOR turns colour off)
 # intercept = "method:tools/call"  # hold frames that match until a view decides them (run); with no view open, each waits hold_timeout
 # hold_timeout = "60s"             # how long a frame is held at most (run; default 60s)
