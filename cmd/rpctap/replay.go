@@ -243,7 +243,8 @@ func runReplayServer(cmd *cobra.Command, argv []string, o replayOptions) error {
 // redaction is what a replay of the recording at path masks: what the
 // recording masked, what --redact names (the config file's redact
 // included) and the environment's secrets. It warns of the names the
-// recording masked that the environment does not set.
+// recording lists to mask that the environment does not set (a name is
+// listed whether or not a frame held its value).
 func (o replayOptions) redaction(path string, stderr io.Writer) (sessions.Redaction, error) {
 	red, err := sessions.ReplayRedaction(path, os.Environ(), o.redact)
 	if err != nil {
@@ -251,7 +252,7 @@ func (o replayOptions) redaction(path string, stderr io.Writer) (sessions.Redact
 	}
 	if len(red.Unset) > 0 && !o.quiet {
 		names := strings.Join(red.Unset, ", ")
-		fmt.Fprintf(stderr, "rpctap replay: the recording masked %s, which this environment does not set: a masked value still compares equal to any value, but replay cannot mask it in what it writes; set %s, or add --redact %s=VALUE\n",
+		fmt.Fprintf(stderr, "rpctap replay: the recording names %s among the secrets to mask, which this environment does not set: a value the recording masked still compares equal to any value, but replay cannot mask that secret in what it writes; set %s, or add --redact %s=VALUE\n",
 			classify.EscapeString(names, 200), classify.EscapeString(red.Unset[0], 80), classify.EscapeString(red.Unset[0], 80))
 	}
 	return red, nil

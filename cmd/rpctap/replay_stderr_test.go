@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -71,5 +72,28 @@ func TestLineEscaperWritesLinesOfAnyLength(t *testing.T) {
 		if got != text || strings.Contains(out.String(), `\x`) {
 			t.Errorf("%d bytes: wrote %d bytes back (escaped bytes: %v)", n, len(got), strings.Contains(out.String(), `\x`))
 		}
+	}
+}
+
+// A name the recording lists to mask that this environment does not set
+// is said to be listed, not to have been masked: the header lists every
+// secret-looking name of the recording's environment, whether or not a
+// frame held its value.
+func TestReplaySaysARecordingListsANameToMaskThatThisEnvironmentDoesNotSet(t *testing.T) {
+	b := mustReadFile(t, "../../testdata/sessions/recorded/session.jsonl")
+	head, rest, _ := bytes.Cut(b, []byte("\n"))
+	head = append(bytes.TrimSuffix(head, []byte("}")), []byte(`,"redact":["RPCTAP_UNSET_TOKEN"]}`)...)
+	path := filepath.Join(t.TempDir(), "s.jsonl")
+	if err := os.WriteFile(path, append(append(head, '\n'), rest...), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("RPCTAP_UNSET_TOKEN", "")
+	os.Unsetenv("RPCTAP_UNSET_TOKEN")
+	var stderr bytes.Buffer
+	if _, err := (replayOptions{}).redaction(path, &stderr); err != nil {
+		t.Fatal(err)
+	}
+	if got := stderr.String(); !strings.Contains(got, "the recording names RPCTAP_UNSET_TOKEN among the secrets to mask, which this environment does not set") {
+		t.Errorf("the warning of a listed name this environment does not set:\n%s", got)
 	}
 }
