@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
@@ -371,13 +372,28 @@ func column(w int, text string) string {
 // room is the width left for the method, the flags having theirs.
 func (c columns) room(width int) int { return width - c.used() - c.flags }
 
-// cutID fits an id (escaped) in w cells: cut, it keeps its end, where
+// cutID fits an id, escaped, in w cells: cut, it keeps its end, where
 // the ids of one peer differ ("rpctap-host-12" and "rpctap-host-13").
+// Only the id's last bytes are escaped (four a cell, more than any
+// character takes), so a long id costs no more than a short one to
+// draw, and its cut shows the id's own end.
 func cutID(id string, w int) string {
-	if n := lipgloss.Width(id); n > w {
-		return ansi.TruncateLeft(id, n-w+1, "…")
+	cut := false
+	if from := len(id) - w*4; from > 0 {
+		for n := 0; n < utf8.UTFMax-1 && !utf8.RuneStart(id[from]); n++ {
+			from++
+		}
+		id, cut = id[from:], true
 	}
-	return id
+	s := classify.EscapeString(id, 0)
+	n := lipgloss.Width(s)
+	if n > w || cut && n == w {
+		return ansi.TruncateLeft(s, n-w+1, "…")
+	}
+	if cut {
+		return "…" + s
+	}
+	return s
 }
 
 // View draws the rows on screen; rows the search marks have a * after
@@ -445,7 +461,7 @@ func (p *trafficPane) row(e *sessions.Entry, c columns, started time.Time, plain
 		mark = "*"
 	}
 	line := fmt.Sprintf("%*d%s", colSeq, e.Seq, mark) + column(c.time, truncate(t, c.time)) + dir + " " + column(c.kind, truncate(kind, c.kind)) +
-		column(c.id, cutID(classify.EscapeString(e.ID, colIDMax*4), c.id)) +
+		column(c.id, cutID(e.ID, c.id)) +
 		column(c.method, truncate(classify.EscapeString(e.Method, c.method*4), c.method))
 	if c.lat > 0 {
 		lat := ""
