@@ -133,6 +133,26 @@ func TestHeldPaneNamesWhatAFrameWaitsBehindAndHeldRequestsArePending(t *testing.
 	finalView(t, tm)
 }
 
+// A held request decided to be dropped or answered in place, while it
+// waits behind a held frame, is no longer pending: its receiver will
+// never read it.
+func TestAHeldRequestDecidedNotToGoOnIsNotPending(t *testing.T) {
+	tm, _, host := openHeldView(t, "dir:h2s method:hold/*", 30*time.Second)
+	hostWrite(t, host, `{"jsonrpc":"2.0","id":1,"method":"hold/first"}`)
+	hostWrite(t, host, `{"jsonrpc":"2.0","id":2,"method":"hold/drop"}`)
+	hostWrite(t, host, `{"jsonrpc":"2.0","id":3,"method":"hold/answer"}`)
+	waitFor(t, tm, "Held (3)", "3 pending")
+	tm.Send(press("j"))
+	tm.Send(press("x"))
+	waitFor(t, tm, "hold/drop id 2 · drop, waits behind #1", "2 pending")
+	tm.Send(press("j"))
+	tm.Send(press("a"))
+	waitFor(t, tm, "answering held #3")
+	tm.Send(tea.KeyMsg{Type: tea.KeyCtrlS})
+	waitFor(t, tm, "hold/answer id 3 · answered, waits behind #1", "1 pending")
+	finalView(t, tm)
+}
+
 // issue 12 point 2: a frame whose hold time runs out goes on, and the
 // pane says so.
 func TestHeldPaneSaysWhenTheHoldTimeRanOut(t *testing.T) {
