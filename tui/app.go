@@ -885,9 +885,9 @@ func (m *Model) demoHeight() int {
 	return demoBarHeight
 }
 
-// helpKeys are the ? screen's columns of keys: the picker's or the
-// composer's list's while they show, else the view's; legend says the
-// badges' short words go with them.
+// helpKeys are the ? screen's columns of keys: the picker's, the
+// composer's list's or the held pane's while they show, else the view's;
+// legend says the badges' short words go with them.
 func (m *Model) helpKeys() (groups [][]key.Binding, legend bool) {
 	v := m.view()
 	switch {
@@ -895,6 +895,8 @@ func (m *Model) helpKeys() (groups [][]key.Binding, legend bool) {
 		return m.picker.FullHelp(), false
 	case m.mode == modeCompose && v != nil && v.composer != nil:
 		return v.composer.FullHelp(), false
+	case v != nil && v.focus == paneHeld && !v.showStats:
+		return v.held().FullHelp(), false
 	}
 	return m.c.keys.FullHelp(), true
 }

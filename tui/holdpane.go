@@ -273,10 +273,17 @@ func (p *holdPane) blocker(i int) int64 {
 	return 0
 }
 
-// ShortHelp is the footer while the pane has focus.
+// ShortHelp is the footer while the pane has focus: at 80 columns, with
+// ? and q, all but F fit (the ? screen lists it).
 func (p *holdPane) ShortHelp() []key.Binding {
 	k := p.c.keys
-	return []key.Binding{k.HoldForward, k.HoldEdit, k.HoldDrop, k.HoldReply, k.HoldForwardAll, k.Back}
+	return []key.Binding{k.HoldForward, k.HoldEdit, k.HoldDrop, k.HoldReply, k.Back, k.HoldForwardAll, k.Help, k.Quit}
+}
+
+// FullHelp is the ? screen while the pane has focus: its keys.
+func (p *holdPane) FullHelp() [][]key.Binding {
+	k := p.c.keys
+	return [][]key.Binding{{k.Up, k.Down, k.HoldForward, k.HoldForwardAll}, {k.HoldEdit, k.HoldDrop, k.HoldReply}, {k.Back, k.Help, k.Quit}}
 }
 
 // View draws the pane: the filters, the frames held (oldest first) with
