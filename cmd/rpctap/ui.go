@@ -20,6 +20,7 @@ import (
 
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/rpctap/rpctap/classify"
+	"github.com/rpctap/rpctap/internal/hostconfig"
 	"github.com/rpctap/rpctap/internal/playhost"
 	"github.com/rpctap/rpctap/sessions"
 	"github.com/rpctap/rpctap/tap"
@@ -566,15 +567,9 @@ func attachWhenUp(target string, gone <-chan struct{}) (*tui.Source, error) {
 	return nil, errors.New("the tap did not come up within 15 s; is the host starting the server?")
 }
 
-func shellQuote(s string) string {
-	if s != "" && strings.IndexFunc(s, func(r rune) bool {
-		return !(r == '/' || r == '.' || r == '-' || r == '_' || r == '=' || r == ':' || r == ',' || r == '@' ||
-			(r >= 'a' && r <= 'z') || (r >= 'A' && r <= 'Z') || (r >= '0' && r <= '9'))
-	}) < 0 {
-		return s
-	}
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
-}
+// shellQuote is hostconfig.ShellQuote: one word of a shell's command
+// line.
+func shellQuote(s string) string { return hostconfig.ShellQuote(s) }
 
 // hostLogStatus is the view's word on where watch keeps the host's
 // output: a path the user can open as it is shown (the home directory as
