@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/rpctap/rpctap/classify"
+	"github.com/rpctap/rpctap/inject"
 	"github.com/rpctap/rpctap/tap"
 )
 
@@ -115,7 +116,7 @@ func TestPlayingTheHostOfGopls(t *testing.T) {
 	go func() { res, _ = tp.Run(ctx, inR, outW, io.Discard); close(ran) }()
 	waitFor(t, path, `"method":"initialized"`, `"method":"textDocument/didOpen"`, `\"languageId\":\"go\"`, `"method":"workspace/configuration"`, `\"result\":[null`)
 	// Greet's declaration: line 7 (0-based), character 5.
-	hover := `{"jsonrpc":"2.0","id":"rpctap-1","method":"textDocument/hover","params":{"textDocument":{"uri":` + quote(fileURI(file)) + `},"position":{"line":7,"character":6}}}`
+	hover := `{"jsonrpc":"2.0","id":"rpctap-1","method":"textDocument/hover","params":{"textDocument":{"uri":` + inject.Quote(inject.FileURI(file)) + `},"position":{"line":7,"character":6}}}`
 	if ans := answer(t, tp, hover); bytes.Contains(ans, []byte(`"error"`)) || !bytes.Contains(ans, []byte("Greet says hello")) {
 		t.Errorf("the hover's answer: %s", ans)
 	}
