@@ -136,23 +136,29 @@ func shows(src *Source, f *filter.Filter, showErr bool, e *sessions.Entry) bool 
 	return f.Match(filterFrame(src, e))
 }
 
-// filterFrame is what a filter sees of an entry; the payload is read back
-// from the file only when a text token needs it.
+// filterFrame is what a filter sees of an entry of src; the payload is
+// read back from the file only when a text token needs it.
 func filterFrame(src *Source, e *sessions.Entry) *filter.Frame {
 	seq := e.Seq
-	return &filter.Frame{Dir: e.Dir, Kind: e.Kind, ID: e.ID, Method: e.Method, Codes: FilterCodes(e),
-		Worst: e.Worst, Status: FilterStatus(e.Status), Fate: uint32(e.Fate().Set()),
-		Payload: func() []byte {
-			pos, ok := src.Index.BySeq(seq)
-			if !ok {
-				return nil
-			}
-			ev, err := src.Record(pos)
-			if err != nil {
-				return nil
-			}
-			return ev.Frame
-		}}
+	return FilterFrame(e, func() []byte {
+		pos, ok := src.Index.BySeq(seq)
+		if !ok {
+			return nil
+		}
+		ev, err := src.Record(pos)
+		if err != nil {
+			return nil
+		}
+		return ev.Frame
+	})
+}
+
+// FilterFrame is what a filter sees of an entry: the view's table and
+// search and rpctap tail filter with it. payload reads the frame's bytes
+// back, called only when a text token needs them.
+func FilterFrame(e *sessions.Entry, payload func() []byte) *filter.Frame {
+	return &filter.Frame{Dir: e.Dir, Kind: e.Kind, ID: e.ID, Method: e.Method, Codes: filterCodes(e),
+		Worst: e.Worst, Status: filterStatus(e.Status), Fate: uint32(e.Fate().Set()), Payload: payload}
 }
 
 func (p *trafficPane) clamp() {
@@ -602,9 +608,9 @@ func padRight(s string, w int) string {
 	return s
 }
 
-// FilterStatus names an entry's status as the filter language does: a
+// filterStatus names an entry's status as the filter language does: a
 // request past its timeout, or no longer followed, still waits.
-func FilterStatus(st sessions.Status) string {
+func filterStatus(st sessions.Status) string {
 	switch st {
 	case sessions.StatusTimedOut, sessions.StatusUntracked:
 		return "pending"
@@ -612,9 +618,9 @@ func FilterStatus(st sessions.Status) string {
 	return st.String()
 }
 
-// FilterCodes is the entry's codes, with the record's redaction mark as
+// filterCodes is the entry's codes, with the record's redaction mark as
 // finding redacted.
-func FilterCodes(e *sessions.Entry) uint64 {
+func filterCodes(e *sessions.Entry) uint64 {
 	c := uint64(e.Codes)
 	if e.Redacted {
 		c |= 1 << classify.CodeRedacted

@@ -743,13 +743,12 @@ func runTail(w io.Writer, src *tui.Source, f *filter.Filter, asJSON bool, yield 
 				}
 				return ev, evErr
 			}
-			fr := &filter.Frame{Dir: e.Dir, Kind: e.Kind, ID: e.ID, Method: e.Method, Codes: tui.FilterCodes(&e), Worst: e.Worst,
-				Status: tui.FilterStatus(e.Status), Fate: uint32(e.Fate().Set()), Payload: func() []byte {
-					if ev, err := record(); err == nil {
-						return ev.Frame
-					}
-					return nil
-				}}
+			fr := tui.FilterFrame(&e, func() []byte {
+				if ev, err := record(); err == nil {
+					return ev.Frame
+				}
+				return nil
+			})
 			if !f.Match(fr) {
 				continue
 			}
