@@ -195,15 +195,9 @@ func runWatch(host string, argv []string, framing classify.Framing, profile clas
 	var warnings []string
 	warn := func(s string) { wmu.Lock(); warnings = append(warnings, s); wmu.Unlock() }
 	lsp := framing == classify.FramingLSP || profile == classify.LSP || open != ""
-	if lsp {
-		framing = classify.FramingLSP
-		if profile == classify.Auto {
-			profile = classify.LSP
-		}
-	}
 	hangup() // from now on, SIGHUP ends the view, and the view the tap
-	opts := tap.Options{Argv: argv, Framing: framing, Profile: profile, Record: true, Path: record, Overwrite: force, Listen: true, TermWait: 3 * time.Second, Warn: warn,
-		Signals: viewSignals()}
+	opts := playhost.TapOptions(argv, framing, profile, lsp, record, force)
+	opts.Warn, opts.Signals = warn, viewSignals()
 	t, err := tap.New(opts)
 	if err != nil {
 		return usageError(err)
