@@ -384,6 +384,9 @@ func (c columns) room(width int) int { return width - c.used() - c.flags }
 // character takes), so a long id costs no more than a short one to
 // draw, and its cut shows the id's own end.
 func cutID(id string, w int) string {
+	if w <= 0 {
+		return ""
+	}
 	cut := false
 	if from := len(id) - w*4; from > 0 {
 		for n := 0; n < utf8.UTFMax-1 && !utf8.RuneStart(id[from]); n++ {
