@@ -487,24 +487,55 @@ func (p *trafficPane) row(e *sessions.Entry, c columns, started time.Time, plain
 	return line + p.badges(e, c.flags, plain)
 }
 
-// compactBadges are the badges' short words, for narrow tables (the help
-// screen spells them out).
+// compactBadges are the short words of the findings' badges, for narrow
+// tables (the help screen spells them out); fateBadges has the fates'.
 var compactBadges = map[string]string{
 	"UNMATCHED": "UNM", "INVALID": "INV", "REDACTED": "RED", "OPAQUE": "OPQ",
-	"LEAKY": "LKY", "TIMEOUT": "TMO", "LATE": "LATE", "CAPTURED": "CAP", "PARTIAL": "PRT",
-	"HELD": "HLD", "EDITED": "EDT", "DROPPED": "DRP", "ANSWERED": "ANS", "EXPIRED": "EXP",
-	"DETACHED": "DET", "OVERFLOW": "OVF", "WAITED": "WTD", "ENDED": "END",
+	"LEAKY": "LKY", "TIMEOUT": "TMO", "LATE": "LATE",
 }
 
-// heldBadges name what became of a frame the tap held (the record's
-// "held"): forwarded as it was (HELD), edited, dropped, answered in place,
-// or let go as it was because its hold time ran out (EXPIRED), its views
-// went away (DETACHED), the tap held too much (OVERFLOW), it waited behind
-// a held frame (WAITED) or the session ended (ENDED).
-var heldBadges = map[string]string{
-	sessions.HeldForwarded: "HELD", sessions.HeldEdited: "EDITED", sessions.HeldDropped: "DROPPED",
-	sessions.HeldAnswered: "ANSWERED", sessions.HeldTimeout: "EXPIRED", sessions.HeldDetached: "DETACHED",
-	sessions.HeldOverflow: "OVERFLOW", sessions.HeldWaited: "WAITED", sessions.HeldEnded: "ENDED", "other": "HELD",
+// A fateBadge is how a row says one fate word (sessions.FateWords): its
+// badge, and the badge's short word for a narrow table.
+type fateBadge struct{ word, badge, short string }
+
+// fateBadges say a frame's fate (sessions.Fate.Set), a badge for each of
+// its words, in the order a row shows them: the tap holding it for the
+// user first, the row's story. They are the fate: filter token's words:
+// fate:held matches every row that says HELD, whatever became of the
+// frame then. An injected frame says so by the + before its kind, with
+// no badge.
+var fateBadges = []fateBadge{
+	{sessions.FateHeld, "HELD", "HLD"},
+	{sessions.FateEdited, "EDITED", "EDT"},
+	{sessions.FateDropped, "DROPPED", "DRP"},
+	{sessions.FateAnswered, "ANSWERED", "ANS"},
+	{sessions.FateExpired, "EXPIRED", "EXP"},
+	{sessions.FateDetached, "DETACHED", "DET"},
+	{sessions.FateOverflow, "OVERFLOW", "OVF"},
+	{sessions.FateWaited, "WAITED", "WTD"},
+	{sessions.FateEndedHeld, "ENDED", "END"},
+	{sessions.FateCaptured, "CAPTURED", "CAP"},
+	{sessions.FatePartial, "PARTIAL", "PRT"},
+	{sessions.FateInjected, "", ""},
+}
+
+// in reports whether the fate set s holds the badge's word.
+func (b fateBadge) in(s sessions.FateSet) bool {
+	bit, _ := sessions.ParseFateWord(b.word)
+	return s&bit != 0
+}
+
+// shortBadge is a badge's short word.
+func shortBadge(long string) string {
+	if short, ok := compactBadges[long]; ok {
+		return short
+	}
+	for _, b := range fateBadges {
+		if b.badge == long {
+			return b.short
+		}
+	}
+	return long
 }
 
 // badges are the flags the tool exists for, as words a glance catches, in
@@ -517,7 +548,7 @@ func (p *trafficPane) badges(e *sessions.Entry, w int, plain bool) string {
 		out := make([]string, 0, len(names)+1)
 		for _, n := range names {
 			if short {
-				n = compactBadges[n]
+				n = shortBadge(n)
 			}
 			out = append(out, n)
 		}
@@ -563,18 +594,17 @@ func worstMark(s classify.Severity) string {
 	return ""
 }
 
-// entryBadges names the flags an entry carries.
+// entryBadges names the flags an entry carries: its fate's first, then
+// its findings'.
 func entryBadges(e *sessions.Entry) []string {
 	has := func(c classify.Code) bool { return e.Codes.Has(c) }
 	var out []string
-	if b := heldBadges[e.Held]; b != "" {
-		out = append(out, b) // first: what the user did to the frame is the row's story
-	}
-	if e.Captured {
-		out = append(out, "CAPTURED")
-	}
-	if e.Partial {
-		out = append(out, "PARTIAL")
+	if fate := e.Fate().Set(); fate != 0 {
+		for _, b := range fateBadges {
+			if b.badge != "" && b.in(fate) {
+				out = append(out, b.badge)
+			}
+		}
 	}
 	if has(classify.CodeUnmatchedResponse) || has(classify.CodeDuplicateResponse) {
 		out = append(out, "UNMATCHED")
