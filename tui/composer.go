@@ -29,15 +29,18 @@ type composer struct {
 	session int // the view's id, on previews computed off Update
 	ta      textarea.Model
 	dir     classify.Direction
-	opts    inject.Options // framing, profile, ids; Dir is set from dir
-	gen     int            // of the text, for previews computed off Update
-	text    string         // the text the preview is of
-	frames  []inject.Frame
-	parse   error
-	preview inject.Preview
-	ready   bool   // the preview is of text
-	warn    string // why a send needs a second ctrl+s (see warning), of the preview
-	armed   bool   // the warning was shown: a second send sends
+	opts    inject.Options // profile, ids; Dir and Framing are set from dir
+	// framingOf is the framing of the stream toward a direction's
+	// receiver (sessionView.injectFraming; nil: newline framing).
+	framingOf func(classify.Direction) classify.Framing
+	gen       int    // of the text, for previews computed off Update
+	text      string // the text the preview is of
+	frames    []inject.Frame
+	parse     error
+	preview   inject.Preview
+	ready     bool   // the preview is of text
+	warn      string // why a send needs a second ctrl+s (see warning), of the preview
+	armed     bool   // the warning was shown: a second send sends
 	// noteText is the composer's feedback, kept until the text changes.
 	noteText string
 	// picking: a list shows in place of the text (the catalog, or the
@@ -77,7 +80,7 @@ const (
 	pickTemplates
 )
 
-func newComposer(c *common, session int, dir classify.Direction, opts inject.Options, given map[string]bool) *composer {
+func newComposer(c *common, session int, dir classify.Direction, opts inject.Options, framingOf func(classify.Direction) classify.Framing, given map[string]bool) *composer {
 	ta := textarea.New()
 	ta.ShowLineNumbers = false
 	ta.Prompt = ""
@@ -89,7 +92,7 @@ func newComposer(c *common, session int, dir classify.Direction, opts inject.Opt
 	ta.KeyMap.DeleteAfterCursor = key.NewBinding(key.WithKeys())
 	ta.Cursor.SetMode(cursor.CursorStatic)
 	ta.Focus()
-	p := &composer{c: c, session: session, ta: ta, dir: dir, opts: opts, catalog: inject.Catalog(), given: given, es: newEditStyles(c), filter: newListFilter(c)}
+	p := &composer{c: c, session: session, ta: ta, dir: dir, opts: opts, framingOf: framingOf, catalog: inject.Catalog(), given: given, es: newEditStyles(c), filter: newListFilter(c)}
 	return p
 }
 
@@ -397,9 +400,10 @@ func (p *composer) send() composerIntent {
 	return composerIntent{send: req}
 }
 
-// framing is the stream's framing the frames go on.
+// framing is the framing of the stream the frames go on, in their
+// direction.
 func (p *composer) framing() classify.Framing {
-	if p.opts.Framing == classify.FramingLSP {
+	if p.framingOf != nil && p.framingOf(p.dir) == classify.FramingLSP {
 		return classify.FramingLSP
 	}
 	return classify.FramingNDJSON
@@ -480,7 +484,7 @@ func (p *composer) changed() tea.Cmd {
 	p.armed = false
 	p.noteText = ""
 	text, gen, o, session := p.ta.Value(), p.gen, p.opts, p.session
-	o.Dir = p.dir
+	o.Dir, o.Framing = p.dir, p.framing()
 	if len(text) <= previewInline {
 		p.applyPreview(computePreview(gen, text, o))
 		return nil
