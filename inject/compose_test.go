@@ -125,6 +125,47 @@ func TestPreviewUsesTheProfileAndShowsTheStrictAnswer(t *testing.T) {
 	}
 }
 
+// The preview names the first frame its receiver reads as broken, with
+// the finding (a batch member's too, and counted in the frames read: a
+// line feed byte makes two), and the first frame given that still holds
+// a template's placeholder, with where; a string that only contains it is
+// the user's text.
+func TestPreviewSaysTheFirstErrorAndWhereAPlaceholderIsLeft(t *testing.T) {
+	for _, c := range []struct {
+		text        string
+		profile     classify.Profile
+		err         *ErrorAt // its finding's code and frame only
+		placeholder *PlaceholderAt
+	}{
+		{text: `{"jsonrpc":"2.0","id":null,"method":"ping"}`, profile: classify.MCP, err: &ErrorAt{Frame: 0, Finding: classify.Finding{Code: classify.CodeNullID}}},
+		{text: `{"jsonrpc":"2.0","method":"a"}` + "\n" + `[{"jsonrpc":"2.0","id":1,"method":"b"},{"jsonrpc":"2.0","id":{},"method":"c"}]`, profile: classify.JSONRPC,
+			err: &ErrorAt{Frame: 1, Finding: classify.Finding{Code: classify.CodeBadID}}},
+		{text: `{"jsonrpc":"2.0","method":"a"}\x0a{"jsonrpc":"2.0","id":null,"method":"b"}`, profile: classify.MCP, err: &ErrorAt{Frame: 1, Finding: classify.Finding{Code: classify.CodeNullID}}},
+		{text: `{"jsonrpc":"2.0","id":"rpctap-1","method":"tools/call","params":{"name":"echo","arguments":{"times":0,"message":"<string>"}}}`, profile: classify.MCP,
+			placeholder: &PlaceholderAt{Frame: 0, Path: "params.arguments.message"}},
+		{text: `{"jsonrpc":"2.0","method":"a"}` + "\n" + `{"jsonrpc":"2.0","id":"x","method":"b","params":{"items":[1,"<string>"],"later":"<string>"}}`, profile: classify.MCP,
+			placeholder: &PlaceholderAt{Frame: 1, Path: "params.items[1]"}},
+		{text: `"<string>"`, profile: classify.JSONRPC, err: &ErrorAt{Frame: 0, Finding: classify.Finding{Code: classify.CodeNonObject}}, placeholder: &PlaceholderAt{Frame: 0, Path: "the top"}},
+		{text: `{"jsonrpc":"2.0","method":"a","params":{"a\u001bb":"<string>"}}`, profile: classify.MCP, placeholder: &PlaceholderAt{Frame: 0, Path: `params.a\x1bb`}},
+		{text: `{"jsonrpc":"2.0","id":"rpctap-1","method":"tools/call","params":{"name":"echo","arguments":{"message":"hi <string>"}}}`, profile: classify.MCP},
+	} {
+		frames, err := ParseRaw(c.text)
+		if err != nil {
+			t.Fatalf("%s: %v", c.text, err)
+		}
+		p := PreviewFrames(frames, Options{Dir: classify.H2S, Profile: c.profile})
+		switch {
+		case (p.FirstError == nil) != (c.err == nil):
+			t.Errorf("%s: first error %+v, want %+v", c.text, p.FirstError, c.err)
+		case c.err != nil && (p.FirstError.Frame != c.err.Frame || p.FirstError.Finding.Code != c.err.Finding.Code || p.FirstError.Finding.Severity != classify.Error):
+			t.Errorf("%s: first error %+v, want %s in frame %d", c.text, p.FirstError, c.err.Finding.Code, c.err.Frame)
+		}
+		if (p.Placeholder == nil) != (c.placeholder == nil) || c.placeholder != nil && *p.Placeholder != *c.placeholder {
+			t.Errorf("%s: placeholder at %+v, want %+v", c.text, p.Placeholder, c.placeholder)
+		}
+	}
+}
+
 // issue 11 point 4 (the inject half): ids of injected requests.
 func TestIDsNeverCollideWithTheImpersonatedSide(t *testing.T) {
 	ids := NewIDs()

@@ -1,6 +1,8 @@
 package inject
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
 	"strconv"
 	"strings"
@@ -39,6 +41,25 @@ type Preview struct {
 	// Collisions names the frames whose request id equals that of a
 	// request in flight from the side the frame impersonates.
 	Collisions []string
+	// FirstError is the first finding of error severity about a frame
+	// read, or one of its batch's members: the receiver reads that frame
+	// as broken (a null id under MCP). Nil when no frame has one.
+	FirstError *ErrorAt
+	// Placeholder is where the first of the frames given that still
+	// holds a template's StringPlaceholder holds it; nil when none does.
+	Placeholder *PlaceholderAt
+}
+
+// An ErrorAt is a finding of error severity and the frame it is of.
+type ErrorAt struct {
+	Frame   int // the frame's index in Preview.Frames
+	Finding classify.Finding
+}
+
+// A PlaceholderAt is where a frame still holds StringPlaceholder.
+type PlaceholderAt struct {
+	Frame int    // the frame's index in the frames given
+	Path  string // where in its JSON, as in params.arguments.message ("the top" for the whole text)
 }
 
 // A Read is one frame as its receiver reads it.
@@ -90,13 +111,99 @@ func PreviewFrames(frames []Frame, o Options) Preview {
 	p.Partial = partial
 	for i, r := range p.Frames {
 		if r.Answer != nil && p.Warning == "" {
-			p.Warning = fmt.Sprintf("A strict %s must refuse %s: it answers %s.", Receiver(o.Dir), frameName(i, len(p.Frames)), oneLine(r.Message.Answer))
+			p.Warning = fmt.Sprintf("A strict %s must refuse %s: it answers %s.", Receiver(o.Dir), FrameName(i, len(p.Frames)), oneLine(r.Message.Answer))
 		}
 	}
 	if p.Partial != "" {
 		p.Warning = "Refused unless forced: " + p.Partial
 	}
+	for i := range p.Frames {
+		if f, ok := firstError(&p.Frames[i].Message); ok {
+			p.FirstError = &ErrorAt{Frame: i, Finding: f}
+			break
+		}
+	}
+	for i, f := range frames {
+		if path, ok := placeholderPath(f.Body); ok {
+			p.Placeholder = &PlaceholderAt{Frame: i, Path: path}
+			break
+		}
+	}
 	return p
+}
+
+// firstError is the first finding of error severity about m or one of
+// its batch members.
+func firstError(m *classify.Message) (classify.Finding, bool) {
+	for _, f := range m.Findings {
+		if f.Severity == classify.Error {
+			return f, true
+		}
+	}
+	for j := range m.Members {
+		if f, ok := firstError(&m.Members[j]); ok {
+			return f, true
+		}
+	}
+	return classify.Finding{}, false
+}
+
+// placeholderPath finds the first string in a JSON text that is
+// StringPlaceholder, and says where, as in params.arguments.message.
+func placeholderPath(body []byte) (string, bool) {
+	if !bytes.Contains(body, []byte(StringPlaceholder)) {
+		return "", false
+	}
+	return findPlaceholder(body, "")
+}
+
+// findPlaceholder looks for StringPlaceholder in the JSON value v, at
+// path at, members in their order.
+func findPlaceholder(v []byte, at string) (string, bool) {
+	v = bytes.TrimSpace(v)
+	if len(v) == 0 {
+		return "", false
+	}
+	switch v[0] {
+	case '"':
+		if string(v) == StringPlaceholder {
+			if at == "" {
+				at = "the top"
+			}
+			return at, true
+		}
+	case '[':
+		var items []json.RawMessage
+		if json.Unmarshal(v, &items) != nil {
+			return "", false
+		}
+		for i, it := range items {
+			if p, ok := findPlaceholder(it, fmt.Sprintf("%s[%d]", at, i)); ok {
+				return p, true
+			}
+		}
+	case '{':
+		d := json.NewDecoder(bytes.NewReader(v))
+		if _, err := d.Token(); err != nil {
+			return "", false
+		}
+		for d.More() {
+			k, err := d.Token()
+			name, ok := k.(string)
+			var member json.RawMessage
+			if err != nil || !ok || d.Decode(&member) != nil {
+				return "", false
+			}
+			name = classify.EscapeString(name, 40)
+			if at != "" {
+				name = at + "." + name
+			}
+			if p, ok := findPlaceholder(member, name); ok {
+				return p, true
+			}
+		}
+	}
+	return "", false
 }
 
 // A Piece is one frame of raw bytes as their receiver reads them.
@@ -206,7 +313,9 @@ func partialReason(framing classify.Framing, info classify.FrameInfo, n int) str
 	return fmt.Sprintf("the last %d bytes have no line feed after them, so the next frame the tap relays would be read as part of this line; drop the \\c, end it with \\x0a, or force it.", n)
 }
 
-func frameName(i, n int) string {
+// FrameName names frame i of n in a warning: "this frame" when it is
+// the only one, else "frame 2".
+func FrameName(i, n int) string {
 	if n == 1 {
 		return "this frame"
 	}

@@ -62,12 +62,28 @@ var fits = map[string]fit{
 	"workspace/foldingRange/refresh":   {result: constant(`null`)},
 }
 
+// folder is the host's root as MCP's Root and LSP's WorkspaceFolder both
+// say it: its URI and its name.
+func (h Host) folder() string {
+	return `{"uri":` + Quote(FileURI(h.Root)) + `,"name":` + Quote(filepath.Base(h.Root)) + `}`
+}
+
+// Folders is the host's workspace folders, as LSP's initialize and
+// workspace/workspaceFolders give them: its root, or null (no workspace
+// open).
+func (h Host) Folders() string {
+	if h.Root == "" {
+		return `null`
+	}
+	return `[` + h.folder() + `]`
+}
+
 // roots is roots/list's result: the host's working directory, or none.
 func roots(_ []byte, h Host) string {
 	if h.Root == "" {
 		return `{"roots":[]}`
 	}
-	return `{"roots":[{"uri":` + quote(fileURI(h.Root)) + `,"name":` + quote(filepath.Base(h.Root)) + `}]}`
+	return `{"roots":[` + h.folder() + `]}`
 }
 
 // configuration is workspace/configuration's result: no settings, a null
@@ -80,14 +96,8 @@ func configuration(params []byte, _ Host) string {
 	return "[" + strings.TrimSuffix(strings.Repeat("null,", len(p.Items)), ",") + "]"
 }
 
-// folders is workspace/workspaceFolders's result: the host's working
-// directory, or null (no workspace open).
-func folders(_ []byte, h Host) string {
-	if h.Root == "" {
-		return `null`
-	}
-	return `[{"uri":` + quote(fileURI(h.Root)) + `,"name":` + quote(filepath.Base(h.Root)) + `}]`
-}
+// folders is workspace/workspaceFolders's result: Folders.
+func folders(_ []byte, h Host) string { return h.Folders() }
 
 // HostReply is what rpctap's own host answers the request req with, at
 // once: the reply that fits its method (or, where rpctap cannot do what
@@ -125,16 +135,17 @@ func resultReply(req *classify.Message, result string) []byte {
 
 func errorReply(req *classify.Message, code int, msg string) []byte {
 	b := append([]byte(`{"jsonrpc":"2.0","id":`), req.ID().Raw...)
-	return append(b, fmt.Sprintf(`,"error":{"code":%d,"message":%s}}`, code, quote(msg))...)
+	return append(b, fmt.Sprintf(`,"error":{"code":%d,"message":%s}}`, code, Quote(msg))...)
 }
 
-// quote is s as a JSON string, with control, bidi and format characters
-// escaped.
-func quote(s string) string {
+// Quote is s as a JSON string, with control, bidi and format characters
+// escaped (the same string to a JSON reader): the one quoting of the
+// frames rpctap builds.
+func Quote(s string) string {
 	return string(classify.AppendSafeJSON(nil, classify.AppendJSONString(nil, s)))
 }
 
-// fileURI is the file: URI of an absolute path.
-func fileURI(path string) string {
+// FileURI is the file: URI of an absolute path.
+func FileURI(path string) string {
 	return (&url.URL{Scheme: "file", Path: filepath.ToSlash(path)}).String()
 }

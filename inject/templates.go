@@ -520,14 +520,18 @@ func hasArg(args [][2]string, name string) bool {
 	return false
 }
 
+// StringPlaceholder is the JSON value a template leaves in place of a
+// string argument it was not given.
+const StringPlaceholder = `"<string>"`
+
 // promptArgs are a prompt's arguments: those given, and unless onlyGiven
-// the others as "<string>" placeholders (prompt arguments are strings).
+// the others as StringPlaceholder (prompt arguments are strings).
 func promptArgs(p Prompt, given [][2]string, onlyGiven bool) json.RawMessage {
 	m := map[string]json.RawMessage{}
 	var order []string
 	for _, a := range p.Args {
 		if !onlyGiven && !hasArg(given, a.Name) {
-			m[a.Name] = json.RawMessage(`"<string>"`)
+			m[a.Name] = json.RawMessage(StringPlaceholder)
 			order = append(order, a.Name)
 		}
 	}
@@ -695,7 +699,7 @@ func placeholder(schema json.RawMessage) json.RawMessage {
 	case "null":
 		return json.RawMessage(`null`)
 	}
-	return json.RawMessage(`"<string>"`)
+	return json.RawMessage(StringPlaceholder)
 }
 
 // argValue reads an argument given as text by its schema's type.

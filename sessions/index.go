@@ -196,6 +196,7 @@ type Index struct {
 	header   Header
 	hasHdr   bool
 	framings Framings          // each direction's, from the header and the notes
+	framed   [4]bool           // by direction: framings says it from its own traffic (see Framed)
 	tr       *classify.Tracker // nil until the header or the first record
 	lastSeq  int64
 
@@ -337,6 +338,18 @@ func (x *Index) Framings() Framings {
 	return x.framings
 }
 
+// Framed reports whether Framings says dir's framing from what dir's
+// own traffic showed, or from a header that names one framing: under
+// auto, a framing note for dir was indexed, or a frame dir's sender
+// sent (not one injected toward its receiver). Until then a tap frames
+// what is injected toward dir's receiver as the other direction's
+// frames are.
+func (x *Index) Framed(dir classify.Direction) bool {
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	return (dir == classify.H2S || dir == classify.S2H) && x.framed[dir]
+}
+
 // startTracker starts the tracker from the header, as Check does.
 func (x *Index) startTracker() {
 	profile := x.opts.Profile
@@ -346,6 +359,9 @@ func (x *Index) startTracker() {
 		}
 	}
 	x.framings = x.header.Framings()
+	if f, _ := classify.ParseFraming(x.header.FramingOrDefault()); f != classify.FramingAuto {
+		x.framed[classify.H2S], x.framed[classify.S2H] = true, true
+	}
 	x.tr = classify.NewTracker(classify.TrackerOptions{
 		Profile:        profile,
 		LSPFraming:     x.framings.LSP(),
@@ -438,6 +454,13 @@ func (x *Index) add(ev *Event, offset int64, pre *classify.Message) {
 		}
 		x.entries.push(e)
 		if x.framings.Note(ev) {
+			switch ev.Dir {
+			case classify.H2S, classify.S2H:
+				x.framed[ev.Dir] = true
+			case classify.Err:
+			default: // a note of both directions
+				x.framed[classify.H2S], x.framed[classify.S2H] = true, true
+			}
 			x.tr.UseLSPFraming()
 			x.noteProfile()
 		}
@@ -452,6 +475,9 @@ func (x *Index) add(ev *Event, offset int64, pre *classify.Message) {
 		x.counts.H2S++
 	} else {
 		x.counts.S2H++
+	}
+	if ev.Src != SrcInject {
+		x.framed[ev.Dir] = true
 	}
 	var m classify.Message
 	if p := x.tr.Profile(); pre != nil && pre.Kind != 0 && pre.Profile == p {

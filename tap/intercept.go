@@ -160,6 +160,11 @@ func parseHoldFilter(expr string) (*filter.Filter, error) {
 	if err != nil {
 		return nil, fmt.Errorf("the intercept filter %s: %w", classify.EscapeString(strconv.Quote(expr), 80), err)
 	}
+	if f.Uses("fate") {
+		// What it judges is a peer's frame just read: not injected, not
+		// captured (a captured answer is kept before it), not held yet.
+		return nil, fmt.Errorf("the intercept filter %s tests fate:, which no frame has yet when the tap judges it (a frame's fate is what becomes of it after: the tap judges each frame as its peer wrote it, before holding it); drop the fate: token", classify.EscapeString(strconv.Quote(expr), 80))
+	}
 	return f, nil
 }
 

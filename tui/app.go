@@ -885,9 +885,9 @@ func (m *Model) demoHeight() int {
 	return demoBarHeight
 }
 
-// helpKeys are the ? screen's columns of keys: the picker's or the
-// composer's list's while they show, else the view's; legend says the
-// badges' short words go with them.
+// helpKeys are the ? screen's columns of keys: the picker's, the
+// composer's list's or the held pane's while they show, else the view's;
+// legend says the badges' short words go with them.
 func (m *Model) helpKeys() (groups [][]key.Binding, legend bool) {
 	v := m.view()
 	switch {
@@ -895,6 +895,8 @@ func (m *Model) helpKeys() (groups [][]key.Binding, legend bool) {
 		return m.picker.FullHelp(), false
 	case m.mode == modeCompose && v != nil && v.composer != nil:
 		return v.composer.FullHelp(), false
+	case v != nil && v.focus == paneHeld && !v.showStats:
+		return v.held().FullHelp(), false
 	}
 	return m.c.keys.FullHelp(), true
 }
@@ -928,19 +930,21 @@ func (m *Model) helpView() string {
 		return cutToScreen(strings.Join(rows, "\n\n")+"\n\n"+closing, m.width, m.height)
 	}
 	var words []string
-	for _, long := range []string{"UNMATCHED", "INVALID", "REDACTED", "OPAQUE", "LEAKY", "TIMEOUT", "CAPTURED", "PARTIAL"} {
+	for _, long := range []string{"UNMATCHED", "INVALID", "REDACTED", "OPAQUE", "LEAKY", "TIMEOUT"} {
 		words = append(words, compactBadges[long]+" "+strings.ToLower(long))
 	}
 	legend := func(words []string) string {
 		return ansi.Wrap(s.Dim.Render("narrow tables shorten badges: "+strings.Join(words, " · ")), m.width, " ")
 	}
-	var held []string
-	for _, long := range []string{"HELD", "EDITED", "DROPPED", "ANSWERED", "EXPIRED", "DETACHED", "OVERFLOW", "WAITED", "ENDED"} {
-		held = append(held, compactBadges[long]+" "+strings.ToLower(long))
+	var fates []string // each with its fate: word
+	for _, b := range fateBadges {
+		if b.badge != "" {
+			fates = append(fates, b.short+" "+b.word)
+		}
 	}
-	text := strings.Join(rows, "\n\n") + "\n\n" + legend(append(words, held...)) + "\n\n" + closing
+	text := strings.Join(rows, "\n\n") + "\n\n" + legend(append(words, fates...)) + "\n\n" + closing
 	if strings.Count(text, "\n") >= m.height {
-		// The held frames' badges only when they fit (not at 80×24; the
+		// The fates' badges only when they fit (not at 80×24; the
 		// README lists them).
 		text = strings.Join(rows, "\n\n") + "\n\n" + legend(words) + "\n\n" + closing
 	}

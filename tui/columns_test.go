@@ -56,6 +56,17 @@ func TestColumnsFollowWhatTheyShow(t *testing.T) {
 	if got := cutID(`"rpctap-host-12"`, colIDMin); got != `…ost-12"` || lipgloss.Width(got) != colIDMin {
 		t.Errorf("an id cut to %d cells reads %q", colIDMin, got)
 	}
+	// However long the id, and whatever it holds, its cut shows its end,
+	// escaped.
+	for _, c := range []struct{ id, end string }{
+		{`"` + strings.Repeat("x", 200) + `-host-7"`, `-host-7"`},
+		{`"` + strings.Repeat("é", 200) + "-\\x1b\x1b-7\"", `-\\x1b\x1b-7"`},
+		{`"` + strings.Repeat("\u0301", 200) + `-7"`, `-7"`}, // marks that take no cell
+	} {
+		if got := cutID(c.id, colIDMax); !strings.HasSuffix(got, c.end) || !strings.HasPrefix(got, "…") || lipgloss.Width(got) > colIDMax {
+			t.Errorf("an id of %d bytes cut to %d cells reads %q, want …%s at the end", len(c.id), colIDMax, got, c.end)
+		}
+	}
 
 	path := playHostSession(t)
 	for _, size := range [][2]int{{80, 24}, {120, 40}, {200, 50}} {

@@ -2,7 +2,6 @@ package tui
 
 import (
 	"bytes"
-	"encoding/json"
 	"fmt"
 	"strings"
 
@@ -29,15 +28,18 @@ type composer struct {
 	session int // the view's id, on previews computed off Update
 	ta      textarea.Model
 	dir     classify.Direction
-	opts    inject.Options // framing, profile, ids; Dir is set from dir
-	gen     int            // of the text, for previews computed off Update
-	text    string         // the text the preview is of
-	frames  []inject.Frame
-	parse   error
-	preview inject.Preview
-	ready   bool   // the preview is of text
-	warn    string // why a send needs a second ctrl+s (see warning), of the preview
-	armed   bool   // the warning was shown: a second send sends
+	opts    inject.Options // profile, ids; Dir and Framing are set from dir
+	// framingOf is the framing of the stream toward a direction's
+	// receiver (sessionView.injectFraming; nil: newline framing).
+	framingOf func(classify.Direction) classify.Framing
+	gen       int    // of the text, for previews computed off Update
+	text      string // the text the preview is of
+	frames    []inject.Frame
+	parse     error
+	preview   inject.Preview
+	ready     bool   // the preview is of text
+	warn      string // why a send needs a second ctrl+s (see warning), of the preview
+	armed     bool   // the warning was shown: a second send sends
 	// noteText is the composer's feedback, kept until the text changes.
 	noteText string
 	// picking: a list shows in place of the text (the catalog, or the
@@ -77,7 +79,7 @@ const (
 	pickTemplates
 )
 
-func newComposer(c *common, session int, dir classify.Direction, opts inject.Options, given map[string]bool) *composer {
+func newComposer(c *common, session int, dir classify.Direction, opts inject.Options, framingOf func(classify.Direction) classify.Framing, given map[string]bool) *composer {
 	ta := textarea.New()
 	ta.ShowLineNumbers = false
 	ta.Prompt = ""
@@ -89,7 +91,7 @@ func newComposer(c *common, session int, dir classify.Direction, opts inject.Opt
 	ta.KeyMap.DeleteAfterCursor = key.NewBinding(key.WithKeys())
 	ta.Cursor.SetMode(cursor.CursorStatic)
 	ta.Focus()
-	p := &composer{c: c, session: session, ta: ta, dir: dir, opts: opts, catalog: inject.Catalog(), given: given, es: newEditStyles(c), filter: newListFilter(c)}
+	p := &composer{c: c, session: session, ta: ta, dir: dir, opts: opts, framingOf: framingOf, catalog: inject.Catalog(), given: given, es: newEditStyles(c), filter: newListFilter(c)}
 	return p
 }
 
@@ -397,9 +399,10 @@ func (p *composer) send() composerIntent {
 	return composerIntent{send: req}
 }
 
-// framing is the stream's framing the frames go on.
+// framing is the framing of the stream the frames go on, in their
+// direction.
 func (p *composer) framing() classify.Framing {
-	if p.opts.Framing == classify.FramingLSP {
+	if p.framingOf != nil && p.framingOf(p.dir) == classify.FramingLSP {
 		return classify.FramingLSP
 	}
 	return classify.FramingNDJSON
@@ -480,7 +483,7 @@ func (p *composer) changed() tea.Cmd {
 	p.armed = false
 	p.noteText = ""
 	text, gen, o, session := p.ta.Value(), p.gen, p.opts, p.session
-	o.Dir = p.dir
+	o.Dir, o.Framing = p.dir, p.framing()
 	if len(text) <= previewInline {
 		p.applyPreview(computePreview(gen, text, o))
 		return nil
@@ -591,114 +594,25 @@ func (p *composer) warning() string { return p.warn }
 // frame a strict receiver must refuse, or a partial one (the preview's
 // warning); a frame with an error finding (its receiver reads it as
 // broken, as a null id under MCP); a frame that still holds a template's
-// "<string>" placeholder.
+// placeholder.
 func (p *composer) findWarning() string {
-	if p.preview.Warning != "" {
-		return p.preview.Warning
-	}
-	for i, r := range p.preview.Frames {
-		if f, ok := firstError(&r.Message); ok {
-			return fmt.Sprintf("%s has an error (%s): %s", frameCalled(i, len(p.preview.Frames)), f.Code, f.Message)
+	pv := &p.preview
+	switch {
+	case pv.Warning != "":
+		return pv.Warning
+	case pv.FirstError != nil:
+		f := pv.FirstError.Finding
+		return fmt.Sprintf("%s has an error (%s): %s", inject.FrameName(pv.FirstError.Frame, len(pv.Frames)), f.Code, f.Message)
+	case pv.Placeholder != nil:
+		// Short: with the note's "ctrl+s again sends it anyway: "
+		// it fits 80 columns.
+		where := ""
+		if len(p.frames) > 1 {
+			where = fmt.Sprintf("frame %d: ", pv.Placeholder.Frame+1)
 		}
-	}
-	for i, f := range p.frames {
-		if path, ok := placeholderAt(f.Body); ok {
-			// Short: with the note's "ctrl+s again sends it anyway: "
-			// it fits 80 columns.
-			where := ""
-			if len(p.frames) > 1 {
-				where = fmt.Sprintf("frame %d: ", i+1)
-			}
-			return fmt.Sprintf("%s%s still at %s", where, templatePlaceholder, path)
-		}
+		return fmt.Sprintf("%s%s still at %s", where, inject.StringPlaceholder, pv.Placeholder.Path)
 	}
 	return ""
-}
-
-// frameCalled names frame i of n for a warning, as the preview's do.
-func frameCalled(i, n int) string {
-	if n == 1 {
-		return "this frame"
-	}
-	return fmt.Sprintf("frame %d", i+1)
-}
-
-// firstError is the first finding of error severity about m or one of
-// its batch members.
-func firstError(m *classify.Message) (classify.Finding, bool) {
-	for _, f := range m.Findings {
-		if f.Severity == classify.Error {
-			return f, true
-		}
-	}
-	for j := range m.Members {
-		if f, ok := firstError(&m.Members[j]); ok {
-			return f, true
-		}
-	}
-	return classify.Finding{}, false
-}
-
-// templatePlaceholder is the value a template leaves in place of a string
-// argument (inject's templates and forms).
-const templatePlaceholder = `"<string>"`
-
-// placeholderAt finds the first string in a JSON text that is the
-// template placeholder, and says where, as in params.arguments.message.
-func placeholderAt(body []byte) (string, bool) {
-	if !bytes.Contains(body, []byte(templatePlaceholder)) {
-		return "", false
-	}
-	return findPlaceholder(body, "")
-}
-
-// findPlaceholder looks for the placeholder in the JSON value v, at path
-// at, members in their order.
-func findPlaceholder(v []byte, at string) (string, bool) {
-	v = bytes.TrimSpace(v)
-	if len(v) == 0 {
-		return "", false
-	}
-	switch v[0] {
-	case '"':
-		if string(v) == templatePlaceholder {
-			if at == "" {
-				at = "the top"
-			}
-			return at, true
-		}
-	case '[':
-		var items []json.RawMessage
-		if json.Unmarshal(v, &items) != nil {
-			return "", false
-		}
-		for i, it := range items {
-			if p, ok := findPlaceholder(it, fmt.Sprintf("%s[%d]", at, i)); ok {
-				return p, true
-			}
-		}
-	case '{':
-		d := json.NewDecoder(bytes.NewReader(v))
-		if _, err := d.Token(); err != nil {
-			return "", false
-		}
-		for d.More() {
-			k, err := d.Token()
-			name, ok := k.(string)
-			var member json.RawMessage
-			if err != nil || !ok || d.Decode(&member) != nil {
-				return "", false
-			}
-			name = classify.EscapeString(name, 40)
-			if at != "" {
-				name = at + "." + name
-			}
-			if p, ok := findPlaceholder(member, name); ok {
-				return p, true
-			}
-		}
-	}
-	return "", false
 }
 
 // warningLine is the feedback, the warning or a collision.

@@ -48,6 +48,45 @@ func TestComposerPreviewsTheFrameAsTypedAndKeepsEveryKey(t *testing.T) {
 	}
 }
 
+// Under auto framing each direction frames as its sender does: a frame
+// toward a server whose host sends Content-Length frames previews with a
+// Content-Length header, one toward the host, whose server writes lines,
+// as a line; toward a side that has sent nothing yet, a frame is framed
+// as the other side frames, as the tap frames it.
+func TestComposerPreviewsEachDirectionInItsOwnFraming(t *testing.T) {
+	for _, c := range []struct {
+		server, says string
+		toHost       string // the preview's framing of a frame toward the host
+	}{
+		{`echo '{"jsonrpc":"2.0","method":"hello"}'; cat >/dev/null`, "hello", "line, ended by a newline"},
+		{"cat >/dev/null", "initialize", "Content-Length: 49"},
+	} {
+		info, host := startLiveTapWith(t, tap.Options{Record: true, Path: filepath.Join(t.TempDir(), "live.jsonl"), Framing: classify.FramingAuto,
+			Argv: []string{"sh", "-c", c.server}})
+		src, err := OpenLive(info, time.Minute)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(src.Close)
+		tm := startProgram(t, []*Source{src}, 140, 40)
+		body := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}`
+		io.WriteString(host, fmt.Sprintf("Content-Length: %d\r\n\r\n%s", len(body), body))
+		waitFor(t, tm, "initialize", c.says, "live")
+		// The tap's framing note of the host's frames, indexed.
+		for deadline := time.Now().Add(15 * time.Second); src.Index.Framings().H2S != classify.FramingLSP; time.Sleep(10 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatal("no framing note of the host's Content-Length frames indexed after 15 s")
+			}
+		}
+		tm.Send(press("i"))
+		typeText(tm, `{"jsonrpc":"2.0","id":"rpctap-1","method":"ping"}`)
+		waitFor(t, tm, "to the server, as if from the host", "preview: request", "Content-Length: 49")
+		tm.Send(ctrl(tea.KeyCtrlD))
+		waitFor(t, tm, "to the host, as if from the server", c.toHost)
+		finalCompose(t, tm)
+	}
+}
+
 // finalCompose leaves the composer with esc, quits, and returns the last
 // view seen before leaving it.
 func finalCompose(t *testing.T, tm *teatest.TestModel) string {
@@ -465,7 +504,7 @@ func TestComposerAsksASecondSendForAnErrorOrAPlaceholder(t *testing.T) {
 		{"{\"jsonrpc\":\"2.0\",\"method\":\"a\"}\n{\"jsonrpc\":\"2.0\",\"id\":\"x\",\"method\":\"b\",\"params\":{\"items\":[1,\"<string>\"]}}", []string{`frame 2: "<string>" still at params.items[1]`}},
 		{`{"jsonrpc":"2.0","id":"rpctap-1","method":"tools/call","params":{"name":"echo","arguments":{"message":"hi <string>"}}}`, nil},
 	} {
-		p := newComposer(newCommon(asciiRenderer()), 1, classify.H2S, inject.Options{Profile: classify.MCP, IDs: inject.NewIDs()}, map[string]bool{})
+		p := newComposer(newCommon(asciiRenderer()), 1, classify.H2S, inject.Options{Profile: classify.MCP, IDs: inject.NewIDs()}, nil, map[string]bool{})
 		p.SetSize(200, 10)
 		p.fill(c.text, classify.H2S)
 		if c.why == nil {

@@ -34,8 +34,8 @@ type heldItem struct {
 	tap.HeldFrame
 	until time.Time
 	m     classify.Message
-	// decided is what the user decided for it, while it waits behind a
-	// frame held before it ("" undecided).
+	// decided is the act the user decided for it (forward, edit, drop,
+	// reply), while it waits behind a frame held before it ("" undecided).
 	decided string
 }
 
@@ -146,7 +146,7 @@ func (p *holdPane) apply(ev tap.HoldEvent, now time.Time) {
 	case ev.OK != nil && ev.N != 0:
 		for i := range p.frames {
 			if p.frames[i].N == ev.N {
-				p.frames[i].decided = decidedWord[ev.Act]
+				p.frames[i].decided = ev.Act
 			}
 		}
 	}
@@ -154,6 +154,10 @@ func (p *holdPane) apply(ev tap.HoldEvent, now time.Time) {
 
 // decidedWord says what was decided for a frame that still waits.
 var decidedWord = map[string]string{"forward": "forward", "edit": "edited", "drop": "drop", "reply": "answered"}
+
+// delivered says whether the frame will reach its receiver: not when it
+// was decided to be dropped or answered in its receiver's place.
+func (f heldItem) delivered() bool { return f.decided != "drop" && f.decided != "reply" }
 
 // releasedPhrase says how a held frame left the tap.
 func releasedPhrase(how string) string {
@@ -243,13 +247,14 @@ func replySkeleton(f heldItem) string {
 	return string(b)
 }
 
-// requests is how many of the frames held are requests, each waiting for
-// an answer that its receiver cannot give before it reads it: the
-// session's pending requests that the tap's file does not show yet.
+// requests is how many of the frames held are requests that will reach
+// their receiver, each waiting for an answer that its receiver cannot
+// give before it reads it: the session's pending requests that the tap's
+// file does not show yet.
 func (p *holdPane) requests() int {
 	n := 0
 	for _, f := range p.frames {
-		if f.m.Kind == classify.KindRequest {
+		if f.m.Kind == classify.KindRequest && f.delivered() {
 			n++
 		}
 	}
@@ -268,10 +273,17 @@ func (p *holdPane) blocker(i int) int64 {
 	return 0
 }
 
-// ShortHelp is the footer while the pane has focus.
+// ShortHelp is the footer while the pane has focus: at 80 columns, with
+// ? and q, all but F fit (the ? screen lists it).
 func (p *holdPane) ShortHelp() []key.Binding {
 	k := p.c.keys
-	return []key.Binding{k.HoldForward, k.HoldEdit, k.HoldDrop, k.HoldReply, k.HoldForwardAll, k.Back}
+	return []key.Binding{k.HoldForward, k.HoldEdit, k.HoldDrop, k.HoldReply, k.Back, k.HoldForwardAll, k.Help, k.Quit}
+}
+
+// FullHelp is the ? screen while the pane has focus: its keys.
+func (p *holdPane) FullHelp() [][]key.Binding {
+	k := p.c.keys
+	return [][]key.Binding{{k.Up, k.Down, k.HoldForward, k.HoldForwardAll}, {k.HoldEdit, k.HoldDrop, k.HoldReply}, {k.Back, k.Help, k.Quit}}
 }
 
 // View draws the pane: the filters, the frames held (oldest first) with
@@ -320,7 +332,7 @@ func (p *holdPane) View(now time.Time) string {
 			}
 			behind = " · waits behind " + behind
 			if f.decided != "" {
-				behind = " · " + f.decided + "," + strings.TrimPrefix(behind, " ·")
+				behind = " · " + decidedWord[f.decided] + "," + strings.TrimPrefix(behind, " ·")
 			}
 		}
 		line := truncate(fmt.Sprintf("#%-4d %s %-5s %s%s", f.N, arrow, left, classify.EscapeString(what, 120), behind), p.width)

@@ -133,6 +133,26 @@ func TestHeldPaneNamesWhatAFrameWaitsBehindAndHeldRequestsArePending(t *testing.
 	finalView(t, tm)
 }
 
+// A held request decided to be dropped or answered in place, while it
+// waits behind a held frame, is no longer pending: its receiver will
+// never read it.
+func TestAHeldRequestDecidedNotToGoOnIsNotPending(t *testing.T) {
+	tm, _, host := openHeldView(t, "dir:h2s method:hold/*", 30*time.Second)
+	hostWrite(t, host, `{"jsonrpc":"2.0","id":1,"method":"hold/first"}`)
+	hostWrite(t, host, `{"jsonrpc":"2.0","id":2,"method":"hold/drop"}`)
+	hostWrite(t, host, `{"jsonrpc":"2.0","id":3,"method":"hold/answer"}`)
+	waitFor(t, tm, "Held (3)", "3 pending")
+	tm.Send(press("j"))
+	tm.Send(press("x"))
+	waitFor(t, tm, "hold/drop id 2 · drop, waits behind #1", "2 pending")
+	tm.Send(press("j"))
+	tm.Send(press("a"))
+	waitFor(t, tm, "answering held #3")
+	tm.Send(tea.KeyMsg{Type: tea.KeyCtrlS})
+	waitFor(t, tm, "hold/answer id 3 · answered, waits behind #1", "1 pending")
+	finalView(t, tm)
+}
+
 // issue 12 point 2: a frame whose hold time runs out goes on, and the
 // pane says so.
 func TestHeldPaneSaysWhenTheHoldTimeRanOut(t *testing.T) {
@@ -142,21 +162,35 @@ func TestHeldPaneSaysWhenTheHoldTimeRanOut(t *testing.T) {
 	finalView(t, tm)
 }
 
-// The held pane at 80×24 fits, its footer keys included.
-func TestHeldPaneFitsTheDefaultTerminal(t *testing.T) {
-	info, host := startLiveTapWith(t, tap.Options{Record: true, Path: filepath.Join(t.TempDir(), "live.jsonl"), Intercept: "dir:h2s"})
-	src, err := OpenLive(info, time.Minute)
-	if err != nil {
-		t.Fatal(err)
+// The held pane fits at 80×24 and at 200×50; its footer ends, as every
+// pane's does, with ? help and q quit, with at 80 all its keys but F,
+// which the ? screen lists with the pane's other keys.
+func TestHeldPaneFitsItsFooterEndingWithHelpAndQuit(t *testing.T) {
+	for _, c := range []struct {
+		w, h   int
+		footer string
+	}{
+		{80, 24, "f forward • e edit • x drop • a answer in place • esc back … • ? help • q quit"},
+		{200, 50, "f forward • e edit • x drop • a answer in place • esc back • F forward all • ? help • q quit"},
+	} {
+		info, host := startLiveTapWith(t, tap.Options{Record: true, Path: filepath.Join(t.TempDir(), "live.jsonl"), Intercept: "dir:h2s"})
+		src, err := OpenLive(info, time.Minute)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(src.Close)
+		tm := startProgram(t, []*Source{src}, c.w, c.h)
+		waitFor(t, tm, "live")
+		tm.Send(press("H"))
+		hostWrite(t, host, `{"jsonrpc":"2.0","id":1,"method":"`+strings.Repeat("long/", 40)+`"}`)
+		waitFor(t, tm, "Held (1)", c.footer)
+		tm.Send(press("?"))
+		waitFor(t, tm, "forward all", "answer in place", "any key closes help")
+		tm.Send(press("?"))
+		waitFor(t, tm, "Held (1)")
+		if err := tm.Quit(); err != nil {
+			t.Fatal(err)
+		}
+		checkFits(t, tm.FinalModel(t, teatest.WithFinalTimeout(5*time.Second)).View(), c.w, c.h)
 	}
-	t.Cleanup(src.Close)
-	tm := startProgram(t, []*Source{src}, 80, 24)
-	waitFor(t, tm, "live")
-	tm.Send(press("H"))
-	hostWrite(t, host, `{"jsonrpc":"2.0","id":1,"method":"`+strings.Repeat("long/", 40)+`"}`)
-	waitFor(t, tm, "Held (1)", "F forward all • esc back")
-	if err := tm.Quit(); err != nil {
-		t.Fatal(err)
-	}
-	checkFits(t, tm.FinalModel(t, teatest.WithFinalTimeout(5*time.Second)).View(), 80, 24)
 }

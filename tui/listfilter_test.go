@@ -65,7 +65,7 @@ func TestSessionPickerFiltersAsTypedAndHasHelp(t *testing.T) {
 // The composer's template list (and its catalog) narrows to what is typed
 // after /, and ? over it shows its keys; enter picks from what is left.
 func TestTemplatePickerFiltersAsTypedAndHasHelp(t *testing.T) {
-	p := newComposer(newCommon(asciiRenderer()), 1, classify.H2S, inject.Options{IDs: inject.NewIDs()}, map[string]bool{})
+	p := newComposer(newCommon(asciiRenderer()), 1, classify.H2S, inject.Options{IDs: inject.NewIDs()}, nil, map[string]bool{})
 	p.SetSize(100, 14)
 	p.setTemplates([]inject.Template{
 		{Name: "tools/list", Dir: classify.H2S, Body: []byte(`{"jsonrpc":"2.0","id":"rpctap-1","method":"tools/list"}`)},

@@ -20,8 +20,9 @@ func startLiveTap(t *testing.T) (tap.Info, io.WriteCloser) {
 	return startLiveTapWith(t, tap.Options{Record: true, Path: filepath.Join(t.TempDir(), "live.jsonl"), Timeout: 300 * time.Millisecond})
 }
 
-// startLiveTapWith runs cat (or opts.Argv) behind a listening tap with opts (argv, name
-// and framing are set here) and waits until the tap lists itself.
+// startLiveTapWith runs cat (or opts.Argv) behind a listening tap with
+// opts (its name is set here, and its framing, when not, to ndjson) and
+// waits until the tap lists itself.
 func startLiveTapWith(t *testing.T, opts tap.Options) (tap.Info, io.WriteCloser) {
 	t.Helper()
 	hostR, hostW := io.Pipe()
@@ -32,7 +33,10 @@ func startLiveTapWith(t *testing.T, opts tap.Options) (tap.Info, io.WriteCloser)
 	}
 	// The name is unique on the machine: tests of other processes list
 	// their taps in the same live directory.
-	opts.Name, opts.Framing, opts.Listen = fmt.Sprintf("live-%d-%s", os.Getpid(), filepath.Base(t.TempDir())), classify.FramingNDJSON, true
+	opts.Name, opts.Listen = fmt.Sprintf("live-%d-%s", os.Getpid(), filepath.Base(t.TempDir())), true
+	if opts.Framing == 0 {
+		opts.Framing = classify.FramingNDJSON
+	}
 	tp, err := tap.New(opts)
 	if err != nil {
 		t.Fatal(err)

@@ -24,14 +24,14 @@ const (
 )
 
 // pacer holds back a view's indexing while busy says the tap is short of
-// CPU.
-func pacer(busy func() bool) func(ctx context.Context) {
+// CPU; after is the clock it waits on (time.After).
+func pacer(busy func() bool, after func(time.Duration) <-chan time.Time) func(ctx context.Context) {
 	return func(ctx context.Context) {
 		for waited := time.Duration(0); waited < paceMaxWait && busy(); waited += paceWait {
 			select {
 			case <-ctx.Done():
 				return
-			case <-time.After(paceWait):
+			case <-after(paceWait):
 			}
 		}
 	}

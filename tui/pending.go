@@ -185,7 +185,7 @@ func (p *pendingPane) View(now time.Duration, timeout time.Duration) string {
 		}
 		line := fmt.Sprintf("%*d %s ", seqW, it.Seq, dir)
 		if idW > 0 {
-			line += fmt.Sprintf("%-*s ", idW, cutID(classify.EscapeString(it.ID, colIDMax*4), idW))
+			line += fmt.Sprintf("%-*s ", idW, cutID(it.ID, idW))
 		}
 		end := fmt.Sprintf(" %7s%s", fmtLatency(waited), tag)
 		methodW := max(p.width-lipgloss.Width(line)-lipgloss.Width(end), 4)

@@ -119,7 +119,7 @@ func (v *sessionView) ensureComposer(dir classify.Direction) error {
 		return err
 	}
 	if v.composer == nil {
-		v.composer = newComposer(v.c, v.id, dir, v.injectOptions(), v.given())
+		v.composer = newComposer(v.c, v.id, dir, v.injectOptions(), v.injectFraming, v.given())
 		v.setSize(v.width, v.height)
 	}
 	return nil
@@ -197,14 +197,24 @@ func (v *sessionView) template(reply bool) (string, classify.Direction, error) {
 }
 
 // injectOptions are how the composer previews frames: the session's
-// framing and profile, and the ids of requests in flight.
+// profile, and the ids of requests in flight (the framing is
+// injectFraming's, for the direction the frames go).
 func (v *sessionView) injectOptions() inject.Options {
+	return inject.Options{Profile: v.src.Index.Profile(), IDs: v.idsFresh()}
+}
+
+// injectFraming is the framing the tap gives a frame injected in dir:
+// that of the direction's own frames, as the index knows it (the
+// header's, and what the tap noted of each direction since: under auto
+// a host may frame with Content-Length and its server with lines), or
+// while the direction has had none, the other direction's, as the tap
+// does.
+func (v *sessionView) injectFraming(dir classify.Direction) classify.Framing {
 	x := v.src.Index
-	o := inject.Options{Framing: classify.FramingNDJSON, Profile: x.Profile(), IDs: v.idsFresh()}
-	if h, ok := x.Header(); ok && h.Framing == classify.FramingLSP.String() {
-		o.Framing = classify.FramingLSP
+	if !x.Framed(dir) {
+		dir = dir.Opposite()
 	}
-	return o
+	return x.Framings().Of(dir)
 }
 
 // given is the set of ids the view's templates gave out (JSON text): the

@@ -178,9 +178,10 @@ const (
 )
 
 // patientPacer is pacer, or while patient says so, one that holds the
-// caller back for up to patientWait while busy says the tap is.
-func patientPacer(busy, patient func() bool) func(ctx context.Context) {
-	pace := pacer(busy)
+// caller back for up to patientWait while busy says the tap is; after is
+// the clock both wait on (time.After).
+func patientPacer(busy, patient func() bool, after func(time.Duration) <-chan time.Time) func(ctx context.Context) {
+	pace := pacer(busy, after)
 	return func(ctx context.Context) {
 		if !patient() {
 			pace(ctx)
@@ -190,7 +191,7 @@ func patientPacer(busy, patient func() bool) func(ctx context.Context) {
 			select {
 			case <-ctx.Done():
 				return
-			case <-time.After(patientStep):
+			case <-after(patientStep):
 			}
 		}
 	}
@@ -453,7 +454,7 @@ func OpenLive(info tap.Info, timeout time.Duration) (*Source, error) {
 			return nil, err
 		}
 		if !own {
-			s.pace = patientPacer(fw.Busy, s.patient.Load)
+			s.pace = patientPacer(fw.Busy, s.patient.Load, time.After)
 			opts.Pace = s.pace
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
@@ -135,23 +136,29 @@ func shows(src *Source, f *filter.Filter, showErr bool, e *sessions.Entry) bool 
 	return f.Match(filterFrame(src, e))
 }
 
-// filterFrame is what a filter sees of an entry; the payload is read back
-// from the file only when a text token needs it.
+// filterFrame is what a filter sees of an entry of src; the payload is
+// read back from the file only when a text token needs it.
 func filterFrame(src *Source, e *sessions.Entry) *filter.Frame {
 	seq := e.Seq
-	return &filter.Frame{Dir: e.Dir, Kind: e.Kind, ID: e.ID, Method: e.Method, Codes: FilterCodes(e),
-		Worst: e.Worst, Status: FilterStatus(e.Status), Fate: uint32(e.Fate().Set()),
-		Payload: func() []byte {
-			pos, ok := src.Index.BySeq(seq)
-			if !ok {
-				return nil
-			}
-			ev, err := src.Record(pos)
-			if err != nil {
-				return nil
-			}
-			return ev.Frame
-		}}
+	return FilterFrame(e, func() []byte {
+		pos, ok := src.Index.BySeq(seq)
+		if !ok {
+			return nil
+		}
+		ev, err := src.Record(pos)
+		if err != nil {
+			return nil
+		}
+		return ev.Frame
+	})
+}
+
+// FilterFrame is what a filter sees of an entry: the view's table and
+// search and rpctap tail filter with it. payload reads the frame's bytes
+// back, called only when a text token needs them.
+func FilterFrame(e *sessions.Entry, payload func() []byte) *filter.Frame {
+	return &filter.Frame{Dir: e.Dir, Kind: e.Kind, ID: e.ID, Method: e.Method, Codes: filterCodes(e),
+		Worst: e.Worst, Status: filterStatus(e.Status), Fate: uint32(e.Fate().Set()), Payload: payload}
 }
 
 func (p *trafficPane) clamp() {
@@ -371,13 +378,31 @@ func column(w int, text string) string {
 // room is the width left for the method, the flags having theirs.
 func (c columns) room(width int) int { return width - c.used() - c.flags }
 
-// cutID fits an id (escaped) in w cells: cut, it keeps its end, where
+// cutID fits an id, escaped, in w cells: cut, it keeps its end, where
 // the ids of one peer differ ("rpctap-host-12" and "rpctap-host-13").
+// Only the id's last bytes are escaped (four a cell, more than any
+// character takes), so a long id costs no more than a short one to
+// draw, and its cut shows the id's own end.
 func cutID(id string, w int) string {
-	if n := lipgloss.Width(id); n > w {
-		return ansi.TruncateLeft(id, n-w+1, "…")
+	if w <= 0 {
+		return ""
 	}
-	return id
+	cut := false
+	if from := len(id) - w*4; from > 0 {
+		for n := 0; n < utf8.UTFMax-1 && !utf8.RuneStart(id[from]); n++ {
+			from++
+		}
+		id, cut = id[from:], true
+	}
+	s := classify.EscapeString(id, 0)
+	n := lipgloss.Width(s)
+	if n > w || cut && n == w {
+		return ansi.TruncateLeft(s, n-w+1, "…")
+	}
+	if cut {
+		return "…" + s
+	}
+	return s
 }
 
 // View draws the rows on screen; rows the search marks have a * after
@@ -445,7 +470,7 @@ func (p *trafficPane) row(e *sessions.Entry, c columns, started time.Time, plain
 		mark = "*"
 	}
 	line := fmt.Sprintf("%*d%s", colSeq, e.Seq, mark) + column(c.time, truncate(t, c.time)) + dir + " " + column(c.kind, truncate(kind, c.kind)) +
-		column(c.id, cutID(classify.EscapeString(e.ID, colIDMax*4), c.id)) +
+		column(c.id, cutID(e.ID, c.id)) +
 		column(c.method, truncate(classify.EscapeString(e.Method, c.method*4), c.method))
 	if c.lat > 0 {
 		lat := ""
@@ -462,24 +487,55 @@ func (p *trafficPane) row(e *sessions.Entry, c columns, started time.Time, plain
 	return line + p.badges(e, c.flags, plain)
 }
 
-// compactBadges are the badges' short words, for narrow tables (the help
-// screen spells them out).
+// compactBadges are the short words of the findings' badges, for narrow
+// tables (the help screen spells them out); fateBadges has the fates'.
 var compactBadges = map[string]string{
 	"UNMATCHED": "UNM", "INVALID": "INV", "REDACTED": "RED", "OPAQUE": "OPQ",
-	"LEAKY": "LKY", "TIMEOUT": "TMO", "LATE": "LATE", "CAPTURED": "CAP", "PARTIAL": "PRT",
-	"HELD": "HLD", "EDITED": "EDT", "DROPPED": "DRP", "ANSWERED": "ANS", "EXPIRED": "EXP",
-	"DETACHED": "DET", "OVERFLOW": "OVF", "WAITED": "WTD", "ENDED": "END",
+	"LEAKY": "LKY", "TIMEOUT": "TMO", "LATE": "LATE",
 }
 
-// heldBadges name what became of a frame the tap held (the record's
-// "held"): forwarded as it was (HELD), edited, dropped, answered in place,
-// or let go as it was because its hold time ran out (EXPIRED), its views
-// went away (DETACHED), the tap held too much (OVERFLOW), it waited behind
-// a held frame (WAITED) or the session ended (ENDED).
-var heldBadges = map[string]string{
-	sessions.HeldForwarded: "HELD", sessions.HeldEdited: "EDITED", sessions.HeldDropped: "DROPPED",
-	sessions.HeldAnswered: "ANSWERED", sessions.HeldTimeout: "EXPIRED", sessions.HeldDetached: "DETACHED",
-	sessions.HeldOverflow: "OVERFLOW", sessions.HeldWaited: "WAITED", sessions.HeldEnded: "ENDED", "other": "HELD",
+// A fateBadge is how a row says one fate word (sessions.FateWords): its
+// badge, and the badge's short word for a narrow table.
+type fateBadge struct{ word, badge, short string }
+
+// fateBadges say a frame's fate (sessions.Fate.Set), a badge for each of
+// its words, in the order a row shows them: the tap holding it for the
+// user first, the row's story. They are the fate: filter token's words:
+// fate:held matches every row that says HELD, whatever became of the
+// frame then. An injected frame says so by the + before its kind, with
+// no badge.
+var fateBadges = []fateBadge{
+	{sessions.FateHeld, "HELD", "HLD"},
+	{sessions.FateEdited, "EDITED", "EDT"},
+	{sessions.FateDropped, "DROPPED", "DRP"},
+	{sessions.FateAnswered, "ANSWERED", "ANS"},
+	{sessions.FateExpired, "EXPIRED", "EXP"},
+	{sessions.FateDetached, "DETACHED", "DET"},
+	{sessions.FateOverflow, "OVERFLOW", "OVF"},
+	{sessions.FateWaited, "WAITED", "WTD"},
+	{sessions.FateEndedHeld, "ENDED", "END"},
+	{sessions.FateCaptured, "CAPTURED", "CAP"},
+	{sessions.FatePartial, "PARTIAL", "PRT"},
+	{sessions.FateInjected, "", ""},
+}
+
+// in reports whether the fate set s holds the badge's word.
+func (b fateBadge) in(s sessions.FateSet) bool {
+	bit, _ := sessions.ParseFateWord(b.word)
+	return s&bit != 0
+}
+
+// shortBadge is a badge's short word.
+func shortBadge(long string) string {
+	if short, ok := compactBadges[long]; ok {
+		return short
+	}
+	for _, b := range fateBadges {
+		if b.badge == long {
+			return b.short
+		}
+	}
+	return long
 }
 
 // badges are the flags the tool exists for, as words a glance catches, in
@@ -492,7 +548,7 @@ func (p *trafficPane) badges(e *sessions.Entry, w int, plain bool) string {
 		out := make([]string, 0, len(names)+1)
 		for _, n := range names {
 			if short {
-				n = compactBadges[n]
+				n = shortBadge(n)
 			}
 			out = append(out, n)
 		}
@@ -538,18 +594,17 @@ func worstMark(s classify.Severity) string {
 	return ""
 }
 
-// entryBadges names the flags an entry carries.
+// entryBadges names the flags an entry carries: its fate's first, then
+// its findings'.
 func entryBadges(e *sessions.Entry) []string {
 	has := func(c classify.Code) bool { return e.Codes.Has(c) }
 	var out []string
-	if b := heldBadges[e.Held]; b != "" {
-		out = append(out, b) // first: what the user did to the frame is the row's story
-	}
-	if e.Captured {
-		out = append(out, "CAPTURED")
-	}
-	if e.Partial {
-		out = append(out, "PARTIAL")
+	if fate := e.Fate().Set(); fate != 0 {
+		for _, b := range fateBadges {
+			if b.badge != "" && b.in(fate) {
+				out = append(out, b.badge)
+			}
+		}
 	}
 	if has(classify.CodeUnmatchedResponse) || has(classify.CodeDuplicateResponse) {
 		out = append(out, "UNMATCHED")
@@ -586,9 +641,9 @@ func padRight(s string, w int) string {
 	return s
 }
 
-// FilterStatus names an entry's status as the filter language does: a
+// filterStatus names an entry's status as the filter language does: a
 // request past its timeout, or no longer followed, still waits.
-func FilterStatus(st sessions.Status) string {
+func filterStatus(st sessions.Status) string {
 	switch st {
 	case sessions.StatusTimedOut, sessions.StatusUntracked:
 		return "pending"
@@ -596,9 +651,9 @@ func FilterStatus(st sessions.Status) string {
 	return st.String()
 }
 
-// FilterCodes is the entry's codes, with the record's redaction mark as
+// filterCodes is the entry's codes, with the record's redaction mark as
 // finding redacted.
-func FilterCodes(e *sessions.Entry) uint64 {
+func filterCodes(e *sessions.Entry) uint64 {
 	c := uint64(e.Codes)
 	if e.Redacted {
 		c |= 1 << classify.CodeRedacted

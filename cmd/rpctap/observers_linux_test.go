@@ -15,8 +15,6 @@ import (
 	"syscall"
 	"testing"
 	"time"
-
-	"github.com/rpctap/rpctap/sessions"
 )
 
 // Observers of a tap that records no file (architecture invariants 2, 4
@@ -29,31 +27,7 @@ import (
 func startNoFileTap(t *testing.T) *tapRun {
 	t.Helper()
 	dir := t.TempDir()
-	r := &tapRun{stderr: new(bytes.Buffer)}
-	r.cmd = exec.Command(rpctapBinary(t), "run", "--no-record", "--name", "nofile-"+filepath.Base(dir), "--", "cat")
-	r.cmd.Env = append(os.Environ(), "XDG_STATE_HOME="+dir)
-	r.cmd.Stderr = &lockedBuffer{b: r.stderr}
-	var err error
-	if r.stdin, err = r.cmd.StdinPipe(); err != nil {
-		t.Fatal(err)
-	}
-	out, err := r.cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	r.stdout = bufio.NewReaderSize(out, 1<<20)
-	if err := r.cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		r.cmd.Process.Kill()
-		r.cmd.Wait()
-	})
-	live, err := sessions.LiveDir()
-	if err != nil {
-		t.Fatal(err)
-	}
-	waitFile(t, filepath.Join(live, strconv.Itoa(r.cmd.Process.Pid)+".sock"), 10*time.Second)
+	r, _ := startCat(t, dir, "--no-record", "--name", "nofile-"+filepath.Base(dir))
 	return r
 }
 

@@ -21,14 +21,24 @@ import (
 	"github.com/rpctap/rpctap/tui/filter"
 )
 
-// startListening starts `rpctap run --name NAME -- cat` listening on its
-// socket, and waits until the socket is there.
+// startListening starts `rpctap run --name NAME --record FILE -- cat`
+// listening on its socket, and waits until the socket is there.
 func startListening(t *testing.T) (r *tapRun, name, socket string) {
 	t.Helper()
 	dir := t.TempDir()
 	name = "sock-" + filepath.Base(dir)
-	r = &tapRun{stderr: new(bytes.Buffer), path: filepath.Join(dir, "session.jsonl")}
-	r.cmd = exec.Command(rpctapBinary(t), "run", "--name", name, "--record", r.path, "--", "cat")
+	path := filepath.Join(dir, "session.jsonl")
+	r, socket = startCat(t, dir, "--name", name, "--record", path)
+	r.path = path
+	return r, name, socket
+}
+
+// startCat starts `rpctap run ARGS -- cat` with its state in dir,
+// listening on its socket, and waits until the socket is there.
+func startCat(t *testing.T, dir string, args ...string) (r *tapRun, socket string) {
+	t.Helper()
+	r = &tapRun{stderr: new(bytes.Buffer)}
+	r.cmd = exec.Command(rpctapBinary(t), append(append([]string{"run"}, args...), "--", "cat")...)
 	r.cmd.Env = append(os.Environ(), "XDG_STATE_HOME="+dir)
 	r.cmd.Stderr = &lockedBuffer{b: r.stderr}
 	var err error
@@ -53,7 +63,7 @@ func startListening(t *testing.T) (r *tapRun, name, socket string) {
 	}
 	socket = filepath.Join(live, strconv.Itoa(r.cmd.Process.Pid)+".sock")
 	waitFile(t, socket, 10*time.Second)
-	return r, name, socket
+	return r, socket
 }
 
 func waitFile(t *testing.T, path string, d time.Duration) {

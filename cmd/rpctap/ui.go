@@ -21,6 +21,7 @@ import (
 
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/rpctap/rpctap/classify"
+	"github.com/rpctap/rpctap/internal/hostconfig"
 	"github.com/rpctap/rpctap/internal/playhost"
 	"github.com/rpctap/rpctap/sessions"
 	"github.com/rpctap/rpctap/tap"
@@ -195,15 +196,9 @@ func runWatch(host string, argv []string, framing classify.Framing, profile clas
 	var warnings []string
 	warn := func(s string) { wmu.Lock(); warnings = append(warnings, s); wmu.Unlock() }
 	lsp := framing == classify.FramingLSP || profile == classify.LSP || open != ""
-	if lsp {
-		framing = classify.FramingLSP
-		if profile == classify.Auto {
-			profile = classify.LSP
-		}
-	}
 	hangup() // from now on, SIGHUP ends the view, and the view the tap
-	opts := tap.Options{Argv: argv, Framing: framing, Profile: profile, Record: true, Path: record, Overwrite: force, Listen: true, TermWait: 3 * time.Second, Warn: warn,
-		Signals: viewSignals()}
+	opts := playhost.TapOptions(argv, framing, profile, lsp, record, force)
+	opts.Warn, opts.Signals = warn, viewSignals()
 	t, err := tap.New(opts)
 	if err != nil {
 		return usageError(err)
@@ -583,15 +578,9 @@ func attachWhenUp(target string, gone <-chan struct{}) (*tui.Source, error) {
 	return nil, errors.New("the tap did not come up within 15 s; is the host starting the server?")
 }
 
-func shellQuote(s string) string {
-	if s != "" && strings.IndexFunc(s, func(r rune) bool {
-		return !(r == '/' || r == '.' || r == '-' || r == '_' || r == '=' || r == ':' || r == ',' || r == '@' ||
-			(r >= 'a' && r <= 'z') || (r >= 'A' && r <= 'Z') || (r >= '0' && r <= '9'))
-	}) < 0 {
-		return s
-	}
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
-}
+// shellQuote is hostconfig.ShellQuote: one word of a shell's command
+// line.
+func shellQuote(s string) string { return hostconfig.ShellQuote(s) }
 
 // hostLogStatus is the view's word on where watch keeps the host's
 // output: a path the user can open as it is shown (the home directory as
@@ -766,13 +755,12 @@ func runTail(w io.Writer, src *tui.Source, f *filter.Filter, asJSON bool, yield 
 				}
 				return ev, evErr
 			}
-			fr := &filter.Frame{Dir: e.Dir, Kind: e.Kind, ID: e.ID, Method: e.Method, Codes: tui.FilterCodes(&e), Worst: e.Worst,
-				Status: tui.FilterStatus(e.Status), Fate: uint32(e.Fate().Set()), Payload: func() []byte {
-					if ev, err := record(); err == nil {
-						return ev.Frame
-					}
-					return nil
-				}}
+			fr := tui.FilterFrame(&e, func() []byte {
+				if ev, err := record(); err == nil {
+					return ev.Frame
+				}
+				return nil
+			})
 			if !f.Match(fr) {
 				continue
 			}

@@ -33,9 +33,13 @@ func replace(tmp, path string, old []byte) (keep bool, err error) {
 	}
 	if changed := unchanged(tmp, path, old); changed != nil {
 		if err := unix.Renameat2(unix.AT_FDCWD, tmp, unix.AT_FDCWD, path, unix.RENAME_EXCHANGE); err != nil {
-			return true, fmt.Errorf("%w; what was saved meanwhile is in %s, put it back with: mv %q %q", changed, tmp, tmp, path)
+			return true, fmt.Errorf("%w; what was saved meanwhile is in %s, put it back with: %s", changed, tmp, putBack(tmp, path))
 		}
 		return false, changed
 	}
 	return false, nil
 }
+
+// putBack is the command that puts what was saved meanwhile, left at tmp,
+// back at path.
+func putBack(tmp, path string) string { return "mv " + ShellQuote(tmp) + " " + ShellQuote(path) }

@@ -80,6 +80,20 @@ func quoteWith(s string, q rune, control string) string {
 	return b.String()
 }
 
+// ShellQuote writes s as one word of a POSIX shell's command line: bare
+// when it holds only characters no shell reads specially, else between
+// single quotes, a single quote in it closing them for a backslashed
+// one.
+func ShellQuote(s string) string {
+	if s != "" && strings.IndexFunc(s, func(r rune) bool {
+		return !(r == '/' || r == '.' || r == '-' || r == '_' || r == '=' || r == ':' || r == ',' || r == '@' ||
+			(r >= 'a' && r <= 'z') || (r >= 'A' && r <= 'Z') || (r >= '0' && r <= '9'))
+	}) < 0 {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
 // tomlKey writes a table key bare when TOML allows it, else quoted.
 func tomlKey(s string) string {
 	for _, r := range s {

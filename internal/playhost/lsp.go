@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -37,14 +36,14 @@ func (h *LSP) Run(ctx context.Context) error {
 		h.Warn = func(string) {}
 	}
 	defer h.W.Close()
-	c := newConn(h.W, h.R, true, classify.LSP, inject.Host{Root: h.Root})
+	host := inject.Host{Root: h.Root}
+	c := newConn(h.W, h.R, true, classify.LSP, host)
 	name := h.Name
 	if name == "" {
 		name = "rpctap"
 	}
-	root := fileURI(h.Root)
-	init, err := c.ask("initialize", `{"processId":`+fmt.Sprint(os.Getpid())+`,"clientInfo":{"name":`+quote(name)+`},"rootUri":`+quote(root)+
-		`,"workspaceFolders":[{"uri":`+quote(root)+`,"name":`+quote(filepath.Base(h.Root))+`}]`+
+	init, err := c.ask("initialize", `{"processId":`+fmt.Sprint(os.Getpid())+`,"clientInfo":{"name":`+inject.Quote(name)+`},"rootUri":`+inject.Quote(inject.FileURI(h.Root))+
+		`,"workspaceFolders":`+host.Folders()+
 		`,"capabilities":{"workspace":{"configuration":true,"workspaceFolders":true},"window":{"workDoneProgress":true},`+
 		`"textDocument":{"synchronization":{"dynamicRegistration":true},"hover":{"contentFormat":["markdown","plaintext"]},"definition":{},"references":{},"completion":{},"documentSymbol":{},"publishDiagnostics":{}}}}`)
 	if err != nil {
@@ -67,7 +66,7 @@ func (h *LSP) Run(ctx context.Context) error {
 			h.Warn(fmt.Sprintf("cannot open %s for the server: %v", classify.EscapeString(h.Open, 200), err))
 		} else {
 			abs, _ := filepath.Abs(h.Open)
-			if err := c.notify("textDocument/didOpen", `{"textDocument":{"uri":`+quote(fileURI(abs))+`,"languageId":`+quote(LanguageID(abs))+`,"version":1,"text":`+quote(strings.ToValidUTF8(string(text), "\uFFFD"))+`}}`); err != nil {
+			if err := c.notify("textDocument/didOpen", `{"textDocument":{"uri":`+inject.Quote(inject.FileURI(abs))+`,"languageId":`+inject.Quote(LanguageID(abs))+`,"version":1,"text":`+inject.Quote(string(text))+`}}`); err != nil {
 				return err
 			}
 		}
@@ -96,11 +95,6 @@ func (h *LSP) end(c *conn) error {
 		h.Warn(fmt.Sprintf("the server did not answer shutdown within %s; rpctap sent exit anyway", wait))
 	}
 	return c.notify("exit", "")
-}
-
-// fileURI is the file: URI of an absolute path.
-func fileURI(path string) string {
-	return (&url.URL{Scheme: "file", Path: filepath.ToSlash(path)}).String()
 }
 
 // LanguageID is the LSP languageId of a file, from its extension.

@@ -48,7 +48,7 @@ func (h *MCP) Run(ctx context.Context) error {
 	// request carries the client's info in _meta. A server on an older
 	// revision answers -32601 (any error, here), and gets initialize.
 	caps := `{"roots":{},"sampling":{},"elicitation":{}}`
-	info := `{"name":` + quote(name) + `,"version":"1"}`
+	info := `{"name":` + inject.Quote(name) + `,"version":"1"}`
 	meta := `{"_meta":{"io.modelcontextprotocol/clientCapabilities":` + caps + `,"io.modelcontextprotocol/clientInfo":` + info + `,"io.modelcontextprotocol/protocolVersion":"` + DiscoverVersion + `"}}`
 	disc, err := c.ask("server/discover", meta)
 	if err != nil {
@@ -98,9 +98,4 @@ func (h *MCP) Run(ctx context.Context) error {
 	case err := <-c.done:
 		return err
 	}
-}
-
-func quote(s string) string {
-	b, _ := json.Marshal(s)
-	return string(b)
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/rpctap/rpctap/classify"
+	"github.com/rpctap/rpctap/inject"
 	"github.com/rpctap/rpctap/tap"
 )
 
@@ -26,17 +27,27 @@ func peer(t *testing.T, rel string) string {
 	return p
 }
 
+// watchTap is the tap rpctap watch runs, with no --host and no flag but
+// --open when lsp, between rpctap's own host and the server argv; it
+// records to path.
+func watchTap(t *testing.T, argv []string, lsp bool, path string, env ...string) *tap.Tap {
+	t.Helper()
+	opts := TapOptions(argv, classify.FramingAuto, classify.Auto, lsp, path, false)
+	opts.Env = append(append(os.Environ(), "XDG_RUNTIME_DIR="+t.TempDir()), env...)
+	tp, err := tap.New(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tp
+}
+
 // playing runs server behind a tap with rpctap as its host (its root
 // /work/root), as rpctap watch does with no --host, until the session file
 // holds every one of want; it returns the file.
 func playing(t *testing.T, argv []string, want ...string) (*tap.Tap, []byte, func()) {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "s.jsonl")
-	tp, err := tap.New(tap.Options{Argv: argv, Framing: classify.FramingNDJSON, Record: true, Path: path, TermWait: 3 * time.Second,
-		Env: append(os.Environ(), "XDG_RUNTIME_DIR="+t.TempDir())})
-	if err != nil {
-		t.Fatal(err)
-	}
+	tp := watchTap(t, argv, false, path)
 	ctx, cancel := context.WithCancel(context.Background())
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
@@ -96,12 +107,7 @@ func TestPlayingTheHostOfGopls(t *testing.T) {
 	root, _ := filepath.Abs("../../testdata/lsp/hello")
 	file := filepath.Join(root, "main.go")
 	path := filepath.Join(t.TempDir(), "s.jsonl")
-	tp, err := tap.New(tap.Options{Argv: []string{"env", "GO_TELEMETRY_CHILD=2", gopls, "serve"}, Framing: classify.FramingLSP, Profile: classify.LSP,
-		Record: true, Path: path, TermWait: 3 * time.Second,
-		Env: append(os.Environ(), "XDG_RUNTIME_DIR="+t.TempDir(), "GOFLAGS=-mod=mod", "GOPROXY=off")})
-	if err != nil {
-		t.Fatal(err)
-	}
+	tp := watchTap(t, []string{"env", "GO_TELEMETRY_CHILD=2", gopls, "serve"}, true, path, "GOFLAGS=-mod=mod", "GOPROXY=off")
 	hostCtx, quit := context.WithCancel(context.Background())
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -115,7 +121,7 @@ func TestPlayingTheHostOfGopls(t *testing.T) {
 	go func() { res, _ = tp.Run(ctx, inR, outW, io.Discard); close(ran) }()
 	waitFor(t, path, `"method":"initialized"`, `"method":"textDocument/didOpen"`, `\"languageId\":\"go\"`, `"method":"workspace/configuration"`, `\"result\":[null`)
 	// Greet's declaration: line 7 (0-based), character 5.
-	hover := `{"jsonrpc":"2.0","id":"rpctap-1","method":"textDocument/hover","params":{"textDocument":{"uri":` + quote(fileURI(file)) + `},"position":{"line":7,"character":6}}}`
+	hover := `{"jsonrpc":"2.0","id":"rpctap-1","method":"textDocument/hover","params":{"textDocument":{"uri":` + inject.Quote(inject.FileURI(file)) + `},"position":{"line":7,"character":6}}}`
 	if ans := answer(t, tp, hover); bytes.Contains(ans, []byte(`"error"`)) || !bytes.Contains(ans, []byte("Greet says hello")) {
 		t.Errorf("the hover's answer: %s", ans)
 	}

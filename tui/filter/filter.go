@@ -27,7 +27,7 @@
 //	              captured, held (whatever became of it then), edited,
 //	              dropped, answered-in-place (or answered), expired,
 //	              detached, overflow, waited, ended, partial (the words
-//	              of sessions.FateWords)
+//	              of sessions.FateWords); an intercept filter refuses it
 //	TEXT          any other token, or a "quoted phrase": a case-insensitive
 //	              substring of the method, the id or the frame's bytes
 //	              as on the wire (JSON escapes are not decoded)
@@ -143,6 +143,21 @@ func (f *Filter) NeedsPayload() bool {
 	}
 	for i := range f.terms {
 		if f.terms[i].needsText() {
+			return true
+		}
+	}
+	return false
+}
+
+// Uses reports whether a token of f tests the key name (fate, status,
+// …): where the frames judged cannot carry what a key tests, a filter
+// that uses it is refused rather than never matching.
+func (f *Filter) Uses(name string) bool {
+	if f == nil {
+		return false
+	}
+	for i := range f.terms {
+		if f.terms[i].key != keyText && keyNames[f.terms[i].key] == name {
 			return true
 		}
 	}
