@@ -15,9 +15,9 @@ import (
 	"github.com/charmbracelet/lipgloss"
 	"github.com/charmbracelet/x/ansi"
 	"github.com/rpctap/rpctap/classify"
+	"github.com/rpctap/rpctap/filter"
 	"github.com/rpctap/rpctap/inject"
 	"github.com/rpctap/rpctap/tap"
-	"github.com/rpctap/rpctap/tui/filter"
 )
 
 // frameTick is how often the program picks up new traffic: render work per

@@ -18,7 +18,7 @@ import (
 
 	"github.com/BurntSushi/toml"
 	"github.com/rpctap/rpctap/classify"
-	"github.com/rpctap/rpctap/tui/filter"
+	"github.com/rpctap/rpctap/filter"
 )
 
 // A Config is what the file says; a zero field was not set.
