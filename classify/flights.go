@@ -3,6 +3,7 @@ package classify
 import (
 	"bytes"
 	"hash/maphash"
+	"time"
 )
 
 // flightTable maps keys (direction + id key, or direction + progress
@@ -80,5 +81,92 @@ func (ft *flightTable) each(fn func(*flight) bool) {
 		if !fn(f) {
 			return
 		}
+	}
+}
+
+// pushDeadline adds a deadline, first dropping stale entries (landed
+// requests, restarted clocks) when they outnumber the live ones, so the heap
+// stays as small as what is in flight.
+func (t *Tracker) pushDeadline(e deadlineEntry) {
+	if n := len(t.deadlines); n > 1024 && n > 4*(t.nFlights+len(t.owed)+t.owedOld+64) {
+		live := t.deadlines[:0]
+		for _, d := range t.deadlines {
+			if d.live() {
+				live = append(live, d)
+			}
+		}
+		clear(t.deadlines[len(live):])
+		t.deadlines = live
+		t.deadlines.init()
+	}
+	t.deadlines.push(e)
+}
+
+func (e deadlineEntry) live() bool {
+	if e.f != nil {
+		return e.f.gen == e.gen && e.f.state == flying && !e.f.timedOut && !e.f.atEnd && e.f.deadline == e.at
+	}
+	return e.o != nil && !e.o.done
+}
+
+type deadlineEntry struct {
+	at  time.Duration
+	f   *flight
+	gen uint32 // the flight's generation when pushed (flights are reused)
+	o   *owed
+}
+
+// deadlineHeap is a min-heap by time, written out so that pushing an entry
+// costs no allocation.
+type deadlineHeap []deadlineEntry
+
+func (h deadlineHeap) Len() int { return len(h) }
+
+func (h *deadlineHeap) push(e deadlineEntry) {
+	*h = append(*h, e)
+	a := *h
+	for i := len(a) - 1; i > 0; {
+		p := (i - 1) / 2
+		if a[p].at <= a[i].at {
+			break
+		}
+		a[p], a[i] = a[i], a[p]
+		i = p
+	}
+}
+
+func (h *deadlineHeap) pop() deadlineEntry {
+	a := *h
+	top := a[0]
+	last := len(a) - 1
+	a[0] = a[last]
+	a[last] = deadlineEntry{}
+	a = a[:last]
+	*h = a
+	h.down(0)
+	return top
+}
+
+func (h deadlineHeap) down(i int) {
+	for {
+		l := 2*i + 1
+		if l >= len(h) {
+			return
+		}
+		m := l
+		if r := l + 1; r < len(h) && h[r].at < h[l].at {
+			m = r
+		}
+		if h[i].at <= h[m].at {
+			return
+		}
+		h[i], h[m] = h[m], h[i]
+		i = m
+	}
+}
+
+func (h deadlineHeap) init() {
+	for i := len(h)/2 - 1; i >= 0; i-- {
+		h.down(i)
 	}
 }

@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"github.com/rpctap/rpctap/classify"
+	"github.com/rpctap/rpctap/filter"
 	"github.com/rpctap/rpctap/sessions"
-	"github.com/rpctap/rpctap/tui/filter"
 )
 
 // Intercept (architecture invariant 6): each direction has a filter, in the

@@ -1,3 +1,6 @@
+// Package tap is the relay: it runs the server, moves bytes both ways
+// unchanged, splits them into frames for classification, records them, and
+// serves live subscribers.
 package tap
 
 import (

@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rpctap/rpctap/filter"
 	"github.com/rpctap/rpctap/sessions"
-	"github.com/rpctap/rpctap/tui/filter"
 )
 
 // heldSession is a recording whose frames were held, one for each thing

@@ -5,7 +5,7 @@ import (
 	"slices"
 
 	tea "github.com/charmbracelet/bubbletea"
-	"github.com/rpctap/rpctap/tui/filter"
+	"github.com/rpctap/rpctap/filter"
 )
 
 // A search marks the frames that match a filter expression while every

@@ -10,10 +10,10 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/lipgloss"
 	"github.com/rpctap/rpctap/classify"
+	"github.com/rpctap/rpctap/filter"
 	"github.com/rpctap/rpctap/inject"
 	"github.com/rpctap/rpctap/sessions"
 	"github.com/rpctap/rpctap/tap"
-	"github.com/rpctap/rpctap/tui/filter"
 )
 
 // sessionView is one open session: its panes and what they show.

@@ -11,8 +11,8 @@ import (
 	"github.com/charmbracelet/lipgloss"
 	"github.com/charmbracelet/x/ansi"
 	"github.com/rpctap/rpctap/classify"
+	"github.com/rpctap/rpctap/filter"
 	"github.com/rpctap/rpctap/sessions"
-	"github.com/rpctap/rpctap/tui/filter"
 )
 
 // trafficPane is the table of frames. It is virtualized: it keeps the

@@ -12,10 +12,10 @@ import (
 	"unicode/utf8"
 
 	"github.com/rpctap/rpctap/classify"
+	"github.com/rpctap/rpctap/filter"
 	"github.com/rpctap/rpctap/sessions"
 	"github.com/rpctap/rpctap/tap"
 	"github.com/rpctap/rpctap/tui"
-	"github.com/rpctap/rpctap/tui/filter"
 )
 
 // evilSession writes a session file whose peers sent what a terminal must

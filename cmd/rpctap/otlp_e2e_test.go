@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rpctap/rpctap/internal/otlp/otlptest"
+	"github.com/rpctap/rpctap/tap/otlp/otlptest"
 	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
 )
 

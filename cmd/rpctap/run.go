@@ -13,8 +13,8 @@ import (
 
 	"github.com/rpctap/rpctap/classify"
 	"github.com/rpctap/rpctap/internal/earlysignal"
-	"github.com/rpctap/rpctap/internal/otlp"
 	"github.com/rpctap/rpctap/tap"
+	"github.com/rpctap/rpctap/tap/otlp"
 	"github.com/spf13/cobra"
 )
 

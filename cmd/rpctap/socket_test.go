@@ -16,9 +16,9 @@ import (
 	"time"
 
 	"github.com/rpctap/rpctap/classify"
+	"github.com/rpctap/rpctap/filter"
 	"github.com/rpctap/rpctap/sessions"
 	"github.com/rpctap/rpctap/tui"
-	"github.com/rpctap/rpctap/tui/filter"
 )
 
 // startListening starts `rpctap run --name NAME --record FILE -- cat`

@@ -21,12 +21,12 @@ import (
 
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/rpctap/rpctap/classify"
+	"github.com/rpctap/rpctap/filter"
 	"github.com/rpctap/rpctap/internal/hostconfig"
 	"github.com/rpctap/rpctap/internal/playhost"
 	"github.com/rpctap/rpctap/sessions"
 	"github.com/rpctap/rpctap/tap"
 	"github.com/rpctap/rpctap/tui"
-	"github.com/rpctap/rpctap/tui/filter"
 	"github.com/spf13/cobra"
 )
 

@@ -1,6 +1,3 @@
-// Package userconfig reads the user's rpctap config file,
-// $XDG_CONFIG_HOME/rpctap/config.toml: defaults for flags that a flag
-// on the command line overrides.
 package userconfig
 
 import (
@@ -18,7 +15,7 @@ import (
 
 	"github.com/BurntSushi/toml"
 	"github.com/rpctap/rpctap/classify"
-	"github.com/rpctap/rpctap/tui/filter"
+	"github.com/rpctap/rpctap/filter"
 )
 
 // A Config is what the file says; a zero field was not set.

@@ -12,8 +12,8 @@ import (
 	"time"
 
 	"github.com/rpctap/rpctap/classify"
-	"github.com/rpctap/rpctap/internal/otlp/otlptest"
 	"github.com/rpctap/rpctap/tap"
+	"github.com/rpctap/rpctap/tap/otlp/otlptest"
 	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
 )
 
