@@ -20,7 +20,7 @@ var examples = map[string]string{
   rpctap ui ~/.local/state/rpctap/sessions/20261129T184200.123Z-server-everything.jsonl`,
 	"rpctap ls": `  rpctap ls
   rpctap ls --recent 50
-  rpctap ls --json | jq '.taps[].name'`,
+  rpctap ls --json | jq '.live[].name'`,
 	"rpctap tail": `  rpctap tail
   rpctap tail -f session.jsonl --filter 'method:tools/* !dir:err'
   rpctap tail --json gopls | jq .method`,

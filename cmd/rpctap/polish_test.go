@@ -4,10 +4,12 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime/debug"
+	"slices"
 	"strings"
 	"testing"
 
@@ -244,4 +246,48 @@ func configEnv(dir string) []string {
 		}
 	}
 	return append(env, "HOME="+dir, "XDG_CONFIG_HOME="+filepath.Join(dir, ".config"), "XDG_STATE_HOME="+filepath.Join(dir, "state"))
+}
+
+// An example that pipes a command's --json into jq reads a field the
+// command's JSON has: for each such example of a command that runs
+// without a tap or a session (ls, sessions ls, catalog), the command is
+// run and jq's first step (.[] or .KEY) is looked up in its output.
+func TestTheJQOfEveryExampleReadsAFieldTheJSONHas(t *testing.T) {
+	bin := rpctapBinary(t)
+	dir := t.TempDir()
+	env := []string{"XDG_STATE_HOME=" + dir, "XDG_CONFIG_HOME=" + dir, "XDG_RUNTIME_DIR=" + dir}
+	tried := 0
+	for path, text := range examples {
+		for _, line := range strings.Split(text, "\n") {
+			cmdline, expr, ok := strings.Cut(strings.TrimSpace(line), " | jq ")
+			if !ok || !slices.Contains([]string{"rpctap ls", "rpctap sessions ls", "rpctap catalog"}, path) {
+				continue
+			}
+			args := strings.Fields(strings.TrimPrefix(cmdline, "rpctap "))
+			out, errb, code := runCmd(t, dir, env, bin, args...)
+			if code != 0 {
+				t.Fatalf("%s: exit %d\n%s", cmdline, code, errb)
+			}
+			var doc any
+			if err := json.Unmarshal(out, &doc); err != nil {
+				t.Fatalf("%s: not JSON: %v", cmdline, err)
+			}
+			expr = strings.Trim(strings.Fields(expr)[len(strings.Fields(expr))-1], "'")
+			switch step, _, _ := strings.Cut(strings.TrimPrefix(expr, "."), "[]"); {
+			case step == "":
+				if _, ok := doc.([]any); !ok {
+					t.Errorf("%s: jq %s iterates an array; the JSON is %T", path, expr, doc)
+				}
+			default:
+				obj, _ := doc.(map[string]any)
+				if _, ok := obj[step]; !ok {
+					t.Errorf("%s: jq %s reads the field %q; the JSON has %v", path, expr, step, slices.Sorted(maps.Keys(obj)))
+				}
+			}
+			tried++
+		}
+	}
+	if tried < 3 {
+		t.Errorf("%d examples piped into jq were tried; want the three of ls, sessions ls and catalog", tried)
+	}
 }
