@@ -90,6 +90,8 @@ error, or when the tap cannot be reached or refuses the frame.`,
 				return usageError(errors.New("give one frame: FRAME, --file F, --catalog NAME or --method M, not several"))
 			case sources == 0:
 				return usageError(errors.New("give the frame to inject: rpctap inject FRAME, --file F (- for stdin), --catalog NAME (rpctap catalog lists them) or --method M, as in: rpctap inject --method tools/call --tool echo --arg message=hi"))
+			case len(args) > 1 && !looksLikeFrame(args[0]):
+				return usageError(fmt.Errorf("%s is not a frame; to name the tap, give --tap, as in: rpctap inject --tap %s '{\"jsonrpc\":\"2.0\",\"id\":\"rpctap-1\",\"method\":\"ping\"}' (rpctap ls lists the taps)", classify.EscapeString(args[0], 80), shellQuote(args[0])))
 			case len(args) > 1:
 				return usageError(errors.New("give the frame as one argument (quote it), as in: rpctap inject '{\"jsonrpc\":\"2.0\",\"id\":\"rpctap-1\",\"method\":\"ping\"}'"))
 			case o.json && !o.capture:
@@ -397,4 +399,12 @@ rpctap inject --catalog NAME`,
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON for scripts, with each entry's frame and finding codes")
 	return cmd
+}
+
+// looksLikeFrame says whether an argument reads as a frame given on the
+// command line (a JSON object or array, or a raw frame's start) rather
+// than a word such as a tap's name.
+func looksLikeFrame(arg string) bool {
+	arg = strings.TrimLeft(arg, " \t\r\n")
+	return strings.HasPrefix(arg, "{") || strings.HasPrefix(arg, "[") || strings.HasPrefix(arg, "Content-Length")
 }

@@ -52,6 +52,8 @@ func TestInjectUsageErrorsSayWhatToType(t *testing.T) {
 		{[]string{"inject", "--catalog", "nope"}, "rpctap catalog lists them"},
 		{[]string{"inject", "--catalog", "id-reused"}, "give its id, as in --id 3"},
 		{[]string{"inject", "--catalog", "large-frame", "--size", "5"}, "give it with --size"},
+		{[]string{"inject", "bigtour", "--capture", "{}"}, "to name the tap, give --tap, as in: rpctap inject --tap bigtour '{"},
+		{[]string{"inject", "{}", "{}"}, "give the frame as one argument (quote it)"},
 	} {
 		root := newRootCmd()
 		var out bytes.Buffer
