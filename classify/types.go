@@ -26,6 +26,18 @@ func (d Direction) String() string {
 	return "unknown"
 }
 
+// Toward is where frames of d go, in words: "toward the server",
+// "toward the host", "of the server's stderr".
+func (d Direction) Toward() string {
+	switch d {
+	case S2H:
+		return "toward the host"
+	case Err:
+		return "of the server's stderr"
+	}
+	return "toward the server"
+}
+
 // Opposite is the direction a response to a frame travelling d comes back on.
 func (d Direction) Opposite() Direction {
 	switch d {

@@ -241,7 +241,7 @@ func (h *holdQueue) offer(r *relay, before, frame []byte, info classify.FrameInf
 		out := h.drainLocked()
 		r.write(frame, at)
 		r.dst.release()
-		msg := fmt.Sprintf("the tap holds at most %d frames (%d MiB) a direction; it let the %d frames held %s go on as they were, and holds again from the next match", maxHeldFrames, maxHeldBytes>>20, len(out), toward(h.dir))
+		msg := fmt.Sprintf("the tap holds at most %d frames (%d MiB) a direction; it let the %d frames held %s go on as they were, and holds again from the next match", maxHeldFrames, maxHeldBytes>>20, len(out), h.dir.Toward())
 		h.ic.t.opts.Warn(msg)
 		h.ic.tellReleased(out)
 		h.ic.tellNotice(msg)
@@ -308,7 +308,7 @@ func (h *holdQueue) decide(n int64, how string, set func(*heldFrame) error) erro
 		if grown := f.cost() - f.charged; grown > 0 && h.bytes+grown > maxHeldBytes && h.waitsLocked(f) {
 			f.edit, f.editBody, f.reply = edit, editBody, reply
 			h.mu.Unlock()
-			return fmt.Errorf("the frames held %s and their edits and replies would pass %d MiB with this one; forward or drop the frames held before frame %d first, then try again", toward(h.dir), maxHeldBytes>>20, n)
+			return fmt.Errorf("the frames held %s and their edits and replies would pass %d MiB with this one; forward or drop the frames held before frame %d first, then try again", h.dir.Toward(), maxHeldBytes>>20, n)
 		}
 		h.bytes += f.cost() - f.charged
 		f.charged = f.cost()
@@ -371,7 +371,7 @@ func (h *holdQueue) releaseLocked(how, why string) {
 	h.mu.Unlock()
 	out := h.drainLocked()
 	if n > 0 {
-		msg := fmt.Sprintf("%s %s: the %d frames held before it went on as they were", why, toward(h.dir), len(out))
+		msg := fmt.Sprintf("%s %s: the %d frames held before it went on as they were", why, h.dir.Toward(), len(out))
 		h.ic.t.opts.Warn(msg)
 		go h.ic.tellReleased(out)
 		go h.ic.tellNotice(msg)
@@ -551,17 +551,6 @@ func (t *methodTable) take(key string) string {
 	m := t.byKey[key]
 	delete(t.byKey, key)
 	return m
-}
-
-// toward names a direction by its receiver, for sentences.
-func toward(dir classify.Direction) string {
-	switch dir {
-	case classify.S2H:
-		return "toward the host"
-	case classify.Err:
-		return "of the server's stderr"
-	}
-	return "toward the server"
 }
 
 // endSession lets every frame still held go on as it was: the session is

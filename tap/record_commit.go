@@ -126,7 +126,7 @@ func (r *recorder) commitJob(b *batch, j *job) {
 func (r *recorder) unspooled(j *job, err error) {
 	if !r.saidSpool {
 		r.saidSpool = true
-		r.warn(fmt.Sprintf("a frame of %d MiB %s could not be kept to be recorded (%v); the session file records it as missing, and the traffic goes on", (j.info.Size+1<<19)>>20, toward(j.dir), err))
+		r.warn(fmt.Sprintf("a frame of %d MiB %s could not be kept to be recorded (%v); the session file records it as missing, and the traffic goes on", (j.info.Size+1<<19)>>20, j.dir.Toward(), err))
 	}
 	ev := sessions.EventRecord{T: int64(j.t / time.Microsecond), Kind: sessions.EventGap, Dir: j.dir, Missing: 1}
 	if err := r.w.WriteEvent(ev); err != nil {
@@ -169,7 +169,7 @@ func (r *recorder) tooLarge(j *job) {
 	if j.dir == classify.Err {
 		what = "line"
 	}
-	text := fmt.Sprintf("a %s of %d MiB %s is larger than this tap holds (%d MiB), and this tap records no file: this view cannot show it", what, (j.info.Size+1<<19)>>20, toward(j.dir), r.limit>>20)
+	text := fmt.Sprintf("a %s of %d MiB %s is larger than this tap holds (%d MiB), and this tap records no file: this view cannot show it", what, (j.info.Size+1<<19)>>20, j.dir.Toward(), r.limit>>20)
 	line := appendMissedNote(nil, int64(j.t/time.Microsecond), text, 1)
 	r.lines = append(r.lines, published{line: line, offset: r.written, end: r.written, missed: true})
 }

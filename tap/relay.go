@@ -171,7 +171,7 @@ func takenBack(dir classify.Direction) string {
 	if dir == classify.S2H {
 		sender = "server"
 	}
-	return "the " + sender + " sent the next request with the id of a request injected " + toward(dir) + " that waits for its answer: an answer with that id now goes on to the " + sender + ", and the tap no longer keeps one from it"
+	return "the " + sender + " sent the next request with the id of a request injected " + dir.Toward() + " that waits for its answer: an answer with that id now goes on to the " + sender + ", and the tap no longer keeps one from it"
 }
 
 // flush writes complete frames under the dest's lock.

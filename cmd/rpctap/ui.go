@@ -736,8 +736,8 @@ func runTail(w io.Writer, src *tui.Source, f *filter.Filter, asJSON bool, yield 
 				yield(context.Background())
 			}
 			e := x.At(next)
-			if e.Event == sessions.EventNote {
-				if err := tailNote(bw, recs, next, e, asJSON); err != nil {
+			if e.Event != "" {
+				if err := tailEvent(bw, recs, next, e, asJSON); err != nil {
 					return err
 				}
 				continue
@@ -785,17 +785,37 @@ func runTail(w io.Writer, src *tui.Source, f *filter.Filter, asJSON bool, yield 
 	}
 }
 
-// tailNote prints a note of rpctap's own (a demo's caption), escaped as
-// peer text is: the session file may come from anywhere.
-func tailNote(w io.Writer, recs *tui.Records, pos int, e sessions.Entry, asJSON bool) error {
+// tailEvent prints an event of the session: a note of rpctap's own (a
+// demo's caption), escaped as peer text is (the session file may come
+// from anywhere), and the frames a gap says are missing. (How the server
+// ended is tail's end, not a line.)
+func tailEvent(w io.Writer, recs *tui.Records, pos int, e sessions.Entry, asJSON bool) error {
 	ev, err := recs.At(pos)
-	if err != nil || ev.Text == "" || ev.Gap {
+	if err != nil || ev.Gap {
+		return nil
+	}
+	var text string
+	out := map[string]any{"seq": e.Seq, "t": e.T}
+	switch ev.Kind {
+	case sessions.EventNote:
+		if ev.Text == "" {
+			return nil
+		}
+		text, out["note"] = classify.EscapeString(ev.Text, 0), ev.Text
+	case sessions.EventGap:
+		what := "frames"
+		if ev.Dir == classify.Err {
+			what = "lines"
+		}
+		text = fmt.Sprintf("%d %s %s missing: the tap could not record them", ev.Missing, what, ev.Dir.Toward())
+		out["gap"] = map[string]any{"dir": ev.Dir.String(), "missing": ev.Missing}
+	default:
 		return nil
 	}
 	if asJSON {
-		return printJSON(w, map[string]any{"seq": e.Seq, "t": e.T, "note": ev.Text}, false)
+		return printJSON(w, out, false)
 	}
-	_, err = fmt.Fprintf(w, "%6d %10s # %s\n", e.Seq, fmt.Sprintf("%d.%03d", e.T/1e6, (e.T/1e3)%1000), classify.EscapeString(ev.Text, 0))
+	_, err = fmt.Fprintf(w, "%6d %10s # %s\n", e.Seq, fmt.Sprintf("%d.%03d", e.T/1e6, (e.T/1e3)%1000), text)
 	return err
 }
 
