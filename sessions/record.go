@@ -1,27 +1,3 @@
-// Package sessions owns rpctap's session file: a JSON Lines recording of
-// every frame that crossed a tap, with its time and direction.
-//
-// The format (version 1) is written down in the project's architecture
-// note. The first line is a header; each later line is one record, either a
-// frame or an event (start, exit, gap, note):
-//
-//	{"rpctap":"session","version":1,"id":"…","started":"2026-11-29T18:42:00.123456Z","argv":["server"],"name":"server","framing":"ndjson","profile":"auto"}
-//	{"t":1520,"dir":"h2s","frame":"{\"jsonrpc\":\"2.0\",\"id\":0,\"method\":\"initialize\"}"}
-//	{"t":99000,"event":"exit","code":0}
-//
-// Frames are exact: a frame's bytes go in "frame" as a JSON string whose
-// decoding is exactly those bytes, or, when they are not valid UTF-8, in
-// "frame_b64" as standard base64. A header may add "parse_limit": how many
-// bytes of a frame its writer judged by, when fewer than classify.MaxParse
-// (a tap's recorder holds less); readers then judge larger frames from as
-// many bytes, so that the file says what the live view said. It may add
-// "timeout_ms", the pending-request timeout its writer judged by, when
-// not the default; readers given no timeout judge by it too; and
-// "redact", the names of the secrets masked in the frames.
-//
-// A Writer appends records without reflection and without allocating; a
-// Reader decodes them with a hand-written scanner, skips and counts the
-// lines it cannot read, and can follow a file that is still being written.
 package sessions
 
 import (
