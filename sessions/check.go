@@ -125,12 +125,6 @@ const previewLen = 160
 // finding (requests in flight, frames owed an answer).
 const maxPreviews = 200_000
 
-// ErrNoRecords is what Check returns for input in which no line is a
-// session header or record: an empty file, or one that is not a session
-// (binary data, a plain JSON-RPC log). Its Report still says how many
-// lines were skipped.
-var ErrNoRecords = errors.New("no line is a session header or record")
-
 // Check runs the envelope reader and the tracker over a session file,
 // streaming: memory does not grow with the file, only with the findings.
 // Timeouts are judged by the recording's own timestamps.
@@ -183,10 +177,10 @@ func Check(r io.Reader, opts CheckOptions) (*Report, error) {
 			continue
 		}
 		rep.Frames++
-		m := classifyRecord(&hdr, ev, tr.Profile(), &c.full)
+		m := ClassifyRecord(&hdr, ev, tr.Profile(), &c.full)
 		fate := FateOf(ev)
 		if fate.ByUser() {
-			c.user.add(int64(ev.Line))
+			c.user.Add(int64(ev.Line))
 		}
 		obs := tr.ObserveDelivery(int64(ev.Line), at, &m, fate.Delivery())
 		c.frameFindings(ev, &m)
@@ -237,7 +231,7 @@ type checker struct {
 	previews map[int64]preview
 	// user are the lines of the frames the user wrote, for the findings
 	// that link to one whatever its age.
-	user userLines
+	user UserLines
 	full []byte
 }
 
@@ -268,7 +262,7 @@ func (c *checker) finding(ev *Event, fate Fate, f classify.Finding, m *classify.
 		cf.ID = string(m.ID().Raw)
 	}
 	cf.Method = m.Method()
-	cf.ByUser = findingByUser(int64(ev.Line), related, c.user.has)
+	cf.ByUser = FindingByUser(int64(ev.Line), related, c.user.Has)
 	return cf
 }
 
@@ -298,7 +292,7 @@ func (c *checker) keepPreview(ev *Event, m *classify.Message) {
 func (c *checker) sessionFindings(fs []classify.SessionFinding, ev *Event, m *classify.Message) {
 	for _, f := range fs {
 		cf := CheckFinding{Line: int(f.Seq), Code: f.Code, Severity: f.Severity, Message: f.Message, Member: -1, Related: int(f.Related),
-			ByUser: findingByUser(f.Seq, f.Related, c.user.has)}
+			ByUser: FindingByUser(f.Seq, f.Related, c.user.Has)}
 		if ev != nil && int64(ev.Line) == f.Seq {
 			cf = c.finding(ev, keptFate(ev), f.Finding, m, -1, f.Related)
 		} else if pv, ok := c.previews[f.Seq]; ok {

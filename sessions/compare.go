@@ -4,10 +4,12 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"hash/maphash"
 	"slices"
+	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/rpctap/rpctap/classify"
 )
 
 // Replay and diff compare messages structurally: two messages are the
@@ -82,172 +84,6 @@ func (ig Ignore) skips(path []string) bool {
 	return false
 }
 
-var hashSeed = maphash.MakeSeed()
-
-// A hasher computes a structural hash of a JSON value without decoding
-// it into Go values: equal values (as above) hash equal.
-type hasher struct {
-	ig   Ignore
-	path []string
-	buf  []byte
-	// want are the members (paths) whose hashes and raw values got
-	// keeps, as hashCall asks.
-	want [][]string
-	got  []captured
-}
-
-// Hash returns the structural hash of the message msg (see Ignore); ok is
-// false when msg is not one JSON value.
-func (ig Ignore) Hash(msg []byte) (h uint64, ok bool) {
-	hs := hasher{ig: ig}
-	return hs.hash(msg)
-}
-
-// hash is Ignore.Hash, reusing the hasher's memory.
-func (hs *hasher) hash(msg []byte) (h uint64, ok bool) {
-	hs.path = hs.path[:0]
-	i := skipSpace(msg, 0)
-	h, i, ok = hs.value(msg, i, 0)
-	return h, ok && skipSpace(msg, i) == len(msg)
-}
-
-func mix(h uint64) uint64 {
-	h ^= h >> 33
-	h *= 0xff51afd7ed558ccd
-	h ^= h >> 33
-	h *= 0xc4ceb9fe1a85ec53
-	h ^= h >> 33
-	return h
-}
-
-const (
-	tagString = iota + 1
-	tagNumber
-	tagLiteral
-	tagObject
-	tagArray
-)
-
-func (hs *hasher) value(s []byte, i, depth int) (uint64, int, bool) {
-	if i >= len(s) || depth > maxDepth {
-		return 0, 0, false
-	}
-	switch c := s[i]; {
-	case c == '"':
-		v, next, ok := hs.str(s, i)
-		return mix(maphash.Bytes(hashSeed, v) ^ tagString), next, ok
-	case c == '{':
-		var sum uint64
-		i = skipSpace(s, i+1)
-		if i < len(s) && s[i] == '}' {
-			return mix(tagObject), i + 1, true
-		}
-		for {
-			key, next, ok := hs.str(s, i)
-			if !ok {
-				return 0, 0, false
-			}
-			keyHash := maphash.Bytes(hashSeed, key)
-			hs.path = append(hs.path, string(key))
-			i = skipSpace(s, next)
-			if i >= len(s) || s[i] != ':' {
-				return 0, 0, false
-			}
-			i = skipSpace(s, i+1)
-			skip := hs.ig.skips(hs.path)
-			v, next, ok := hs.value(s, i, depth+1)
-			if ok && len(hs.want) > 0 && len(hs.path) <= maxWanted {
-				hs.capture(v, s[i:next])
-			}
-			hs.path = hs.path[:len(hs.path)-1]
-			if !ok {
-				return 0, 0, false
-			}
-			if !skip {
-				sum += mix(keyHash*31 + v)
-			}
-			if i = skipSpace(s, next); i >= len(s) {
-				return 0, 0, false
-			}
-			if s[i] == '}' {
-				return mix(sum ^ tagObject), i + 1, true
-			}
-			if s[i] != ',' {
-				return 0, 0, false
-			}
-			i = skipSpace(s, i+1)
-		}
-	case c == '[':
-		h := uint64(tagArray)
-		i = skipSpace(s, i+1)
-		if i < len(s) && s[i] == ']' {
-			return mix(h), i + 1, true
-		}
-		for n := 0; ; n++ {
-			hs.path = append(hs.path, strconv.Itoa(n))
-			skip := len(hs.ig.paths) > 0 && hs.ig.skips(hs.path)
-			v, next, ok := hs.value(s, i, depth+1)
-			hs.path = hs.path[:len(hs.path)-1]
-			if !ok {
-				return 0, 0, false
-			}
-			if !skip {
-				h = mix(h*31 + v)
-			}
-			if i = skipSpace(s, next); i >= len(s) {
-				return 0, 0, false
-			}
-			if s[i] == ']' {
-				return mix(h), i + 1, true
-			}
-			if s[i] != ',' {
-				return 0, 0, false
-			}
-			i = skipSpace(s, i+1)
-		}
-	case c == '-' || '0' <= c && c <= '9':
-		next, ok := skipNumber(s, i)
-		return mix(maphash.Bytes(hashSeed, s[i:next]) ^ tagNumber), next, ok
-	default:
-		next, ok := skipValue(s, i, depth)
-		return mix(maphash.Bytes(hashSeed, s[i:next]) ^ tagLiteral), next, ok
-	}
-}
-
-// str decodes the JSON string at s[i] (its opening quote), into a
-// scratch buffer when it has escapes; s is never changed. It finds the
-// closing quote with bytes.IndexByte, and does not check for raw control
-// characters: the hash of a string that is not quite JSON is still its
-// bytes' hash.
-func (hs *hasher) str(s []byte, i int) ([]byte, int, bool) {
-	if i >= len(s) || s[i] != '"' {
-		return nil, 0, false
-	}
-	j := i + 1
-	for {
-		k := bytes.IndexByte(s[j:], '"')
-		if k < 0 {
-			return nil, 0, false
-		}
-		j += k
-		n := 0
-		for p := j - 1; p > i && s[p] == '\\'; p-- {
-			n++
-		}
-		if n%2 == 0 {
-			break
-		}
-		j++
-	}
-	raw, end := s[i+1:j], j+1
-	if bytes.IndexByte(raw, '\\') < 0 {
-		return raw, end, true
-	}
-	hs.buf = append(hs.buf[:0], s[i:end]...)
-	v, _, ok := unquote(hs.buf, 1)
-	return v, end, ok
-}
-
 // A Change is one difference between two JSON values.
 type Change struct {
 	Path string // a JSON pointer from the message's root
@@ -275,16 +111,16 @@ func decodeJSON(b []byte) (any, error) {
 // Diff lists the differences between messages a and b (see Ignore), at
 // most limit of them (all when limit <= 0), in path order.
 func (ig Ignore) Diff(a, b []byte, limit int) []Change {
-	out, _ := ig.diffCall(a, b, limit, nil)
+	out, _ := ig.DiffCall(a, b, limit, nil)
 	return out
 }
 
-// diffCall is Diff, and whether every difference (not only the first
+// DiffCall is Diff, and whether every difference (not only the first
 // limit) adds to a: it stops once it holds limit changes and has met one
 // that does not only add. inputs are the paths of a request's inputs
-// (identityRule.inputs): there, absent, null and {} are the same, as
+// (IdentityRule.Inputs): there, absent, null and {} are the same, as
 // replay matches them (no arguments are arguments {}).
-func (ig Ignore) diffCall(a, b []byte, limit int, inputs [][]string) (out []Change, onlyAdds bool) {
+func (ig Ignore) DiffCall(a, b []byte, limit int, inputs [][]string) (out []Change, onlyAdds bool) {
 	va, errA := decodeJSON(a)
 	vb, errB := decodeJSON(b)
 	if errA != nil || errB != nil {
@@ -358,7 +194,7 @@ func (d *differ) diff(a, b any) {
 			d.add(a, b)
 			return
 		}
-		for _, k := range sortedKeys(x, y) {
+		for _, k := range SortedKeys(x, y) {
 			if d.done() {
 				return
 			}
@@ -688,4 +524,65 @@ func (ms *maskSet) isMask(name string) bool {
 		return false
 	}
 	return !strings.ContainsAny(name, "* \t\r\n\"\\=")
+}
+
+// SortedKeys returns the keys of a and b, each once, in order.
+func SortedKeys[V any](a, b map[string]V) []string {
+	keys := make([]string, 0, len(a)+len(b))
+	for k := range a {
+		keys = append(keys, k)
+	}
+	for k := range b {
+		if _, ok := a[k]; !ok {
+			keys = append(keys, k)
+		}
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// DescribeChange puts one difference in words, for a terminal: was and
+// now name the two sides ("recorded", "now"; "in A", "in B").
+func DescribeChange(c Change, was, now string) string {
+	path := c.Path
+	if path == "" {
+		path = "(the whole message)"
+	}
+	path = classify.EscapeString(path, 120)
+	if c.Item != "" {
+		path += " (" + classify.EscapeString(c.Item, 120) + ")"
+	}
+	switch {
+	case c.Was == "":
+		return fmt.Sprintf("%s: added %s", path, classify.EscapeString(c.Now, 160))
+	case c.Now == "":
+		return fmt.Sprintf("%s: removed (was %s)", path, classify.EscapeString(c.Was, 160))
+	}
+	return fmt.Sprintf("%s: %s %s, %s %s", path, classify.EscapeString(c.Was, 160), was, classify.EscapeString(c.Now, 160), now)
+}
+
+// MaxChanges bounds the differences kept for one answer, and
+// MaxDetailed the answers whose differences are kept: past it, an answer
+// is only counted as changed, so that a report of a server that changed
+// every answer of a long recording stays small.
+const (
+	MaxChanges  = 20
+	MaxDetailed = 1000
+)
+
+// InternIn returns the copy of s kept in seen, keeping s when there is none.
+func InternIn(seen map[string]string, s string) string {
+	if v, ok := seen[s]; ok {
+		return v
+	}
+	seen[s] = s
+	return s
+}
+
+// Count says n of noun, for people: "1 path", "3 paths".
+func Count(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }

@@ -179,7 +179,7 @@ func TestABoundedDiffKnowsWhetherEveryChangeOnlyAdds(t *testing.T) {
 		{`{"result":{` + adds.String() + `"z":2}}`, false},
 		{`{"result":{` + adds.String() + `"zz":1}}`, false},
 	} {
-		out, onlyAdds := Ignore{}.diffCall([]byte(was), []byte(c.now), 5, nil)
+		out, onlyAdds := Ignore{}.DiffCall([]byte(was), []byte(c.now), 5, nil)
 		if len(out) != 5 || onlyAdds != c.onlyAdds {
 			t.Errorf("%s: %d changes, only adds %v; want 5, %v", c.now, len(out), onlyAdds, c.onlyAdds)
 		}

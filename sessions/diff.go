@@ -11,7 +11,6 @@ import (
 	"math"
 	"os"
 	"slices"
-	"sort"
 	"time"
 
 	"github.com/rpctap/rpctap/classify"
@@ -150,7 +149,7 @@ type summary struct {
 	// user are the lines of the frames the user wrote toward the server
 	// (injected, edited): findings about them, or that link to them, are
 	// the user's, and no difference between the servers.
-	user     userLines
+	user     UserLines
 	interned map[string]string
 	hdr      Header
 }
@@ -163,7 +162,7 @@ type definition struct {
 type call struct {
 	req, resp       int64 // lines
 	reqOff, respOff int64
-	key             uint64 // its call (callID.key)
+	key             uint64 // its call (CallID.Key)
 	params, outcome uint64 // structural hashes of the request and its answer
 	method          string
 	name            string // what it calls, for people: "tools/call echo"
@@ -178,7 +177,7 @@ type findingCount struct {
 }
 
 type pendingCall struct {
-	call                callID
+	call                CallID
 	params              uint64
 	method, group, name string
 	off                 int64
@@ -201,8 +200,8 @@ func summarize(path string, ig Ignore) (*summary, error) {
 	tr := classify.NewTracker(classify.TrackerOptions{Profile: profile, LSPFraming: framing == classify.FramingLSP})
 	inFlight := map[int64]pendingCall{}
 	records := 0
-	var hs hasher
-	hs.ig = ig
+	var hs Hasher
+	hs.Ignore = ig
 	for {
 		ev, err := rd.Next()
 		if errors.Is(err, io.EOF) {
@@ -226,18 +225,18 @@ func summarize(path string, ig Ignore) (*summary, error) {
 		// user wrote in the server's place, nor a host frame the server
 		// never read, and a server frame the user edited as the server
 		// wrote it.
-		frame, _, ok := serverSide(ev)
+		frame, _, ok := ServerSide(ev)
 		if !ok {
 			continue
 		}
 		line := int64(ev.Line)
 		fate := FateOf(ev)
 		if ev.Dir == classify.H2S && fate.ByUser() {
-			s.user.add(line)
+			s.user.Add(line)
 		}
 		m := hdr.Classify(frame, ev.Dir, tr.Profile())
 		obs := tr.ObserveDelivery(line, at, &m, fate.Delivery())
-		if !s.user.has(line) {
+		if !s.user.Has(line) {
 			s.frameFindings(line, &m)
 		}
 		s.sessionFindings(obs.Findings)
@@ -251,15 +250,15 @@ func summarize(path string, ig Ignore) (*summary, error) {
 		case classify.KindRequest:
 			if ev.Dir == classify.H2S {
 				method := s.intern(m.Method())
-				h, idn, _ := hs.hashCall(method, frame)
+				h, idn, _ := hs.HashCall(method, frame)
 				name, group := method, method
-				if n := callNameOf(method, idn.parts); n != "" {
+				if n := CallNameOf(method, idn.Parts); n != "" {
 					name = s.intern(method + " " + n)
 					if groupedByName(method) {
 						group = name
 					}
 				}
-				inFlight[line] = pendingCall{call: idn.id, params: h, method: method, group: group, name: name, off: rd.Offset(),
+				inFlight[line] = pendingCall{call: idn.Call, params: h, method: method, group: group, name: name, off: rd.Offset(),
 					startup: !s.answered, masked: ev.Redacted}
 			}
 		case classify.KindResponse:
@@ -279,9 +278,9 @@ func summarize(path string, ig Ignore) (*summary, error) {
 				}
 				// A listing's answer is compared item by item instead.
 				if _, seen := s.calls[pc.params]; !seen && !isListing(p.Method) {
-					out, _ := hs.hash(frame)
+					out, _ := hs.Hash(frame)
 					s.calls[pc.params] = call{req: p.Request, resp: line, reqOff: pc.off, respOff: rd.Offset(),
-						key: pc.call.key, params: pc.params, outcome: out, method: pc.method, name: pc.name, masked: pc.masked || ev.Redacted}
+						key: pc.call.Key, params: pc.params, outcome: out, method: pc.method, name: pc.name, masked: pc.masked || ev.Redacted}
 				}
 				s.listing(p.Method, line, frame)
 			}
@@ -294,7 +293,7 @@ func summarize(path string, ig Ignore) (*summary, error) {
 	return s, nil
 }
 
-func (s *summary) intern(v string) string { return internIn(s.interned, v) }
+func (s *summary) intern(v string) string { return InternIn(s.interned, v) }
 
 // groupedByName reports whether the latencies of method's calls are
 // grouped by what they call (one tool, prompt or resource), and not by
@@ -363,7 +362,7 @@ func (s *summary) frameFindings(line int64, m *classify.Message) {
 // sessionFindings counts the tracker's findings, but the user's.
 func (s *summary) sessionFindings(fs []classify.SessionFinding) {
 	for _, f := range fs {
-		if !findingByUser(f.Seq, f.Related, s.user.has) {
+		if !FindingByUser(f.Seq, f.Related, s.user.Has) {
 			s.count(f.Seq, f.Finding)
 		}
 	}
@@ -380,15 +379,14 @@ func (s *summary) count(line int64, f classify.Finding) {
 }
 
 // readFrameAt reads back the frame of the record at off, as the server
-// read or wrote it (serverSide).
+// read or wrote it (ServerSide).
 func readFrameAt(f io.ReaderAt, off int64) []byte {
-	r := NewReader(io.NewSectionReader(f, off, math.MaxInt64-off))
-	r.decided = true
+	r := NewReaderAt(f, off)
 	ev, err := r.Next()
 	if err != nil {
 		return nil
 	}
-	frame, _, ok := serverSide(ev)
+	frame, _, ok := ServerSide(ev)
 	if !ok {
 		return nil
 	}
@@ -399,7 +397,7 @@ func compareSummaries(a, b *summary, opts DiffOptions) (*DiffReport, error) {
 	rep := &DiffReport{FramesA: a.frames, FramesB: b.frames}
 	add := func(d Difference) { rep.Differences = append(rep.Differences, d) }
 
-	for _, k := range sortedKeys(a.methods, b.methods) {
+	for _, k := range SortedKeys(a.methods, b.methods) {
 		la, inA := a.methods[k]
 		lb, inB := b.methods[k]
 		switch {
@@ -422,7 +420,7 @@ func compareSummaries(a, b *summary, opts DiffOptions) (*DiffReport, error) {
 		{a.resources, b.resources, a.listed[2], b.listed[2], DiffResourceAdded, DiffResourceRemoved, DiffResourceChanged, false},
 	}
 	for _, d := range defs {
-		for _, k := range sortedKeys(d.a, d.b) {
+		for _, k := range SortedKeys(d.a, d.b) {
 			va, inA := d.a[k]
 			vb, inB := d.b[k]
 			switch {
@@ -435,7 +433,7 @@ func compareSummaries(a, b *summary, opts DiffOptions) (*DiffReport, error) {
 					add(Difference{Kind: d.added, Name: k, LineB: vb.line})
 				}
 			default:
-				if cs := opts.Ignore.Diff(va.def, vb.def, maxChanges); len(cs) > 0 {
+				if cs := opts.Ignore.Diff(va.def, vb.def, MaxChanges); len(cs) > 0 {
 					add(Difference{Kind: d.changed, Name: k, LineA: va.line, LineB: vb.line, Changes: cs})
 				}
 			}
@@ -444,7 +442,7 @@ func compareSummaries(a, b *summary, opts DiffOptions) (*DiffReport, error) {
 
 	rep.Differences = append(rep.Differences, compareCalls(a, b, opts.Ignore)...)
 
-	for _, g := range sortedKeys(a.latency, b.latency) {
+	for _, g := range SortedKeys(a.latency, b.latency) {
 		la, lb := a.latency[g], b.latency[g]
 		if len(la) == 0 || len(lb) == 0 {
 			continue
@@ -501,45 +499,11 @@ func roundLatency(d time.Duration) time.Duration {
 	return d.Round(100 * time.Microsecond)
 }
 
-func sortedKeys[V any](a, b map[string]V) []string {
-	keys := make([]string, 0, len(a)+len(b))
-	for k := range a {
-		keys = append(keys, k)
-	}
-	for k := range b {
-		if _, ok := a[k]; !ok {
-			keys = append(keys, k)
-		}
-	}
-	sort.Strings(keys)
-	return keys
-}
-
-// DescribeChange puts one difference in words, for a terminal: was and
-// now name the two sides ("recorded", "now"; "in A", "in B").
-func DescribeChange(c Change, was, now string) string {
-	path := c.Path
-	if path == "" {
-		path = "(the whole message)"
-	}
-	path = classify.EscapeString(path, 120)
-	if c.Item != "" {
-		path += " (" + classify.EscapeString(c.Item, 120) + ")"
-	}
-	switch {
-	case c.Was == "":
-		return fmt.Sprintf("%s: added %s", path, classify.EscapeString(c.Now, 160))
-	case c.Now == "":
-		return fmt.Sprintf("%s: removed (was %s)", path, classify.EscapeString(c.Was, 160))
-	}
-	return fmt.Sprintf("%s: %s %s, %s %s", path, classify.EscapeString(c.Was, 160), was, classify.EscapeString(c.Now, 160), now)
-}
-
 // compareCalls pairs the calls of two sessions, as replay matches them:
 // by their call (the method and what it names), equal params first, then
 // the closest; it reports the calls made in one session only, those made
 // with other arguments, and the answers that changed, in A's order (a
-// call only in B, in B's). The first maxDetailed answers changed keep
+// call only in B, in B's). The first MaxDetailed answers changed keep
 // their changes.
 func compareCalls(a, b *summary, ig Ignore) []Difference {
 	type item struct {
@@ -614,7 +578,7 @@ func compareCalls(a, b *summary, ig Ignore) []Difference {
 			if it.ca.masked || it.cb.masked {
 				cig = masked
 			}
-			if d, ok := compareCall(a, b, it.ca, it.cb, cig, detailed < maxDetailed); ok {
+			if d, ok := compareCall(a, b, it.ca, it.cb, cig, detailed < MaxDetailed); ok {
 				if len(d.Changes) > 0 {
 					detailed++
 				}
@@ -675,24 +639,24 @@ func pairClosest(a, b *summary, as, bs []call, ig Ignore) (pairs [][2]call, only
 }
 
 // compareCall compares a call made in both sessions: ok is false when
-// nothing differs. detail keeps the changes (at most maxChanges); without
+// nothing differs. detail keeps the changes (at most MaxChanges); without
 // it, each message's diff stops at what decides the kind of difference.
 func compareCall(a, b *summary, ca, cb call, ig Ignore, detail bool) (Difference, bool) {
 	d := Difference{Name: ca.name, LineA: ca.req, LineB: cb.req}
 	limit := 1
 	if detail {
-		limit = maxChanges
+		limit = MaxChanges
 	}
 	var asked []Change
 	if ca.params != cb.params {
-		asked, _ = ig.diffCall(readFrameAt(a.f, ca.reqOff), readFrameAt(b.f, cb.reqOff), limit, identityRuleOf(ca.method).inputs)
+		asked, _ = ig.DiffCall(readFrameAt(a.f, ca.reqOff), readFrameAt(b.f, cb.reqOff), limit, IdentityRuleOf(ca.method).Inputs)
 	}
 	var answered []Change
 	onlyAdds := true
 	fa, fb := []byte(nil), []byte(nil)
 	if ca.outcome != cb.outcome {
 		fa, fb = readFrameAt(a.f, ca.respOff), readFrameAt(b.f, cb.respOff)
-		answered, onlyAdds = ig.diffCall(fa, fb, limit, nil)
+		answered, onlyAdds = ig.DiffCall(fa, fb, limit, nil)
 	}
 	switch {
 	case len(asked) > 0:
@@ -722,8 +686,8 @@ func compareCall(a, b *summary, ca, cb call, ig Ignore, detail bool) (Difference
 	}
 	if !detail {
 		d.Changes = nil
-	} else if len(d.Changes) > maxChanges {
-		d.Changes = d.Changes[:maxChanges]
+	} else if len(d.Changes) > MaxChanges {
+		d.Changes = d.Changes[:MaxChanges]
 	}
 	return d, true
 }

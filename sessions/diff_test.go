@@ -187,7 +187,7 @@ func TestDiffLatencyShiftNeedsBothThresholdAndRatio(t *testing.T) {
 
 func TestDiffDetailsTheFirstChangedOutcomesInAsOrder(t *testing.T) {
 	var a, b []frameAt
-	n := maxDetailed + 50
+	n := MaxDetailed + 50
 	for i := range n {
 		req := fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"echo","arguments":{"n":%d}}}`, i, i)
 		a = append(a, frameAt{int64(i) * 10, 'h', req}, frameAt{int64(i)*10 + 1, 's', fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"result":{"n":%d}}`, i, i)})
@@ -201,8 +201,8 @@ func TestDiffDetailsTheFirstChangedOutcomesInAsOrder(t *testing.T) {
 		if want := int64(2*i + 2); d.Kind != DiffOutcome || d.LineA != want {
 			t.Fatalf("difference %d: %s at A line %d, want an outcome at line %d", i, d.Kind, d.LineA, want)
 		}
-		if detailed := len(d.Changes) > 0; detailed != (i < maxDetailed) {
-			t.Fatalf("difference %d (A line %d) has %d changes; the first %d should have them, no others", i, d.LineA, len(d.Changes), maxDetailed)
+		if detailed := len(d.Changes) > 0; detailed != (i < MaxDetailed) {
+			t.Fatalf("difference %d (A line %d) has %d changes; the first %d should have them, no others", i, d.LineA, len(d.Changes), MaxDetailed)
 		}
 	}
 }

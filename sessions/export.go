@@ -284,8 +284,8 @@ func openExport(path string, opts ExportOptions) (*exporter, error) {
 	// Both are read in walkEntries' reading goroutine: recs the records
 	// in order, back the answers.
 	s.recs, s.back = NewRecordReader(s.f), NewRecordReader(s.f)
-	s.back.peer = s.recs.window // an answer close after its request is read with it
-	s.pairs.List()              // sorted now, read by both goroutines from here on
+	s.back.LookIn(s.recs) // an answer close after its request is read with it
+	s.pairs.List()        // sorted now, read by both goroutines from here on
 	s.res.Records = s.counts.Entries
 	s.res.Skipped, s.res.SkippedBytes = s.counts.Skipped, s.counts.SkippedBytes
 	s.foldFrom, s.foldTo = s.counts.Entries, s.counts.Entries

@@ -54,8 +54,8 @@ func cspHash(s string) string {
 }
 
 // h escapes peer text for HTML: masked, escaped for a terminal (cut at
-// max bytes), then escaped for markup (markupText).
-func (s *exporter) h(t string, max int) string { return markupText(s.text(t, max)) }
+// max bytes), then escaped for markup (MarkupText).
+func (s *exporter) h(t string, max int) string { return MarkupText(s.text(t, max)) }
 
 func (s *exporter) html(out io.Writer) error {
 	stats, err := s.stats()
@@ -97,7 +97,7 @@ func (s *exporter) html(out io.Writer) error {
 	}, func() error {
 		frames, from, to := s.leftOut()
 		_, err := fmt.Fprintf(w, "<p class=\"fold\">%s left out here (lines %d–%d of %d records): a page cannot show a session of any length; <code>rpctap export --format html --max-frames N</code> shows more.</p>\n",
-			count(frames, "frame"), from, to, s.counts.Entries)
+			Count(frames, "frame"), from, to, s.counts.Entries)
 		return err
 	})
 	if err != nil {
@@ -112,15 +112,15 @@ func (s *exporter) htmlSummary(w io.Writer) {
 	fmt.Fprintf(w, "<table>\n")
 	row := func(k, v string) { fmt.Fprintf(w, "<tr><th>%s</th><td>%s</td></tr>\n", k, v) }
 	if s.opts.Source != "" {
-		row("file", "<code>"+markupText(classify.EscapeString(s.opts.Source, 200))+"</code>")
+		row("file", "<code>"+MarkupText(classify.EscapeString(s.opts.Source, 200))+"</code>")
 	}
 	if s.hasHdr {
 		row("session", "<code>"+s.h(s.hdr.ID, 120)+"</code>")
 		row("command", "<code>"+s.h(s.command(), 400)+"</code>")
 		row("started", s.hdr.Started.UTC().Format("2006-01-02 15:04:05.000 UTC"))
 	}
-	row("profile", markupText(fmt.Sprintf("%s, framing %s", s.x.Profile(), classify.EscapeString(s.hdr.FramingOrDefault(), 20))))
-	row("records", fmt.Sprintf("%d: %d host → server, %d server → host, %d stderr, %s", c.Entries, c.H2S, c.S2H, c.Err, count(c.Events, "event")))
+	row("profile", MarkupText(fmt.Sprintf("%s, framing %s", s.x.Profile(), classify.EscapeString(s.hdr.FramingOrDefault(), 20))))
+	row("records", fmt.Sprintf("%d: %d host → server, %d server → host, %d stderr, %s", c.Entries, c.H2S, c.S2H, c.Err, Count(c.Events, "event")))
 	row("findings", findingsSummary(c))
 	if s.res.Folded() {
 		row("shown", fmt.Sprintf("%d of %d records: the first and last of them (<code>--max-frames</code>)", s.res.Shown, s.res.Records))
@@ -178,7 +178,7 @@ func (s *exporter) htmlPairs(w io.Writer) {
 	if len(list) == 0 {
 		return
 	}
-	fmt.Fprintf(w, "<h2>Pairs</h2>\n<details open><summary>%s", count(len(list), "answered request"))
+	fmt.Fprintf(w, "<h2>Pairs</h2>\n<details open><summary>%s", Count(len(list), "answered request"))
 	if s.res.Folded() {
 		fmt.Fprintf(w, " (those whose request is shown are listed)")
 	}
@@ -249,12 +249,12 @@ func (s *exporter) htmlRecord(b []byte, pos int, e *Entry, ev *Event) []byte {
 	b = fmt.Appendf(b, "<div class=\"rec %s\" id=\"line-%d\">", class, e.Seq)
 	head := fmt.Sprintf("line %d · +%s · ", e.Seq, ms(time.Duration(e.T)*time.Microsecond))
 	if !e.IsFrame() {
-		b = appendMarkup(b, head+s.eventText(ev), false)
+		b = AppendMarkup(b, head+s.eventText(ev), false)
 		return append(b, "</div>\n"...)
 	}
 	title := string(s.appendFrameTitle(nil, e, ev, func(b []byte, t string) []byte { return classify.AppendEscaped(b, []byte(t), 120) }))
 	b = append(b, "<details><summary>"...)
-	b = appendMarkup(b, head+title, false)
+	b = AppendMarkup(b, head+title, false)
 	b = append(b, "</summary><pre>"...)
 	body, ok := []byte(nil), false
 	if e.Dir != classify.Err {
@@ -263,18 +263,18 @@ func (s *exporter) htmlRecord(b []byte, pos int, e *Entry, ev *Event) []byte {
 	if !ok {
 		body = classify.AppendEscaped(nil, ev.Frame, 4*s.cuts.String)
 	}
-	b = appendMarkup(b, string(body), false)
+	b = AppendMarkup(b, string(body), false)
 	b = append(b, "</pre></details>"...)
 	if ev.Original != nil {
 		// An edit: what came in, before the user's bytes went out.
 		orig, _ := s.original(nil, ev.Original)
 		b = append(b, "<details class=\"original\"><summary>the original, as it came in before the user's edit</summary><pre>"...)
-		b = appendMarkup(b, string(orig), false)
+		b = AppendMarkup(b, string(orig), false)
 		b = append(b, "</pre></details>"...)
 	}
 	if e.Codes != 0 {
 		for _, f := range s.findings(pos) {
-			b = fmt.Appendf(b, "<div class=\"f %s\"><b>%s</b> <code>%s</code>: %s", f.Severity, f.Severity, f.Code, markupText(classify.EscapeString(f.Message, 0)))
+			b = fmt.Appendf(b, "<div class=\"f %s\"><b>%s</b> <code>%s</code>: %s", f.Severity, f.Severity, f.Code, MarkupText(classify.EscapeString(f.Message, 0)))
 			if f.Member >= 0 {
 				b = fmt.Appendf(b, " (batch member %d)", f.Member)
 			}

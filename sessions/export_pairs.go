@@ -134,8 +134,8 @@ func (j *jsonOut) str(s string) *jsonOut { return j.strBytes([]byte(s)) }
 
 func (j *jsonOut) strBytes(s []byte) *jsonOut {
 	n := len(j.b)
-	j.b = appendString(j.b, s)
-	if bytes.IndexByte(j.b[n:], 0x7f) >= 0 { // the one byte appendString keeps that AppendSafeJSON does not
+	j.b = AppendString(j.b, s)
+	if bytes.IndexByte(j.b[n:], 0x7f) >= 0 { // the one byte AppendString keeps that AppendSafeJSON does not
 		q := classify.AppendSafeJSON(nil, j.b[n:])
 		j.b = append(j.b[:n], q...)
 	}
@@ -375,7 +375,7 @@ func (s *exporter) har(w io.Writer) error {
 			status, text = 200, "OK"
 			if p.respMsg.HasError() {
 				status, text = 500, "JSON-RPC error"
-				if msg, ok := errorMessage(p.respMsg); ok {
+				if msg, ok := ErrorMessage(p.respMsg); ok {
 					text = msg
 				}
 			}
@@ -462,7 +462,7 @@ func (s *exporter) otlp(w io.Writer) error {
 		if p.resp != nil {
 			sp.ResponseLine, sp.End, sp.ResponseFate = p.resp.Seq, s.at(p.resp.T), FateOf(p.respEv)
 		}
-		pairSpan(&s.span, sp)
+		PairSpanIn(&s.span, sp)
 		s.spanJSON(j, &s.span)
 		if n%otlpBatch == 0 {
 			j.raw("]}]}]}\n")

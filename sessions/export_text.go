@@ -27,14 +27,14 @@ func (s *exporter) markdown(out io.Writer) error {
 	err = s.walk(func(pos int, e *Entry, ev *Event) error {
 		b = s.mdRecord(b[:0], pos, e, ev)
 		_, err := w.Write(b)
-		if cap(b) > maxKeptLine { // a huge frame's buffers are not kept
+		if cap(b) > MaxKeptLine { // a huge frame's buffers are not kept
 			b, s.body, s.buf = nil, nil, nil
 		}
 		return err
 	}, func() error {
 		frames, from, to := s.leftOut()
 		_, err := fmt.Fprintf(w, "\n> **%s left out here** (lines %d–%d of %d records): `rpctap export --max-frames N` shows more.\n",
-			count(frames, "frame"), from, to, s.counts.Entries)
+			Count(frames, "frame"), from, to, s.counts.Entries)
 		return err
 	})
 	if err != nil {
@@ -55,7 +55,7 @@ func (s *exporter) mdSummary(w io.Writer, stats []MethodStats) {
 		fmt.Fprintf(w, "| started | %s |\n", s.hdr.Started.UTC().Format("2006-01-02 15:04:05.000 UTC"))
 	}
 	fmt.Fprintf(w, "| profile | %s, framing %s |\n", s.x.Profile(), mdText(classify.EscapeString(s.hdr.FramingOrDefault(), 20)))
-	fmt.Fprintf(w, "| records | %d: %d host → server, %d server → host, %d stderr, %s |\n", c.Entries, c.H2S, c.S2H, c.Err, count(c.Events, "event"))
+	fmt.Fprintf(w, "| records | %d: %d host → server, %d server → host, %d stderr, %s |\n", c.Entries, c.H2S, c.S2H, c.Err, Count(c.Events, "event"))
 	fmt.Fprintf(w, "| findings | %s |\n", findingsSummary(c))
 	if s.res.Folded() {
 		fmt.Fprintf(w, "| shown | %d of %d records (`--max-frames`) |\n", s.res.Shown, s.res.Records)
@@ -181,7 +181,7 @@ func (s *exporter) eventText(ev *Event) string {
 	case EventStart:
 		return "the server started"
 	case EventGap:
-		return fmt.Sprintf("%s %s could not be recorded", count(int(ev.Missing), "frame"), dirText(ev.Dir))
+		return fmt.Sprintf("%s %s could not be recorded", Count(int(ev.Missing), "frame"), dirText(ev.Dir))
 	case EventNote:
 		return "note: " + s.text(ev.Text, 400)
 	}
@@ -270,18 +270,11 @@ func appendMS(b []byte, d time.Duration) []byte {
 // findingsSummary counts the records by their worst finding, for an
 // export's summary: the peers', then the user's own, apart.
 func findingsSummary(c Counts) string {
-	out := fmt.Sprintf("%s, %s, %s (records by their worst)", count(c.Errors, "error"), count(c.Warnings, "warning"), count(c.Infos, "note"))
+	out := fmt.Sprintf("%s, %s, %s (records by their worst)", Count(c.Errors, "error"), Count(c.Warnings, "warning"), Count(c.Infos, "note"))
 	if n := c.UserErrors + c.UserWarnings + c.UserInfos; n > 0 {
-		out += fmt.Sprintf("; apart, %s about frames the user injected or edited", count(n, "record"))
+		out += fmt.Sprintf("; apart, %s about frames the user injected or edited", Count(n, "record"))
 	}
 	return out
-}
-
-func count(n int, noun string) string {
-	if n == 1 {
-		return "1 " + noun
-	}
-	return fmt.Sprintf("%d %ss", n, noun)
 }
 
 // The Mermaid export: a sequenceDiagram, one arrow per frame.
@@ -300,7 +293,7 @@ func (s *exporter) mermaid(out io.Writer) error {
 		return nil
 	}, func() error {
 		frames, from, to := s.leftOut()
-		fmt.Fprintf(w, "    Note over H,S: %s\n", mmdText(fmt.Sprintf("%s left out (lines %d to %d); rpctap export --max-frames N shows more", count(frames, "frame"), from, to), 0))
+		fmt.Fprintf(w, "    Note over H,S: %s\n", mmdText(fmt.Sprintf("%s left out (lines %d to %d); rpctap export --max-frames N shows more", Count(frames, "frame"), from, to), 0))
 		return nil
 	})
 	if err != nil {

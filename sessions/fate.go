@@ -244,10 +244,10 @@ func (f Fate) AppendJSON(dst []byte) []byte {
 		dst = strconv.AppendQuote(dst, w)
 	}
 	dst = append(dst, `],"text":`...)
-	dst = classify.AppendSafeJSON(dst, appendString(nil, f.Text()))
+	dst = classify.AppendSafeJSON(dst, AppendString(nil, f.Text()))
 	if f.Src != "" && f.Src != SrcWire {
 		dst = append(dst, `,"src":`...)
-		dst = classify.AppendSafeJSON(dst, appendString(nil, f.Src))
+		dst = classify.AppendSafeJSON(dst, AppendString(nil, f.Src))
 	}
 	if f.Captured {
 		dst = append(dst, `,"captured":true`...)
@@ -257,7 +257,7 @@ func (f Fate) AppendJSON(dst []byte) []byte {
 	}
 	if f.Held != "" {
 		dst = append(dst, `,"held":`...)
-		dst = classify.AppendSafeJSON(dst, appendString(nil, f.Held))
+		dst = classify.AppendSafeJSON(dst, AppendString(nil, f.Held))
 		if f.HeldFor > 0 {
 			dst = append(dst, `,"held_ms":`...)
 			dst = strconv.AppendFloat(dst, float64(f.HeldFor.Microseconds())/1000, 'f', -1, 64)
@@ -268,25 +268,25 @@ func (f Fate) AppendJSON(dst []byte) []byte {
 		if classify.Valid(f.Original) {
 			dst = classify.AppendSafeJSON(dst, f.Original)
 		} else {
-			dst = classify.AppendSafeJSON(dst, appendString(nil, f.Original))
+			dst = classify.AppendSafeJSON(dst, AppendString(nil, f.Original))
 		}
 	}
 	return append(dst, '}')
 }
 
-// findingByUser is the one rule for whose a finding is: the user's, not a
+// FindingByUser is the one rule for whose a finding is: the user's, not a
 // peer's, when it is about a frame the user wrote (see Fate.ByUser) or
 // links to one (related: the error that answers an injected frame, the
 // request an injected cancellation names; 0 for none). byUser says
 // whether the user wrote the frame of a line.
-func findingByUser(line, related int64, byUser func(line int64) bool) bool {
+func FindingByUser(line, related int64, byUser func(line int64) bool) bool {
 	return byUser(line) || related != 0 && byUser(related)
 }
 
-// userLines is the set of the lines whose frames the user wrote, a bit a
+// UserLines is the set of the lines whose frames the user wrote, a bit a
 // line, kept in words of 64 lines, only the words that have one: it grows
 // with the user's frames, not with the file.
-type userLines struct {
+type UserLines struct {
 	words []userWord // by at, ascending
 }
 
@@ -295,9 +295,9 @@ type userWord struct {
 	bits uint64
 }
 
-// add puts line in the set (at once when lines come in ascending order,
+// Add puts line in the set (at once when lines come in ascending order,
 // as a file's do).
-func (u *userLines) add(line int64) {
+func (u *UserLines) Add(line int64) {
 	at, bit := line&^63, uint64(1)<<(line&63)
 	if n := len(u.words); n == 0 || u.words[n-1].at < at {
 		u.words = append(u.words, userWord{at: at, bits: bit})
@@ -310,12 +310,34 @@ func (u *userLines) add(line int64) {
 	u.words[i].bits |= bit
 }
 
-// has reports whether line is in the set.
-func (u *userLines) has(line int64) bool {
+// Has reports whether line is in the set.
+func (u *UserLines) Has(line int64) bool {
 	i, ok := u.find(line &^ 63)
 	return ok && u.words[i].bits&(1<<(line&63)) != 0
 }
 
-func (u *userLines) find(at int64) (int, bool) {
+func (u *UserLines) find(at int64) (int, bool) {
 	return slices.BinarySearchFunc(u.words, at, func(w userWord, at int64) int { return cmp.Compare(w.at, at) })
+}
+
+// ServerSide returns a frame record's bytes as the recorded server read
+// or wrote them, and false for a frame that was not its conversation:
+// what the user wrote in the server's place (src inject toward the
+// host: an injection, an answer in place), the host's answer to such a
+// request (captured), a host frame the user dropped or answered in place
+// (it never reached the server). The server's answer to a request the
+// user injected is its (the tap kept it from the host), and a server
+// frame the user edited is what the server wrote, before the edit.
+func ServerSide(ev *Event) (frame, header []byte, ok bool) {
+	switch {
+	case !ev.IsFrame() || ev.Dir == classify.Err:
+		return nil, nil, false
+	case ev.Dir == classify.H2S && (ev.Captured || ev.Held != "" && !HeldReachedReceiver(ev.Held)):
+		return nil, nil, false
+	case ev.Dir == classify.S2H && ev.Src == SrcInject:
+		return nil, nil, false
+	case ev.Dir == classify.S2H && ev.Src == SrcEdit && ev.Original != nil:
+		return ev.Original, nil, true
+	}
+	return ev.Frame, ev.Header, true
 }

@@ -26,28 +26,29 @@ import (
 // changed and says so. A path the user leaves out (--ignore) counts in
 // neither.
 
-// A callID is a request's call, hashed: equal calls hash equal.
-type callID struct {
-	key    uint64 // the method and its identity
-	inputs uint64 // the inputs; that of nothing when the method has none
+// A CallID is a request's call, hashed: equal calls hash equal.
+type CallID struct {
+	Key    uint64 // the method and its identity
+	Inputs uint64 // the inputs; that of nothing when the method has none
 }
 
-// An identityRule names the members that say which call a request of
+// An IdentityRule names the members that say which call a request of
 // one method is, as paths from the message's root.
-type identityRule struct {
+type IdentityRule struct {
 	by            string // what names the call: "name", "uri", "ref", "document" ("": the method alone)
-	parts, inputs [][]string
+	Parts, Inputs [][]string
 }
 
 var (
-	byName        = identityRule{by: "name", parts: [][]string{{"params", "name"}}, inputs: [][]string{{"params", "arguments"}}}
-	byURI         = identityRule{by: "uri", parts: [][]string{{"params", "uri"}}}
-	byRef         = identityRule{by: "ref", parts: [][]string{{"params", "ref"}}, inputs: [][]string{{"params", "argument"}, {"params", "context"}}}
-	byDocument    = identityRule{by: "document", parts: [][]string{{"params", "textDocument", "uri"}, {"params", "position"}}}
-	byMethodAlone = identityRule{}
+	byName        = IdentityRule{by: "name", Parts: [][]string{{"params", "name"}}, Inputs: [][]string{{"params", "arguments"}}}
+	byURI         = IdentityRule{by: "uri", Parts: [][]string{{"params", "uri"}}}
+	byRef         = IdentityRule{by: "ref", Parts: [][]string{{"params", "ref"}}, Inputs: [][]string{{"params", "argument"}, {"params", "context"}}}
+	byDocument    = IdentityRule{by: "document", Parts: [][]string{{"params", "textDocument", "uri"}, {"params", "position"}}}
+	byMethodAlone = IdentityRule{}
 )
 
-func identityRuleOf(method string) identityRule {
+// IdentityRuleOf returns the rule that names the calls of method.
+func IdentityRuleOf(method string) IdentityRule {
 	switch method {
 	case "tools/call", "prompts/get":
 		return byName
@@ -62,11 +63,11 @@ func identityRuleOf(method string) identityRule {
 	return byMethodAlone
 }
 
-// An identity is what names a request's call: its callID, and the raw
-// values of its rule's parts (nil when absent), for callNameOf.
-type identity struct {
-	id    callID
-	parts [][]byte
+// An Identity is what names a request's call: its CallID, and the raw
+// values of its rule's parts (nil when absent), for CallNameOf.
+type Identity struct {
+	Call  CallID
+	Parts [][]byte
 }
 
 // tagAbsent is the hash of a member that is not there, or left out.
@@ -75,37 +76,37 @@ const tagAbsent = 0x5bd1e995
 // emptyObject is the hash of {}.
 var emptyObject = mix(tagObject)
 
-// hashCall returns the structural hash of a request frame (as Hash does)
+// HashCall returns the structural hash of a request frame (as Hash does)
 // and its identity, in one pass over it: the hasher keeps the hashes and
 // the raw values of the members the rule names as it meets them. A
 // member the user left out (it or a member it is in) is absent.
-func (hs *hasher) hashCall(method string, frame []byte) (h uint64, idn identity, ok bool) {
-	rule := identityRuleOf(method)
-	hs.want = append(append(hs.want[:0], rule.parts...), rule.inputs...)
+func (hs *Hasher) HashCall(method string, frame []byte) (h uint64, idn Identity, ok bool) {
+	rule := IdentityRuleOf(method)
+	hs.want = append(append(hs.want[:0], rule.Parts...), rule.Inputs...)
 	hs.got = hs.got[:0]
 	for range hs.want {
 		hs.got = append(hs.got, captured{hash: tagAbsent})
 	}
-	h, ok = hs.hash(frame)
+	h, ok = hs.Hash(frame)
 	for k, w := range hs.want {
 		for n := 1; n <= len(w); n++ {
-			if hs.ig.skips(w[:n]) {
+			if hs.Ignore.skips(w[:n]) {
 				hs.got[k] = captured{hash: tagAbsent}
 				break
 			}
 		}
 	}
-	idn.id.key = mix(maphash.String(hashSeed, method))
-	for k := range rule.parts {
-		idn.id.key = mix(idn.id.key*31 + hs.got[k].hash)
-		idn.parts = append(idn.parts, hs.got[k].raw)
+	idn.Call.Key = mix(maphash.String(hashSeed, method))
+	for k := range rule.Parts {
+		idn.Call.Key = mix(idn.Call.Key*31 + hs.got[k].hash)
+		idn.Parts = append(idn.Parts, hs.got[k].raw)
 	}
-	for k := range rule.inputs {
-		in := hs.got[len(rule.parts)+k]
+	for k := range rule.Inputs {
+		in := hs.got[len(rule.Parts)+k]
 		if in.raw == nil || string(in.raw) == "null" {
 			in.hash = emptyObject // no arguments are arguments {}
 		}
-		idn.id.inputs = mix(idn.id.inputs*31 + in.hash)
+		idn.Call.Inputs = mix(idn.Call.Inputs*31 + in.hash)
 	}
 	hs.want = hs.want[:0]
 	return h, idn, ok
@@ -122,7 +123,7 @@ type captured struct {
 
 // capture keeps the hash and the raw value of the member at hs.path when
 // it is one hashCall wants.
-func (hs *hasher) capture(v uint64, raw []byte) {
+func (hs *Hasher) capture(v uint64, raw []byte) {
 	for k, w := range hs.want {
 		if slices.Equal(w, hs.path) {
 			hs.got[k] = captured{hash: v, raw: raw}
@@ -130,10 +131,10 @@ func (hs *hasher) capture(v uint64, raw []byte) {
 	}
 }
 
-// identityPaths reports whether the JSON pointer p is in, or holds, one
+// IdentityPaths reports whether the JSON pointer p is in, or holds, one
 // of the members that name a call of method (part), or one of its inputs.
-func identityPaths(method, p string) (part, input bool) {
-	rule := identityRuleOf(method)
+func IdentityPaths(method, p string) (part, input bool) {
+	rule := IdentityRuleOf(method)
 	in := func(paths [][]string) bool {
 		for _, path := range paths {
 			if q := pointer(path); p == q || strings.HasPrefix(p, q+"/") || strings.HasPrefix(q, p+"/") {
@@ -142,35 +143,35 @@ func identityPaths(method, p string) (part, input bool) {
 		}
 		return false
 	}
-	return in(rule.parts), in(rule.inputs)
+	return in(rule.Parts), in(rule.Inputs)
 }
 
-// callName says, for people, what a request of method calls: a tool's,
+// CallName says, for people, what a request of method calls: a tool's,
 // prompt's or resource's name, a completion's reference, a document and
 // a position in it; "" for a method named by itself alone. It is cut to
 // 200 bytes.
-func callName(method string, frame []byte) string {
-	rule := identityRuleOf(method)
-	parts := make([][]byte, len(rule.parts))
-	for k, path := range rule.parts {
+func CallName(method string, frame []byte) string {
+	rule := IdentityRuleOf(method)
+	parts := make([][]byte, len(rule.Parts))
+	for k, path := range rule.Parts {
 		v := frame
 		for _, m := range path {
 			v = classify.Member(v, m)
 		}
 		parts[k] = v
 	}
-	return callNameOf(method, parts)
+	return CallNameOf(method, parts)
 }
 
-// callNameOf is callName from the raw values of the parts of method's
+// CallNameOf is CallName from the raw values of the parts of method's
 // identity rule.
-func callNameOf(method string, parts [][]byte) string {
+func CallNameOf(method string, parts [][]byte) string {
 	str := func(v []byte) string {
 		s, _ := classify.StringValue(v)
 		return s
 	}
 	var name string
-	switch identityRuleOf(method).by {
+	switch IdentityRuleOf(method).by {
 	case "name", "uri":
 		name = str(parts[0])
 	case "ref":

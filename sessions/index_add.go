@@ -108,7 +108,7 @@ func (x *Index) add(ev *Event, offset int64, pre *classify.Message) {
 	if p := x.tr.Profile(); pre != nil && pre.Kind != 0 && pre.Profile == p {
 		m = *pre
 	} else {
-		m = classifyRecord(&x.header, ev, p, &x.full)
+		m = ClassifyRecord(&x.header, ev, p, &x.full)
 	}
 	e.kind = m.Kind
 	i := x.entries.push(e)
@@ -186,10 +186,10 @@ func (x *Index) noteProfile() {
 	}
 }
 
-// classifyRecord judges one recorded frame by profile p, as Check does.
+// ClassifyRecord judges one recorded frame by profile p, as Check does.
 // An LSP frame recorded with its header block is split again (in *full),
 // so a malformed block reads as it did live.
-func classifyRecord(h *Header, ev *Event, p classify.Profile, full *[]byte) classify.Message {
+func ClassifyRecord(h *Header, ev *Event, p classify.Profile, full *[]byte) classify.Message {
 	m := classifyBytes(h, ev, p, full)
 	if ev.Redacted {
 		m.Findings = append(m.Findings, classify.Finding{Code: classify.CodeRedacted, Severity: classify.Info,
@@ -204,7 +204,7 @@ func classifyBytes(h *Header, ev *Event, p classify.Profile, full *[]byte) class
 	if ev.Header != nil {
 		*full = append(append((*full)[:0], ev.Header...), ev.Frame...)
 		spans := classify.SplitAll(*full, classify.FramingLSP)
-		if cap(*full) > maxKeptLine {
+		if cap(*full) > MaxKeptLine {
 			*full = nil
 		}
 		if len(spans) > 0 && spans[0].Bad != "" {
@@ -324,7 +324,7 @@ func (x *Index) session(fs []classify.SessionFinding) {
 func (x *Index) note(e *entry, f classify.Finding, member int, related int64) {
 	e.codes = e.codes.With(f.Code)
 	worst := &e.worst
-	user := findingByUser(e.seq, related, x.byUser)
+	user := FindingByUser(e.seq, related, x.byUser)
 	if user {
 		worst = &e.userWorst
 	}

@@ -293,7 +293,7 @@ func (x *Index) classifyBatches(ctx context.Context, h Header, read <-chan *batc
 			}
 			var m classify.Message
 			if r.ev.IsFrame() && r.ev.Dir != classify.Err && ctx.Err() == nil {
-				m = classifyRecord(&h, &r.ev, p, &buf)
+				m = ClassifyRecord(&h, &r.ev, p, &buf)
 			}
 			b.msgs = append(b.msgs, m)
 		}

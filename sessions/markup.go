@@ -32,13 +32,13 @@ func xmlForbidden(r rune) bool {
 	return r&0xfffe == 0xfffe
 }
 
-// appendMarkup appends s to dst escaped for XML 1.0 and HTML: &, <, >,
+// AppendMarkup appends s to dst escaped for XML 1.0 and HTML: &, <, >,
 // " and ' as entities (attr: tab and line breaks too, which an attribute
 // value would otherwise turn into spaces), each character XML forbids
 // and each byte that is not UTF-8 as an escape. A backslash of s right
 // before such an escape is doubled, as classify.Escape doubles one before
 // an escape of its own, so that the text reads back without doubt.
-func appendMarkup(dst []byte, s string, attr bool) []byte {
+func AppendMarkup(dst []byte, s string, attr bool) []byte {
 	const hex = "0123456789abcdef"
 	for i := 0; i < len(s); {
 		c := s[i]
@@ -98,8 +98,8 @@ func backslashBefore(dst []byte) []byte {
 	return dst
 }
 
-// markupText is s escaped for XML or HTML element text.
-func markupText(s string) string { return string(appendMarkup(nil, s, false)) }
+// MarkupText is s escaped for XML or HTML element text.
+func MarkupText(s string) string { return string(AppendMarkup(nil, s, false)) }
 
-// markupAttr is s escaped for an XML or HTML attribute value in quotes.
-func markupAttr(s string) string { return string(appendMarkup(nil, s, true)) }
+// MarkupAttr is s escaped for an XML or HTML attribute value in quotes.
+func MarkupAttr(s string) string { return string(AppendMarkup(nil, s, true)) }

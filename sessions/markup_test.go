@@ -26,10 +26,10 @@ func TestMarkupEscapesWhatXMLRefuses(t *testing.T) {
 		if c.attr == "" {
 			c.attr = c.text
 		}
-		if got := markupText(c.in); got != c.text {
+		if got := MarkupText(c.in); got != c.text {
 			t.Errorf("markupText(%q) = %q, want %q", c.in, got, c.text)
 		}
-		if got := markupAttr(c.in); got != c.attr {
+		if got := MarkupAttr(c.in); got != c.attr {
 			t.Errorf("markupAttr(%q) = %q, want %q", c.in, got, c.attr)
 		}
 	}

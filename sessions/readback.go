@@ -38,6 +38,11 @@ func NewRecordReader(f io.ReaderAt) *RecordReader {
 	return &RecordReader{window: &window{f: f}, r: Reader{decided: true}}
 }
 
+// LookIn makes rr look in other's window first: two readers of the same
+// file going through it close together (the requests and their answers)
+// then read most of it once.
+func (rr *RecordReader) LookIn(other *RecordReader) { rr.peer = other.window }
+
 // Read reads the record of entry e, as ReadRecord does.
 func (rr *RecordReader) Read(e Entry) (*Event, error) {
 	if e.Offset < 0 {
@@ -54,7 +59,7 @@ func (rr *RecordReader) Read(e Entry) (*Event, error) {
 		return nil, fmt.Errorf("line %d is past the end of the session file: is it the file that was indexed?", e.Seq)
 	}
 	rr.line = append(rr.line[:0], line...)
-	if cap(rr.line) > maxKeptLine {
+	if cap(rr.line) > MaxKeptLine {
 		defer func() { rr.line = nil }()
 	}
 	if !rr.r.parseRecord(rr.line) {
@@ -90,7 +95,7 @@ func (rr *window) lineAt(e Entry) ([]byte, error) {
 	}
 	n := max(recordWindow, int(min(e.Size, 1<<30))*2+512)
 	for {
-		if cap(rr.win) < n || cap(rr.win) > max(recordWindow, maxKeptLine) {
+		if cap(rr.win) < n || cap(rr.win) > max(recordWindow, MaxKeptLine) {
 			rr.win = make([]byte, n)
 		}
 		rr.win = rr.win[:cap(rr.win)]

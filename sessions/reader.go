@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"time"
 )
 
@@ -13,9 +14,9 @@ const (
 	// readBufSize is the Reader's buffer. Longer lines are gathered in a
 	// buffer of their own, so there is no limit on a line's length.
 	readBufSize = 64 << 10
-	// maxKeptLine is the largest line buffer a Reader keeps between lines;
+	// MaxKeptLine is the largest line buffer a Reader keeps between lines;
 	// after a larger line its memory is given back.
-	maxKeptLine = 16 << 20
+	MaxKeptLine = 16 << 20
 )
 
 // DefaultPoll is how often a following Reader looks for more data when it
@@ -83,6 +84,14 @@ type Reader struct {
 // NewReader returns a Reader of the session file r.
 func NewReader(r io.Reader) *Reader {
 	return &Reader{br: bufio.NewReaderSize(r, readBufSize)}
+}
+
+// NewReaderAt returns a Reader of the records of f from off, where a
+// record's line begins: it looks for no header there.
+func NewReaderAt(f io.ReaderAt, off int64) *Reader {
+	r := NewReader(io.NewSectionReader(f, off, math.MaxInt64-off))
+	r.decided = true
+	return r
 }
 
 // Follow makes r read a file that is still being written: at the end of
@@ -242,7 +251,7 @@ func (r *Reader) decide() error {
 // counted, not kept, and readLine returns noRecord in its place.
 func (r *Reader) readLine() ([]byte, error) {
 	if !r.partial {
-		if cap(r.line) > maxKeptLine {
+		if cap(r.line) > MaxKeptLine {
 			r.line = nil
 		}
 		r.line, r.lineLen, r.junk, r.lx = r.line[:0], 0, false, jsonLexer{}
@@ -291,7 +300,7 @@ func (r *Reader) take(b []byte) {
 	}
 	if r.lx.feed(b, nil) < len(b) {
 		r.junk = true
-		if r.line = r.line[:0]; cap(r.line) > maxKeptLine {
+		if r.line = r.line[:0]; cap(r.line) > MaxKeptLine {
 			r.line = nil
 		}
 		return

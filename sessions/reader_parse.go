@@ -246,7 +246,7 @@ func intern(v []byte, known ...string) string {
 // unless it is too small, or much too large to keep.
 func decodeBase64(buf, src []byte) ([]byte, bool) {
 	n := base64.StdEncoding.DecodedLen(len(src))
-	if cap(buf) < n || buf == nil || cap(buf) > maxKeptLine && n <= maxKeptLine {
+	if cap(buf) < n || buf == nil || cap(buf) > MaxKeptLine && n <= MaxKeptLine {
 		buf = make([]byte, 0, max(n, 64))
 	}
 	n, err := base64.StdEncoding.Decode(buf[:n], src)

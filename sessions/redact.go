@@ -135,9 +135,9 @@ func maskOf(name string) []byte {
 	return append(m, maskEdge...)
 }
 
-// secretName reports whether an environment variable's name looks like it
+// SecretName reports whether an environment variable's name looks like it
 // holds a secret.
-func secretName(name string) bool {
+func SecretName(name string) bool {
 	up := strings.ToUpper(name)
 	for _, w := range []string{"TOKEN", "KEY", "SECRET", "PASSWORD", "PASSWD", "AUTH", "CREDENTIAL"} {
 		if strings.Contains(up, w) {
@@ -168,7 +168,7 @@ func NewRedactor(env []string, flags []string) (*Redactor, error) {
 			continue
 		}
 		lookup[name] = value
-		if secretName(name) {
+		if SecretName(name) {
 			add(name, value)
 		}
 	}

@@ -168,7 +168,7 @@ func maskShapes(arg string) string {
 		switch dashes := len(name) - len(opt); {
 		case (dashes == 1 || dashes == 2) && optionSecret(opt):
 			return name + "=" + string(maskOf(optionName(opt)))
-		case dashes == 0 && envName(name) && secretName(name):
+		case dashes == 0 && envName(name) && SecretName(name):
 			return name + "=" + string(maskOf(name))
 		}
 	}

@@ -28,7 +28,7 @@ type recording struct {
 	framings Framings // each direction's, to rebuild its bytes with
 	frames   []recFrame
 	// byMethod lists the host's requests and notifications by method,
-	// in recording order; byCall its requests by their call (callID.key),
+	// in recording order; byCall its requests by their call (CallID.Key),
 	// and masked those with a secret masked in them by method (their
 	// calls are compared with the masks standing for any value).
 	byMethod map[string][]int32
@@ -49,7 +49,7 @@ type recFrame struct {
 	kind         classify.Kind
 	method       string
 	hash         uint64 // the frame's structural hash (see Ignore)
-	call         callID // a host request's or notification's call
+	call         CallID // a host request's or notification's call
 	masked       bool   // the recording masked a secret in it
 	// pair is the index of the request's response, or the response's
 	// request; -1 when it has none.
@@ -84,7 +84,7 @@ func loadRecording(r io.Reader, at io.ReaderAt, ig Ignore) (*recording, error) {
 	profile, _ := classify.ParseProfile(hdr.ProfileOrDefault())
 	tr := classify.NewTracker(classify.TrackerOptions{Profile: profile, LSPFraming: rec.framings.LSP(), Timeout: -1})
 	inFlight := map[int64]int32{} // request line → index
-	hs := hasher{ig: ig}
+	hs := Hasher{Ignore: ig}
 	trigger := int32(-1)
 	for {
 		ev, err := rd.Next()
@@ -97,7 +97,7 @@ func loadRecording(r io.Reader, at io.ReaderAt, ig Ignore) (*recording, error) {
 		if rec.framings.Note(ev) {
 			tr.UseLSPFraming()
 		}
-		frame, _, ok := serverSide(ev)
+		frame, _, ok := ServerSide(ev)
 		if !ok {
 			continue
 		}
@@ -109,12 +109,12 @@ func loadRecording(r io.Reader, at io.ReaderAt, ig Ignore) (*recording, error) {
 		i := int32(len(rec.frames))
 		f := recFrame{line: int64(ev.Line), off: rd.Offset(), t: ev.T, dir: ev.Dir, kind: m.Kind, method: rec.intern(m.Method()), pair: -1, trigger: -1, masked: ev.Redacted}
 		if ev.Dir == classify.H2S && (m.Kind == classify.KindRequest || m.Kind == classify.KindNotification) {
-			h, idn, ok := hs.hashCall(f.method, frame)
+			h, idn, ok := hs.HashCall(f.method, frame)
 			if ok {
 				f.hash = h
 			}
-			f.call = idn.id
-		} else if h, ok := hs.hash(frame); ok {
+			f.call = idn.Call
+		} else if h, ok := hs.Hash(frame); ok {
 			f.hash = h
 		}
 		switch m.Kind {
@@ -137,7 +137,7 @@ func loadRecording(r io.Reader, at io.ReaderAt, ig Ignore) (*recording, error) {
 				rec.byMethod[f.method] = append(rec.byMethod[f.method], i)
 			}
 			if m.Kind == classify.KindRequest {
-				rec.byCall[f.call.key] = append(rec.byCall[f.call.key], i)
+				rec.byCall[f.call.Key] = append(rec.byCall[f.call.Key], i)
 				if f.masked {
 					rec.masked[f.method] = append(rec.masked[f.method], i)
 				}
@@ -160,19 +160,18 @@ func (rec *recording) intern(s string) string {
 	if s == "" {
 		return ""
 	}
-	return internIn(rec.methods, s)
+	return InternIn(rec.methods, s)
 }
 
 // read returns the bytes of frame i (and its recorded LSP header, if any),
 // read back from the file.
 func (rec *recording) read(i int32) (frame, header []byte, err error) {
 	f := &rec.frames[i]
-	r := NewReader(io.NewSectionReader(rec.f, f.off, math.MaxInt64-f.off))
-	r.decided = true
+	r := NewReaderAt(rec.f, f.off)
 	ev, err := r.Next()
 	var ok bool
 	if err == nil && ev.IsFrame() && ev.T == f.t && ev.Dir == f.dir {
-		frame, header, ok = serverSide(ev)
+		frame, header, ok = ServerSide(ev)
 	}
 	if !ok {
 		return nil, nil, fmt.Errorf("line %d of the recording could not be read back: has the file changed while it was replayed?", f.line)
@@ -193,47 +192,11 @@ func (rec *recording) delay(i int32) int64 {
 	return max(f.t-t0, 0)
 }
 
-// memberSpan finds the value of the member key of the JSON object obj:
-// obj[start:end]. ok is false when obj is not an object or has no such
-// member.
-func memberSpan(obj []byte, key string) (start, end int, ok bool) {
-	var hs hasher
-	i := skipSpace(obj, 0)
-	if i >= len(obj) || obj[i] != '{' {
-		return 0, 0, false
-	}
-	i = skipSpace(obj, i+1)
-	for i < len(obj) && obj[i] == '"' {
-		k, next, ok := hs.str(obj, i)
-		if !ok {
-			return 0, 0, false
-		}
-		i = skipSpace(obj, next)
-		if i >= len(obj) || obj[i] != ':' {
-			return 0, 0, false
-		}
-		i = skipSpace(obj, i+1)
-		end, ok := skipValue(obj, i, 1)
-		if !ok {
-			return 0, 0, false
-		}
-		if string(k) == key {
-			return i, end, true
-		}
-		i = skipSpace(obj, end)
-		if i >= len(obj) || obj[i] != ',' {
-			return 0, 0, false
-		}
-		i = skipSpace(obj, i+1)
-	}
-	return 0, 0, false
-}
-
 // withID returns frame with the value of its top-level id member
 // replaced by id, every other byte as it was; frame itself when it has no
 // id member.
 func withID(frame, id []byte) []byte {
-	start, end, ok := memberSpan(frame, "id")
+	start, end, ok := MemberSpan(frame, "id")
 	if !ok {
 		return frame
 	}
@@ -364,7 +327,7 @@ func ReplayRedaction(path string, env, flags []string) (Redaction, error) {
 	r := Redaction{Flags: slices.Clone(flags)}
 	for _, name := range hdr.Redact {
 		switch {
-		case given[name], set[name] && secretName(name):
+		case given[name], set[name] && SecretName(name):
 			// Masked already: given, or a secret of the environment.
 		case set[name]:
 			r.Flags = append(r.Flags, name)
@@ -380,26 +343,4 @@ func ReplayRedaction(path string, env, flags []string) (Redaction, error) {
 // recording says it masked; red is replay's own redactor.
 func recordedMasks(ig Ignore, hdr Header, red *Redactor, both bool) Ignore {
 	return ig.WithMasks(append(slices.Clone(hdr.Redact), red.Names()...), len(hdr.Redact) == 0, both)
-}
-
-// serverSide returns a frame record's bytes as the recorded server read
-// or wrote them, and false for a frame that was not its conversation:
-// what the user wrote in the server's place (src inject toward the
-// host: an injection, an answer in place), the host's answer to such a
-// request (captured), a host frame the user dropped or answered in place
-// (it never reached the server). The server's answer to a request the
-// user injected is its (the tap kept it from the host), and a server
-// frame the user edited is what the server wrote, before the edit.
-func serverSide(ev *Event) (frame, header []byte, ok bool) {
-	switch {
-	case !ev.IsFrame() || ev.Dir == classify.Err:
-		return nil, nil, false
-	case ev.Dir == classify.H2S && (ev.Captured || ev.Held != "" && !HeldReachedReceiver(ev.Held)):
-		return nil, nil, false
-	case ev.Dir == classify.S2H && ev.Src == SrcInject:
-		return nil, nil, false
-	case ev.Dir == classify.S2H && ev.Src == SrcEdit && ev.Original != nil:
-		return ev.Original, nil, true
-	}
-	return ev.Frame, ev.Header, true
 }

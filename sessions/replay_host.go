@@ -51,7 +51,7 @@ type CallResult struct {
 	Server  bool
 	Outcome string
 	// Changes are the differences from the recorded answer (at most
-	// maxChanges).
+	// MaxChanges).
 	Changes []Change
 	// Recorded and Now are the answer's latency in the recording and in
 	// the replay (0 when missing).
@@ -85,15 +85,6 @@ type NotificationOrder struct {
 func (r *HostReport) Differs() bool {
 	return r.Changed+r.Missing+r.NewErrors > 0 || r.Notifications != nil && !r.Notifications.Same
 }
-
-// maxChanges bounds the differences kept for one answer, and
-// maxDetailed the answers whose differences are kept: past it, an answer
-// is only counted as changed, so that a report of a server that changed
-// every answer of a long recording stays small.
-const (
-	maxChanges  = 20
-	maxDetailed = 1000
-)
 
 // PlayHost plays the recorded host of the session file at path against a
 // live server: it writes the host's frames to toServer (then closes it),
@@ -267,16 +258,7 @@ func (p *player) intern(s string) string {
 	if p.methods == nil {
 		p.methods = map[string]string{}
 	}
-	return internIn(p.methods, s)
-}
-
-// internIn returns the copy of s kept in seen, keeping s when there is none.
-func internIn(seen map[string]string, s string) string {
-	if v, ok := seen[s]; ok {
-		return v
-	}
-	seen[s] = s
-	return s
+	return InternIn(p.methods, s)
 }
 
 func (p *player) poke() { poke(p.wake) }
@@ -304,7 +286,7 @@ func (p *player) play(ctx context.Context) error {
 		if ev.Kind == EventExit {
 			return nil
 		}
-		frame, header, ok := serverSide(ev)
+		frame, header, ok := ServerSide(ev)
 		if !ok {
 			continue
 		}
@@ -344,7 +326,7 @@ func (p *player) sending(ev *Event, m *classify.Message) {
 		return
 	}
 	key := m.ID().Key()
-	c := CallResult{Line: int64(ev.Line), Method: p.intern(m.Method()), Name: callName(m.Method(), m.Frame), ID: string(m.ID().Raw), Outcome: OutcomeMissing}
+	c := CallResult{Line: int64(ev.Line), Method: p.intern(m.Method()), Name: CallName(m.Method(), m.Frame), ID: string(m.ID().Raw), Outcome: OutcomeMissing}
 	if old, ok := p.requests[key]; ok {
 		p.addCall(old.call) // an id used again before its answer: the first is never answered
 	}
@@ -552,12 +534,12 @@ func (p *player) compare(c *CallResult, recorded, now []byte, masked bool) {
 	if okA && okB && ha == hb {
 		return
 	}
-	if p.detailed < maxDetailed || masked {
-		changes := ig.Diff(recorded, now, maxChanges)
+	if p.detailed < MaxDetailed || masked {
+		changes := ig.Diff(recorded, now, MaxChanges)
 		if len(changes) == 0 {
 			return // equal once decoded (a number written otherwise, a list in another order, a masked secret)
 		}
-		if p.detailed < maxDetailed {
+		if p.detailed < MaxDetailed {
 			c.Changes = changes
 			p.detailed++
 		}
@@ -649,7 +631,7 @@ func (p *player) take(m *classify.Message, now time.Time) {
 		p.asked[method] = append(p.asked[method], bytes.Clone(m.ID().Raw))
 	case classify.KindNotification:
 		if p.opts.Notifications {
-			p.liveNotes = append(p.liveNotes, internIn(p.live, m.Method()))
+			p.liveNotes = append(p.liveNotes, InternIn(p.live, m.Method()))
 		}
 	case classify.KindBatch:
 		for i := range m.Members {

@@ -588,9 +588,9 @@ func (s *server) match(method string, body []byte) (int32, string) {
 	if method == "initialize" {
 		return s.matchInitialize(s.requests(method), body)
 	}
-	hs := hasher{ig: s.opts.Ignore}
-	h, idn, _ := hs.hashCall(method, body)
-	calls := s.sameCall(method, idn.id, h, body)
+	hs := Hasher{Ignore: s.opts.Ignore}
+	h, idn, _ := hs.HashCall(method, body)
+	calls := s.sameCall(method, idn.Call, h, body)
 	if s.opts.Match == MatchSequential {
 		for _, c := range calls {
 			if !s.rec.frames[c.i].used {
@@ -657,15 +657,15 @@ type related struct {
 // host's request body (its call id, its hash h) is, in recording order. A
 // recorded request the recording masked a secret in is compared with the
 // masks standing for any value.
-func (s *server) sameCall(method string, id callID, h uint64, body []byte) []related {
+func (s *server) sameCall(method string, id CallID, h uint64, body []byte) []related {
 	out := s.related[:0]
 	defer func() { s.related = out[:0] }()
-	for _, c := range s.rec.byCall[id.key] {
+	for _, c := range s.rec.byCall[id.Key] {
 		f := &s.rec.frames[c]
 		if f.method != method || f.masked {
 			continue
 		}
-		same := f.call.inputs == id.inputs
+		same := f.call.Inputs == id.Inputs
 		out = append(out, related{i: c, sameInputs: same, equal: same && f.hash == h})
 	}
 	masked := s.rec.masked[method]
@@ -679,7 +679,7 @@ func (s *server) sameCall(method string, id callID, h uint64, body []byte) []rel
 		}
 		r := related{i: c, sameInputs: true, equal: true}
 		for _, ch := range s.masked.Diff(fb, body, 0) {
-			part, input := identityPaths(method, ch.Path)
+			part, input := IdentityPaths(method, ch.Path)
 			if part {
 				r.i = -1
 				break
@@ -727,7 +727,7 @@ func (s *server) nearest(cands []int32, body []byte) (int32, []byte) {
 
 // forCall is " for NAME" when requests of method name what they call.
 func (s *server) forCall(method string, body []byte) string {
-	if name := callName(method, body); name != "" {
+	if name := CallName(method, body); name != "" {
 		return " for " + esc(name)
 	}
 	return ""
@@ -749,7 +749,7 @@ func (s *server) noMatch(method string, body []byte, calls []related) string {
 		why = fmt.Sprintf("no recorded %s request%s has equal params (--match strict)", esc(method), s.forCall(method, body))
 	default:
 		what := "params"
-		if len(identityRuleOf(method).inputs) > 0 {
+		if len(IdentityRuleOf(method).Inputs) > 0 {
 			what = "arguments"
 		}
 		why = fmt.Sprintf("no recorded %s request%s has these %s", esc(method), s.forCall(method, body), what)
@@ -770,13 +770,13 @@ func (s *server) noMatch(method string, body []byte, calls []related) string {
 	}
 	changes := ig.Diff(bestBody, body, 0)
 	nearName := esc(method)
-	if name := callName(method, bestBody); name != "" {
+	if name := CallName(method, bestBody); name != "" {
 		nearName += " " + esc(name)
 	}
 	out := fmt.Sprintf("%s; the nearest is %s, line %d, which differs at %s: %s", why, nearName, s.rec.frames[best].line,
-		count(len(changes), "path"), describeChanges(changes[:min(len(changes), maxDescribed)], "recorded", "sent"))
+		Count(len(changes), "path"), describeChanges(changes[:min(len(changes), maxDescribed)], "recorded", "sent"))
 	if len(changes) > maxDescribed {
-		out += fmt.Sprintf("; and %s more", count(len(changes)-maxDescribed, "path"))
+		out += fmt.Sprintf("; and %s more", Count(len(changes)-maxDescribed, "path"))
 	}
 	return out
 }
@@ -854,13 +854,13 @@ func (s *server) notified(m *classify.Message, body []byte, now time.Time) {
 	method := m.Method()
 	// Of the same call: what a server sent after a document was opened is
 	// not played after another one is.
-	hs := hasher{ig: s.opts.Ignore}
-	h, idn, _ := hs.hashCall(method, body)
-	key := idn.id.key
+	hs := Hasher{Ignore: s.opts.Ignore}
+	h, idn, _ := hs.HashCall(method, body)
+	key := idn.Call.Key
 	pick := int32(-1)
 	for _, c := range s.rec.byMethod[method] {
 		f := &s.rec.frames[c]
-		if f.kind != classify.KindNotification || f.used || f.call.key != key && !f.masked {
+		if f.kind != classify.KindNotification || f.used || f.call.Key != key && !f.masked {
 			continue
 		}
 		if f.hash == h {
@@ -912,6 +912,6 @@ func errorFrame(id []byte, code int, msg string) []byte {
 	b = append(b, `,"error":{"code":`...)
 	b = strconv.AppendInt(b, int64(code), 10)
 	b = append(b, `,"message":`...)
-	b = appendString(b, msg)
+	b = AppendString(b, msg)
 	return append(b, "}}"...)
 }

@@ -67,12 +67,12 @@ type SpanPair struct {
 // that an export of the same session gives the same spans.
 func PairSpan(p SpanPair) Span {
 	var s Span
-	pairSpan(&s, p)
+	PairSpanIn(&s, p)
 	return s
 }
 
-// pairSpan builds the span of a pair in s, reusing its attributes' memory.
-func pairSpan(s *Span, p SpanPair) {
+// PairSpanIn builds the span of a pair in s, reusing its attributes' memory.
+func PairSpanIn(s *Span, p SpanPair) {
 	*s = Span{Name: p.Request.Method(), Start: p.Start, End: p.Start, Attributes: s.Attributes[:0]}
 	if s.Name == "" {
 		s.Name = "jsonrpc"
@@ -110,7 +110,7 @@ func pairSpan(s *Span, p SpanPair) {
 			if code, ok := r.ErrorCode(); ok {
 				s.Attributes = append(s.Attributes, SpanAttribute{"rpc.jsonrpc.error_code", code})
 			}
-			if msg, ok := errorMessage(r); ok {
+			if msg, ok := ErrorMessage(r); ok {
 				s.ErrorMessage = msg
 				s.Attributes = append(s.Attributes, SpanAttribute{"rpc.jsonrpc.error_message", msg})
 			}
@@ -131,8 +131,8 @@ func idText(id classify.ID) string {
 	return string(id.Raw)
 }
 
-// errorMessage is the message of a response's error object.
-func errorMessage(r *classify.Message) (string, bool) {
+// ErrorMessage is the message of a response's error object.
+func ErrorMessage(r *classify.Message) (string, bool) {
 	return classify.StringValue(classify.Member(r.Error(), "message"))
 }
 

@@ -206,8 +206,8 @@ func room(b []byte, n, need int) []byte {
 	return b[:cap(b)]
 }
 
-// appendString appends s as a JSON string, invalid UTF-8 replaced.
-func appendString[S ~string | ~[]byte](b []byte, s S) []byte {
+// AppendString appends s as a JSON string, invalid UTF-8 replaced.
+func AppendString[S ~string | ~[]byte](b []byte, s S) []byte {
 	b, _ = appendQuoted(b, s, false)
 	return b
 }

@@ -37,7 +37,7 @@ func TestAppendQuotedGrowsItsBufferWhateverTheEscapes(t *testing.T) {
 		}
 		s := sb.String()
 		prefix := make([]byte, rng.IntN(4), rng.IntN(4)+4)
-		got := appendString(prefix, s)
+		got := AppendString(prefix, s)
 		var back string
 		if err := json.Unmarshal(got[len(prefix):], &back); err != nil {
 			t.Fatalf("%q quoted as %s: %v", s, got, err)
