@@ -346,7 +346,7 @@ func (x *Index) Framed(dir classify.Direction) bool {
 	return (dir == classify.H2S || dir == classify.S2H) && x.framed[dir]
 }
 
-// startTracker starts the tracker from the header, as Check does.
+// startTracker starts the tracker from the header, as check.Run does.
 func (x *Index) startTracker() {
 	profile := x.opts.Profile
 	if profile == classify.Auto {

@@ -186,7 +186,7 @@ func (x *Index) noteProfile() {
 	}
 }
 
-// ClassifyRecord judges one recorded frame by profile p, as Check does.
+// ClassifyRecord judges one recorded frame by profile p, as check.Run does.
 // An LSP frame recorded with its header block is split again (in *full),
 // so a malformed block reads as it did live.
 func ClassifyRecord(h *Header, ev *Event, p classify.Profile, full *[]byte) classify.Message {

@@ -18,6 +18,7 @@ import (
 
 	"github.com/rpctap/rpctap/classify"
 	"github.com/rpctap/rpctap/sessions"
+	"github.com/rpctap/rpctap/sessions/check"
 )
 
 // writeSession writes a session file of the records (FrameRecord or
@@ -145,7 +146,7 @@ func sameFindingsAsCheck(t *testing.T, path string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rep, err := sessions.Check(bytes.NewReader(data), sessions.CheckOptions{})
+	rep, err := check.Run(bytes.NewReader(data), check.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -810,11 +811,11 @@ func TestFramesOverTheHeadersParseLimitAreJudgedAsTheWriterDid(t *testing.T) {
 			if h, _ := sessions.NewReader(bytes.NewReader(data)).Header(); h.ParseLimit != c.h.ParseLimit {
 				t.Errorf("the header reads back with parse limit %d, want %d", h.ParseLimit, c.h.ParseLimit)
 			}
-			rep, err := sessions.Check(bytes.NewReader(data), sessions.CheckOptions{})
+			rep, err := check.Run(bytes.NewReader(data), check.Options{})
 			if err != nil {
 				t.Fatal(err)
 			}
-			got := slices.ContainsFunc(rep.Findings, func(f sessions.CheckFinding) bool { return f.Code == classify.CodeOversize })
+			got := slices.ContainsFunc(rep.Findings, func(f check.Finding) bool { return f.Code == classify.CodeOversize })
 			if got != c.oversize {
 				t.Errorf("Check found oversize: %v, want %v (findings %+v)", got, c.oversize, rep.Findings)
 			}

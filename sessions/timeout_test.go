@@ -8,6 +8,7 @@ import (
 
 	"github.com/rpctap/rpctap/classify"
 	"github.com/rpctap/rpctap/sessions"
+	"github.com/rpctap/rpctap/sessions/check"
 )
 
 // A session whose header names its tap's timeout is judged by it when the
@@ -21,7 +22,7 @@ func TestHeaderTimeoutJudgesTheSessionUnlessOneIsGiven(t *testing.T) {
 	}
 	timeouts := func(h sessions.Header, given time.Duration) int {
 		_, data := writeSession(t, h, recs...)
-		rep, err := sessions.Check(bytes.NewReader(data), sessions.CheckOptions{Timeout: given})
+		rep, err := check.Run(bytes.NewReader(data), check.Options{Timeout: given})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/rpctap/rpctap/classify"
 	"github.com/rpctap/rpctap/sessions"
+	"github.com/rpctap/rpctap/sessions/check"
 )
 
 // v1File is a format version 1 session file with a record of every kind
@@ -76,7 +77,7 @@ func TestAVersion1FileKeptInTestdataAlwaysOpens(t *testing.T) {
 	}
 
 	b, _ := os.ReadFile(v1File)
-	rep, err := sessions.Check(strings.NewReader(string(b)), sessions.CheckOptions{})
+	rep, err := check.Run(strings.NewReader(string(b)), check.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -123,7 +124,7 @@ func TestAFileOfANewerFormatVersionIsRefusedSayingToUpdateRpctap(t *testing.T) {
 		_, err := rd.Next()
 		says("Next", err)
 	}
-	_, err = sessions.Check(strings.NewReader(newer), sessions.CheckOptions{})
+	_, err = check.Run(strings.NewReader(newer), check.Options{})
 	says("Check", err)
 	_, err = sessions.IndexFile(path, sessions.IndexOptions{}, nil)
 	says("IndexFile", err)

@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/rpctap/rpctap/classify"
-	"github.com/rpctap/rpctap/sessions"
+	"github.com/rpctap/rpctap/sessions/check"
 )
 
 // Invariant 3 for frames too large for the recorder to hold (parseLimit): they
@@ -93,11 +93,11 @@ func TestSessionFileJudgesFramesOverTheParseLimitAsTheTapDid(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	rep, err := sessions.Check(f, sessions.CheckOptions{})
+	rep, err := check.Run(f, check.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !slices.ContainsFunc(rep.Findings, func(f sessions.CheckFinding) bool { return f.Code == classify.CodeOversize }) {
+	if !slices.ContainsFunc(rep.Findings, func(f check.Finding) bool { return f.Code == classify.CodeOversize }) {
 		t.Errorf("Check of the file found %+v, want oversize for the %d-byte frame", rep.Findings, len(big))
 	}
 }

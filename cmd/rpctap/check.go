@@ -15,6 +15,7 @@ import (
 
 	"github.com/rpctap/rpctap/classify"
 	"github.com/rpctap/rpctap/sessions"
+	"github.com/rpctap/rpctap/sessions/check"
 	"github.com/spf13/cobra"
 )
 
@@ -122,7 +123,7 @@ func runCheck(stdin io.Reader, stdout io.Writer, path string, o checkOptions) er
 		in = f
 		name = path
 	}
-	rep, err := sessions.Check(bufio.NewReaderSize(in, 1<<20), sessions.CheckOptions{Profile: o.profile, Timeout: o.timeout, MethodTimeouts: o.methodTimeouts})
+	rep, err := check.Run(bufio.NewReaderSize(in, 1<<20), check.Options{Profile: o.profile, Timeout: o.timeout, MethodTimeouts: o.methodTimeouts})
 	if errors.Is(err, sessions.ErrNoRecords) {
 		return exitError{code: 2, msg: notSession(classify.EscapeString(name, 200), rep) + frameLogHint(path)}
 	}
@@ -130,7 +131,7 @@ func runCheck(stdin io.Reader, stdout io.Writer, path string, o checkOptions) er
 		return exitError{code: 2, msg: "cannot check: " + plainFileError(err)}
 	}
 	w := bufio.NewWriter(stdout)
-	file := sessions.ReportFile{Name: path, FailOn: o.failOn, FailOnUser: o.failOnInjected}
+	file := check.File{Name: path, FailOn: o.failOn, FailOnUser: o.failOnInjected}
 	if path == "-" {
 		file.Name = name
 	}
@@ -138,9 +139,9 @@ func runCheck(stdin io.Reader, stdout io.Writer, path string, o checkOptions) er
 	case "json":
 		writeCheckJSON(w, name, rep, o.failOnInjected)
 	case "junit":
-		err = sessions.WriteJUnit(w, file, rep)
+		err = check.WriteJUnit(w, file, rep)
 	case "sarif":
-		err = sessions.WriteSARIF(w, file, rep)
+		err = check.WriteSARIF(w, file, rep)
 	default:
 		writeCheckText(w, name, rep, o.failOnInjected)
 	}
@@ -161,7 +162,7 @@ func runCheck(stdin io.Reader, stdout io.Writer, path string, o checkOptions) er
 }
 
 // notSession says why a file with no session record cannot be checked.
-func notSession(name string, rep *sessions.Report) string {
+func notSession(name string, rep *check.Report) string {
 	if rep.Skipped == 0 {
 		return fmt.Sprintf("cannot check %s: it is empty, so it is no session file; give the path of one that rpctap run recorded (rpctap ls lists them)", name)
 	}
@@ -244,7 +245,7 @@ type checkCounts struct {
 	ByCode map[string]int `json:"by_code"`
 }
 
-func writeCheckJSON(w io.Writer, name string, rep *sessions.Report, failOnUser bool) {
+func writeCheckJSON(w io.Writer, name string, rep *check.Report, failOnUser bool) {
 	doc := checkJSON{File: name, Profile: rep.Profile.String(), Frames: rep.Frames, Skipped: rep.Skipped, SkippedBytes: rep.SkippedBytes,
 		SkippedAt: rep.SkippedLines, HeaderFaults: rep.HeaderFaults, Findings: []checkJSONFinding{}, Counts: counts(rep, false),
 		ByUser: counts(rep, true), FailOnByUser: failOnUser}
@@ -275,7 +276,7 @@ func writeCheckJSON(w io.Writer, name string, rep *sessions.Report, failOnUser b
 }
 
 // counts sums up the peers' findings, or with byUser the user's own.
-func counts(rep *sessions.Report, byUser bool) checkCounts {
+func counts(rep *check.Report, byUser bool) checkCounts {
 	c := checkCounts{ByCode: map[string]int{}}
 	for _, f := range rep.Findings {
 		if f.ByUser != byUser {
@@ -294,7 +295,7 @@ func counts(rep *sessions.Report, byUser bool) checkCounts {
 	return c
 }
 
-func writeCheckText(w io.Writer, name string, rep *sessions.Report, failOnUser bool) {
+func writeCheckText(w io.Writer, name string, rep *check.Report, failOnUser bool) {
 	c, mine := counts(rep, false), counts(rep, true)
 	fmt.Fprintf(w, "%s: %s judged as %s: %s, %s, %s", classify.EscapeString(name, 200), plural(rep.Frames, "frame"), rep.Profile,
 		plural(c.Error, "error"), plural(c.Warn, "warning"), plural(c.Info, "note"))
@@ -315,7 +316,7 @@ func writeCheckText(w io.Writer, name string, rep *sessions.Report, failOnUser b
 		}
 	}
 	for _, sev := range []classify.Severity{classify.Error, classify.Warn, classify.Info} {
-		var group []sessions.CheckFinding
+		var group []check.Finding
 		for _, f := range rep.Findings {
 			if f.Severity == sev && !f.ByUser {
 				group = append(group, f)
@@ -328,7 +329,7 @@ func writeCheckText(w io.Writer, name string, rep *sessions.Report, failOnUser b
 		fmt.Fprintf(w, "\n%s (%d)\n", strings.ToUpper(sev.String()), len(group))
 		writeCheckFindings(w, group, false)
 	}
-	var yours []sessions.CheckFinding
+	var yours []check.Finding
 	for _, f := range rep.Findings {
 		if f.ByUser {
 			yours = append(yours, f)
@@ -347,7 +348,7 @@ func writeCheckText(w io.Writer, name string, rep *sessions.Report, failOnUser b
 // writeCheckFindings lists findings for the text report, each with where
 // it is, its message, its frame and what became of the frame in the tap;
 // withSeverity names each one's severity (a group of mixed ones).
-func writeCheckFindings(w io.Writer, group []sessions.CheckFinding, withSeverity bool) {
+func writeCheckFindings(w io.Writer, group []check.Finding, withSeverity bool) {
 	for _, f := range group {
 		var where []string
 		if f.Dir != 0 {

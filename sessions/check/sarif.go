@@ -1,4 +1,4 @@
-package sessions
+package check
 
 import (
 	"bufio"
@@ -16,29 +16,29 @@ import (
 // documents name.
 const SARIFSchema = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
 
-// ReportFile names the session file a report is about, for the formats
+// File names the session file a report is about, for the formats
 // that locate findings in it.
-type ReportFile struct {
+type File struct {
 	// Name is the path as the user gave it ("" or "-" for stdin).
 	Name string
 	// FailOn is the lowest severity that fails the check (0: none does);
 	// JUnit reports such findings as failures.
 	FailOn classify.Severity
-	// FailOnUser says the user's own findings (CheckFinding.ByUser) fail
+	// FailOnUser says the user's own findings (Finding.ByUser) fail
 	// the check as the peers' do; otherwise they never do, and SARIF
 	// reports them suppressed.
 	FailOnUser bool
 }
 
 // fails reports whether finding f fails the check.
-func (file ReportFile) fails(f *CheckFinding) bool {
+func (file File) fails(f *Finding) bool {
 	return file.FailOn != 0 && f.Severity >= file.FailOn && (!f.ByUser || file.FailOnUser)
 }
 
 // uri is the file's name as a SARIF artifact URI: relative paths stay
 // relative (code-scanning views resolve them against the checkout),
 // absolute ones become file URIs.
-func (f ReportFile) uri() string {
+func (f File) uri() string {
 	if f.Name == "" || f.Name == "-" {
 		return "stdin"
 	}
@@ -110,7 +110,7 @@ type sarifProps struct {
 	ID     string `json:"id,omitempty"`
 	Method string `json:"method,omitempty"`
 	Frame  string `json:"frame,omitempty"`
-	// Fate says what became of the frame in the tap (Fate.AppendJSON);
+	// Fate says what became of the frame in the tap (sessions.Fate.AppendJSON);
 	// ByUser that the finding is the user's own, not a peer's.
 	Fate   json.RawMessage `json:"fate,omitempty"`
 	ByUser bool            `json:"byUser,omitempty"`
@@ -191,7 +191,7 @@ func ruleName(code string) string {
 // invocation. The log is written result by result: its memory does not
 // grow with the report. Everything is valid UTF-8, with control, bidi and
 // format characters written as \u escapes.
-func WriteSARIF(w io.Writer, f ReportFile, rep *Report) error {
+func WriteSARIF(w io.Writer, f File, rep *Report) error {
 	bw := bufio.NewWriterSize(w, 64<<10)
 	rules, index := sarifRules()
 	uri := f.uri()

@@ -1,4 +1,4 @@
-package sessions_test
+package check_test
 
 import (
 	"bytes"
@@ -8,12 +8,12 @@ import (
 	"testing"
 
 	"github.com/rpctap/rpctap/classify"
-	"github.com/rpctap/rpctap/sessions"
+	"github.com/rpctap/rpctap/sessions/check"
 )
 
 // junitSchema is the JUnit XML schema CI report views read (Jenkins
 // xUnit's junit-10.xsd), kept in testdata/schemas.
-const junitSchema = "../testdata/schemas/junit-10.xsd"
+const junitSchema = "../../testdata/schemas/junit-10.xsd"
 
 // The JUnit report validates against the JUnit XML schema, with failures
 // and without, a faulty header, and a peer's hostile text in it. xmllint
@@ -36,7 +36,7 @@ func TestJUnitReportValidatesAgainstTheJUnitSchema(t *testing.T) {
 	dir := t.TempDir()
 	for _, c := range cases {
 		var out bytes.Buffer
-		if err := sessions.WriteJUnit(&out, sessions.ReportFile{Name: "s<&>\".jsonl", FailOn: c.failOn}, checkOf(t, c.session)); err != nil {
+		if err := check.WriteJUnit(&out, check.File{Name: "s<&>\".jsonl", FailOn: c.failOn}, checkOf(t, c.session)); err != nil {
 			t.Fatal(err)
 		}
 		path := filepath.Join(dir, c.name+".xml")

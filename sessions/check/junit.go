@@ -1,4 +1,4 @@
-package sessions
+package check
 
 import (
 	"bufio"
@@ -6,6 +6,7 @@ import (
 	"io"
 
 	"github.com/rpctap/rpctap/classify"
+	"github.com/rpctap/rpctap/sessions"
 )
 
 // WriteJUnit writes rep as a JUnit XML report for CI test views: one test
@@ -14,8 +15,8 @@ import (
 // file's header. A code with findings at or above f.FailOn fails, its
 // failure listing each finding by line; findings below it are listed in
 // the case's system-out and it passes. Peer text is escaped for a
-// terminal, and escaped for XML (MarkupText, MarkupAttr).
-func WriteJUnit(w io.Writer, f ReportFile, rep *Report) error {
+// terminal, and escaped for XML (sessions.MarkupText, sessions.MarkupAttr).
+func WriteJUnit(w io.Writer, f File, rep *Report) error {
 	bw := bufio.NewWriterSize(w, 64<<10)
 	byCode := map[classify.Code][]int{}
 	for i, cf := range rep.Findings {
@@ -44,11 +45,11 @@ func WriteJUnit(w io.Writer, f ReportFile, rep *Report) error {
 		name = "stdin"
 	}
 	name = classify.EscapeString(name, 200)
-	attr := func(s string) string { return `"` + MarkupAttr(s) + `"` }
+	attr := func(s string) string { return `"` + sessions.MarkupAttr(s) + `"` }
 	// Element text keeps its line breaks. Peer text in it went through
 	// classify's escaping, which leaves characters XML 1.0 refuses
-	// (U+FFFE, U+FFFF); MarkupText writes those as escapes.
-	text := MarkupText
+	// (U+FFFE, U+FFFF); sessions.MarkupText writes those as escapes.
+	text := sessions.MarkupText
 	suite := "rpctap check " + name
 	fmt.Fprintf(bw, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=%s tests=\"%d\" failures=\"%d\" errors=\"0\">\n",
 		attr(suite), len(codes)+1, failures)

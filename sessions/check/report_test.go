@@ -1,4 +1,4 @@
-package sessions_test
+package check_test
 
 import (
 	"bytes"
@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	"github.com/rpctap/rpctap/classify"
-	"github.com/rpctap/rpctap/sessions"
+	"github.com/rpctap/rpctap/sessions/check"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 )
 
@@ -29,9 +29,9 @@ not a record
 {"t":99000000,"event":"exit","code":0}
 `
 
-func checkOf(t *testing.T, session string) *sessions.Report {
+func checkOf(t *testing.T, session string) *check.Report {
 	t.Helper()
-	rep, err := sessions.Check(strings.NewReader(session), sessions.CheckOptions{})
+	rep, err := check.Run(strings.NewReader(session), check.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -41,7 +41,7 @@ func checkOf(t *testing.T, session string) *sessions.Report {
 // sarifSchema compiles the SARIF 2.1.0 schema kept in testdata.
 func sarifSchema(t *testing.T) *jsonschema.Schema {
 	t.Helper()
-	f, err := os.Open("../testdata/schemas/sarif-schema-2.1.0.json")
+	f, err := os.Open("../../testdata/schemas/sarif-schema-2.1.0.json")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -52,10 +52,10 @@ func sarifSchema(t *testing.T) *jsonschema.Schema {
 	}
 	c := jsonschema.NewCompiler()
 	c.AssertFormat()
-	if err := c.AddResource(sessions.SARIFSchema, doc); err != nil {
+	if err := c.AddResource(check.SARIFSchema, doc); err != nil {
 		t.Fatal(err)
 	}
-	sch, err := c.Compile(sessions.SARIFSchema)
+	sch, err := c.Compile(check.SARIFSchema)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -96,7 +96,7 @@ type sarifLog struct {
 
 func TestSARIFOfEverySessionInTestdataValidatesAgainstTheSARIF210Schema(t *testing.T) {
 	sch := sarifSchema(t)
-	files, _ := filepath.Glob("../testdata/sessions/*/*.jsonl")
+	files, _ := filepath.Glob("../../testdata/sessions/*/*.jsonl")
 	if len(files) < 10 {
 		t.Fatalf("found %d session files in testdata", len(files))
 	}
@@ -109,12 +109,12 @@ func TestSARIFOfEverySessionInTestdataValidatesAgainstTheSARIF210Schema(t *testi
 		inputs[p] = string(b)
 	}
 	for name, session := range inputs {
-		rep, err := sessions.Check(strings.NewReader(session), sessions.CheckOptions{})
+		rep, err := check.Run(strings.NewReader(session), check.Options{})
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
 		var out bytes.Buffer
-		if err := sessions.WriteSARIF(&out, sessions.ReportFile{Name: "sessions/a b.jsonl"}, rep); err != nil {
+		if err := check.WriteSARIF(&out, check.File{Name: "sessions/a b.jsonl"}, rep); err != nil {
 			t.Fatal(err)
 		}
 		inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(out.Bytes()))
@@ -133,7 +133,7 @@ func TestSARIFHasARuleWithHelpPerFindingCodeAndEachResultAtItsLine(t *testing.T)
 		t.Fatalf("the hostile session has %d findings", len(rep.Findings))
 	}
 	var out bytes.Buffer
-	if err := sessions.WriteSARIF(&out, sessions.ReportFile{Name: "rec/s.jsonl"}, rep); err != nil {
+	if err := check.WriteSARIF(&out, check.File{Name: "rec/s.jsonl"}, rep); err != nil {
 		t.Fatal(err)
 	}
 	var log sarifLog
@@ -199,9 +199,9 @@ func unsafeString(v any) (string, bool) {
 }
 
 func TestEveryFindingCodeHasWhatEnvelopeMdSaysOfIt(t *testing.T) {
-	rep := &sessions.Report{}
+	rep := &check.Report{}
 	var out bytes.Buffer
-	sessions.WriteSARIF(&out, sessions.ReportFile{}, rep)
+	check.WriteSARIF(&out, check.File{}, rep)
 	var log sarifLog
 	if err := json.Unmarshal(out.Bytes(), &log); err != nil {
 		t.Fatal(err)
@@ -237,7 +237,7 @@ func TestJUnitHasOneTestCasePerFindingCodeFailingAtFailOn(t *testing.T) {
 	rep := checkOf(t, hostileSession)
 	for _, failOn := range []classify.Severity{classify.Error, classify.Info} {
 		var out bytes.Buffer
-		if err := sessions.WriteJUnit(&out, sessions.ReportFile{Name: "s<&>.jsonl", FailOn: failOn}, rep); err != nil {
+		if err := check.WriteJUnit(&out, check.File{Name: "s<&>.jsonl", FailOn: failOn}, rep); err != nil {
 			t.Fatal(err)
 		}
 		var doc junitReport

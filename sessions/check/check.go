@@ -1,4 +1,10 @@
-package sessions
+// Package check judges a session file as rpctap check does: it runs the
+// envelope reader and the tracker over the recording, streaming, and
+// reports each finding with its line and what became of its frame in the
+// tap (Run, Report). The user's own frames (injected, edited) are judged
+// apart from the peers'. A Report is written as JUnit XML (WriteJUnit) or
+// as SARIF 2.1.0 (WriteSARIF), which names each finding code's rule.
+package check
 
 import (
 	"bytes"
@@ -9,10 +15,11 @@ import (
 	"time"
 
 	"github.com/rpctap/rpctap/classify"
+	"github.com/rpctap/rpctap/sessions"
 )
 
-// CheckOptions configure Check.
-type CheckOptions struct {
+// Options configure Run.
+type Options struct {
 	// Profile judges the session; Auto takes the header's profile, and
 	// when that is auto too, decides from the traffic.
 	Profile classify.Profile
@@ -23,8 +30,8 @@ type CheckOptions struct {
 	MethodTimeouts map[string]time.Duration
 }
 
-// A CheckFinding is one finding about one line of a session file.
-type CheckFinding struct {
+// A Finding is one finding about one line of a session file.
+type Finding struct {
 	Line     int
 	Code     classify.Code
 	Severity classify.Severity
@@ -43,7 +50,7 @@ type CheckFinding struct {
 	// Fate is what became of the frame in the tap (injected, held,
 	// dropped, …), as its record says; zero for a peer's frame that
 	// reached its receiver.
-	Fate Fate
+	Fate sessions.Fate
 	// ByUser says the finding is the user's, not a peer's: it is about a
 	// frame the user wrote (injected, or edited while held), or links to
 	// one (the error that answers an injected frame, the request an
@@ -53,7 +60,7 @@ type CheckFinding struct {
 
 // Place names where in its frame f is, for reports: the direction and
 // kind ("" when unknown) and the batch member's index (nil when none).
-func (f CheckFinding) Place() (dir, kind string, member *int) {
+func (f Finding) Place() (dir, kind string, member *int) {
 	if f.Dir != 0 {
 		dir = f.Dir.String()
 	}
@@ -67,9 +74,9 @@ func (f CheckFinding) Place() (dir, kind string, member *int) {
 	return dir, kind, member
 }
 
-// A Report is what Check found.
+// A Report is what Run found.
 type Report struct {
-	Findings []CheckFinding
+	Findings []Finding
 	// Frames counts frame records judged (h2s and s2h).
 	Frames int
 	// Skipped counts lines the reader could not read, and SkippedLines
@@ -96,7 +103,7 @@ func (r *Report) Count(s classify.Severity) int {
 }
 
 // Worst is the highest severity of the peers' findings, or 0: the user's
-// own findings (CheckFinding.ByUser) are apart, see WorstByUser.
+// own findings (Finding.ByUser) are apart, see WorstByUser.
 func (r *Report) Worst() classify.Severity {
 	var w classify.Severity
 	for _, f := range r.Findings {
@@ -125,11 +132,11 @@ const previewLen = 160
 // finding (requests in flight, frames owed an answer).
 const maxPreviews = 200_000
 
-// Check runs the envelope reader and the tracker over a session file,
+// Run runs the envelope reader and the tracker over a session file,
 // streaming: memory does not grow with the file, only with the findings.
 // Timeouts are judged by the recording's own timestamps.
-func Check(r io.Reader, opts CheckOptions) (*Report, error) {
-	rd := NewReader(r)
+func Run(r io.Reader, opts Options) (*Report, error) {
+	rd := sessions.NewReader(r)
 	rep := &Report{}
 	c := checker{rep: rep, previews: map[int64]preview{}}
 
@@ -165,11 +172,11 @@ func Check(r io.Reader, opts CheckOptions) (*Report, error) {
 		}
 		records++
 		at := time.Duration(ev.T) * time.Microsecond
-		if ev.Kind == EventNote && ev.Text == NoteFramingLSP {
+		if ev.Kind == sessions.EventNote && ev.Text == sessions.NoteFramingLSP {
 			tr.UseLSPFraming()
 		}
 		if !ev.IsFrame() || ev.Dir == classify.Err {
-			if ev.Kind == EventExit {
+			if ev.Kind == sessions.EventExit {
 				c.sessionFindings(tr.End(at), nil, nil) // what is still owed stays unanswered
 			} else {
 				c.sessionFindings(tr.Advance(at), nil, nil)
@@ -177,8 +184,8 @@ func Check(r io.Reader, opts CheckOptions) (*Report, error) {
 			continue
 		}
 		rep.Frames++
-		m := ClassifyRecord(&hdr, ev, tr.Profile(), &c.full)
-		fate := FateOf(ev)
+		m := sessions.ClassifyRecord(&hdr, ev, tr.Profile(), &c.full)
+		fate := sessions.FateOf(ev)
 		if fate.ByUser() {
 			c.user.Add(int64(ev.Line))
 		}
@@ -199,7 +206,7 @@ func Check(r io.Reader, opts CheckOptions) (*Report, error) {
 	rep.SkippedBytes = rd.SkippedBytes()
 	rep.Profile = tr.Profile()
 	if !hasHeader && records == 0 {
-		return rep, ErrNoRecords
+		return rep, sessions.ErrNoRecords
 	}
 	for i := range rep.Findings {
 		f := &rep.Findings[i]
@@ -219,7 +226,7 @@ type preview struct {
 	kind    classify.Kind
 	id      string
 	method  string
-	fate    Fate // with an edit's original, when it has one
+	fate    sessions.Fate // with an edit's original, when it has one
 	flagged bool
 }
 
@@ -231,12 +238,12 @@ type checker struct {
 	previews map[int64]preview
 	// user are the lines of the frames the user wrote, for the findings
 	// that link to one whatever its age.
-	user UserLines
+	user sessions.UserLines
 	full []byte
 }
 
-func (c *checker) frameFindings(ev *Event, m *classify.Message) {
-	var fate Fate
+func (c *checker) frameFindings(ev *sessions.Event, m *classify.Message) {
+	var fate sessions.Fate
 	kept := false
 	add := func(mm *classify.Message, member int) {
 		for _, f := range mm.Findings {
@@ -255,27 +262,27 @@ func (c *checker) frameFindings(ev *Event, m *classify.Message) {
 // finding is a finding about the frame just read, ev (m, or one of its
 // members), whose fate is fate (keptFate), that links to line related (0:
 // none).
-func (c *checker) finding(ev *Event, fate Fate, f classify.Finding, m *classify.Message, member int, related int64) CheckFinding {
-	cf := CheckFinding{Line: ev.Line, Code: f.Code, Severity: f.Severity, Message: f.Message, Dir: m.Dir, Kind: m.Kind, Member: member,
+func (c *checker) finding(ev *sessions.Event, fate sessions.Fate, f classify.Finding, m *classify.Message, member int, related int64) Finding {
+	cf := Finding{Line: ev.Line, Code: f.Code, Severity: f.Severity, Message: f.Message, Dir: m.Dir, Kind: m.Kind, Member: member,
 		Frame: classify.Escape(ev.Frame, previewLen), Related: int(related), Fate: fate}
 	if m.HasID() {
 		cf.ID = string(m.ID().Raw)
 	}
 	cf.Method = m.Method()
-	cf.ByUser = FindingByUser(int64(ev.Line), related, c.user.Has)
+	cf.ByUser = sessions.FindingByUser(int64(ev.Line), related, c.user.Has)
 	return cf
 }
 
 // keptFate is the fate of the frame ev, to keep past the next record: an
 // edit's original is copied, as the reader reuses its bytes.
-func keptFate(ev *Event) Fate {
-	fate := FateOf(ev)
+func keptFate(ev *sessions.Event) sessions.Fate {
+	fate := sessions.FateOf(ev)
 	fate.Original = bytes.Clone(fate.Original)
 	return fate
 }
 
 // keepPreview holds the text of frames that may get a finding later.
-func (c *checker) keepPreview(ev *Event, m *classify.Message) {
+func (c *checker) keepPreview(ev *sessions.Event, m *classify.Message) {
 	later := m.Kind == classify.KindRequest || m.Kind == classify.KindBatch || m.Answer != nil
 	if !later || len(c.previews) >= maxPreviews {
 		return
@@ -289,10 +296,10 @@ func (c *checker) keepPreview(ev *Event, m *classify.Message) {
 
 // sessionFindings adds the tracker's findings; those about the frame just
 // read (ev, m) take its details now, others from the kept previews at the end.
-func (c *checker) sessionFindings(fs []classify.SessionFinding, ev *Event, m *classify.Message) {
+func (c *checker) sessionFindings(fs []classify.SessionFinding, ev *sessions.Event, m *classify.Message) {
 	for _, f := range fs {
-		cf := CheckFinding{Line: int(f.Seq), Code: f.Code, Severity: f.Severity, Message: f.Message, Member: -1, Related: int(f.Related),
-			ByUser: FindingByUser(f.Seq, f.Related, c.user.Has)}
+		cf := Finding{Line: int(f.Seq), Code: f.Code, Severity: f.Severity, Message: f.Message, Member: -1, Related: int(f.Related),
+			ByUser: sessions.FindingByUser(f.Seq, f.Related, c.user.Has)}
 		if ev != nil && int64(ev.Line) == f.Seq {
 			cf = c.finding(ev, keptFate(ev), f.Finding, m, -1, f.Related)
 		} else if pv, ok := c.previews[f.Seq]; ok {

@@ -1,4 +1,4 @@
-package sessions
+package check
 
 // ruleText is what the design doc envelope.md says of each finding code
 // (its findings tables, with the kinds table for the kinds): when it is
