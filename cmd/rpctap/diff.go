@@ -9,6 +9,7 @@ import (
 
 	"github.com/rpctap/rpctap/classify"
 	"github.com/rpctap/rpctap/sessions"
+	"github.com/rpctap/rpctap/sessions/diff"
 	"github.com/spf13/cobra"
 )
 
@@ -50,7 +51,7 @@ in one session only or with other arguments.`,
 			if o.ratio < 1 {
 				return usageError(fmt.Errorf("--duration-ratio must be at least 1 (2 means twice as slow), not %g", o.ratio))
 			}
-			rep, err := sessions.Diff(args[0], args[1], sessions.DiffOptions{Ignore: ig, DurationThreshold: o.threshold, DurationRatio: o.ratio})
+			rep, err := diff.Files(args[0], args[1], diff.Options{Ignore: ig, DurationThreshold: o.threshold, DurationRatio: o.ratio})
 			if err != nil {
 				return exitError{code: 2, msg: plainFileError(err) + sessionFileHint(err)}
 			}
@@ -74,7 +75,7 @@ in one session only or with other arguments.`,
 	return cmd
 }
 
-func writeDiffText(out io.Writer, a, b string, rep *sessions.DiffReport) {
+func writeDiffText(out io.Writer, a, b string, rep *diff.Report) {
 	w := bufio.NewWriter(out)
 	defer w.Flush()
 	fmt.Fprintf(w, "A %s (%d frames)\nB %s (%d frames)\n", classify.EscapeString(a, 200), rep.FramesA, classify.EscapeString(b, 200), rep.FramesB)
@@ -131,7 +132,7 @@ type diffJSON struct {
 	Differences []diffJSONItem `json:"differences"`
 }
 
-func writeDiffJSON(w io.Writer, a, b string, rep *sessions.DiffReport) {
+func writeDiffJSON(w io.Writer, a, b string, rep *diff.Report) {
 	doc := diffJSON{A: a, B: b, FramesA: rep.FramesA, FramesB: rep.FramesB, Regressions: rep.Regressions(), Differences: []diffJSONItem{}}
 	for _, d := range rep.Differences {
 		doc.Differences = append(doc.Differences, diffJSONItem{Kind: d.Kind, Name: d.Name, LineA: d.LineA, LineB: d.LineB,

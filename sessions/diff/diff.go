@@ -1,4 +1,11 @@
-package sessions
+// Package diff compares two session files of the same kind of
+// conversation, as rpctap diff does: the methods each side sent, the
+// tools, prompts and resources each server listed, the answers to the
+// same calls (paired as replay matches them: the same method and what it
+// names, then the closest params), new findings, and latency shifts
+// (Files, Report). It reads both files as streams and keeps a summary of
+// each, not their payloads.
+package diff
 
 import (
 	"bytes"
@@ -14,12 +21,13 @@ import (
 	"time"
 
 	"github.com/rpctap/rpctap/classify"
+	"github.com/rpctap/rpctap/sessions"
 )
 
-// DiffOptions configure Diff.
-type DiffOptions struct {
+// Options configure Files.
+type Options struct {
 	// Ignore leaves paths out of the comparison of params and outcomes.
-	Ignore Ignore
+	Ignore sessions.Ignore
 	// A latency shift is reported when a group of calls' median latency
 	// moved by at least DurationThreshold and by a factor of at least
 	// DurationRatio (defaults 100 ms and 2).
@@ -62,7 +70,7 @@ type Difference struct {
 	LineA, LineB int64
 	// Changes are the differences in the value (a tool's definition, an
 	// outcome), from A to B.
-	Changes []Change
+	Changes []sessions.Change
 	// Detail says more, in words (latencies, a finding's count).
 	Detail string
 	// Regression says it fails --exit-code: a tool B listed without it,
@@ -74,15 +82,15 @@ type Difference struct {
 	Regression bool
 }
 
-// A DiffReport is what Diff found.
-type DiffReport struct {
+// A Report is what Files found.
+type Report struct {
 	Differences []Difference
 	// Frames counts the frames of each session.
 	FramesA, FramesB int
 }
 
 // Regressions counts the differences that are regressions.
-func (r *DiffReport) Regressions() int {
+func (r *Report) Regressions() int {
 	n := 0
 	for _, d := range r.Differences {
 		if d.Regression {
@@ -92,10 +100,10 @@ func (r *DiffReport) Regressions() int {
 	return n
 }
 
-// Diff compares two sessions of the same kind of conversation. It reads
+// Files compares two sessions of the same kind of conversation. It reads
 // both files as streams, at once, and keeps a summary of each, not their
 // payloads.
-func Diff(pathA, pathB string, opts DiffOptions) (*DiffReport, error) {
+func Files(pathA, pathB string, opts Options) (*Report, error) {
 	if opts.DurationThreshold <= 0 {
 		opts.DurationThreshold = 100 * time.Millisecond
 	}
@@ -149,9 +157,9 @@ type summary struct {
 	// user are the lines of the frames the user wrote toward the server
 	// (injected, edited): findings about them, or that link to them, are
 	// the user's, and no difference between the servers.
-	user     UserLines
+	user     sessions.UserLines
 	interned map[string]string
-	hdr      Header
+	hdr      sessions.Header
 }
 
 type definition struct {
@@ -162,7 +170,7 @@ type definition struct {
 type call struct {
 	req, resp       int64 // lines
 	reqOff, respOff int64
-	key             uint64 // its call (CallID.Key)
+	key             uint64 // its call (sessions.CallID.Key)
 	params, outcome uint64 // structural hashes of the request and its answer
 	method          string
 	name            string // what it calls, for people: "tools/call echo"
@@ -177,7 +185,7 @@ type findingCount struct {
 }
 
 type pendingCall struct {
-	call                CallID
+	call                sessions.CallID
 	params              uint64
 	method, group, name string
 	off                 int64
@@ -185,14 +193,14 @@ type pendingCall struct {
 	masked              bool
 }
 
-func summarize(path string, ig Ignore) (*summary, error) {
+func summarize(path string, ig sessions.Ignore) (*summary, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("cannot compare: %w", err)
 	}
 	s := &summary{f: f, methods: map[string]int64{}, tools: map[string]definition{}, prompts: map[string]definition{}, resources: map[string]definition{},
 		calls: map[uint64]call{}, latency: map[string][]int32{}, findings: map[classify.Code]*findingCount{}, interned: map[string]string{}}
-	rd := NewReader(f)
+	rd := sessions.NewReader(f)
 	hdr, hasHeader := rd.Header()
 	s.hdr = hdr
 	framing, _ := classify.ParseFraming(hdr.FramingOrDefault())
@@ -200,7 +208,7 @@ func summarize(path string, ig Ignore) (*summary, error) {
 	tr := classify.NewTracker(classify.TrackerOptions{Profile: profile, LSPFraming: framing == classify.FramingLSP})
 	inFlight := map[int64]pendingCall{}
 	records := 0
-	var hs Hasher
+	var hs sessions.Hasher
 	hs.Ignore = ig
 	for {
 		ev, err := rd.Next()
@@ -213,7 +221,7 @@ func summarize(path string, ig Ignore) (*summary, error) {
 		}
 		records++
 		at := time.Duration(ev.T) * time.Microsecond
-		if ev.Kind == EventNote && ev.Text == NoteFramingLSP {
+		if ev.Kind == sessions.EventNote && ev.Text == sessions.NoteFramingLSP {
 			tr.UseLSPFraming()
 		}
 		if !ev.IsFrame() || ev.Dir == classify.Err {
@@ -225,12 +233,12 @@ func summarize(path string, ig Ignore) (*summary, error) {
 		// user wrote in the server's place, nor a host frame the server
 		// never read, and a server frame the user edited as the server
 		// wrote it.
-		frame, _, ok := ServerSide(ev)
+		frame, _, ok := sessions.ServerSide(ev)
 		if !ok {
 			continue
 		}
 		line := int64(ev.Line)
-		fate := FateOf(ev)
+		fate := sessions.FateOf(ev)
 		if ev.Dir == classify.H2S && fate.ByUser() {
 			s.user.Add(line)
 		}
@@ -252,7 +260,7 @@ func summarize(path string, ig Ignore) (*summary, error) {
 				method := s.intern(m.Method())
 				h, idn, _ := hs.HashCall(method, frame)
 				name, group := method, method
-				if n := CallNameOf(method, idn.Parts); n != "" {
+				if n := sessions.CallNameOf(method, idn.Parts); n != "" {
 					name = s.intern(method + " " + n)
 					if groupedByName(method) {
 						group = name
@@ -288,12 +296,12 @@ func summarize(path string, ig Ignore) (*summary, error) {
 	}
 	if !hasHeader && records == 0 {
 		f.Close()
-		return nil, fmt.Errorf("%s: %w", path, ErrNoRecords)
+		return nil, fmt.Errorf("%s: %w", path, sessions.ErrNoRecords)
 	}
 	return s, nil
 }
 
-func (s *summary) intern(v string) string { return InternIn(s.interned, v) }
+func (s *summary) intern(v string) string { return sessions.InternIn(s.interned, v) }
 
 // groupedByName reports whether the latencies of method's calls are
 // grouped by what they call (one tool, prompt or resource), and not by
@@ -362,7 +370,7 @@ func (s *summary) frameFindings(line int64, m *classify.Message) {
 // sessionFindings counts the tracker's findings, but the user's.
 func (s *summary) sessionFindings(fs []classify.SessionFinding) {
 	for _, f := range fs {
-		if !FindingByUser(f.Seq, f.Related, s.user.Has) {
+		if !sessions.FindingByUser(f.Seq, f.Related, s.user.Has) {
 			s.count(f.Seq, f.Finding)
 		}
 	}
@@ -379,25 +387,25 @@ func (s *summary) count(line int64, f classify.Finding) {
 }
 
 // readFrameAt reads back the frame of the record at off, as the server
-// read or wrote it (ServerSide).
+// read or wrote it (sessions.ServerSide).
 func readFrameAt(f io.ReaderAt, off int64) []byte {
-	r := NewReaderAt(f, off)
+	r := sessions.NewReaderAt(f, off)
 	ev, err := r.Next()
 	if err != nil {
 		return nil
 	}
-	frame, _, ok := ServerSide(ev)
+	frame, _, ok := sessions.ServerSide(ev)
 	if !ok {
 		return nil
 	}
 	return bytes.Clone(frame)
 }
 
-func compareSummaries(a, b *summary, opts DiffOptions) (*DiffReport, error) {
-	rep := &DiffReport{FramesA: a.frames, FramesB: b.frames}
+func compareSummaries(a, b *summary, opts Options) (*Report, error) {
+	rep := &Report{FramesA: a.frames, FramesB: b.frames}
 	add := func(d Difference) { rep.Differences = append(rep.Differences, d) }
 
-	for _, k := range SortedKeys(a.methods, b.methods) {
+	for _, k := range sessions.SortedKeys(a.methods, b.methods) {
 		la, inA := a.methods[k]
 		lb, inB := b.methods[k]
 		switch {
@@ -420,7 +428,7 @@ func compareSummaries(a, b *summary, opts DiffOptions) (*DiffReport, error) {
 		{a.resources, b.resources, a.listed[2], b.listed[2], DiffResourceAdded, DiffResourceRemoved, DiffResourceChanged, false},
 	}
 	for _, d := range defs {
-		for _, k := range SortedKeys(d.a, d.b) {
+		for _, k := range sessions.SortedKeys(d.a, d.b) {
 			va, inA := d.a[k]
 			vb, inB := d.b[k]
 			switch {
@@ -433,7 +441,7 @@ func compareSummaries(a, b *summary, opts DiffOptions) (*DiffReport, error) {
 					add(Difference{Kind: d.added, Name: k, LineB: vb.line})
 				}
 			default:
-				if cs := opts.Ignore.Diff(va.def, vb.def, MaxChanges); len(cs) > 0 {
+				if cs := opts.Ignore.Diff(va.def, vb.def, sessions.MaxChanges); len(cs) > 0 {
 					add(Difference{Kind: d.changed, Name: k, LineA: va.line, LineB: vb.line, Changes: cs})
 				}
 			}
@@ -442,7 +450,7 @@ func compareSummaries(a, b *summary, opts DiffOptions) (*DiffReport, error) {
 
 	rep.Differences = append(rep.Differences, compareCalls(a, b, opts.Ignore)...)
 
-	for _, g := range SortedKeys(a.latency, b.latency) {
+	for _, g := range sessions.SortedKeys(a.latency, b.latency) {
 		la, lb := a.latency[g], b.latency[g]
 		if len(la) == 0 || len(lb) == 0 {
 			continue
@@ -505,7 +513,7 @@ func roundLatency(d time.Duration) time.Duration {
 // with other arguments, and the answers that changed, in A's order (a
 // call only in B, in B's). The first MaxDetailed answers changed keep
 // their changes.
-func compareCalls(a, b *summary, ig Ignore) []Difference {
+func compareCalls(a, b *summary, ig sessions.Ignore) []Difference {
 	type item struct {
 		ca, cb   call
 		inA, inB bool
@@ -578,7 +586,7 @@ func compareCalls(a, b *summary, ig Ignore) []Difference {
 			if it.ca.masked || it.cb.masked {
 				cig = masked
 			}
-			if d, ok := compareCall(a, b, it.ca, it.cb, cig, detailed < MaxDetailed); ok {
+			if d, ok := compareCall(a, b, it.ca, it.cb, cig, detailed < sessions.MaxDetailed); ok {
 				if len(d.Changes) > 0 {
 					detailed++
 				}
@@ -596,7 +604,7 @@ const maxPaired = 10_000
 // pairClosest pairs the calls of one kind made in A (as) and in B (bs),
 // none with the params of another: each of A's, in A's order, with the
 // closest of B's left.
-func pairClosest(a, b *summary, as, bs []call, ig Ignore) (pairs [][2]call, onlyA, onlyB []call) {
+func pairClosest(a, b *summary, as, bs []call, ig sessions.Ignore) (pairs [][2]call, onlyA, onlyB []call) {
 	if len(as) == 0 || len(bs) == 0 {
 		return nil, as, bs
 	}
@@ -641,17 +649,17 @@ func pairClosest(a, b *summary, as, bs []call, ig Ignore) (pairs [][2]call, only
 // compareCall compares a call made in both sessions: ok is false when
 // nothing differs. detail keeps the changes (at most MaxChanges); without
 // it, each message's diff stops at what decides the kind of difference.
-func compareCall(a, b *summary, ca, cb call, ig Ignore, detail bool) (Difference, bool) {
+func compareCall(a, b *summary, ca, cb call, ig sessions.Ignore, detail bool) (Difference, bool) {
 	d := Difference{Name: ca.name, LineA: ca.req, LineB: cb.req}
 	limit := 1
 	if detail {
-		limit = MaxChanges
+		limit = sessions.MaxChanges
 	}
-	var asked []Change
+	var asked []sessions.Change
 	if ca.params != cb.params {
-		asked, _ = ig.DiffCall(readFrameAt(a.f, ca.reqOff), readFrameAt(b.f, cb.reqOff), limit, IdentityRuleOf(ca.method).Inputs)
+		asked, _ = ig.DiffCall(readFrameAt(a.f, ca.reqOff), readFrameAt(b.f, cb.reqOff), limit, sessions.IdentityRuleOf(ca.method).Inputs)
 	}
-	var answered []Change
+	var answered []sessions.Change
 	onlyAdds := true
 	fa, fb := []byte(nil), []byte(nil)
 	if ca.outcome != cb.outcome {
@@ -686,8 +694,8 @@ func compareCall(a, b *summary, ca, cb call, ig Ignore, detail bool) (Difference
 	}
 	if !detail {
 		d.Changes = nil
-	} else if len(d.Changes) > MaxChanges {
-		d.Changes = d.Changes[:MaxChanges]
+	} else if len(d.Changes) > sessions.MaxChanges {
+		d.Changes = d.Changes[:sessions.MaxChanges]
 	}
 	return d, true
 }

@@ -1,84 +1,18 @@
-package sessions
+package diff
 
 import (
-	"bufio"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
-	"github.com/rpctap/rpctap/classify"
+	"github.com/rpctap/rpctap/sessions"
 )
 
-// frameAt is one frame of a test conversation: its time (µs), direction
-// ('h' host to server, 's' server to host) and bytes.
-type frameAt struct {
-	t     int64
-	dir   byte
-	frame string
-}
-
-// writeSession writes a session file of frames, with the given framing.
-func writeSession(t *testing.T, framing string, frames []frameAt) string {
+func diffOf(t *testing.T, a, b []frameAt) *Report {
 	t.Helper()
-	path := filepath.Join(t.TempDir(), "s.jsonl")
-	f, err := os.Create(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	bw := bufio.NewWriter(f)
-	w, err := NewWriter(bw, Header{ID: "test", Started: time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC), Name: "test", Framing: framing})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, fr := range frames {
-		dir := classify.H2S
-		if fr.dir == 's' {
-			dir = classify.S2H
-		}
-		if err := w.WriteFrame(FrameRecord{T: fr.t, Dir: dir, Frame: []byte(fr.frame)}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	code := 0
-	w.WriteEvent(EventRecord{T: frames[len(frames)-1].t + 1, Kind: EventExit, Code: &code})
-	if err := bw.Flush(); err != nil {
-		t.Fatal(err)
-	}
-	f.Close()
-	return path
-}
-
-const (
-	echoTool = `{"name":"echo","description":"Echoes","inputSchema":{"type":"object","properties":{"message":{"type":"string"}}}}`
-	addTool  = `{"name":"add","description":"Adds","inputSchema":{"type":"object","properties":{"a":{"type":"number"},"b":{"type":"number"}}}}`
-)
-
-// mcpConversation is a small MCP session; change edits its frames by
-// their position before they are written.
-func mcpConversation(change func([]frameAt) []frameAt) []frameAt {
-	frames := []frameAt{
-		{0, 'h', `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`},
-		{1000, 's', `{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"s","version":"1"}}}`},
-		{2000, 'h', `{"jsonrpc":"2.0","method":"notifications/initialized"}`},
-		{3000, 'h', `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`},
-		{4000, 's', `{"jsonrpc":"2.0","id":1,"result":{"tools":[` + echoTool + `,` + addTool + `]}}`},
-		{5000, 'h', `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo","arguments":{"message":"hi"}}}`},
-		{6000, 's', `{"jsonrpc":"2.0","id":2,"result":{"content":[{"type":"text","text":"hi"}]}}`},
-		{7000, 'h', `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"add","arguments":{"a":2,"b":3}}}`},
-		{8000, 's', `{"jsonrpc":"2.0","id":3,"result":{"content":[{"type":"text","text":"5"}]}}`},
-	}
-	if change != nil {
-		frames = change(frames)
-	}
-	return frames
-}
-
-func diffOf(t *testing.T, a, b []frameAt) *DiffReport {
-	t.Helper()
-	rep, err := Diff(writeSession(t, "ndjson", a), writeSession(t, "ndjson", b), DiffOptions{})
+	rep, err := Files(writeSession(t, "ndjson", a), writeSession(t, "ndjson", b), Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -175,7 +109,7 @@ func TestDiffLatencyShiftNeedsBothThresholdAndRatio(t *testing.T) {
 	}
 	a := writeSession(t, "ndjson", mcpConversation(func(f []frameAt) []frameAt { f[8].t = f[7].t + 1_000_000; return f }))
 	b := writeSession(t, "ndjson", mcpConversation(func(f []frameAt) []frameAt { f[8].t = f[7].t + 1_500_000; return f }))
-	rep, err := Diff(a, b, DiffOptions{})
+	rep, err := Files(a, b, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -187,7 +121,7 @@ func TestDiffLatencyShiftNeedsBothThresholdAndRatio(t *testing.T) {
 
 func TestDiffDetailsTheFirstChangedOutcomesInAsOrder(t *testing.T) {
 	var a, b []frameAt
-	n := MaxDetailed + 50
+	n := sessions.MaxDetailed + 50
 	for i := range n {
 		req := fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"echo","arguments":{"n":%d}}}`, i, i)
 		a = append(a, frameAt{int64(i) * 10, 'h', req}, frameAt{int64(i)*10 + 1, 's', fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"result":{"n":%d}}`, i, i)})
@@ -201,8 +135,8 @@ func TestDiffDetailsTheFirstChangedOutcomesInAsOrder(t *testing.T) {
 		if want := int64(2*i + 2); d.Kind != DiffOutcome || d.LineA != want {
 			t.Fatalf("difference %d: %s at A line %d, want an outcome at line %d", i, d.Kind, d.LineA, want)
 		}
-		if detailed := len(d.Changes) > 0; detailed != (i < MaxDetailed) {
-			t.Fatalf("difference %d (A line %d) has %d changes; the first %d should have them, no others", i, d.LineA, len(d.Changes), MaxDetailed)
+		if detailed := len(d.Changes) > 0; detailed != (i < sessions.MaxDetailed) {
+			t.Fatalf("difference %d (A line %d) has %d changes; the first %d should have them, no others", i, d.LineA, len(d.Changes), sessions.MaxDetailed)
 		}
 	}
 }
@@ -290,17 +224,17 @@ func TestDiffRemovesADefinitionOnlyWhenBListedAndLackedIt(t *testing.T) {
 }
 
 func TestDiffTakesASecretEitherSessionMaskedForAnyValue(t *testing.T) {
-	masked := func(r FrameRecord) FrameRecord { r.Redacted = true; return r }
-	a := writeRecords(t, []string{"DBPASS"}, []FrameRecord{
+	masked := func(r sessions.FrameRecord) sessions.FrameRecord { r.Redacted = true; return r }
+	a := writeRecords(t, []string{"DBPASS"}, []sessions.FrameRecord{
 		h2s(0, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"get-env","arguments":{}}}`),
 		masked(s2h(10, `{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"DBPASS=***DBPASS***"}]}}`)),
 	})
-	b := writeRecords(t, nil, []FrameRecord{
+	b := writeRecords(t, nil, []sessions.FrameRecord{
 		h2s(0, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"get-env","arguments":{}}}`),
 		s2h(10, `{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"DBPASS=hunter2-s3cr3t-77"}]}}`),
 	})
 	for _, pair := range [][2]string{{a, b}, {b, a}} {
-		rep, err := Diff(pair[0], pair[1], DiffOptions{})
+		rep, err := Files(pair[0], pair[1], Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -332,7 +266,7 @@ func TestDiffLeavesOutWhatTheUserDid(t *testing.T) {
 	if err := os.WriteFile(pathA, []byte(strings.Join(without, "")), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	rep, err := Diff(pathA, fateSession, DiffOptions{})
+	rep, err := Files(pathA, fateSession, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -397,12 +331,12 @@ func TestDiffComparesAnswersPastTheDetailedOnesOnlyAsFarAsTheirKind(t *testing.T
 	req := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{}}}`
 	pathA := writeSession(t, "ndjson", []frameAt{{0, 'h', req}, {1, 's', big("", "1")}})
 	pathB := writeSession(t, "ndjson", []frameAt{{0, 'h', req}, {1, 's', big("-", "2")}})
-	a, err := summarize(pathA, Ignore{})
+	a, err := summarize(pathA, sessions.Ignore{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer a.f.Close()
-	b, err := summarize(pathB, Ignore{})
+	b, err := summarize(pathB, sessions.Ignore{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -415,7 +349,7 @@ func TestDiffComparesAnswersPastTheDetailedOnesOnlyAsFarAsTheirKind(t *testing.T
 		cb = c
 	}
 	var d Difference
-	compared := testing.AllocsPerRun(3, func() { d, _ = compareCall(a, b, ca, cb, Ignore{}, false) })
+	compared := testing.AllocsPerRun(3, func() { d, _ = compareCall(a, b, ca, cb, sessions.Ignore{}, false) })
 	if d.Kind != DiffOutcome || !d.Regression || d.Changes != nil {
 		t.Fatalf("past the detailed ones: %s regression=%v with %d changes; want a changed outcome, a regression, no changes", d.Kind, d.Regression, len(d.Changes))
 	}

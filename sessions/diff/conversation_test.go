@@ -1,0 +1,128 @@
+package diff
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/rpctap/rpctap/classify"
+	"github.com/rpctap/rpctap/sessions"
+)
+
+// frameAt is one frame of a test conversation: its time (µs), direction
+// ('h' host to server, 's' server to host) and bytes.
+type frameAt struct {
+	t     int64
+	dir   byte
+	frame string
+}
+
+// writeSession writes a session file of frames, with the given framing.
+func writeSession(t *testing.T, framing string, frames []frameAt) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "s.jsonl")
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bw := bufio.NewWriter(f)
+	w, err := sessions.NewWriter(bw, sessions.Header{ID: "test", Started: time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC), Name: "test", Framing: framing})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, fr := range frames {
+		dir := classify.H2S
+		if fr.dir == 's' {
+			dir = classify.S2H
+		}
+		if err := w.WriteFrame(sessions.FrameRecord{T: fr.t, Dir: dir, Frame: []byte(fr.frame)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	code := 0
+	w.WriteEvent(sessions.EventRecord{T: frames[len(frames)-1].t + 1, Kind: sessions.EventExit, Code: &code})
+	if err := bw.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	return path
+}
+
+const (
+	echoTool = `{"name":"echo","description":"Echoes","inputSchema":{"type":"object","properties":{"message":{"type":"string"}}}}`
+	addTool  = `{"name":"add","description":"Adds","inputSchema":{"type":"object","properties":{"a":{"type":"number"},"b":{"type":"number"}}}}`
+)
+
+// mcpConversation is a small MCP session; change edits its frames by
+// their position before they are written.
+func mcpConversation(change func([]frameAt) []frameAt) []frameAt {
+	frames := []frameAt{
+		{0, 'h', `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`},
+		{1000, 's', `{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"s","version":"1"}}}`},
+		{2000, 'h', `{"jsonrpc":"2.0","method":"notifications/initialized"}`},
+		{3000, 'h', `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`},
+		{4000, 's', `{"jsonrpc":"2.0","id":1,"result":{"tools":[` + echoTool + `,` + addTool + `]}}`},
+		{5000, 'h', `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo","arguments":{"message":"hi"}}}`},
+		{6000, 's', `{"jsonrpc":"2.0","id":2,"result":{"content":[{"type":"text","text":"hi"}]}}`},
+		{7000, 'h', `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"add","arguments":{"a":2,"b":3}}}`},
+		{8000, 's', `{"jsonrpc":"2.0","id":3,"result":{"content":[{"type":"text","text":"5"}]}}`},
+	}
+	if change != nil {
+		frames = change(frames)
+	}
+	return frames
+}
+
+// writeRecords writes a session file of frame records, under a header
+// that names redact as its masks.
+func writeRecords(t *testing.T, redact []string, recs []sessions.FrameRecord) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "s.jsonl")
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	w, err := sessions.NewWriter(f, sessions.Header{ID: "test", Started: time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC), Name: "test", Redact: redact})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range recs {
+		if err := w.WriteFrame(r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return path
+}
+
+func h2s(t int64, frame string) sessions.FrameRecord {
+	return sessions.FrameRecord{T: t, Dir: classify.H2S, Frame: []byte(frame)}
+}
+
+func s2h(t int64, frame string) sessions.FrameRecord {
+	return sessions.FrameRecord{T: t, Dir: classify.S2H, Frame: []byte(frame)}
+}
+
+// fateSession has a frame of every fate: a call the user dropped, one
+// answered in its receiver's place, one edited (with its original), one
+// whose hold time ran out, an injected request with its captured answer,
+// an injected frame a strict server refuses (and the server's error that
+// answers it), and at the end a call still owed when the server exits.
+// Requests time out after 1 s.
+const fateSession = "../../testdata/sessions/fates/user-actions.jsonl"
+
+// decodeJSON decodes a message as the structural diff of sessions does
+// (compare.go), numbers as their text.
+func decodeJSON(b []byte) (any, error) {
+	d := json.NewDecoder(bytes.NewReader(b))
+	d.UseNumber()
+	var v any
+	if err := d.Decode(&v); err != nil {
+		return nil, err
+	}
+	return v, nil
+}
