@@ -14,6 +14,7 @@ import (
 	"github.com/rpctap/rpctap/classify"
 	"github.com/rpctap/rpctap/filter"
 	"github.com/rpctap/rpctap/sessions"
+	"github.com/rpctap/rpctap/sessions/export"
 	"github.com/rpctap/rpctap/tap"
 	"github.com/rpctap/rpctap/tui"
 )
@@ -174,7 +175,7 @@ func TestTextOutputsShowAPeersBackslashApartFromRealControls(t *testing.T) {
 	// check and the Markdown export show the line that is not JSON as
 	// escaped text: the peer's \x1b[2J and rpctap's \x9b apart.
 	var md bytes.Buffer
-	if _, err := sessions.Export(&md, path, sessions.ExportOptions{Format: sessions.FormatMarkdown}); err != nil {
+	if _, err := export.Write(&md, path, export.Options{Format: export.FormatMarkdown}); err != nil {
 		t.Fatal(err)
 	}
 	for name, out := range map[string]string{"check": check.String(), "export --format markdown": md.String()} {

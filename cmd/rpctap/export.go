@@ -9,6 +9,7 @@ import (
 
 	"github.com/rpctap/rpctap/classify"
 	"github.com/rpctap/rpctap/sessions"
+	"github.com/rpctap/rpctap/sessions/export"
 	"github.com/spf13/cobra"
 )
 
@@ -66,7 +67,7 @@ is never the session file itself; without -o the export goes to stdout.`,
 }
 
 func runExport(stdout, stderr io.Writer, path string, f exportFlags) error {
-	format, err := sessions.ParseExportFormat(f.format)
+	format, err := export.ParseFormat(f.format)
 	if err != nil {
 		return usageError(fmt.Errorf("%w (rpctap export FILE --format html -o session.html)", err))
 	}
@@ -83,16 +84,16 @@ func runExport(stdout, stderr io.Writer, path string, f exportFlags) error {
 	if path == "-" {
 		return usageError(errors.New("export reads the session file twice (an index first, then the records), so it needs a file, not stdin: save it first, then rpctap export FILE"))
 	}
-	opts := sessions.ExportOptions{Format: format, MaxFrames: f.maxFrames, Profile: profile, Timeout: f.timeout, Source: path}
+	opts := export.Options{Format: format, MaxFrames: f.maxFrames, Profile: profile, Timeout: f.timeout, Source: path}
 	if !f.noRedact {
 		if opts.Redactor, err = sessions.NewRedactor(os.Environ(), f.redact); err != nil {
 			return usageError(err)
 		}
 	}
 	name := classify.EscapeString(path, 200)
-	res, err := sessions.ExportFile(path, f.out, stdout, opts)
+	res, err := export.File(path, f.out, stdout, opts)
 	switch {
-	case errors.Is(err, sessions.ErrSameFile):
+	case errors.Is(err, export.ErrSameFile):
 		return exitError{code: 2, msg: fmt.Sprintf("cannot export %s over itself: give -o another file (rpctap export %s --format %s -o session.%s)", name, name, format, extension(format))}
 	case errors.Is(err, sessions.ErrNoRecords):
 		return exitError{code: 2, msg: fmt.Sprintf("cannot export %s: no line is a session header or record; give the path of a session rpctap run recorded (rpctap ls lists them)", name)}
@@ -112,4 +113,4 @@ func runExport(stdout, stderr io.Writer, path string, f exportFlags) error {
 	return nil
 }
 
-func extension(f sessions.ExportFormat) string { return f.Extension() }
+func extension(f export.Format) string { return f.Extension() }

@@ -1,9 +1,11 @@
-package sessions
+package export
 
 import (
 	"io"
 	"os"
 	"testing"
+
+	"github.com/rpctap/rpctap/sessions"
 )
 
 // BenchmarkExport exports the session in $RPCTAP_BENCH_SESSION (a large
@@ -13,11 +15,11 @@ func BenchmarkExport(b *testing.B) {
 	if path == "" {
 		b.Skip("set RPCTAP_BENCH_SESSION to a session file (go run ./testdata/bench/gensession -o FILE)")
 	}
-	for _, f := range []ExportFormat{FormatMarkdown, FormatJSON, FormatHAR, FormatOTLP} {
+	for _, f := range []Format{FormatMarkdown, FormatJSON, FormatHAR, FormatOTLP} {
 		b.Run(f.String(), func(b *testing.B) {
-			red, _ := NewRedactor(os.Environ(), nil)
+			red, _ := sessions.NewRedactor(os.Environ(), nil)
 			for b.Loop() {
-				if _, err := Export(io.Discard, path, ExportOptions{Format: f, Redactor: red}); err != nil {
+				if _, err := Write(io.Discard, path, Options{Format: f, Redactor: red}); err != nil {
 					b.Fatal(err)
 				}
 			}

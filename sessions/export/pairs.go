@@ -1,4 +1,4 @@
-package sessions
+package export
 
 import (
 	"bytes"
@@ -10,18 +10,19 @@ import (
 	"time"
 
 	"github.com/rpctap/rpctap/classify"
+	"github.com/rpctap/rpctap/sessions"
 )
 
 // An exportPair is one request (a batch member on its own) with its
 // answer, masked and classified, for the formats made of pairs.
 type exportPair struct {
 	reqPos  int
-	req     *Entry
-	reqEv   *Event
+	req     *sessions.Entry
+	reqEv   *sessions.Event
 	reqMsg  *classify.Message // the request (the member of a batch)
 	member  int               // the member's index in its batch, or -1
-	resp    *Entry            // nil when unanswered
-	respEv  *Event
+	resp    *sessions.Entry   // nil when unanswered
+	respEv  *sessions.Event
 	respMsg *classify.Message
 	latency time.Duration
 }
@@ -31,16 +32,16 @@ type exportPair struct {
 // the user dropped it in the tap, and its receiver never read it).
 func (p *exportPair) status() string {
 	switch {
-	case p.respMsg == nil && p.reqEv.Held == HeldDropped:
+	case p.respMsg == nil && p.reqEv.Held == sessions.HeldDropped:
 		return "dropped"
-	case p.respMsg == nil && p.req.Status == StatusOK:
-		return StatusPending.String() // a batch member left unanswered
+	case p.respMsg == nil && p.req.Status == sessions.StatusOK:
+		return sessions.StatusPending.String() // a batch member left unanswered
 	case p.respMsg == nil:
 		return p.req.Status.String()
 	case p.respMsg.HasError():
-		return StatusError.String()
+		return sessions.StatusError.String()
 	}
-	return StatusOK.String()
+	return sessions.StatusOK.String()
 }
 
 // eachPair calls fn with each request of the session in order, with its
@@ -134,8 +135,8 @@ func (j *jsonOut) str(s string) *jsonOut { return j.strBytes([]byte(s)) }
 
 func (j *jsonOut) strBytes(s []byte) *jsonOut {
 	n := len(j.b)
-	j.b = AppendString(j.b, s)
-	if bytes.IndexByte(j.b[n:], 0x7f) >= 0 { // the one byte AppendString keeps that AppendSafeJSON does not
+	j.b = sessions.AppendString(j.b, s)
+	if bytes.IndexByte(j.b[n:], 0x7f) >= 0 { // the one byte sessions.AppendString keeps that AppendSafeJSON does not
 		q := classify.AppendSafeJSON(nil, j.b[n:])
 		j.b = append(j.b[:n], q...)
 	}
@@ -178,8 +179,8 @@ func (j *jsonOut) id(m *classify.Message) *jsonOut {
 
 // fate writes ,"fate":{…} for a record whose frame had a fate in the tap
 // (Fate.AppendJSON), nothing for one that had none.
-func (j *jsonOut) fate(ev *Event) *jsonOut {
-	if f := FateOf(ev); !f.IsZero() {
+func (j *jsonOut) fate(ev *sessions.Event) *jsonOut {
+	if f := sessions.FateOf(ev); !f.IsZero() {
 		j.b = f.AppendJSON(append(j.b, `,"fate":`...))
 	}
 	return j
@@ -197,7 +198,7 @@ func (j *jsonOut) time(t time.Time) *jsonOut {
 	return j
 }
 
-func (j *jsonOut) finding(f EntryFinding, line int64) *jsonOut {
+func (j *jsonOut) finding(f sessions.EntryFinding, line int64) *jsonOut {
 	j.raw(`{"line":`).int(line).raw(`,"code":`).str(f.Code.String()).raw(`,"severity":`).str(f.Severity.String()).
 		raw(`,"message":`).str(f.Message)
 	if f.Member >= 0 {
@@ -230,7 +231,7 @@ func (j *jsonOut) pairFindings(s *exporter, p *exportPair) *jsonOut {
 }
 
 // pairFindings are the findings about a pair's request and answer.
-func (s *exporter) pairFindings(p *exportPair) (req, resp []EntryFinding) {
+func (s *exporter) pairFindings(p *exportPair) (req, resp []sessions.EntryFinding) {
 	if p.req.Codes != 0 {
 		req = s.findings(p.reqPos)
 	}
@@ -314,7 +315,7 @@ func (s *exporter) jsonDoc(w io.Writer) error {
 	}
 	j.raw("\n],\n\"findings\":[")
 	n = 0
-	s.eachFinding(func(e *Entry, fs []EntryFinding) {
+	s.eachFinding(func(e *sessions.Entry, fs []sessions.EntryFinding) {
 		for _, f := range fs {
 			if n > 0 {
 				j.raw(",")
@@ -332,8 +333,8 @@ func (s *exporter) jsonDoc(w io.Writer) error {
 }
 
 // eachFinding calls fn with each entry that has findings, in order.
-func (s *exporter) eachFinding(fn func(e *Entry, fs []EntryFinding)) {
-	var chunk []Entry
+func (s *exporter) eachFinding(fn func(e *sessions.Entry, fs []sessions.EntryFinding)) {
+	var chunk []sessions.Entry
 	for pos := 0; pos < s.counts.Entries; pos += len(chunk) {
 		chunk = s.x.Entries(chunk[:0], pos, pos+4096)
 		for i := range chunk {
@@ -366,7 +367,7 @@ func (s *exporter) har(w io.Writer) error {
 		j.raw(`,"request":{"method":"POST","url":`).str(u).raw(`,"httpVersion":"JSON-RPC/2.0","cookies":[],"headers":[],"queryString":[],"postData":{"mimeType":"application/json","text":`).
 			strBytes(p.reqMsg.Frame).raw(`},"headersSize":-1,"bodySize":`).int(int64(len(p.reqMsg.Frame))).raw("}")
 		status, text := 0, "no answer: "+p.status()
-		if f := FateOf(p.reqEv); !f.Delivered() {
+		if f := sessions.FateOf(p.reqEv); !f.Delivered() {
 			text = "no answer: " + f.Text()
 		}
 		var body []byte
@@ -375,7 +376,7 @@ func (s *exporter) har(w io.Writer) error {
 			status, text = 200, "OK"
 			if p.respMsg.HasError() {
 				status, text = 500, "JSON-RPC error"
-				if msg, ok := ErrorMessage(p.respMsg); ok {
+				if msg, ok := sessions.ErrorMessage(p.respMsg); ok {
 					text = msg
 				}
 			}
@@ -405,11 +406,11 @@ func (s *exporter) har(w io.Writer) error {
 				j.raw(`,"error_code":`).int(code)
 			}
 		}
-		if f := FateOf(p.reqEv); !f.IsZero() {
+		if f := sessions.FateOf(p.reqEv); !f.IsZero() {
 			j.b = f.AppendJSON(append(j.b, `,"request_fate":`...))
 		}
 		if p.respEv != nil {
-			if f := FateOf(p.respEv); !f.IsZero() {
+			if f := sessions.FateOf(p.respEv); !f.IsZero() {
 				j.b = f.AppendJSON(append(j.b, `,"response_fate":`...))
 			}
 		}
@@ -457,12 +458,12 @@ func (s *exporter) otlp(w io.Writer) error {
 			j.raw(",")
 		}
 		n++
-		sp := SpanPair{SessionID: s.hdr.ID, Request: p.reqMsg, Response: p.respMsg, RequestLine: p.req.Seq, Member: p.member, Start: s.at(p.req.T),
-			RequestFate: FateOf(p.reqEv)}
+		sp := sessions.SpanPair{SessionID: s.hdr.ID, Request: p.reqMsg, Response: p.respMsg, RequestLine: p.req.Seq, Member: p.member, Start: s.at(p.req.T),
+			RequestFate: sessions.FateOf(p.reqEv)}
 		if p.resp != nil {
-			sp.ResponseLine, sp.End, sp.ResponseFate = p.resp.Seq, s.at(p.resp.T), FateOf(p.respEv)
+			sp.ResponseLine, sp.End, sp.ResponseFate = p.resp.Seq, s.at(p.resp.T), sessions.FateOf(p.respEv)
 		}
-		PairSpanIn(&s.span, sp)
+		sessions.PairSpanIn(&s.span, sp)
 		s.spanJSON(j, &s.span)
 		if n%otlpBatch == 0 {
 			j.raw("]}]}]}\n")
@@ -480,7 +481,7 @@ func (s *exporter) otlp(w io.Writer) error {
 	return j.err
 }
 
-func (s *exporter) spanJSON(j *jsonOut, sp *Span) {
+func (s *exporter) spanJSON(j *jsonOut, sp *sessions.Span) {
 	j.raw(`{"traceId":"`)
 	j.b = hex.AppendEncode(j.b, sp.TraceID[:])
 	j.raw(`","spanId":"`)

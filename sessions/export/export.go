@@ -1,4 +1,12 @@
-package sessions
+// Package export writes a session file in another format, as rpctap
+// export does (File, Write): a Markdown transcript, a Mermaid
+// sequenceDiagram, one self-contained HTML page, JSON of the pairs with
+// their latency, HAR 1.2, and OTLP JSON lines (spans built by the span
+// model in sessions, which rpctap's live OTLP export shares). Every format
+// masks the secrets its Redactor knows and escapes peer text; those that
+// show the session record by record can leave its middle out
+// (Options.MaxFrames).
+package export
 
 import (
 	"bufio"
@@ -11,27 +19,28 @@ import (
 	"time"
 
 	"github.com/rpctap/rpctap/classify"
+	"github.com/rpctap/rpctap/sessions"
 )
 
-// An ExportFormat is a kind of export of a session.
-type ExportFormat int
+// A Format is a kind of export of a session.
+type Format int
 
 // The export formats.
 const (
-	FormatMarkdown ExportFormat = iota + 1 // a transcript for issues and PRs
-	FormatMermaid                          // a sequenceDiagram, folded
-	FormatHTML                             // one self-contained page, folded
-	FormatJSON                             // pairs, findings and per-method latency
-	FormatHAR                              // HAR 1.2, an entry per pair
-	FormatOTLP                             // OTLP JSON lines, a span per pair
+	FormatMarkdown Format = iota + 1 // a transcript for issues and PRs
+	FormatMermaid                    // a sequenceDiagram, folded
+	FormatHTML                       // one self-contained page, folded
+	FormatJSON                       // pairs, findings and per-method latency
+	FormatHAR                        // HAR 1.2, an entry per pair
+	FormatOTLP                       // OTLP JSON lines, a span per pair
 )
 
 var formatNames = [...]string{"", "markdown", "mermaid", "html", "json", "har", "otlp"}
 
-// ExportFormatNames lists the formats by name, for help and errors.
-const ExportFormatNames = "markdown, mermaid, html, json, har or otlp"
+// FormatNames lists the formats by name, for help and errors.
+const FormatNames = "markdown, mermaid, html, json, har or otlp"
 
-func (f ExportFormat) String() string {
+func (f Format) String() string {
 	if f > 0 && int(f) < len(formatNames) {
 		return formatNames[f]
 	}
@@ -39,7 +48,7 @@ func (f ExportFormat) String() string {
 }
 
 // Extension is the usual file name extension of the format.
-func (f ExportFormat) Extension() string {
+func (f Format) Extension() string {
 	switch f {
 	case FormatMarkdown:
 		return "md"
@@ -51,24 +60,24 @@ func (f ExportFormat) Extension() string {
 	return f.String()
 }
 
-// ParseExportFormat reads a format's name ("md" is markdown too).
-func ParseExportFormat(s string) (ExportFormat, error) {
+// ParseFormat reads a format's name ("md" is markdown too).
+func ParseFormat(s string) (Format, error) {
 	if s == "md" {
 		return FormatMarkdown, nil
 	}
 	for i, n := range formatNames {
 		if i > 0 && n == s {
-			return ExportFormat(i), nil
+			return Format(i), nil
 		}
 	}
-	return 0, fmt.Errorf("unknown export format %q: use %s", s, ExportFormatNames)
+	return 0, fmt.Errorf("unknown export format %q: use %s", s, FormatNames)
 }
 
 // DefaultMaxFrames is how many records a format shows of a session unless
 // told otherwise: the formats a reader takes in whole (a diagram, a page)
 // cannot stream, so they fold a long session; the others show all of it
 // (0).
-func (f ExportFormat) DefaultMaxFrames() int {
+func (f Format) DefaultMaxFrames() int {
 	switch f {
 	case FormatMermaid:
 		return 200
@@ -80,20 +89,20 @@ func (f ExportFormat) DefaultMaxFrames() int {
 
 // Folds reports whether the format may leave records out (--max-frames):
 // those that show the session record by record.
-func (f ExportFormat) Folds() bool {
+func (f Format) Folds() bool {
 	return f == FormatMarkdown || f == FormatMermaid || f == FormatHTML
 }
 
-// ExportOptions configure an export.
-type ExportOptions struct {
-	Format ExportFormat
+// Options configure an export.
+type Options struct {
+	Format Format
 	// MaxFrames is how many records a folding format shows (the first
 	// and last half of them), with a note of how many were left out in
 	// between: 0 means the format's default, negative means all.
 	MaxFrames int
 	// Redactor masks secrets in everything taken from the session (nil:
 	// nothing more is masked than the recording's own redaction).
-	Redactor *Redactor
+	Redactor *sessions.Redactor
 	// Profile, Timeout and MethodTimeouts judge the session as check does.
 	Profile        classify.Profile
 	Timeout        time.Duration
@@ -106,8 +115,8 @@ type ExportOptions struct {
 	Version string
 }
 
-// An ExportResult says what an export wrote.
-type ExportResult struct {
+// An Result says what an export wrote.
+type Result struct {
 	// Records counts the session's records; Shown those the export
 	// showed (fewer when it folded).
 	Records, Shown int
@@ -121,21 +130,21 @@ type ExportResult struct {
 }
 
 // Folded reports whether records were left out.
-func (r ExportResult) Folded() bool { return r.Shown < r.Records }
+func (r Result) Folded() bool { return r.Shown < r.Records }
 
-// ErrSameFile is returned by ExportFile asked to write over its input.
+// ErrSameFile is returned by File asked to write over its input.
 var ErrSameFile = errors.New("the output is the session file itself")
 
-// ExportFile exports the session file at path to out, through a temporary
+// File exports the session file at path to out, through a temporary
 // file in out's directory renamed over out once complete, so that out is
 // never left half written; out "" or "-" writes to stdout instead. It
 // never writes over the session file, and the export is readable by no
 // one who cannot read the session file (it takes the file's permissions,
 // 0600 for a session rpctap recorded).
-func ExportFile(path, out string, stdout io.Writer, opts ExportOptions) (ExportResult, error) {
+func File(path, out string, stdout io.Writer, opts Options) (Result, error) {
 	if out == "" || out == "-" {
 		bw := bufio.NewWriterSize(stdout, 1<<20)
-		res, err := Export(bw, path, opts)
+		res, err := Write(bw, path, opts)
 		if ferr := bw.Flush(); err == nil && ferr != nil {
 			err = fmt.Errorf("writing the export: %w", ferr)
 		}
@@ -143,23 +152,23 @@ func ExportFile(path, out string, stdout io.Writer, opts ExportOptions) (ExportR
 	}
 	in, err := os.Stat(path)
 	if err != nil {
-		return ExportResult{}, err
+		return Result{}, err
 	}
 	if same, err := sameFile(in, out); err != nil {
-		return ExportResult{}, err
+		return Result{}, err
 	} else if same {
-		return ExportResult{}, ErrSameFile
+		return Result{}, ErrSameFile
 	}
 	if err := outputPlace(out, opts.Format); err != nil {
-		return ExportResult{}, err
+		return Result{}, err
 	}
 	tmp, err := os.CreateTemp(filepath.Dir(out), "."+filepath.Base(out)+".*.tmp")
 	if err != nil {
-		return ExportResult{}, fmt.Errorf("cannot write the export next to %s: %w", out, err)
+		return Result{}, fmt.Errorf("cannot write the export next to %s: %w", out, err)
 	}
 	defer os.Remove(tmp.Name()) // after the rename, there is nothing to remove
 	bw := bufio.NewWriterSize(tmp, 1<<20)
-	res, err := Export(bw, path, opts)
+	res, err := Write(bw, path, opts)
 	if err == nil {
 		err = bw.Flush()
 	}
@@ -181,7 +190,7 @@ func ExportFile(path, out string, stdout io.Writer, opts ExportOptions) (ExportR
 // outputPlace checks, before anything is written, that out can be
 // written: its directory exists, and it is not itself a directory. Its
 // errors say what to do, and are not about the session file.
-func outputPlace(out string, f ExportFormat) error {
+func outputPlace(out string, f Format) error {
 	q := func(p string) string { return classify.EscapeString(p, 200) }
 	dir := filepath.Dir(out)
 	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
@@ -206,15 +215,16 @@ func sameFile(in os.FileInfo, out string) (bool, error) {
 	return os.SameFile(in, o), nil
 }
 
-// Export writes the session file at path to w in opts.Format. It reads
-// the file twice, streaming: first into an Index (an entry a record, no
-// payloads) and the session's pairs, then record by record to write them,
-// reading a pair's answer back by its offset. Memory grows with the
-// number of records (about a hundred bytes each), never with their size.
-func Export(w io.Writer, path string, opts ExportOptions) (ExportResult, error) {
+// Write writes the session file at path to w in opts.Format. It reads
+// the file twice, streaming: first into a sessions.Index (an entry a
+// record, no payloads) and the session's pairs, then record by record to
+// write them, reading a pair's answer back by its offset. Memory grows
+// with the number of records (about a hundred bytes each), never with
+// their size.
+func Write(w io.Writer, path string, opts Options) (Result, error) {
 	s, err := openExport(path, opts)
 	if err != nil {
-		return ExportResult{}, err
+		return Result{}, err
 	}
 	defer s.f.Close()
 	switch opts.Format {
@@ -231,44 +241,44 @@ func Export(w io.Writer, path string, opts ExportOptions) (ExportResult, error) 
 	case FormatOTLP:
 		err = s.otlp(w)
 	default:
-		err = fmt.Errorf("unknown export format: use %s", ExportFormatNames)
+		err = fmt.Errorf("unknown export format: use %s", FormatNames)
 	}
 	return s.res, err
 }
 
 // exporter is one export under way.
 type exporter struct {
-	opts   ExportOptions
+	opts   Options
 	f      *os.File
-	x      *Index
-	pairs  Pairs
-	hdr    Header
+	x      *sessions.Index
+	pairs  sessions.Pairs
+	hdr    sessions.Header
 	hasHdr bool
-	counts Counts
-	red    *Redactor
+	counts sessions.Counts
+	red    *sessions.Redactor
 	cuts   Cuts
-	res    ExportResult
+	res    Result
 	// fold: records at positions [foldFrom, foldTo) are left out.
 	foldFrom, foldTo int
-	recs, back       *RecordReader // records in order; answers
-	ids              *RecordReader // batch answers, for their members' ids (HTML)
-	idsSeq           int64         // the line ids read last, its frame classified in idsMsg
+	recs, back       *sessions.RecordReader // records in order; answers
+	ids              *sessions.RecordReader // batch answers, for their members' ids (HTML)
+	idsSeq           int64                  // the line ids read last, its frame classified in idsMsg
 	idsMsg           classify.Message
 	buf, body        []byte // scratch of prettyFrame and mdRecord
 	masked           bool   // the export's masking changed the frame walk gives fn
 	// Scratch of eachPair and the OTLP export, reused pair to pair.
 	reqMsg classify.Message
 	pair   exportPair
-	span   Span
+	span   sessions.Span
 }
 
-func openExport(path string, opts ExportOptions) (*exporter, error) {
+func openExport(path string, opts Options) (*exporter, error) {
 	s := &exporter{opts: opts, red: opts.Redactor, cuts: opts.Cuts}
 	if s.cuts == (Cuts{}) {
 		s.cuts = DefaultCuts
 	}
-	iopts := s.pairs.CollectPairs(IndexOptions{Profile: opts.Profile, Timeout: opts.Timeout, MethodTimeouts: opts.MethodTimeouts})
-	x, err := IndexFile(path, iopts, nil)
+	iopts := s.pairs.CollectPairs(sessions.IndexOptions{Profile: opts.Profile, Timeout: opts.Timeout, MethodTimeouts: opts.MethodTimeouts})
+	x, err := sessions.IndexFile(path, iopts, nil)
 	if err != nil {
 		return nil, err // it says "reading the session file"
 	}
@@ -276,14 +286,14 @@ func openExport(path string, opts ExportOptions) (*exporter, error) {
 	s.hdr, s.hasHdr = x.Header()
 	s.counts = x.Counts()
 	if s.counts.Entries == 0 && !s.hasHdr {
-		return nil, ErrNoRecords
+		return nil, sessions.ErrNoRecords
 	}
 	if s.f, err = os.Open(path); err != nil {
 		return nil, fmt.Errorf("reading the session file: %w", err)
 	}
 	// Both are read in walkEntries' reading goroutine: recs the records
 	// in order, back the answers.
-	s.recs, s.back = NewRecordReader(s.f), NewRecordReader(s.f)
+	s.recs, s.back = sessions.NewRecordReader(s.f), sessions.NewRecordReader(s.f)
 	s.back.LookIn(s.recs) // an answer close after its request is read with it
 	s.pairs.List()        // sorted now, read by both goroutines from here on
 	s.res.Records = s.counts.Entries
@@ -305,7 +315,7 @@ func openExport(path string, opts ExportOptions) (*exporter, error) {
 // entry and position, masked. Records in the fold are not read: fold is
 // called once in their place (when not nil). With frames false, only the
 // frame records that hold requests are read (and given to fn).
-func (s *exporter) walk(fn func(pos int, e *Entry, ev *Event) error, fold func() error) error {
+func (s *exporter) walk(fn func(pos int, e *sessions.Entry, ev *sessions.Event) error, fold func() error) error {
 	return s.walkEntries(true, func(it *walkItem, _ []walkItem) error { return fn(it.pos, &it.e, &it.ev) }, fold)
 }
 
@@ -371,8 +381,8 @@ type walkBatch struct {
 
 type walkItem struct {
 	pos                     int
-	e                       Entry
-	ev                      Event
+	e                       sessions.Entry
+	ev                      sessions.Event
 	frame, header, original [2]int // where ev's bytes are in data
 	fold                    bool   // the fold is here
 	// answer marks the answer of a pair of the request before it, with
@@ -412,7 +422,7 @@ func (b *walkBatch) add(it walkItem) {
 // readBatches reads the records walkEntries walks into batches.
 func (s *exporter) readBatches(all bool, full chan<- *walkBatch, free <-chan *walkBatch, done <-chan struct{}) {
 	n := s.counts.Entries
-	var chunk []Entry
+	var chunk []sessions.Entry
 	base := 0
 	list, pi := s.pairs.List(), 0 // the pairs, and the first of those not passed yet
 	var b *walkBatch
@@ -498,7 +508,7 @@ func (s *exporter) readBatches(all bool, full chan<- *walkBatch, free <-chan *wa
 
 // mask masks the secrets the exporter's redactor knows in a record, and
 // reports whether it changed the frame.
-func (s *exporter) mask(ev *Event) bool {
+func (s *exporter) mask(ev *sessions.Event) bool {
 	if s.red == nil {
 		return false
 	}
@@ -516,10 +526,10 @@ func (s *exporter) mask(ev *Event) bool {
 }
 
 // response reads back the record on line seq, masked.
-func (s *exporter) response(seq int64) (Entry, *Event, error) {
+func (s *exporter) response(seq int64) (sessions.Entry, *sessions.Event, error) {
 	i, ok := s.x.BySeq(seq)
 	if !ok {
-		return Entry{}, nil, fmt.Errorf("line %d is not in the index", seq)
+		return sessions.Entry{}, nil, fmt.Errorf("line %d is not in the index", seq)
 	}
 	e := s.x.At(i)
 	ev, err := s.back.Read(e)
@@ -532,7 +542,7 @@ func (s *exporter) response(seq int64) (Entry, *Event, error) {
 
 // classify judges a (masked) record's frame for what the export shows of
 // it: its kind, id, method, members.
-func (s *exporter) classify(ev *Event) classify.Message {
+func (s *exporter) classify(ev *sessions.Event) classify.Message {
 	return s.hdr.Classify(ev.Frame, ev.Dir, s.x.Profile())
 }
 
@@ -542,8 +552,8 @@ func (s *exporter) classify(ev *Event) classify.Message {
 // of the member that answers, not of its batch.
 func (s *exporter) stats() ([]MethodStats, error) {
 	var b statsBuilder
-	var chunk []Entry
-	var rr *RecordReader // batches are few: read apart from the walk's readers
+	var chunk []sessions.Entry
+	var rr *sessions.RecordReader // batches are few: read apart from the walk's readers
 	for pos := 0; pos < s.counts.Entries; pos += len(chunk) {
 		chunk = s.x.Entries(chunk[:0], pos, pos+4096)
 		for i := range chunk {
@@ -555,7 +565,7 @@ func (s *exporter) stats() ([]MethodStats, error) {
 				b.notification(e.Method)
 			case e.Kind == classify.KindBatch && e.IsFrame():
 				if rr == nil {
-					rr = NewRecordReader(s.f)
+					rr = sessions.NewRecordReader(s.f)
 				}
 				ev, err := rr.Read(*e)
 				if err != nil {
@@ -580,7 +590,7 @@ func (s *exporter) stats() ([]MethodStats, error) {
 }
 
 // findings returns the findings about the entry at position pos, masked.
-func (s *exporter) findings(pos int) []EntryFinding {
+func (s *exporter) findings(pos int) []sessions.EntryFinding {
 	fs := s.x.Findings(pos)
 	for i := range fs {
 		fs[i].Message = s.red.MaskString(fs[i].Message)
@@ -598,7 +608,7 @@ func (s *exporter) text(t string, max int) string {
 // appended). The index's judgement says a frame is JSON when the index
 // read it whole and the export's masking left it as it was; it is checked
 // otherwise.
-func (s *exporter) prettyFrame(dst []byte, e *Entry, frame []byte) ([]byte, bool) {
+func (s *exporter) prettyFrame(dst []byte, e *sessions.Entry, frame []byte) ([]byte, bool) {
 	if !s.knownJSON(e, frame) && !classify.Valid(frame) {
 		return dst, false
 	}
@@ -620,7 +630,7 @@ func (s *exporter) original(dst, orig []byte) (out []byte, isJSON bool) {
 // knownJSON reports whether the index judged frame, the frame of entry e
 // as walk gives it, one valid JSON value: a kind only JSON has, from the
 // whole frame, which the export's masking did not change since.
-func (s *exporter) knownJSON(e *Entry, frame []byte) bool {
+func (s *exporter) knownJSON(e *sessions.Entry, frame []byte) bool {
 	limit := s.hdr.ParseLimit
 	if limit <= 0 || limit > classify.MaxParse {
 		limit = classify.MaxParse
@@ -656,7 +666,7 @@ func (s *exporter) leftOut() (frames int, fromLine, toLine int64) {
 	if s.foldTo <= s.foldFrom {
 		return 0, 0, 0
 	}
-	var chunk []Entry
+	var chunk []sessions.Entry
 	for pos := s.foldFrom; pos < s.foldTo; pos += len(chunk) {
 		chunk = s.x.Entries(chunk[:0], pos, min(pos+4096, s.foldTo))
 		for i := range chunk {

@@ -1,4 +1,4 @@
-package sessions
+package export
 
 import (
 	"bufio"
@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/rpctap/rpctap/classify"
+	"github.com/rpctap/rpctap/sessions"
 )
 
 // The Markdown export: a transcript for issues and PRs.
@@ -24,17 +25,17 @@ func (s *exporter) markdown(out io.Writer) error {
 	s.mdSummary(w, stats)
 	fmt.Fprintf(w, "\n## Transcript\n")
 	var b []byte
-	err = s.walk(func(pos int, e *Entry, ev *Event) error {
+	err = s.walk(func(pos int, e *sessions.Entry, ev *sessions.Event) error {
 		b = s.mdRecord(b[:0], pos, e, ev)
 		_, err := w.Write(b)
-		if cap(b) > MaxKeptLine { // a huge frame's buffers are not kept
+		if cap(b) > sessions.MaxKeptLine { // a huge frame's buffers are not kept
 			b, s.body, s.buf = nil, nil, nil
 		}
 		return err
 	}, func() error {
 		frames, from, to := s.leftOut()
 		_, err := fmt.Fprintf(w, "\n> **%s left out here** (lines %d–%d of %d records): `rpctap export --max-frames N` shows more.\n",
-			Count(frames, "frame"), from, to, s.counts.Entries)
+			sessions.Count(frames, "frame"), from, to, s.counts.Entries)
 		return err
 	})
 	if err != nil {
@@ -55,7 +56,7 @@ func (s *exporter) mdSummary(w io.Writer, stats []MethodStats) {
 		fmt.Fprintf(w, "| started | %s |\n", s.hdr.Started.UTC().Format("2006-01-02 15:04:05.000 UTC"))
 	}
 	fmt.Fprintf(w, "| profile | %s, framing %s |\n", s.x.Profile(), mdText(classify.EscapeString(s.hdr.FramingOrDefault(), 20)))
-	fmt.Fprintf(w, "| records | %d: %d host → server, %d server → host, %d stderr, %s |\n", c.Entries, c.H2S, c.S2H, c.Err, Count(c.Events, "event"))
+	fmt.Fprintf(w, "| records | %d: %d host → server, %d server → host, %d stderr, %s |\n", c.Entries, c.H2S, c.S2H, c.Err, sessions.Count(c.Events, "event"))
 	fmt.Fprintf(w, "| findings | %s |\n", findingsSummary(c))
 	if s.res.Folded() {
 		fmt.Fprintf(w, "| shown | %d of %d records (`--max-frames`) |\n", s.res.Shown, s.res.Records)
@@ -74,7 +75,7 @@ func (s *exporter) mdSummary(w io.Writer, stats []MethodStats) {
 }
 
 // mdRecord appends one record of the transcript.
-func (s *exporter) mdRecord(b []byte, pos int, e *Entry, ev *Event) []byte {
+func (s *exporter) mdRecord(b []byte, pos int, e *sessions.Entry, ev *sessions.Event) []byte {
 	b = strconv.AppendInt(append(b, "\n**line "...), e.Seq, 10)
 	b = appendMS(append(b, "** · +"...), time.Duration(e.T)*time.Microsecond)
 	b = append(b, " · "...)
@@ -135,7 +136,7 @@ func appendFence(b []byte, lang string, body []byte) []byte {
 
 // appendFrameTitle appends what a frame is: its direction, kind, method
 // and id, its pair; code appends peer text quoted for the format.
-func (s *exporter) appendFrameTitle(t []byte, e *Entry, ev *Event, code func([]byte, string) []byte) []byte {
+func (s *exporter) appendFrameTitle(t []byte, e *sessions.Entry, ev *sessions.Event, code func([]byte, string) []byte) []byte {
 	t = append(t, dirText(e.Dir)...)
 	if e.Dir == classify.Err {
 		return t
@@ -155,10 +156,10 @@ func (s *exporter) appendFrameTitle(t []byte, e *Entry, ev *Event, code func([]b
 	case e.Pair != 0:
 		t = strconv.AppendInt(append(t, " · answered on line "...), e.Pair, 10)
 		t = appendMS(append(t, " after "...), e.Latency)
-	case e.Kind == classify.KindRequest && e.Status != StatusOK && e.Status != StatusError:
+	case e.Kind == classify.KindRequest && e.Status != sessions.StatusOK && e.Status != sessions.StatusError:
 		t = append(append(t, " · "...), e.Status.String()...)
 	}
-	if fate := FateOf(ev).Text(); fate != "" {
+	if fate := sessions.FateOf(ev).Text(); fate != "" {
 		t = append(append(t, " · "...), fate...)
 	}
 	if ev.Redacted {
@@ -168,9 +169,9 @@ func (s *exporter) appendFrameTitle(t []byte, e *Entry, ev *Event, code func([]b
 }
 
 // eventText says what an event record is, for people.
-func (s *exporter) eventText(ev *Event) string {
+func (s *exporter) eventText(ev *sessions.Event) string {
 	switch ev.Kind {
-	case EventExit:
+	case sessions.EventExit:
 		switch {
 		case ev.Signal != "":
 			return "the server was killed by " + classify.EscapeString(ev.Signal, 40)
@@ -178,11 +179,11 @@ func (s *exporter) eventText(ev *Event) string {
 			return fmt.Sprintf("the server exited with status %d", *ev.Code)
 		}
 		return "the server exited"
-	case EventStart:
+	case sessions.EventStart:
 		return "the server started"
-	case EventGap:
-		return fmt.Sprintf("%s %s could not be recorded", Count(int(ev.Missing), "frame"), dirText(ev.Dir))
-	case EventNote:
+	case sessions.EventGap:
+		return fmt.Sprintf("%s %s could not be recorded", sessions.Count(int(ev.Missing), "frame"), dirText(ev.Dir))
+	case sessions.EventNote:
 		return "note: " + s.text(ev.Text, 400)
 	}
 	return "event " + classify.EscapeString(ev.Kind, 40)
@@ -269,10 +270,10 @@ func appendMS(b []byte, d time.Duration) []byte {
 
 // findingsSummary counts the records by their worst finding, for an
 // export's summary: the peers', then the user's own, apart.
-func findingsSummary(c Counts) string {
-	out := fmt.Sprintf("%s, %s, %s (records by their worst)", Count(c.Errors, "error"), Count(c.Warnings, "warning"), Count(c.Infos, "note"))
+func findingsSummary(c sessions.Counts) string {
+	out := fmt.Sprintf("%s, %s, %s (records by their worst)", sessions.Count(c.Errors, "error"), sessions.Count(c.Warnings, "warning"), sessions.Count(c.Infos, "note"))
 	if n := c.UserErrors + c.UserWarnings + c.UserInfos; n > 0 {
-		out += fmt.Sprintf("; apart, %s about frames the user injected or edited", Count(n, "record"))
+		out += fmt.Sprintf("; apart, %s about frames the user injected or edited", sessions.Count(n, "record"))
 	}
 	return out
 }
@@ -288,12 +289,12 @@ func (s *exporter) mermaid(out io.Writer) error {
 		fmt.Fprintf(w, "    participant R as rpctap\n")
 	}
 	fmt.Fprintf(w, "    participant S as %s\n", mmdText("Server "+classify.EscapeString(s.sessionName(), 60), 60))
-	err := s.walk(func(pos int, e *Entry, ev *Event) error {
+	err := s.walk(func(pos int, e *sessions.Entry, ev *sessions.Event) error {
 		s.mermaidRecord(w, pos, e, ev)
 		return nil
 	}, func() error {
 		frames, from, to := s.leftOut()
-		fmt.Fprintf(w, "    Note over H,S: %s\n", mmdText(fmt.Sprintf("%s left out (lines %d to %d); rpctap export --max-frames N shows more", Count(frames, "frame"), from, to), 0))
+		fmt.Fprintf(w, "    Note over H,S: %s\n", mmdText(fmt.Sprintf("%s left out (lines %d to %d); rpctap export --max-frames N shows more", sessions.Count(frames, "frame"), from, to), 0))
 		return nil
 	})
 	if err != nil {
@@ -302,7 +303,7 @@ func (s *exporter) mermaid(out io.Writer) error {
 	return w.Flush()
 }
 
-func (s *exporter) mermaidRecord(w io.Writer, pos int, e *Entry, ev *Event) {
+func (s *exporter) mermaidRecord(w io.Writer, pos int, e *sessions.Entry, ev *sessions.Event) {
 	if !e.IsFrame() {
 		fmt.Fprintf(w, "    Note over H,S: %s\n", mmdText(fmt.Sprintf("line %d: %s", e.Seq, s.eventText(ev)), 120))
 		return
@@ -315,9 +316,9 @@ func (s *exporter) mermaidRecord(w io.Writer, pos int, e *Entry, ev *Event) {
 	if e.Dir == classify.S2H {
 		from, to = "S", "H"
 	}
-	fate := FateOf(ev)
+	fate := sessions.FateOf(ev)
 	switch {
-	case fate.Src == SrcInject:
+	case fate.Src == sessions.SrcInject:
 		from = "R" // the user wrote it: it comes from rpctap
 	case !fate.Delivered():
 		to = "R" // dropped, answered in place, captured: it went no further
@@ -327,7 +328,7 @@ func (s *exporter) mermaidRecord(w io.Writer, pos int, e *Entry, ev *Event) {
 	switch e.Kind {
 	case classify.KindResponse:
 		arrow = "-->>"
-		if e.Status == StatusError {
+		if e.Status == sessions.StatusError {
 			arrow = "--x"
 			label = fmt.Sprintf("%d error", e.Seq)
 		} else {
@@ -355,7 +356,7 @@ func (s *exporter) mermaidRecord(w io.Writer, pos int, e *Entry, ev *Event) {
 		}
 		label += "]"
 	}
-	if fate.Held == HeldDropped || fate.Held == HeldAnswered {
+	if fate.Held == sessions.HeldDropped || fate.Held == sessions.HeldAnswered {
 		arrow = "-x" // its receiver never read it
 		if e.Kind == classify.KindResponse {
 			arrow = "--x"
@@ -389,11 +390,11 @@ func noteOver(from, to string) string {
 // tapActs reports whether a frame of the session starts or ends at the
 // tap: one the user injected, or one that never reached its receiver.
 func (s *exporter) tapActs() bool {
-	var chunk []Entry
+	var chunk []sessions.Entry
 	for pos := 0; pos < s.counts.Entries; pos += len(chunk) {
 		chunk = s.x.Entries(chunk[:0], pos, pos+4096)
 		for i := range chunk {
-			if f := chunk[i].Fate(); f.Src == SrcInject || !f.Delivered() {
+			if f := chunk[i].Fate(); f.Src == sessions.SrcInject || !f.Delivered() {
 				return true
 			}
 		}

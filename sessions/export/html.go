@@ -1,4 +1,4 @@
-package sessions
+package export
 
 import (
 	"bufio"
@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/rpctap/rpctap/classify"
+	"github.com/rpctap/rpctap/sessions"
 )
 
 // The HTML export: one self-contained page (styles and script inline, no
@@ -54,8 +55,8 @@ func cspHash(s string) string {
 }
 
 // h escapes peer text for HTML: masked, escaped for a terminal (cut at
-// max bytes), then escaped for markup (MarkupText).
-func (s *exporter) h(t string, max int) string { return MarkupText(s.text(t, max)) }
+// max bytes), then escaped for markup (sessions.MarkupText).
+func (s *exporter) h(t string, max int) string { return sessions.MarkupText(s.text(t, max)) }
 
 func (s *exporter) html(out io.Writer) error {
 	stats, err := s.stats()
@@ -90,14 +91,14 @@ func (s *exporter) html(out io.Writer) error {
 	s.htmlPairs(w)
 	fmt.Fprintf(w, "<h2>Transcript</h2>\n<p><input id=\"search\" type=\"search\" placeholder=\"Search the records shown\" aria-label=\"Search\"> <span id=\"hits\"></span></p>\n<div id=\"records\">\n")
 	var b []byte
-	err = s.walk(func(pos int, e *Entry, ev *Event) error {
+	err = s.walk(func(pos int, e *sessions.Entry, ev *sessions.Event) error {
 		b = s.htmlRecord(b[:0], pos, e, ev)
 		_, err := w.Write(b)
 		return err
 	}, func() error {
 		frames, from, to := s.leftOut()
 		_, err := fmt.Fprintf(w, "<p class=\"fold\">%s left out here (lines %d–%d of %d records): a page cannot show a session of any length; <code>rpctap export --format html --max-frames N</code> shows more.</p>\n",
-			Count(frames, "frame"), from, to, s.counts.Entries)
+			sessions.Count(frames, "frame"), from, to, s.counts.Entries)
 		return err
 	})
 	if err != nil {
@@ -112,15 +113,15 @@ func (s *exporter) htmlSummary(w io.Writer) {
 	fmt.Fprintf(w, "<table>\n")
 	row := func(k, v string) { fmt.Fprintf(w, "<tr><th>%s</th><td>%s</td></tr>\n", k, v) }
 	if s.opts.Source != "" {
-		row("file", "<code>"+MarkupText(classify.EscapeString(s.opts.Source, 200))+"</code>")
+		row("file", "<code>"+sessions.MarkupText(classify.EscapeString(s.opts.Source, 200))+"</code>")
 	}
 	if s.hasHdr {
 		row("session", "<code>"+s.h(s.hdr.ID, 120)+"</code>")
 		row("command", "<code>"+s.h(s.command(), 400)+"</code>")
 		row("started", s.hdr.Started.UTC().Format("2006-01-02 15:04:05.000 UTC"))
 	}
-	row("profile", MarkupText(fmt.Sprintf("%s, framing %s", s.x.Profile(), classify.EscapeString(s.hdr.FramingOrDefault(), 20))))
-	row("records", fmt.Sprintf("%d: %d host → server, %d server → host, %d stderr, %s", c.Entries, c.H2S, c.S2H, c.Err, Count(c.Events, "event")))
+	row("profile", sessions.MarkupText(fmt.Sprintf("%s, framing %s", s.x.Profile(), classify.EscapeString(s.hdr.FramingOrDefault(), 20))))
+	row("records", fmt.Sprintf("%d: %d host → server, %d server → host, %d stderr, %s", c.Entries, c.H2S, c.S2H, c.Err, sessions.Count(c.Events, "event")))
 	row("findings", findingsSummary(c))
 	if s.res.Folded() {
 		row("shown", fmt.Sprintf("%d of %d records: the first and last of them (<code>--max-frames</code>)", s.res.Shown, s.res.Records))
@@ -178,7 +179,7 @@ func (s *exporter) htmlPairs(w io.Writer) {
 	if len(list) == 0 {
 		return
 	}
-	fmt.Fprintf(w, "<h2>Pairs</h2>\n<details open><summary>%s", Count(len(list), "answered request"))
+	fmt.Fprintf(w, "<h2>Pairs</h2>\n<details open><summary>%s", sessions.Count(len(list), "answered request"))
 	if s.res.Folded() {
 		fmt.Fprintf(w, " (those whose request is shown are listed)")
 	}
@@ -210,7 +211,7 @@ func (s *exporter) htmlPairs(w io.Writer) {
 // memberID is the id of a batch member's pair, as its answer says it (an
 // index keeps no member's id): the answer read back, "" when it cannot
 // be.
-func (s *exporter) memberID(p Pair) string {
+func (s *exporter) memberID(p sessions.Pair) string {
 	if p.Response != s.idsSeq { // the members of a batch share their answer: read once
 		s.idsSeq, s.idsMsg = p.Response, classify.Message{}
 		i, ok := s.x.BySeq(p.Response)
@@ -218,7 +219,7 @@ func (s *exporter) memberID(p Pair) string {
 			return ""
 		}
 		if s.ids == nil {
-			s.ids = NewRecordReader(s.f)
+			s.ids = sessions.NewRecordReader(s.f)
 		}
 		ev, err := s.ids.Read(s.x.At(i))
 		if err != nil {
@@ -241,7 +242,7 @@ func (s *exporter) memberID(p Pair) string {
 
 func (s *exporter) folded(pos int) bool { return pos >= s.foldFrom && pos < s.foldTo }
 
-func (s *exporter) htmlRecord(b []byte, pos int, e *Entry, ev *Event) []byte {
+func (s *exporter) htmlRecord(b []byte, pos int, e *sessions.Entry, ev *sessions.Event) []byte {
 	class := "event"
 	if e.IsFrame() {
 		class = e.Dir.String()
@@ -249,12 +250,12 @@ func (s *exporter) htmlRecord(b []byte, pos int, e *Entry, ev *Event) []byte {
 	b = fmt.Appendf(b, "<div class=\"rec %s\" id=\"line-%d\">", class, e.Seq)
 	head := fmt.Sprintf("line %d · +%s · ", e.Seq, ms(time.Duration(e.T)*time.Microsecond))
 	if !e.IsFrame() {
-		b = AppendMarkup(b, head+s.eventText(ev), false)
+		b = sessions.AppendMarkup(b, head+s.eventText(ev), false)
 		return append(b, "</div>\n"...)
 	}
 	title := string(s.appendFrameTitle(nil, e, ev, func(b []byte, t string) []byte { return classify.AppendEscaped(b, []byte(t), 120) }))
 	b = append(b, "<details><summary>"...)
-	b = AppendMarkup(b, head+title, false)
+	b = sessions.AppendMarkup(b, head+title, false)
 	b = append(b, "</summary><pre>"...)
 	body, ok := []byte(nil), false
 	if e.Dir != classify.Err {
@@ -263,18 +264,18 @@ func (s *exporter) htmlRecord(b []byte, pos int, e *Entry, ev *Event) []byte {
 	if !ok {
 		body = classify.AppendEscaped(nil, ev.Frame, 4*s.cuts.String)
 	}
-	b = AppendMarkup(b, string(body), false)
+	b = sessions.AppendMarkup(b, string(body), false)
 	b = append(b, "</pre></details>"...)
 	if ev.Original != nil {
 		// An edit: what came in, before the user's bytes went out.
 		orig, _ := s.original(nil, ev.Original)
 		b = append(b, "<details class=\"original\"><summary>the original, as it came in before the user's edit</summary><pre>"...)
-		b = AppendMarkup(b, string(orig), false)
+		b = sessions.AppendMarkup(b, string(orig), false)
 		b = append(b, "</pre></details>"...)
 	}
 	if e.Codes != 0 {
 		for _, f := range s.findings(pos) {
-			b = fmt.Appendf(b, "<div class=\"f %s\"><b>%s</b> <code>%s</code>: %s", f.Severity, f.Severity, f.Code, MarkupText(classify.EscapeString(f.Message, 0)))
+			b = fmt.Appendf(b, "<div class=\"f %s\"><b>%s</b> <code>%s</code>: %s", f.Severity, f.Severity, f.Code, sessions.MarkupText(classify.EscapeString(f.Message, 0)))
 			if f.Member >= 0 {
 				b = fmt.Appendf(b, " (batch member %d)", f.Member)
 			}

@@ -1,4 +1,4 @@
-package sessions
+package export
 
 import (
 	"context"
@@ -17,7 +17,7 @@ const chromiumPath = "/usr/bin/chromium"
 
 // mermaidBundle is the browser bundle of the mermaid npm package pinned
 // with the test peers (.ci/peers installs it).
-const mermaidBundle = "../testdata/peers/node_modules/mermaid/dist/mermaid.min.js"
+const mermaidBundle = "../../testdata/peers/node_modules/mermaid/dist/mermaid.min.js"
 
 // browser starts a headless Chromium of its own (a fresh profile, no
 // network of its own making) for one test, or skips the test saying why.
@@ -65,7 +65,7 @@ func eval[T any](t *testing.T, ctx context.Context, js string) T {
 // finds a frame, a collapsed frame expands, and the payload carrying
 // </script><script> and an onerror handler runs nothing.
 func TestHTMLExportWorksInHeadlessChromium(t *testing.T) {
-	page, _ := exportString(t, goldenSession, ExportOptions{Format: FormatHTML})
+	page, _ := exportString(t, goldenSession, Options{Format: FormatHTML})
 	path := filepath.Join(t.TempDir(), "session.html")
 	if err := os.WriteFile(path, []byte(page), 0o644); err != nil {
 		t.Fatal(err)
@@ -117,7 +117,7 @@ func TestMermaidExportRendersWithMermaidInHeadlessChromium(t *testing.T) {
 	eval[any](t, ctx, string(bundle)+"\n;0")
 	eval[any](t, ctx, `mermaid.initialize({startOnLoad: false, securityLevel: 'strict'}), 0`)
 	for _, max := range []int{0, 4} {
-		diagram, _ := exportString(t, goldenSession, ExportOptions{Format: FormatMermaid, MaxFrames: max})
+		diagram, _ := exportString(t, goldenSession, Options{Format: FormatMermaid, MaxFrames: max})
 		text, _ := json.Marshal(diagram)
 		js := `mermaid.parse(` + string(text) + `).then(() => mermaid.render('d` + string(rune('0'+max)) + `', ` + string(text) + `)).then(r => 'svg ' + r.svg.length, e => 'error: ' + (e && e.message || e))`
 		if result := eval[string](t, ctx, js); !strings.HasPrefix(result, "svg ") {

@@ -1,4 +1,4 @@
-package sessions
+package export
 
 import (
 	"bufio"
@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/rpctap/rpctap/sessions"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 )
 
@@ -21,16 +22,16 @@ var update = flag.Bool("update", false, "rewrite the export goldens in testdata/
 // </script><script>, markup, a fence, bidi and terminal escapes and a
 // secret, a long string, an error answer, a long array, a request that
 // times out, a line that is not JSON, and the exit.
-const goldenSession = "../testdata/export/session.jsonl"
+const goldenSession = "../../testdata/export/session.jsonl"
 
 // goldenSecret is in the golden session's argv and a payload; the tests
 // export with API_TOKEN set to it.
 const goldenSecret = "tok-SECRET-1234"
 
-func exportString(t *testing.T, path string, opts ExportOptions) (string, ExportResult) {
+func exportString(t *testing.T, path string, opts Options) (string, Result) {
 	t.Helper()
 	if opts.Redactor == nil {
-		red, err := NewRedactor([]string{"API_TOKEN=" + goldenSecret}, nil)
+		red, err := sessions.NewRedactor([]string{"API_TOKEN=" + goldenSecret}, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -40,7 +41,7 @@ func exportString(t *testing.T, path string, opts ExportOptions) (string, Export
 		opts.Source = "session.jsonl"
 	}
 	var b bytes.Buffer
-	res, err := Export(&b, path, opts)
+	res, err := Write(&b, path, opts)
 	if err != nil {
 		t.Fatalf("export %s: %v", opts.Format, err)
 	}
@@ -49,7 +50,7 @@ func exportString(t *testing.T, path string, opts ExportOptions) (string, Export
 
 func golden(t *testing.T, name, got string) {
 	t.Helper()
-	path := filepath.Join("../testdata/export", name)
+	path := filepath.Join("../../testdata/export", name)
 	if *update {
 		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
 			t.Fatal(err)
@@ -58,25 +59,25 @@ func golden(t *testing.T, name, got string) {
 	}
 	want, err := os.ReadFile(path)
 	if err != nil {
-		t.Fatalf("%v (run go test ./sessions -run %s -update)", err, t.Name())
+		t.Fatalf("%v (run go test ./sessions/export -run %s -update)", err, t.Name())
 	}
 	if got != string(want) {
-		t.Errorf("%s differs from the golden (go test ./sessions -run %s -update rewrites it):\n%s", name, t.Name(), got)
+		t.Errorf("%s differs from the golden (go test ./sessions/export -run %s -update rewrites it):\n%s", name, t.Name(), got)
 	}
 }
 
 func TestMarkdownExportMatchesItsGolden(t *testing.T) {
-	got, _ := exportString(t, goldenSession, ExportOptions{Format: FormatMarkdown})
+	got, _ := exportString(t, goldenSession, Options{Format: FormatMarkdown})
 	golden(t, "session.md", got)
 }
 
 func TestMermaidExportMatchesItsGolden(t *testing.T) {
-	got, _ := exportString(t, goldenSession, ExportOptions{Format: FormatMermaid})
+	got, _ := exportString(t, goldenSession, Options{Format: FormatMermaid})
 	golden(t, "session.mmd", got)
 }
 
-func allFormats() []ExportFormat {
-	return []ExportFormat{FormatMarkdown, FormatMermaid, FormatHTML, FormatJSON, FormatHAR, FormatOTLP}
+func allFormats() []Format {
+	return []Format{FormatMarkdown, FormatMermaid, FormatHTML, FormatJSON, FormatHAR, FormatOTLP}
 }
 
 // Every export masks the secrets its redactor knows, in frames, argv and
@@ -84,7 +85,7 @@ func allFormats() []ExportFormat {
 // format character raw.
 func TestEveryExportMasksSecretsAndEscapesPeerText(t *testing.T) {
 	for _, f := range allFormats() {
-		got, _ := exportString(t, goldenSession, ExportOptions{Format: f, MaxFrames: -1 * boolInt(f.Folds())})
+		got, _ := exportString(t, goldenSession, Options{Format: f, MaxFrames: -1 * boolInt(f.Folds())})
 		if strings.Contains(got, goldenSecret) {
 			t.Errorf("%s: the secret is in the export", f)
 		}
@@ -113,8 +114,8 @@ func boolInt(b bool) int {
 // Mermaid and HTML cannot stream: a long session is folded to its first
 // and last records, with a note saying how many frames were left out.
 func TestFoldingFormatsSayHowManyFramesTheyLeftOut(t *testing.T) {
-	for _, f := range []ExportFormat{FormatMarkdown, FormatMermaid, FormatHTML} {
-		got, res := exportString(t, goldenSession, ExportOptions{Format: f, MaxFrames: 4})
+	for _, f := range []Format{FormatMarkdown, FormatMermaid, FormatHTML} {
+		got, res := exportString(t, goldenSession, Options{Format: f, MaxFrames: 4})
 		if res.Records != 13 || res.Shown != 4 || !res.Folded() {
 			t.Errorf("%s: %+v, want 4 of 13 records shown", f, res)
 		}
@@ -125,13 +126,13 @@ func TestFoldingFormatsSayHowManyFramesTheyLeftOut(t *testing.T) {
 			t.Errorf("%s: a record in the fold is shown", f)
 		}
 	}
-	if _, res := exportString(t, goldenSession, ExportOptions{Format: FormatJSON, MaxFrames: 4}); res.Folded() {
+	if _, res := exportString(t, goldenSession, Options{Format: FormatJSON, MaxFrames: 4}); res.Folded() {
 		t.Errorf("json folded: %+v", res)
 	}
 }
 
 func TestHTMLExportEscapesEverythingFromAPeer(t *testing.T) {
-	got, _ := exportString(t, goldenSession, ExportOptions{Format: FormatHTML})
+	got, _ := exportString(t, goldenSession, Options{Format: FormatHTML})
 	if n := strings.Count(got, "<script"); n != 1 {
 		t.Errorf("%d <script elements, want only the page's own", n)
 	}
@@ -146,7 +147,7 @@ func TestHTMLExportEscapesEverythingFromAPeer(t *testing.T) {
 // The JSON export holds every request with its answer and latency, and
 // per-method percentiles.
 func TestJSONExportHasPairsWithLatencyAndPercentiles(t *testing.T) {
-	got, res := exportString(t, goldenSession, ExportOptions{Format: FormatJSON})
+	got, res := exportString(t, goldenSession, Options{Format: FormatJSON})
 	var doc struct {
 		Methods []struct {
 			Method   string
@@ -192,9 +193,9 @@ func TestJSONExportHasPairsWithLatencyAndPercentiles(t *testing.T) {
 
 // The HAR export validates against the HAR 1.2 schema kept in testdata.
 func TestHARExportValidatesAgainstTheHAR12Schema(t *testing.T) {
-	got, _ := exportString(t, goldenSession, ExportOptions{Format: FormatHAR})
+	got, _ := exportString(t, goldenSession, Options{Format: FormatHAR})
 	c := jsonschema.NewCompiler()
-	sch, err := c.Compile("../testdata/export/har-1.2.schema.json")
+	sch, err := c.Compile("../../testdata/export/har-1.2.schema.json")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -233,7 +234,7 @@ func TestHARExportValidatesAgainstTheHAR12Schema(t *testing.T) {
 // The OTLP export is a span per request, trace context from
 // params._meta.traceparent, attributes after the RPC conventions.
 func TestOTLPExportHasASpanPerPairWithTraceContext(t *testing.T) {
-	got, _ := exportString(t, goldenSession, ExportOptions{Format: FormatOTLP})
+	got, _ := exportString(t, goldenSession, Options{Format: FormatOTLP})
 	type attr struct {
 		Key   string
 		Value map[string]any
@@ -299,23 +300,6 @@ func TestOTLPExportHasASpanPerPairWithTraceContext(t *testing.T) {
 	}
 }
 
-func TestParseTraceparentTakesOnlyW3CTraceContext(t *testing.T) {
-	for s, ok := range map[string]bool{
-		"00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01":      true,
-		"00-4BF92F3577B34DA6A3CE929D0E0E4736-00f067aa0ba902b7-01":      false, // upper case
-		"00-00000000000000000000000000000000-00f067aa0ba902b7-01":      false, // zero trace
-		"00-4bf92f3577b34da6a3ce929d0e0e4736-0000000000000000-01":      false, // zero parent
-		"ff-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01":      false, // version ff
-		"00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01-more": false, // version 00 has no more
-		"01-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01-more": true,  // a later version may
-		"junk": false,
-	} {
-		if _, _, _, got := ParseTraceparent(s); got != ok {
-			t.Errorf("%s: %v, want %v", s, got, ok)
-		}
-	}
-}
-
 // An export never writes over its input, by whatever name it is given,
 // and writes its output whole or not at all.
 func TestExportFileNeverOverwritesItsInputAndLeavesNoTemporaryFile(t *testing.T) {
@@ -326,7 +310,7 @@ func TestExportFileNeverOverwritesItsInputAndLeavesNoTemporaryFile(t *testing.T)
 	os.Link(in, filepath.Join(dir, "hard.jsonl"))
 	os.Symlink(in, filepath.Join(dir, "soft.jsonl"))
 	for _, out := range []string{in, filepath.Join(dir, "hard.jsonl"), filepath.Join(dir, "soft.jsonl"), filepath.Join(dir, ".", "s.jsonl")} {
-		if _, err := ExportFile(in, out, nil, ExportOptions{Format: FormatJSON}); err != ErrSameFile {
+		if _, err := File(in, out, nil, Options{Format: FormatJSON}); err != ErrSameFile {
 			t.Errorf("export over %s: %v, want ErrSameFile", out, err)
 		}
 	}
@@ -335,13 +319,13 @@ func TestExportFileNeverOverwritesItsInputAndLeavesNoTemporaryFile(t *testing.T)
 	}
 	out := filepath.Join(dir, "out.har")
 	os.WriteFile(out, []byte("old"), 0o644)
-	if _, err := ExportFile(in, out, nil, ExportOptions{Format: FormatHAR}); err != nil {
+	if _, err := File(in, out, nil, Options{Format: FormatHAR}); err != nil {
 		t.Fatal(err)
 	}
 	if b, _ := os.ReadFile(out); !json.Valid(b) {
 		t.Errorf("the output is not the HAR: %.40q", b)
 	}
-	if _, err := ExportFile(filepath.Join(dir, "missing.jsonl"), out, nil, ExportOptions{Format: FormatHAR}); err == nil {
+	if _, err := File(filepath.Join(dir, "missing.jsonl"), out, nil, Options{Format: FormatHAR}); err == nil {
 		t.Error("exporting a missing file succeeded")
 	}
 	if b, _ := os.ReadFile(out); !json.Valid(b) {
@@ -377,7 +361,7 @@ func TestPrettyCutsLongValuesAndStaysJSON(t *testing.T) {
 // Each request of a batch is a pair of its own, with the answer that
 // carries its id, wherever that is in the batch of answers.
 func TestBatchMembersArePairedByTheirIDs(t *testing.T) {
-	got, res := exportString(t, "../testdata/export/batch.jsonl", ExportOptions{Format: FormatJSON})
+	got, res := exportString(t, "../../testdata/export/batch.jsonl", Options{Format: FormatJSON})
 	var doc struct {
 		Pairs []struct {
 			Request  struct{ Method string }

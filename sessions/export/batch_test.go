@@ -1,4 +1,4 @@
-package sessions
+package export
 
 import (
 	"encoding/json"
@@ -10,18 +10,19 @@ import (
 	"testing"
 
 	"github.com/rpctap/rpctap/classify"
+	"github.com/rpctap/rpctap/sessions"
 )
 
 // batchSession holds a batch of requests a and b (and notification n)
 // answered by one batch: a's member is an error, b's a result.
-const batchSession = "../testdata/export/batch.jsonl"
+const batchSession = "../../testdata/export/batch.jsonl"
 
 // A batch answer's error counts against the member it answers, not
 // against every member of the batch, in each export that sums methods up
 // or lists pairs; the batch's notification counts as one.
 func TestBatchAnswerErrorsCountAgainstTheirMemberOnly(t *testing.T) {
 	t.Run("json", func(t *testing.T) {
-		got, _ := exportString(t, batchSession, ExportOptions{Format: FormatJSON})
+		got, _ := exportString(t, batchSession, Options{Format: FormatJSON})
 		var doc struct {
 			Methods []struct {
 				Method                                    string
@@ -51,7 +52,7 @@ func TestBatchAnswerErrorsCountAgainstTheirMemberOnly(t *testing.T) {
 		}
 	})
 	t.Run("markdown", func(t *testing.T) {
-		got, _ := exportString(t, batchSession, ExportOptions{Format: FormatMarkdown})
+		got, _ := exportString(t, batchSession, Options{Format: FormatMarkdown})
 		for _, row := range []string{"| `a` | 1 | 0 | 1 | 1 |", "| `b` | 1 | 0 | 1 | 0 |", "| `n` | 0 | 1 | 0 | 0 |"} {
 			if !strings.Contains(got, row) {
 				t.Errorf("no row %q in the methods:\n%s", row, got)
@@ -59,7 +60,7 @@ func TestBatchAnswerErrorsCountAgainstTheirMemberOnly(t *testing.T) {
 		}
 	})
 	t.Run("html", func(t *testing.T) {
-		got, _ := exportString(t, batchSession, ExportOptions{Format: FormatHTML})
+		got, _ := exportString(t, batchSession, Options{Format: FormatHTML})
 		n := `<td class="n">`
 		for _, row := range []string{
 			"<tr><td><code>a</code></td>" + n + "1</td>" + n + "0</td>" + n + "1</td>" + n + "1</td>",
@@ -74,7 +75,7 @@ func TestBatchAnswerErrorsCountAgainstTheirMemberOnly(t *testing.T) {
 		}
 	})
 	t.Run("har", func(t *testing.T) {
-		got, _ := exportString(t, batchSession, ExportOptions{Format: FormatHAR})
+		got, _ := exportString(t, batchSession, Options{Format: FormatHAR})
 		var doc struct {
 			Log struct {
 				Entries []struct {
@@ -97,7 +98,7 @@ func TestBatchAnswerErrorsCountAgainstTheirMemberOnly(t *testing.T) {
 		}
 	})
 	t.Run("otlp", func(t *testing.T) {
-		got, _ := exportString(t, batchSession, ExportOptions{Format: FormatOTLP})
+		got, _ := exportString(t, batchSession, Options{Format: FormatOTLP})
 		var doc struct {
 			ResourceSpans []struct {
 				ScopeSpans []struct {
@@ -147,7 +148,7 @@ func TestABatchAnswerIsReadOnceForAllItsMembers(t *testing.T) {
 	if err := os.WriteFile(path, []byte(session), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	s, err := openExport(path, ExportOptions{Format: FormatJSON})
+	s, err := openExport(path, Options{Format: FormatJSON})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -193,7 +194,7 @@ func TestExportFileKeepsTheSessionFilesPermissions(t *testing.T) {
 		if err := os.Chmod(in, mode); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := ExportFile(in, out, nil, ExportOptions{Format: FormatMarkdown}); err != nil {
+		if _, err := File(in, out, nil, Options{Format: FormatMarkdown}); err != nil {
 			t.Fatal(err)
 		}
 		if st, err := os.Stat(out); err != nil || st.Mode().Perm() != mode {
@@ -207,12 +208,12 @@ func TestExportFileKeepsTheSessionFilesPermissions(t *testing.T) {
 // one frame was.
 func TestAWalkBatchGivesBackAHugeFramesMemory(t *testing.T) {
 	var b walkBatch
-	b.add(walkItem{ev: Event{Frame: make([]byte, 64<<20)}})
+	b.add(walkItem{ev: sessions.Event{Frame: make([]byte, 64<<20)}})
 	b.reset()
 	if cap(b.data) > maxKeptBatch || len(b.items) != 0 {
 		t.Errorf("after a 64 MiB frame the batch keeps %d bytes and %d items", cap(b.data), len(b.items))
 	}
-	b.add(walkItem{ev: Event{Frame: make([]byte, 1<<20)}})
+	b.add(walkItem{ev: sessions.Event{Frame: make([]byte, 1<<20)}})
 	c := cap(b.data)
 	b.reset()
 	if cap(b.data) != c {
@@ -234,7 +235,7 @@ func TestExportFileRefusesAnOutputItCannotWriteUpFront(t *testing.T) {
 		filepath.Join(dir, "missing", "x.json"): "mkdir -p " + filepath.Join(dir, "missing"),
 		sub:                                     "-o " + filepath.Join(sub, "session.json"),
 	} {
-		_, err := ExportFile(in, out, nil, ExportOptions{Format: FormatJSON})
+		_, err := File(in, out, nil, Options{Format: FormatJSON})
 		if err == nil || errors.Is(err, os.ErrNotExist) || !strings.Contains(err.Error(), want) {
 			t.Errorf("-o %s: %v, want an error about the output saying %q", out, err, want)
 		}
@@ -252,67 +253,14 @@ func TestTheCommandLineIsMaskedWhole(t *testing.T) {
 	session := `{"rpctap":"session","version":1,"id":"c","started":"2026-11-29T18:00:00.000000Z","argv":["srv","--pass","open","sesame-42"],"framing":"ndjson","profile":"jsonrpc"}` + "\n" +
 		`{"t":1,"dir":"h2s","frame":"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}"}` + "\n"
 	os.WriteFile(path, []byte(session), 0o600)
-	red, err := NewRedactor(nil, []string{"PASS=open sesame-42"})
+	red, err := sessions.NewRedactor(nil, []string{"PASS=open sesame-42"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, f := range []ExportFormat{FormatMarkdown, FormatHTML} {
-		got, _ := exportString(t, path, ExportOptions{Format: f, Redactor: red})
+	for _, f := range []Format{FormatMarkdown, FormatHTML} {
+		got, _ := exportString(t, path, Options{Format: f, Redactor: red})
 		if strings.Contains(got, "open sesame-42") || !strings.Contains(got, "--pass ***PASS***") {
 			t.Errorf("%s: the command line is not masked whole", f)
-		}
-	}
-}
-
-// countingReaderAt counts the reads of a file.
-type countingReaderAt struct {
-	f     *os.File
-	reads int
-}
-
-func (c *countingReaderAt) ReadAt(p []byte, off int64) (int, error) {
-	c.reads++
-	return c.f.ReadAt(p, off)
-}
-
-// A reader of answers that looks in the request reader's window first
-// reads an answer close after its request with it: the walk of a pair
-// format reads the file once, not once for the requests and again for
-// the answers.
-func TestAnswersCloseToTheirRequestsAreReadWithThem(t *testing.T) {
-	x, err := IndexFile(goldenSession, IndexOptions{}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	f, err := os.Open(goldenSession)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	for _, shared := range []bool{false, true} {
-		c := &countingReaderAt{f: f}
-		reqs, answers := NewRecordReader(c), NewRecordReader(c)
-		if shared {
-			answers.peer = reqs.window
-		}
-		n := 0
-		for i := range x.Counts().Entries {
-			e := x.At(i)
-			rr := reqs
-			if e.Kind == classify.KindResponse {
-				rr = answers
-			}
-			ev, err := rr.Read(e)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if int64(ev.Line) != e.Seq {
-				t.Fatalf("line %d read as %d", e.Seq, ev.Line)
-			}
-			n++
-		}
-		if want := map[bool]int{false: 2, true: 1}[shared]; c.reads != want {
-			t.Errorf("shared window %v: %d reads of the file for its %d records, want %d", shared, c.reads, n, want)
 		}
 	}
 }
@@ -327,11 +275,11 @@ func TestASecretWrittenAsANumberLeavesTheFrameJSON(t *testing.T) {
 		`{"t":1,"dir":"h2s","frame":"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"pin\",\"params\":{\"pin\":73519246,\"note\":\"pin 73519246\"}}"}` + "\n" +
 		`{"t":2,"dir":"h2s","frame":"{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"ping\"}"}` + "\n"
 	os.WriteFile(path, []byte(session), 0o600)
-	red, err := NewRedactor(nil, []string{"PI=73519246"})
+	red, err := sessions.NewRedactor(nil, []string{"PI=73519246"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, _ := exportString(t, path, ExportOptions{Format: FormatMarkdown, Redactor: red})
+	got, _ := exportString(t, path, Options{Format: FormatMarkdown, Redactor: red})
 	if !strings.Contains(got, "```json\n{\n  \"jsonrpc\": \"2.0\",\n  \"id\": 1,\n  \"method\": \"pin\",\n  \"params\": {\n    \"pin\": 73519246,\n    \"note\": \"pin ***PI***\"\n  }\n}\n```") {
 		t.Errorf("the frame is not shown as JSON, masked in its string:\n%s", got)
 	}
