@@ -152,17 +152,6 @@ func TestParseIgnoreRefusesAPointerThatIsNotFromTheRoot(t *testing.T) {
 	}
 }
 
-func TestWithIDChangesOnlyTheIdBytes(t *testing.T) {
-	frame := `{"result":{"id":7,"text":"id"} , "jsonrpc":"2.0",  "id" : 5 }`
-	got := string(withID([]byte(frame), []byte(`"host-1"`)))
-	if want := `{"result":{"id":7,"text":"id"} , "jsonrpc":"2.0",  "id" : "host-1" }`; got != want {
-		t.Errorf("withID:\n got  %s\n want %s", got, want)
-	}
-	if got := string(withID([]byte(`{"result":{}}`), []byte("1"))); got != `{"result":{}}` {
-		t.Errorf("a frame with no id got one: %s", got)
-	}
-}
-
 // A diff that keeps only its first changes still knows whether any change
 // past them removes or changes a value.
 func TestABoundedDiffKnowsWhetherEveryChangeOnlyAdds(t *testing.T) {

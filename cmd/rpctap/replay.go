@@ -17,6 +17,7 @@ import (
 
 	"github.com/rpctap/rpctap/classify"
 	"github.com/rpctap/rpctap/sessions"
+	"github.com/rpctap/rpctap/sessions/replay"
 	"github.com/rpctap/rpctap/tap"
 	"github.com/spf13/cobra"
 )
@@ -100,7 +101,7 @@ secrets and what --redact names, in everything they write and show.`,
 	f.StringVar(&o.asServer, "as-server", "", "play the recorded server of this session file on stdio")
 	f.StringVar(&o.asHost, "as-host", "", "play the recorded host of this session file against CMD")
 	f.StringVar(&o.unmatched, "unmatched", "error", "what --as-server does with a request the recording cannot answer: error (a JSON-RPC error saying why) or forward (to the real server CMD, behind a tap that records it)")
-	f.StringVar(&o.match, "match", sessions.MatchBest, "how host requests find their recorded answer among those of the same call: best (the same arguments, then the closest params), sequential (in the recorded order, whatever the params) or strict (equal params) (--as-server)")
+	f.StringVar(&o.match, "match", replay.MatchBest, "how host requests find their recorded answer among those of the same call: best (the same arguments, then the closest params), sequential (in the recorded order, whatever the params) or strict (equal params) (--as-server)")
 	f.StringArrayVar(&o.ignore, "ignore", nil, "a JSON pointer from the message's root to leave out of comparisons, as in /result/content/0/text (a segment * matches anything); repeatable")
 	f.Float64Var(&o.speed, "speed", 1, "play the recorded delays this many times faster (--as-server)")
 	f.BoolVar(&o.noDelay, "no-delay", false, "send recorded frames as soon as they are due, with no recorded delays (--as-server)")
@@ -140,7 +141,7 @@ func replaySignals(pass chan<- os.Signal) (context.Context, func()) {
 			select {
 			case sig := <-in:
 				s, _ := sig.(syscall.Signal)
-				cancel(sessions.Stopped{Code: 128 + int(s), Signal: tap.SignalName(s)})
+				cancel(replay.Stopped{Code: 128 + int(s), Signal: tap.SignalName(s)})
 				select {
 				case pass <- sig:
 				default:
@@ -158,7 +159,7 @@ func replaySignals(pass chan<- os.Signal) (context.Context, func()) {
 
 // stoppedBy is the exit of a replay a signal stopped, or nil.
 func stoppedBy(ctx context.Context) error {
-	var st sessions.Stopped
+	var st replay.Stopped
 	if errors.As(context.Cause(ctx), &st) {
 		return exitError{code: st.Code}
 	}
@@ -167,7 +168,7 @@ func stoppedBy(ctx context.Context) error {
 
 func runReplayServer(cmd *cobra.Command, argv []string, o replayOptions) error {
 	switch o.match {
-	case sessions.MatchBest, sessions.MatchSequential, sessions.MatchStrict:
+	case replay.MatchBest, replay.MatchSequential, replay.MatchStrict:
 	default:
 		return usageError(fmt.Errorf("unknown --match %q: use best, sequential or strict", o.match))
 	}
@@ -178,7 +179,7 @@ func runReplayServer(cmd *cobra.Command, argv []string, o replayOptions) error {
 	if err != nil {
 		return err
 	}
-	framing, err := sessions.RecordingFraming(o.asServer)
+	framing, err := replay.FramingOf(o.asServer)
 	if err != nil {
 		return exitError{code: 2, msg: plainFileError(err)}
 	}
@@ -187,7 +188,7 @@ func runReplayServer(cmd *cobra.Command, argv []string, o replayOptions) error {
 	if err != nil {
 		return err
 	}
-	opts := sessions.ServeOptions{Match: o.match, Ignore: ig, Speed: o.speed, NoDelay: o.noDelay, StrictVersion: o.strictVersion,
+	opts := replay.ServeOptions{Match: o.match, Ignore: ig, Speed: o.speed, NoDelay: o.noDelay, StrictVersion: o.strictVersion,
 		Record: !o.noRecord, RecordPath: o.record, Argv: append([]string{"rpctap", "replay", "--as-server"}, o.asServer)}
 	opts.Overwrite, opts.Warn = o.force, func(msg string) {
 		if !o.quiet {
@@ -217,11 +218,11 @@ func runReplayServer(cmd *cobra.Command, argv []string, o replayOptions) error {
 		opts.Redactor = t.Redactor()
 		var p tapPipes
 		p, realDone = runBehindTap(ctx, t, framing, stderr)
-		opts.Forward = &sessions.Forward{To: p.toServer, From: p.fromServer, Close: p.toServer.Close}
+		opts.Forward = &replay.Forward{To: p.toServer, From: p.fromServer, Close: p.toServer.Close}
 	} else if opts.Redactor, err = sessions.NewRedactor(os.Environ(), red.Flags); err != nil {
 		return usageError(err)
 	}
-	st, err := sessions.ServeReplay(ctx, o.asServer, bodies{tap.NewFrameReader(cmd.InOrStdin(), framing, 0)}, cmd.OutOrStdout(), opts)
+	st, err := replay.Serve(ctx, o.asServer, bodies{tap.NewFrameReader(cmd.InOrStdin(), framing, 0)}, cmd.OutOrStdout(), opts)
 	if realDone != nil {
 		<-realDone // the real server has its stdin closed, and exits
 	}
@@ -245,8 +246,8 @@ func runReplayServer(cmd *cobra.Command, argv []string, o replayOptions) error {
 // included) and the environment's secrets. It warns of the names the
 // recording lists to mask that the environment does not set (a name is
 // listed whether or not a frame held its value).
-func (o replayOptions) redaction(path string, stderr io.Writer) (sessions.Redaction, error) {
-	red, err := sessions.ReplayRedaction(path, os.Environ(), o.redact)
+func (o replayOptions) redaction(path string, stderr io.Writer) (replay.Redaction, error) {
+	red, err := replay.RedactionOf(path, os.Environ(), o.redact)
 	if err != nil {
 		return red, exitError{code: 2, msg: plainFileError(err)}
 	}
@@ -261,7 +262,7 @@ func (o replayOptions) redaction(path string, stderr io.Writer) (sessions.Redact
 // tapPipes are replay's ends of a tap it plays the host of.
 type tapPipes struct {
 	toServer   *io.PipeWriter
-	fromServer sessions.FrameSource
+	fromServer replay.FrameSource
 	reader     *io.PipeReader // what fromServer reads
 }
 
@@ -301,7 +302,7 @@ func runReplayHost(cmd *cobra.Command, argv []string, o replayOptions) error {
 	if err != nil {
 		return err
 	}
-	framing, err := sessions.RecordingFraming(o.asHost)
+	framing, err := replay.FramingOf(o.asHost)
 	if err != nil {
 		return exitError{code: 2, msg: plainFileError(err)}
 	}
@@ -329,11 +330,11 @@ func runReplayHost(cmd *cobra.Command, argv []string, o replayOptions) error {
 	// secrets of the environment; the comparison, the report and the
 	// server's stderr mask the same, with its redactor.
 	redact := t.Redactor()
-	opts := sessions.HostOptions{Ignore: ig, Timeout: o.timeout, Notifications: o.notifications, Redactor: redact}
+	opts := replay.HostOptions{Ignore: ig, Timeout: o.timeout, Notifications: o.notifications, Redactor: redact}
 	if o.verbose && !o.quiet {
 		opts.Log = func(msg string) { fmt.Fprintln(stderr, "rpctap replay:", msg) }
 	}
-	conn, err := sessions.NewHostConn(o.asHost, framing, opts)
+	conn, err := replay.NewHostConn(o.asHost, framing, opts)
 	if err != nil {
 		return exitError{code: 2, msg: err.Error()}
 	}
@@ -379,13 +380,13 @@ func runReplayHost(cmd *cobra.Command, argv []string, o replayOptions) error {
 	return nil
 }
 
-func writeHostText(out io.Writer, file string, argv []string, res tap.Result, rep *sessions.HostReport) {
+func writeHostText(out io.Writer, file string, argv []string, res tap.Result, rep *replay.HostReport) {
 	w := bufio.NewWriter(out)
 	defer w.Flush()
 	fmt.Fprintf(w, "replay of %s against %s\n", classify.EscapeString(file, 200), classify.EscapeString(strings.Join(argv, " "), 200))
 	// One line a request, of a report that may have a line for each of
 	// 100,000 requests: written with appends, not fmt.
-	name := func(c *sessions.CallResult) string {
+	name := func(c *replay.CallResult) string {
 		if c.Name != "" {
 			return classify.EscapeString(c.Method, 60) + " " + classify.EscapeString(c.Name, 80)
 		}
@@ -410,7 +411,7 @@ func writeHostText(out io.Writer, file string, argv []string, res tap.Result, re
 		b = appendField(b, []byte(what), 8)
 		b = append(b, ' ')
 		b = appendField(b, []byte(c.Outcome), 9)
-		if c.Outcome != sessions.OutcomeMissing && !c.Server {
+		if c.Outcome != replay.OutcomeMissing && !c.Server {
 			b = append(b, "  ("...)
 			b = append(b, roundDur(c.Now).String()...)
 			b = append(b, ", recorded "...)
@@ -490,18 +491,18 @@ type hostJSONCall struct {
 }
 
 type hostJSON struct {
-	Recording     string                      `json:"recording"`
-	Argv          []string                    `json:"argv"`
-	Session       string                      `json:"session,omitempty"`
-	ExitCode      int                         `json:"exit_code"`
-	Differs       bool                        `json:"differs"`
-	Counts        map[string]int              `json:"counts"`
-	Calls         []hostJSONCall              `json:"calls"`
-	SameNotListed int                         `json:"same_not_listed,omitempty"`
-	Notifications *sessions.NotificationOrder `json:"notifications,omitempty"`
+	Recording     string                    `json:"recording"`
+	Argv          []string                  `json:"argv"`
+	Session       string                    `json:"session,omitempty"`
+	ExitCode      int                       `json:"exit_code"`
+	Differs       bool                      `json:"differs"`
+	Counts        map[string]int            `json:"counts"`
+	Calls         []hostJSONCall            `json:"calls"`
+	SameNotListed int                       `json:"same_not_listed,omitempty"`
+	Notifications *replay.NotificationOrder `json:"notifications,omitempty"`
 }
 
-func writeHostJSON(w io.Writer, file string, argv []string, res tap.Result, rep *sessions.HostReport) {
+func writeHostJSON(w io.Writer, file string, argv []string, res tap.Result, rep *replay.HostReport) {
 	doc := hostJSON{Recording: file, Argv: argv, Session: res.Path, ExitCode: res.ExitCode, Differs: rep.Differs(), Calls: []hostJSONCall{}, SameNotListed: rep.SameNotListed,
 		Counts:        map[string]int{"same": rep.Same, "changed": rep.Changed, "missing": rep.Missing, "new_error": rep.NewErrors},
 		Notifications: rep.Notifications}

@@ -1,4 +1,4 @@
-package sessions
+package replay
 
 import (
 	"bytes"
@@ -13,12 +13,13 @@ import (
 	"time"
 
 	"github.com/rpctap/rpctap/classify"
+	"github.com/rpctap/rpctap/sessions"
 )
 
 // HostOptions configure PlayHost.
 type HostOptions struct {
 	// Ignore leaves paths out of the comparison of answers.
-	Ignore Ignore
+	Ignore sessions.Ignore
 	// Timeout is how long each answer may take (default 10 s).
 	Timeout time.Duration
 	// Notifications compares the order of the server's notifications too.
@@ -29,7 +30,7 @@ type HostOptions struct {
 	// answer is compared masked (the recorded one was masked when it
 	// was recorded), so that a secret neither counts as a difference nor
 	// reaches the report.
-	Redactor *Redactor
+	Redactor *sessions.Redactor
 }
 
 // Outcomes of a replayed request.
@@ -51,8 +52,8 @@ type CallResult struct {
 	Server  bool
 	Outcome string
 	// Changes are the differences from the recorded answer (at most
-	// MaxChanges).
-	Changes []Change
+	// sessions.MaxChanges).
+	Changes []sessions.Change
 	// Recorded and Now are the answer's latency in the recording and in
 	// the replay (0 when missing).
 	Recorded, Now time.Duration
@@ -129,7 +130,7 @@ func newPlayer(path string, opts HostOptions) (*player, error) {
 	p := &player{opts: opts, f: f, answers: map[string]liveAnswer{}, asked: map[string][][]byte{},
 		requests: map[string]sent{}, serverReqs: map[string]serverReq{},
 		wake: make(chan struct{}, 1), rep: &HostReport{}, live: map[string]string{}}
-	p.rd = NewReader(f)
+	p.rd = sessions.NewReader(f)
 	p.hdr, _ = p.rd.Header()
 	p.masked = recordedMasks(opts.Ignore, p.hdr, opts.Redactor, false)
 	p.framings = p.hdr.Framings()
@@ -180,13 +181,13 @@ type liveAnswer struct {
 type player struct {
 	opts HostOptions
 	f    *os.File
-	rd   *Reader
-	hdr  Header
+	rd   *sessions.Reader
+	hdr  sessions.Header
 	// masked is opts.Ignore with the recording's masks standing for any
 	// text (recordedMasks), for the answers the recording masked.
-	masked   Ignore
+	masked   sessions.Ignore
 	to       io.Writer
-	framings Framings // each direction's, as the recording says (h2s: what the player writes)
+	framings sessions.Framings // each direction's, as the recording says (h2s: what the player writes)
 	profile  classify.Profile
 	rep      *HostReport
 	// detailed counts the answers whose changes are kept, listedSame
@@ -258,7 +259,7 @@ func (p *player) intern(s string) string {
 	if p.methods == nil {
 		p.methods = map[string]string{}
 	}
-	return InternIn(p.methods, s)
+	return sessions.InternIn(p.methods, s)
 }
 
 func (p *player) poke() { poke(p.wake) }
@@ -283,10 +284,10 @@ func (p *player) play(ctx context.Context) error {
 				profile = classify.LSP
 			}
 		}
-		if ev.Kind == EventExit {
+		if ev.Kind == sessions.EventExit {
 			return nil
 		}
-		frame, header, ok := ServerSide(ev)
+		frame, header, ok := sessions.ServerSide(ev)
 		if !ok {
 			continue
 		}
@@ -321,12 +322,12 @@ func (p *player) play(ctx context.Context) error {
 }
 
 // sending notes a host request about to be sent.
-func (p *player) sending(ev *Event, m *classify.Message) {
+func (p *player) sending(ev *sessions.Event, m *classify.Message) {
 	if !m.HasID() {
 		return
 	}
 	key := m.ID().Key()
-	c := CallResult{Line: int64(ev.Line), Method: p.intern(m.Method()), Name: CallName(m.Method(), m.Frame), ID: string(m.ID().Raw), Outcome: OutcomeMissing}
+	c := CallResult{Line: int64(ev.Line), Method: p.intern(m.Method()), Name: sessions.CallName(m.Method(), m.Frame), ID: string(m.ID().Raw), Outcome: OutcomeMissing}
 	if old, ok := p.requests[key]; ok {
 		p.addCall(old.call) // an id used again before its answer: the first is never answered
 	}
@@ -337,7 +338,7 @@ func (p *player) sending(ev *Event, m *classify.Message) {
 // recordedServer handles a server frame of the recording: an answer is
 // waited for and compared, the rest noted. A batch is taken member by
 // member, as the tracker pairs them.
-func (p *player) recordedServer(ctx context.Context, ev *Event, m *classify.Message) error {
+func (p *player) recordedServer(ctx context.Context, ev *sessions.Event, m *classify.Message) error {
 	switch m.Kind {
 	case classify.KindNotification:
 		if p.opts.Notifications {
@@ -372,7 +373,7 @@ func (p *player) recordedServer(ctx context.Context, ev *Event, m *classify.Mess
 }
 
 // recordedAnswer handles the host's answer to a server request.
-func (p *player) recordedAnswer(ctx context.Context, ev *Event, m *classify.Message) error {
+func (p *player) recordedAnswer(ctx context.Context, ev *sessions.Event, m *classify.Message) error {
 	if !m.HasID() {
 		return nil
 	}
@@ -534,12 +535,12 @@ func (p *player) compare(c *CallResult, recorded, now []byte, masked bool) {
 	if okA && okB && ha == hb {
 		return
 	}
-	if p.detailed < MaxDetailed || masked {
-		changes := ig.Diff(recorded, now, MaxChanges)
+	if p.detailed < sessions.MaxDetailed || masked {
+		changes := ig.Diff(recorded, now, sessions.MaxChanges)
 		if len(changes) == 0 {
 			return // equal once decoded (a number written otherwise, a list in another order, a masked secret)
 		}
-		if p.detailed < MaxDetailed {
+		if p.detailed < sessions.MaxDetailed {
 			c.Changes = changes
 			p.detailed++
 		}
@@ -564,7 +565,7 @@ func (p *player) release(b []byte) {
 
 // answerServer sends the recorded host's answer to the live server's
 // request of the same method (the first not answered yet).
-func (p *player) answerServer(ctx context.Context, method string, line int64, ev *Event) error {
+func (p *player) answerServer(ctx context.Context, method string, line int64, ev *sessions.Event) error {
 	var id []byte
 	ok, err := p.waitFor(ctx, time.Now().Add(p.opts.Timeout), func() bool {
 		q := p.asked[method]
@@ -631,7 +632,7 @@ func (p *player) take(m *classify.Message, now time.Time) {
 		p.asked[method] = append(p.asked[method], bytes.Clone(m.ID().Raw))
 	case classify.KindNotification:
 		if p.opts.Notifications {
-			p.liveNotes = append(p.liveNotes, InternIn(p.live, m.Method()))
+			p.liveNotes = append(p.liveNotes, sessions.InternIn(p.live, m.Method()))
 		}
 	case classify.KindBatch:
 		for i := range m.Members {

@@ -1,4 +1,4 @@
-package sessions
+package replay
 
 import (
 	"bufio"
@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/rpctap/rpctap/classify"
+	"github.com/rpctap/rpctap/sessions"
 )
 
 // frameAt is one frame of a test conversation: its time (µs), direction
@@ -27,7 +28,7 @@ func writeSession(t *testing.T, framing string, frames []frameAt) string {
 		t.Fatal(err)
 	}
 	bw := bufio.NewWriter(f)
-	w, err := NewWriter(bw, Header{ID: "test", Started: time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC), Name: "test", Framing: framing})
+	w, err := sessions.NewWriter(bw, sessions.Header{ID: "test", Started: time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC), Name: "test", Framing: framing})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -36,12 +37,12 @@ func writeSession(t *testing.T, framing string, frames []frameAt) string {
 		if fr.dir == 's' {
 			dir = classify.S2H
 		}
-		if err := w.WriteFrame(FrameRecord{T: fr.t, Dir: dir, Frame: []byte(fr.frame)}); err != nil {
+		if err := w.WriteFrame(sessions.FrameRecord{T: fr.t, Dir: dir, Frame: []byte(fr.frame)}); err != nil {
 			t.Fatal(err)
 		}
 	}
 	code := 0
-	w.WriteEvent(EventRecord{T: frames[len(frames)-1].t + 1, Kind: EventExit, Code: &code})
+	w.WriteEvent(sessions.EventRecord{T: frames[len(frames)-1].t + 1, Kind: sessions.EventExit, Code: &code})
 	if err := bw.Flush(); err != nil {
 		t.Fatal(err)
 	}

@@ -1,10 +1,9 @@
-package sessions
+package replay
 
 import (
 	"bufio"
 	"bytes"
 	"context"
-	"github.com/rpctap/rpctap/classify"
 	"io"
 	"os"
 	"path/filepath"
@@ -12,6 +11,9 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/rpctap/rpctap/classify"
+	"github.com/rpctap/rpctap/sessions"
 )
 
 // chanSource gives the frames sent on it; closing it is the end of input.
@@ -57,7 +59,7 @@ func startReplayServer(t *testing.T, framing string, frames []frameAt, opts Serv
 	opts.NoDelay = true
 	s := &replayServer{in: make(chanSource), out: &syncBuffer{}, done: make(chan error, 1)}
 	go func() {
-		_, err := ServeReplay(context.Background(), path, s.in, s.out, opts)
+		_, err := Serve(context.Background(), path, s.in, s.out, opts)
 		s.done <- err
 	}()
 	t.Cleanup(func() { s.close(t) })
@@ -326,7 +328,7 @@ func TestReplayServerEndsWhenStoppedWhileTheHostsInputIsStillOpen(t *testing.T) 
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() {
-		_, err := ServeReplay(ctx, path, blockedSource{}, &syncBuffer{}, ServeOptions{})
+		_, err := Serve(ctx, path, blockedSource{}, &syncBuffer{}, ServeOptions{})
 		done <- err
 	}()
 	cancel()
@@ -394,7 +396,7 @@ func classifyID(line string) string {
 }
 
 func TestReplayServerMasksSecretsInItsOwnSessionFileAsATapDoes(t *testing.T) {
-	red, err := NewRedactor([]string{"API_TOKEN=tok-1234567890"}, nil)
+	red, err := sessions.NewRedactor([]string{"API_TOKEN=tok-1234567890"}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -475,7 +477,7 @@ func serveRecords(t *testing.T, path string, opts ServeOptions) *replayServer {
 	opts.NoDelay = true
 	s := &replayServer{in: make(chanSource), out: &syncBuffer{}, done: make(chan error, 1)}
 	go func() {
-		_, err := ServeReplay(context.Background(), path, s.in, s.out, opts)
+		_, err := Serve(context.Background(), path, s.in, s.out, opts)
 		s.done <- err
 	}()
 	t.Cleanup(func() { s.close(t) })
@@ -483,10 +485,10 @@ func serveRecords(t *testing.T, path string, opts ServeOptions) *replayServer {
 }
 
 func TestReplayServerAnswersFromWhatTheServerAnsweredAnInjectedRequestAndNeverFromTheUsersFrames(t *testing.T) {
-	inject := func(r FrameRecord) FrameRecord { r.Src = SrcInject; return r }
-	captured := func(r FrameRecord) FrameRecord { r.Captured = true; return r }
-	dropped := func(r FrameRecord) FrameRecord { r.Held = HeldAnswered; return r }
-	path := writeRecords(t, nil, []FrameRecord{
+	inject := func(r sessions.FrameRecord) sessions.FrameRecord { r.Src = sessions.SrcInject; return r }
+	captured := func(r sessions.FrameRecord) sessions.FrameRecord { r.Captured = true; return r }
+	dropped := func(r sessions.FrameRecord) sessions.FrameRecord { r.Held = sessions.HeldAnswered; return r }
+	path := writeRecords(t, nil, []sessions.FrameRecord{
 		inject(h2s(0, `{"jsonrpc":"2.0","id":"rpctap-1","method":"tools/call","params":{"name":"echo","arguments":{"message":"x"}}}`)),
 		captured(s2h(10, `{"jsonrpc":"2.0","id":"rpctap-1","result":"Echo: x"}`)),
 		// The user answered this one in the server's place.
@@ -506,8 +508,8 @@ func TestReplayServerAnswersFromWhatTheServerAnsweredAnInjectedRequestAndNeverFr
 }
 
 func TestReplayServerTakesASecretTheRecordingMaskedInARequestForAnyValue(t *testing.T) {
-	masked := func(r FrameRecord) FrameRecord { r.Redacted = true; return r }
-	path := writeRecords(t, []string{"DBPASS"}, []FrameRecord{
+	masked := func(r sessions.FrameRecord) sessions.FrameRecord { r.Redacted = true; return r }
+	path := writeRecords(t, []string{"DBPASS"}, []sessions.FrameRecord{
 		masked(h2s(0, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"login","arguments":{"password":"***DBPASS***"}}}`)),
 		s2h(10, `{"jsonrpc":"2.0","id":1,"result":"welcome"}`),
 	})

@@ -1,4 +1,4 @@
-package sessions
+package replay
 
 import (
 	"bufio"
@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/rpctap/rpctap/classify"
+	"github.com/rpctap/rpctap/sessions"
 )
 
 // lineSource reads newline-framed frames.
@@ -125,7 +126,7 @@ func TestPlayHostShowsTheChangedPathsOfAnAnswer(t *testing.T) {
 	rep, _ := playAgainst(t, mcpConversation(nil), HostOptions{}, answerAs(answers))
 	// add's recorded answer was "5"; the fake says "hi".
 	c := rep.Calls[3]
-	if c.Outcome != OutcomeChanged || len(c.Changes) != 1 || c.Changes[0] != (Change{Path: "/result/content/0/text", Was: `"5"`, Now: `"hi"`}) {
+	if c.Outcome != OutcomeChanged || len(c.Changes) != 1 || c.Changes[0] != (sessions.Change{Path: "/result/content/0/text", Was: `"5"`, Now: `"hi"`}) {
 		t.Errorf("add: %+v", c)
 	}
 	if rep.Same != 3 || rep.Changed != 1 {
@@ -235,7 +236,7 @@ func TestPlayHostPairsABatchMemberByMember(t *testing.T) {
 	if echo.Name != "echo" || echo.ID != "1" || echo.Outcome != OutcomeSame {
 		t.Errorf("echo: %+v", echo)
 	}
-	if add.Name != "add" || add.ID != "2" || add.Outcome != OutcomeChanged || len(add.Changes) != 1 || add.Changes[0] != (Change{Path: "/result/sum", Was: "5", Now: "6"}) {
+	if add.Name != "add" || add.ID != "2" || add.Outcome != OutcomeChanged || len(add.Changes) != 1 || add.Changes[0] != (sessions.Change{Path: "/result/sum", Was: "5", Now: "6"}) {
 		t.Errorf("add: %+v", add)
 	}
 	if rep.Same != 2 || rep.Changed != 1 || rep.Missing != 0 {
@@ -244,7 +245,7 @@ func TestPlayHostPairsABatchMemberByMember(t *testing.T) {
 }
 
 func TestPlayHostComparesALiveAnswerMaskedAsTheRecordingWasAndNeverReportsTheSecret(t *testing.T) {
-	red, err := NewRedactor([]string{"API_TOKEN=tok-1234567890"}, nil)
+	red, err := sessions.NewRedactor([]string{"API_TOKEN=tok-1234567890"}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -407,7 +408,7 @@ func TestPlayHostWritesTheFramesSentBeforeAnAnswerInOneWrite(t *testing.T) {
 
 // writeRecords writes a session file of frame records, under a header
 // that names redact as its masks.
-func writeRecords(t *testing.T, redact []string, recs []FrameRecord) string {
+func writeRecords(t *testing.T, redact []string, recs []sessions.FrameRecord) string {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "s.jsonl")
 	f, err := os.Create(path)
@@ -415,7 +416,7 @@ func writeRecords(t *testing.T, redact []string, recs []FrameRecord) string {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	w, err := NewWriter(f, Header{ID: "test", Started: time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC), Name: "test", Redact: redact})
+	w, err := sessions.NewWriter(f, sessions.Header{ID: "test", Started: time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC), Name: "test", Redact: redact})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -427,12 +428,12 @@ func writeRecords(t *testing.T, redact []string, recs []FrameRecord) string {
 	return path
 }
 
-func h2s(t int64, frame string) FrameRecord {
-	return FrameRecord{T: t, Dir: classify.H2S, Frame: []byte(frame)}
+func h2s(t int64, frame string) sessions.FrameRecord {
+	return sessions.FrameRecord{T: t, Dir: classify.H2S, Frame: []byte(frame)}
 }
 
-func s2h(t int64, frame string) FrameRecord {
-	return FrameRecord{T: t, Dir: classify.S2H, Frame: []byte(frame)}
+func s2h(t int64, frame string) sessions.FrameRecord {
+	return sessions.FrameRecord{T: t, Dir: classify.S2H, Frame: []byte(frame)}
 }
 
 // playRecords runs PlayHost on the session file at path against a fake
@@ -473,10 +474,10 @@ func echoServer(frame string, send func(string)) {
 }
 
 func TestPlayHostComparesTheAnswersToInjectedRequestsAndSendsNothingTheServerNeverRead(t *testing.T) {
-	inject := func(r FrameRecord) FrameRecord { r.Src = SrcInject; return r }
-	captured := func(r FrameRecord) FrameRecord { r.Captured = true; return r }
-	held := func(r FrameRecord, fate string) FrameRecord { r.Held = fate; return r }
-	path := writeRecords(t, nil, []FrameRecord{
+	inject := func(r sessions.FrameRecord) sessions.FrameRecord { r.Src = sessions.SrcInject; return r }
+	captured := func(r sessions.FrameRecord) sessions.FrameRecord { r.Captured = true; return r }
+	held := func(r sessions.FrameRecord, fate string) sessions.FrameRecord { r.Held = fate; return r }
+	path := writeRecords(t, nil, []sessions.FrameRecord{
 		h2s(0, `{"jsonrpc":"2.0","id":1,"method":"ping"}`),
 		s2h(10, `{"jsonrpc":"2.0","id":1,"result":"ping"}`),
 		// Injected with --capture: the server read it, its answer was kept from the host.
@@ -486,8 +487,8 @@ func TestPlayHostComparesTheAnswersToInjectedRequestsAndSendsNothingTheServerNev
 		inject(s2h(40, `{"jsonrpc":"2.0","id":"rpctap-2","method":"roots/list"}`)),
 		captured(h2s(50, `{"jsonrpc":"2.0","id":"rpctap-2","result":{"roots":[]}}`)),
 		// Dropped, and answered in place: the server never read them.
-		held(h2s(60, `{"jsonrpc":"2.0","id":2,"method":"dropped"}`), HeldDropped),
-		held(h2s(70, `{"jsonrpc":"2.0","id":3,"method":"answered"}`), HeldAnswered),
+		held(h2s(60, `{"jsonrpc":"2.0","id":2,"method":"dropped"}`), sessions.HeldDropped),
+		held(h2s(70, `{"jsonrpc":"2.0","id":3,"method":"answered"}`), sessions.HeldAnswered),
 		inject(s2h(80, `{"jsonrpc":"2.0","id":3,"result":"the user's"}`)),
 		h2s(90, `{"jsonrpc":"2.0","id":4,"method":"ping"}`),
 		s2h(100, `{"jsonrpc":"2.0","id":4,"result":"ping"}`),
@@ -504,7 +505,7 @@ func TestPlayHostComparesTheAnswersToInjectedRequestsAndSendsNothingTheServerNev
 }
 
 func TestPlayHostComparesAListOfToolsByNameNotPosition(t *testing.T) {
-	path := writeRecords(t, nil, []FrameRecord{
+	path := writeRecords(t, nil, []sessions.FrameRecord{
 		h2s(0, `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`),
 		s2h(10, `{"jsonrpc":"2.0","id":1,"result":{"tools":[`+echoTool+`,`+addTool+`]}}`),
 		h2s(20, `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`),
@@ -525,26 +526,26 @@ func TestPlayHostComparesAListOfToolsByNameNotPosition(t *testing.T) {
 		t.Errorf("the same tools in another order: %+v", c)
 	}
 	if c := rep.Calls[1]; c.Outcome != OutcomeChanged || len(c.Changes) != 1 ||
-		c.Changes[0] != (Change{Path: "/result/tools/0", Now: `{"inputSchema":{"type":"object"},"name":"sleep"}`, Item: "name=sleep"}) {
+		c.Changes[0] != (sessions.Change{Path: "/result/tools/0", Now: `{"inputSchema":{"type":"object"},"name":"sleep"}`, Item: "name=sleep"}) {
 		t.Errorf("a tool added first: want that one change; got %+v", c)
 	}
 }
 
 func TestPlayHostTakesASecretTheRecordingMaskedForAnyValueAndMasksItAgain(t *testing.T) {
-	masked := func(r FrameRecord) FrameRecord { r.Redacted = true; return r }
-	path := writeRecords(t, []string{"DBPASS"}, []FrameRecord{
+	masked := func(r sessions.FrameRecord) sessions.FrameRecord { r.Redacted = true; return r }
+	path := writeRecords(t, []string{"DBPASS"}, []sessions.FrameRecord{
 		h2s(0, `{"jsonrpc":"2.0","id":1,"method":"env"}`),
 		masked(s2h(10, `{"jsonrpc":"2.0","id":1,"result":{"text":"DBPASS=***DBPASS***\n","n":1}}`)),
 		h2s(20, `{"jsonrpc":"2.0","id":2,"method":"env"}`),
 		masked(s2h(30, `{"jsonrpc":"2.0","id":2,"result":{"text":"DBPASS=***DBPASS***\n","n":1}}`)),
 	})
-	red, err := NewRedactor([]string{"DBPASS=hunter2-s3cr3t-77"}, []string{"DBPASS"})
+	red, err := sessions.NewRedactor([]string{"DBPASS=hunter2-s3cr3t-77"}, []string{"DBPASS"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, tc := range []struct {
 		name string
-		red  *Redactor
+		red  *sessions.Redactor
 	}{{"with the secret's value", red}, {"with no value for it", nil}} {
 		t.Run(tc.name, func(t *testing.T) {
 			n := 0
@@ -567,13 +568,13 @@ func TestPlayHostTakesASecretTheRecordingMaskedForAnyValueAndMasksItAgain(t *tes
 }
 
 func TestReplayMasksWhatTheRecordingsHeaderSaysItMasked(t *testing.T) {
-	path := writeRecords(t, []string{"DBPASS", "API_TOKEN", "GONE", "GIVEN"}, []FrameRecord{h2s(0, `{"jsonrpc":"2.0","method":"x"}`)})
-	h, _ := NewReader(strings.NewReader(mustRead(t, path))).Header()
+	path := writeRecords(t, []string{"DBPASS", "API_TOKEN", "GONE", "GIVEN"}, []sessions.FrameRecord{h2s(0, `{"jsonrpc":"2.0","method":"x"}`)})
+	h, _ := sessions.NewReader(strings.NewReader(mustRead(t, path))).Header()
 	if !slices.Equal(h.Redact, []string{"DBPASS", "API_TOKEN", "GONE", "GIVEN"}) {
 		t.Fatalf("the header read back names %q", h.Redact)
 	}
 	env := []string{"DBPASS=hunter2-s3cr3t-77", "API_TOKEN=tok-1234567890", "GIVEN=given-value"}
-	red, err := ReplayRedaction(path, env, []string{"GIVEN=other-value", "MORE=more-value"})
+	red, err := RedactionOf(path, env, []string{"GIVEN=other-value", "MORE=more-value"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -582,7 +583,7 @@ func TestReplayMasksWhatTheRecordingsHeaderSaysItMasked(t *testing.T) {
 	if !slices.Equal(red.Flags, []string{"GIVEN=other-value", "MORE=more-value", "DBPASS"}) || !slices.Equal(red.Unset, []string{"GONE"}) {
 		t.Errorf("flags %q, unset %q", red.Flags, red.Unset)
 	}
-	r, err := NewRedactor(env, red.Flags)
+	r, err := sessions.NewRedactor(env, red.Flags)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -593,8 +594,8 @@ func TestReplayMasksWhatTheRecordingsHeaderSaysItMasked(t *testing.T) {
 		t.Errorf("names %q", got)
 	}
 	// A file from before headers named their masks.
-	old := writeRecords(t, nil, []FrameRecord{h2s(0, `{"jsonrpc":"2.0","method":"x"}`)})
-	if red, err := ReplayRedaction(old, env, nil); err != nil || len(red.Flags) != 0 || len(red.Unset) != 0 {
+	old := writeRecords(t, nil, []sessions.FrameRecord{h2s(0, `{"jsonrpc":"2.0","method":"x"}`)})
+	if red, err := RedactionOf(old, env, nil); err != nil || len(red.Flags) != 0 || len(red.Unset) != 0 {
 		t.Errorf("an old file: %+v, %v", red, err)
 	}
 }
@@ -616,7 +617,7 @@ func TestReplayReadsTheRecordingsMasksOnce(t *testing.T) {
 	for i := range 50 {
 		names = append(names, fmt.Sprintf("SECRET_%d", i))
 	}
-	path := writeRecords(t, names, []FrameRecord{h2s(0, `{"jsonrpc":"2.0","id":1,"method":"ping"}`)})
+	path := writeRecords(t, names, []sessions.FrameRecord{h2s(0, `{"jsonrpc":"2.0","id":1,"method":"ping"}`)})
 	p, err := newPlayer(path, HostOptions{})
 	if err != nil {
 		t.Fatal(err)

@@ -1,4 +1,4 @@
-package sessions
+package replay
 
 import (
 	"context"
@@ -23,7 +23,7 @@ type HostConn struct {
 }
 
 // NewHostConn opens the recording at path for Play, and makes the ends of
-// a tap of the given framing (RecordingFraming).
+// a tap of the given framing (FramingOf).
 func NewHostConn(path string, framing classify.Framing, opts HostOptions) (*HostConn, error) {
 	p, err := newPlayer(path, opts)
 	if err != nil {

@@ -1,4 +1,4 @@
-package sessions
+package replay
 
 import (
 	"bytes"
@@ -17,6 +17,7 @@ import (
 
 	"github.com/rpctap/rpctap/classify"
 	"github.com/rpctap/rpctap/internal/textdist"
+	"github.com/rpctap/rpctap/sessions"
 )
 
 // Match modes of ServeOptions.Match.
@@ -26,12 +27,12 @@ const (
 	MatchStrict     = "strict"     // same method and equal params
 )
 
-// ServeOptions configure ServeReplay.
+// ServeOptions configure Serve.
 type ServeOptions struct {
 	// Match is MatchBest (the default), MatchSequential or MatchStrict.
 	Match string
 	// Ignore leaves paths out of the comparison of params.
-	Ignore Ignore
+	Ignore sessions.Ignore
 	// Speed scales the recorded delays: 2 plays twice as fast. 0 means 1.
 	Speed float64
 	// NoDelay sends the server's frames as soon as they are due, with
@@ -55,7 +56,7 @@ type ServeOptions struct {
 	Argv []string
 	// Redactor masks secrets in the replay's session file, as a tap's
 	// (nil: none are masked).
-	Redactor *Redactor
+	Redactor *sessions.Redactor
 	// Forward, when not nil, is the real server that requests matching
 	// nothing in the recording go to (--unmatched forward).
 	Forward *Forward
@@ -63,36 +64,36 @@ type ServeOptions struct {
 	// (peer text escaped).
 	Log func(string)
 	// Now is the clock the Record's times are taken on (time since its
-	// start); nil: since ServeReplay began.
+	// start); nil: since Serve began.
 	Now func() time.Duration
 }
 
-// ServeStats says what a replay as the server did.
-type ServeStats struct {
+// Stats says what a replay as the server did.
+type Stats struct {
 	Answered, Unmatched, Forwarded, Sent, Dropped int
 	Path                                          string // the replay's own session file, if one was written
 }
 
-// ServeReplay plays the recorded server of the session file at path for
+// Serve plays the recorded server of the session file at path for
 // a live host: it reads the host's frames from in and writes the
 // recording's answers to out (and nothing else), until in ends or ctx is
 // done. See the README's section on replay for the rules.
-func ServeReplay(ctx context.Context, path string, in FrameSource, out io.Writer, opts ServeOptions) (ServeStats, error) {
+func Serve(ctx context.Context, path string, in FrameSource, out io.Writer, opts ServeOptions) (Stats, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return ServeStats{}, fmt.Errorf("cannot open the recording: %w (rpctap ls lists recent sessions)", err)
+		return Stats{}, fmt.Errorf("cannot open the recording: %w (rpctap ls lists recent sessions)", err)
 	}
 	defer f.Close()
 	rec, err := loadRecording(f, f, opts.Ignore)
 	if err != nil {
-		return ServeStats{}, err
+		return Stats{}, err
 	}
 	var sf *sessionFile
 	if opts.Record {
-		h := Header{Started: time.Now(), Argv: opts.Argv, Name: "replay-" + rec.hdr.Name, Framing: rec.framings.Framing().String(), Profile: rec.hdr.ProfileOrDefault(),
+		h := sessions.Header{Started: time.Now(), Argv: opts.Argv, Name: "replay-" + rec.hdr.Name, Framing: rec.framings.Framing().String(), Profile: rec.hdr.ProfileOrDefault(),
 			Redact: opts.Redactor.Names()}
 		if sf, err = createSessionFile(opts.RecordPath, h, opts.Overwrite, opts.Warn); err != nil {
-			return ServeStats{}, err
+			return Stats{}, err
 		}
 		for _, note := range rec.framings.Notes() { // the directions' framings, when they differ
 			sf.w.WriteEvent(note)
@@ -105,7 +106,7 @@ func ServeReplay(ctx context.Context, path string, in FrameSource, out io.Writer
 		if !sf.sink {
 			st.Path = sf.path
 		}
-		ev := EventRecord{T: opts.Now().Microseconds(), Kind: EventExit, Code: new(int)}
+		ev := sessions.EventRecord{T: opts.Now().Microseconds(), Kind: sessions.EventExit, Code: new(int)}
 		var stopped Stopped
 		if errors.As(context.Cause(ctx), &stopped) {
 			*ev.Code, ev.Signal = stopped.Code, stopped.Signal
@@ -118,17 +119,17 @@ func ServeReplay(ctx context.Context, path string, in FrameSource, out io.Writer
 	return st, err
 }
 
-// RecordingFraming is the framing of the session file at path, as replay
+// FramingOf is the framing of the session file at path, as replay
 // reads it: to read the live streams of a replay with (each direction's
 // framing, when both have the same; FramingAuto when they differ, which
 // lets a splitter decide each stream by its bytes).
-func RecordingFraming(path string) (classify.Framing, error) {
+func FramingOf(path string) (classify.Framing, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return 0, fmt.Errorf("cannot open the recording: %w (rpctap ls lists recent sessions)", err)
 	}
 	defer f.Close()
-	rd := NewReader(f)
+	rd := sessions.NewReader(f)
 	h, _ := rd.Header()
 	if framing, _ := classify.ParseFraming(h.FramingOrDefault()); framing != classify.FramingAuto {
 		return framing, nil
@@ -155,7 +156,7 @@ type server struct {
 	opts ServeOptions
 	// masked is opts.Ignore with the recording's masks standing for any
 	// text (recordedMasks), for the recorded requests that masked one.
-	masked Ignore
+	masked sessions.Ignore
 	file   *sessionFile // nil when not recording
 	fwd    *forwarding  // nil unless forwarding
 	out    io.Writer
@@ -171,7 +172,7 @@ type server struct {
 	// hostIDs are the ids of the host's requests that look like replay's
 	// own ("rpctap-replay-N"), which a server request must not take.
 	hostIDs map[string]bool
-	stats   ServeStats
+	stats   Stats
 	// related is sameCall's memory, reused.
 	related []related
 	// flush, while set, writes the session file's buffer soon, so that
@@ -213,7 +214,7 @@ func (q *outQueue) Pop() any {
 	return it
 }
 
-func serve(ctx context.Context, rec *recording, in FrameSource, out io.Writer, opts ServeOptions, sf *sessionFile) (ServeStats, error) {
+func serve(ctx context.Context, rec *recording, in FrameSource, out io.Writer, opts ServeOptions, sf *sessionFile) (Stats, error) {
 	s := &server{rec: rec, opts: opts, out: out, file: sf, start: time.Now(), speed: opts.Speed,
 		wake: make(chan struct{}, 1), serverQ: map[string]int32{}, hostIDs: map[string]bool{}}
 	if s.speed <= 0 {
@@ -291,7 +292,7 @@ func (s *server) log(format string, args ...any) {
 // note records msg in the replay's own session file.
 func (s *server) note(msg string) {
 	if s.file != nil {
-		s.file.w.WriteEvent(EventRecord{T: s.opts.Now().Microseconds(), Kind: EventNote, Text: "replay: " + msg})
+		s.file.w.WriteEvent(sessions.EventRecord{T: s.opts.Now().Microseconds(), Kind: sessions.EventNote, Text: "replay: " + msg})
 		s.flushSoon()
 	}
 }
@@ -299,7 +300,7 @@ func (s *server) note(msg string) {
 func (s *server) record(dir classify.Direction, frame []byte) {
 	if s.file != nil {
 		frame, masked := s.opts.Redactor.Mask(frame)
-		s.file.w.WriteFrame(FrameRecord{T: s.opts.Now().Microseconds(), Dir: dir, Frame: frame, Redacted: masked})
+		s.file.w.WriteFrame(sessions.FrameRecord{T: s.opts.Now().Microseconds(), Dir: dir, Frame: frame, Redacted: masked})
 		s.flushSoon()
 	}
 }
@@ -588,7 +589,7 @@ func (s *server) match(method string, body []byte) (int32, string) {
 	if method == "initialize" {
 		return s.matchInitialize(s.requests(method), body)
 	}
-	hs := Hasher{Ignore: s.opts.Ignore}
+	hs := sessions.Hasher{Ignore: s.opts.Ignore}
 	h, idn, _ := hs.HashCall(method, body)
 	calls := s.sameCall(method, idn.Call, h, body)
 	if s.opts.Match == MatchSequential {
@@ -657,7 +658,7 @@ type related struct {
 // host's request body (its call id, its hash h) is, in recording order. A
 // recorded request the recording masked a secret in is compared with the
 // masks standing for any value.
-func (s *server) sameCall(method string, id CallID, h uint64, body []byte) []related {
+func (s *server) sameCall(method string, id sessions.CallID, h uint64, body []byte) []related {
 	out := s.related[:0]
 	defer func() { s.related = out[:0] }()
 	for _, c := range s.rec.byCall[id.Key] {
@@ -679,7 +680,7 @@ func (s *server) sameCall(method string, id CallID, h uint64, body []byte) []rel
 		}
 		r := related{i: c, sameInputs: true, equal: true}
 		for _, ch := range s.masked.Diff(fb, body, 0) {
-			part, input := IdentityPaths(method, ch.Path)
+			part, input := sessions.IdentityPaths(method, ch.Path)
 			if part {
 				r.i = -1
 				break
@@ -727,7 +728,7 @@ func (s *server) nearest(cands []int32, body []byte) (int32, []byte) {
 
 // forCall is " for NAME" when requests of method name what they call.
 func (s *server) forCall(method string, body []byte) string {
-	if name := CallName(method, body); name != "" {
+	if name := sessions.CallName(method, body); name != "" {
 		return " for " + esc(name)
 	}
 	return ""
@@ -749,7 +750,7 @@ func (s *server) noMatch(method string, body []byte, calls []related) string {
 		why = fmt.Sprintf("no recorded %s request%s has equal params (--match strict)", esc(method), s.forCall(method, body))
 	default:
 		what := "params"
-		if len(IdentityRuleOf(method).Inputs) > 0 {
+		if len(sessions.IdentityRuleOf(method).Inputs) > 0 {
 			what = "arguments"
 		}
 		why = fmt.Sprintf("no recorded %s request%s has these %s", esc(method), s.forCall(method, body), what)
@@ -770,13 +771,13 @@ func (s *server) noMatch(method string, body []byte, calls []related) string {
 	}
 	changes := ig.Diff(bestBody, body, 0)
 	nearName := esc(method)
-	if name := CallName(method, bestBody); name != "" {
+	if name := sessions.CallName(method, bestBody); name != "" {
 		nearName += " " + esc(name)
 	}
 	out := fmt.Sprintf("%s; the nearest is %s, line %d, which differs at %s: %s", why, nearName, s.rec.frames[best].line,
-		Count(len(changes), "path"), describeChanges(changes[:min(len(changes), maxDescribed)], "recorded", "sent"))
+		sessions.Count(len(changes), "path"), describeChanges(changes[:min(len(changes), maxDescribed)], "recorded", "sent"))
 	if len(changes) > maxDescribed {
-		out += fmt.Sprintf("; and %s more", Count(len(changes)-maxDescribed, "path"))
+		out += fmt.Sprintf("; and %s more", sessions.Count(len(changes)-maxDescribed, "path"))
 	}
 	return out
 }
@@ -834,13 +835,13 @@ func (s *server) nearestMethod(method string) string {
 }
 
 // describeChanges puts the first changes in words.
-func describeChanges(cs []Change, was, now string) string {
+func describeChanges(cs []sessions.Change, was, now string) string {
 	if len(cs) == 0 {
 		return "only in paths left out"
 	}
 	parts := make([]string, len(cs))
 	for i, c := range cs {
-		parts[i] = DescribeChange(c, was, now)
+		parts[i] = sessions.DescribeChange(c, was, now)
 	}
 	return strings.Join(parts, "; ")
 }
@@ -854,7 +855,7 @@ func (s *server) notified(m *classify.Message, body []byte, now time.Time) {
 	method := m.Method()
 	// Of the same call: what a server sent after a document was opened is
 	// not played after another one is.
-	hs := Hasher{Ignore: s.opts.Ignore}
+	hs := sessions.Hasher{Ignore: s.opts.Ignore}
 	h, idn, _ := hs.HashCall(method, body)
 	key := idn.Call.Key
 	pick := int32(-1)
@@ -912,6 +913,6 @@ func errorFrame(id []byte, code int, msg string) []byte {
 	b = append(b, `,"error":{"code":`...)
 	b = strconv.AppendInt(b, int64(code), 10)
 	b = append(b, `,"message":`...)
-	b = AppendString(b, msg)
+	b = sessions.AppendString(b, msg)
 	return append(b, "}}"...)
 }

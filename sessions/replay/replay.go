@@ -1,4 +1,14 @@
-package sessions
+// Package replay plays one side of a recorded session against a live
+// peer, as rpctap replay does. Serve plays the recorded server for a live
+// host: it answers each request from a recorded request of the same call
+// (the method and what it names, then the params, by ServeOptions.Match),
+// with the recorded delays, and can pass what matches nothing to a real
+// server (Forward). PlayHost plays the recorded host against a live
+// server and compares each answer with the recorded one (HostReport);
+// HostConn does the same beside a tap. Neither holds the recording's
+// payloads in memory: frames are read back from the file when they are
+// due.
+package replay
 
 import (
 	"bufio"
@@ -17,6 +27,7 @@ import (
 	"time"
 
 	"github.com/rpctap/rpctap/classify"
+	"github.com/rpctap/rpctap/sessions"
 )
 
 // A recording is the index of a session file that replay plays from: an
@@ -24,11 +35,11 @@ import (
 // their offset), so that a recording of any size plays in bounded memory.
 type recording struct {
 	f        io.ReaderAt
-	hdr      Header
-	framings Framings // each direction's, to rebuild its bytes with
+	hdr      sessions.Header
+	framings sessions.Framings // each direction's, to rebuild its bytes with
 	frames   []recFrame
 	// byMethod lists the host's requests and notifications by method,
-	// in recording order; byCall its requests by their call (CallID.Key),
+	// in recording order; byCall its requests by their call (sessions.CallID.Key),
 	// and masked those with a secret masked in them by method (their
 	// calls are compared with the masks standing for any value).
 	byMethod map[string][]int32
@@ -48,9 +59,9 @@ type recFrame struct {
 	dir          classify.Direction
 	kind         classify.Kind
 	method       string
-	hash         uint64 // the frame's structural hash (see Ignore)
-	call         CallID // a host request's or notification's call
-	masked       bool   // the recording masked a secret in it
+	hash         uint64          // the frame's structural hash (see Ignore)
+	call         sessions.CallID // a host request's or notification's call
+	masked       bool            // the recording masked a secret in it
 	// pair is the index of the request's response, or the response's
 	// request; -1 when it has none.
 	pair int32
@@ -75,8 +86,8 @@ var errNotRecording = errors.New("the file holds no frame to replay: is it a ses
 
 // loadRecording reads the session file r (from its start) into an index.
 // ig decides the hashes requests are matched by.
-func loadRecording(r io.Reader, at io.ReaderAt, ig Ignore) (*recording, error) {
-	rd := NewReader(r)
+func loadRecording(r io.Reader, at io.ReaderAt, ig sessions.Ignore) (*recording, error) {
+	rd := sessions.NewReader(r)
 	hdr, _ := rd.Header()
 	rec := &recording{f: at, hdr: hdr, byMethod: map[string][]int32{}, byCall: map[uint64][]int32{}, masked: map[string][]int32{},
 		after: map[int32][]int32{}, methods: map[string]string{}}
@@ -84,7 +95,7 @@ func loadRecording(r io.Reader, at io.ReaderAt, ig Ignore) (*recording, error) {
 	profile, _ := classify.ParseProfile(hdr.ProfileOrDefault())
 	tr := classify.NewTracker(classify.TrackerOptions{Profile: profile, LSPFraming: rec.framings.LSP(), Timeout: -1})
 	inFlight := map[int64]int32{} // request line → index
-	hs := Hasher{Ignore: ig}
+	hs := sessions.Hasher{Ignore: ig}
 	trigger := int32(-1)
 	for {
 		ev, err := rd.Next()
@@ -97,7 +108,7 @@ func loadRecording(r io.Reader, at io.ReaderAt, ig Ignore) (*recording, error) {
 		if rec.framings.Note(ev) {
 			tr.UseLSPFraming()
 		}
-		frame, _, ok := ServerSide(ev)
+		frame, _, ok := sessions.ServerSide(ev)
 		if !ok {
 			continue
 		}
@@ -160,18 +171,18 @@ func (rec *recording) intern(s string) string {
 	if s == "" {
 		return ""
 	}
-	return InternIn(rec.methods, s)
+	return sessions.InternIn(rec.methods, s)
 }
 
 // read returns the bytes of frame i (and its recorded LSP header, if any),
 // read back from the file.
 func (rec *recording) read(i int32) (frame, header []byte, err error) {
 	f := &rec.frames[i]
-	r := NewReaderAt(rec.f, f.off)
+	r := sessions.NewReaderAt(rec.f, f.off)
 	ev, err := r.Next()
 	var ok bool
 	if err == nil && ev.IsFrame() && ev.T == f.t && ev.Dir == f.dir {
-		frame, header, ok = ServerSide(ev)
+		frame, header, ok = sessions.ServerSide(ev)
 	}
 	if !ok {
 		return nil, nil, fmt.Errorf("line %d of the recording could not be read back: has the file changed while it was replayed?", f.line)
@@ -196,7 +207,7 @@ func (rec *recording) delay(i int32) int64 {
 // replaced by id, every other byte as it was; frame itself when it has no
 // id member.
 func withID(frame, id []byte) []byte {
-	start, end, ok := MemberSpan(frame, "id")
+	start, end, ok := sessions.MemberSpan(frame, "id")
 	if !ok {
 		return frame
 	}
@@ -227,33 +238,33 @@ func appendFramed(dst []byte, framing classify.Framing, body, header []byte) []b
 // A sessionFile is a session file replay writes of its own.
 type sessionFile struct {
 	path string
-	sink bool // a device or a FIFO: nothing to read back (IsSink)
+	sink bool // a device or a FIFO: nothing to read back (sessions.IsSink)
 	f    *os.File
 	bw   *bufio.Writer
-	w    *Writer
+	w    *sessions.Writer
 }
 
 // createSessionFile creates a session file at path, or, when path is "",
 // a new one in the state directory, and writes its header.
-func createSessionFile(path string, h Header, overwrite bool, warn func(string)) (*sessionFile, error) {
+func createSessionFile(path string, h sessions.Header, overwrite bool, warn func(string)) (*sessionFile, error) {
 	if h.ID == "" {
 		var b [8]byte
 		rand.Read(b[:])
 		h.ID = hex.EncodeToString(b[:])
 	}
 	if path == "" {
-		dir, err := StateDir()
+		dir, err := sessions.StateDir()
 		if err != nil {
 			return nil, fmt.Errorf("cannot record the replay: %w; give a file with --record FILE, or --no-record", err)
 		}
-		path = filepath.Join(dir, NewFileName(h.Started, h.Name))
+		path = filepath.Join(dir, sessions.NewFileName(h.Started, h.Name))
 	}
 	// A file that is there is kept, unless overwrite, and the replay
 	// recorded beside it, as rpctap run records.
 	if warn == nil {
 		warn = func(string) {}
 	}
-	f, path, err := CreateRecording(path, h.Started, func(p string) (*os.File, error) { return CreateFile(p, overwrite) }, warn)
+	f, path, err := sessions.CreateRecording(path, h.Started, func(p string) (*os.File, error) { return sessions.CreateFile(p, overwrite) }, warn)
 	if err != nil {
 		return nil, fmt.Errorf("cannot record the replay: %w; or give --no-record", err)
 	}
@@ -261,14 +272,14 @@ func createSessionFile(path string, h Header, overwrite bool, warn func(string))
 		path = abs
 	}
 	sf := &sessionFile{path: path, f: f, bw: bufio.NewWriterSize(f, 64<<10)}
-	if sf.w, err = NewWriter(sf.bw, h); err != nil {
+	if sf.w, err = sessions.NewWriter(sf.bw, h); err != nil {
 		f.Close()
 		return nil, err
 	}
-	if IsSink(f) {
+	if sessions.IsSink(f) {
 		sf.sink = true
 	} else {
-		Register(path) // a listing from another environment may miss it; nothing else depends on it
+		sessions.Register(path) // a listing from another environment may miss it; nothing else depends on it
 	}
 	return sf, nil
 }
@@ -304,15 +315,15 @@ type Redaction struct {
 	Unset []string
 }
 
-// ReplayRedaction says what a replay of the recording at path masks,
+// RedactionOf says what a replay of the recording at path masks,
 // in an environment env, with the --redact flags given.
-func ReplayRedaction(path string, env, flags []string) (Redaction, error) {
+func RedactionOf(path string, env, flags []string) (Redaction, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return Redaction{}, fmt.Errorf("cannot open the recording: %w (rpctap ls lists recent sessions)", err)
 	}
 	defer f.Close()
-	hdr, _ := NewReader(f).Header()
+	hdr, _ := sessions.NewReader(f).Header()
 	set := map[string]bool{}
 	for _, kv := range env {
 		if name, _, ok := strings.Cut(kv, "="); ok {
@@ -327,7 +338,7 @@ func ReplayRedaction(path string, env, flags []string) (Redaction, error) {
 	r := Redaction{Flags: slices.Clone(flags)}
 	for _, name := range hdr.Redact {
 		switch {
-		case given[name], set[name] && SecretName(name):
+		case given[name], set[name] && sessions.SecretName(name):
 			// Masked already: given, or a secret of the environment.
 		case set[name]:
 			r.Flags = append(r.Flags, name)
@@ -341,6 +352,6 @@ func ReplayRedaction(path string, env, flags []string) (Redaction, error) {
 // recordedMasks returns ig with the masks of a recording whose header
 // is hdr standing for any text (see Ignore.WithMasks), for a message the
 // recording says it masked; red is replay's own redactor.
-func recordedMasks(ig Ignore, hdr Header, red *Redactor, both bool) Ignore {
+func recordedMasks(ig sessions.Ignore, hdr sessions.Header, red *sessions.Redactor, both bool) sessions.Ignore {
 	return ig.WithMasks(append(slices.Clone(hdr.Redact), red.Names()...), len(hdr.Redact) == 0, both)
 }
