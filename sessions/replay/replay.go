@@ -11,16 +11,12 @@
 package replay
 
 import (
-	"bufio"
 	"bytes"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
 	"math"
 	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -233,66 +229,6 @@ func appendFramed(dst []byte, framing classify.Framing, body, header []byte) []b
 		dst = append(dst, "\r\n\r\n"...)
 	}
 	return append(dst, body...)
-}
-
-// A sessionFile is a session file replay writes of its own.
-type sessionFile struct {
-	path string
-	sink bool // a device or a FIFO: nothing to read back (sessions.IsSink)
-	f    *os.File
-	bw   *bufio.Writer
-	w    *sessions.Writer
-}
-
-// createSessionFile creates a session file at path, or, when path is "",
-// a new one in the state directory, and writes its header.
-func createSessionFile(path string, h sessions.Header, overwrite bool, warn func(string)) (*sessionFile, error) {
-	if h.ID == "" {
-		var b [8]byte
-		rand.Read(b[:])
-		h.ID = hex.EncodeToString(b[:])
-	}
-	if path == "" {
-		dir, err := sessions.StateDir()
-		if err != nil {
-			return nil, fmt.Errorf("cannot record the replay: %w; give a file with --record FILE, or --no-record", err)
-		}
-		path = filepath.Join(dir, sessions.NewFileName(h.Started, h.Name))
-	}
-	// A file that is there is kept, unless overwrite, and the replay
-	// recorded beside it, as rpctap run records.
-	if warn == nil {
-		warn = func(string) {}
-	}
-	f, path, err := sessions.CreateRecording(path, h.Started, func(p string) (*os.File, error) { return sessions.CreateFile(p, overwrite) }, warn)
-	if err != nil {
-		return nil, fmt.Errorf("cannot record the replay: %w; or give --no-record", err)
-	}
-	if abs, err := filepath.Abs(path); err == nil {
-		path = abs
-	}
-	sf := &sessionFile{path: path, f: f, bw: bufio.NewWriterSize(f, 64<<10)}
-	if sf.w, err = sessions.NewWriter(sf.bw, h); err != nil {
-		f.Close()
-		return nil, err
-	}
-	if sessions.IsSink(f) {
-		sf.sink = true
-	} else {
-		sessions.Register(path) // a listing from another environment may miss it; nothing else depends on it
-	}
-	return sf, nil
-}
-
-func (sf *sessionFile) close() error {
-	err := sf.bw.Flush()
-	if cerr := sf.f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return fmt.Errorf("writing the replay's session file %s: %w", sf.path, err)
-	}
-	return nil
 }
 
 // A FrameSource gives the frames of a stream one at a time: the body of

@@ -1,0 +1,156 @@
+package replay
+
+import (
+	"bytes"
+	"strconv"
+	"time"
+
+	"github.com/rpctap/rpctap/classify"
+	"github.com/rpctap/rpctap/sessions"
+)
+
+// answer matches a host request and queues the recorded answer. s.mu is
+// held.
+func (s *server) answer(m *classify.Message, body []byte, now time.Time) {
+	if it, ok := s.reply(m, body, now, s.fwd != nil); ok {
+		s.push(it)
+	}
+}
+
+// reply matches a host request: it returns the answer to queue (none
+// when forwarded, or when the recording never answered), and schedules
+// what came after the recorded request. s.mu is held.
+func (s *server) reply(m *classify.Message, body []byte, now time.Time, forward bool) (outItem, bool) {
+	method := m.Method()
+	i, why := s.match(method, body)
+	if i < 0 && forward {
+		s.forwardRequest(m, body)
+		return outItem{}, false
+	}
+	if i < 0 {
+		s.stats.Unmatched++
+		code := classify.InvalidParams
+		if len(s.rec.byMethod[method]) == 0 {
+			code = classify.MethodNotFound
+		}
+		s.log("%s id %s: no recorded answer: %s", esc(method), esc(m.ID().String()), why)
+		return outItem{due: now, raw: errorFrame(m.ID().Raw, code, "rpctap replay: no recorded answer: "+why), answer: true}, true
+	}
+	s.stats.Answered++
+	if s.fwd != nil && method == "initialize" {
+		s.forwardHandshake(body)
+	}
+	q := &s.rec.frames[i]
+	q.used = true
+	s.log("%s id %s: answered as line %d of the recording", esc(method), esc(m.ID().String()), q.line)
+	s.scheduleAfter(i, now)
+	if q.pair < 0 {
+		s.log("the recording never answered line %d, so neither does replay", q.line)
+		return outItem{}, false
+	}
+	return outItem{due: now.Add(s.wait(s.rec.delay(q.pair))), frame: q.pair, id: bytes.Clone(m.ID().Raw), answer: true}, true
+}
+
+// answerBatch answers a host batch with a batch: each request in it
+// matched as on its own (none forwarded), its notifications taken as on
+// their own. s.mu is held.
+func (s *server) answerBatch(m *classify.Message, now time.Time) {
+	var answers [][]byte
+	for i := range m.Members {
+		mm := &m.Members[i]
+		switch mm.Kind {
+		case classify.KindRequest:
+			s.sawHostID(mm)
+			it, ok := s.reply(mm, mm.Frame, now, false)
+			if !ok {
+				continue
+			}
+			b := it.raw
+			if b == nil {
+				var err error
+				if b, _, err = s.rec.read(it.frame); err != nil {
+					s.werr = err
+					return
+				}
+				b = withID(b, it.id)
+			}
+			answers = append(answers, b)
+		case classify.KindNotification:
+			s.notified(mm, mm.Frame, now)
+		}
+	}
+	if len(answers) > 0 {
+		s.push(outItem{due: now, raw: append(append([]byte{'['}, bytes.Join(answers, []byte{','})...), ']'), answer: true})
+	}
+}
+
+// notified matches a host notification, to play what the server sent
+// after it. s.mu is held.
+func (s *server) notified(m *classify.Message, body []byte, now time.Time) {
+	if s.fwd != nil {
+		s.forwardFrame(body)
+	}
+	method := m.Method()
+	// Of the same call: what a server sent after a document was opened is
+	// not played after another one is.
+	hs := sessions.Hasher{Ignore: s.opts.Ignore}
+	h, idn, _ := hs.HashCall(method, body)
+	key := idn.Call.Key
+	pick := int32(-1)
+	for _, c := range s.rec.byMethod[method] {
+		f := &s.rec.frames[c]
+		if f.kind != classify.KindNotification || f.used || f.call.Key != key && !f.masked {
+			continue
+		}
+		if f.hash == h {
+			pick = c
+			break
+		}
+		if pick < 0 {
+			pick = c
+		}
+	}
+	if pick < 0 {
+		return
+	}
+	s.rec.frames[pick].used = true
+	if len(s.rec.after[pick]) > 0 {
+		s.log("%s: playing what the server sent after line %d", esc(method), s.rec.frames[pick].line)
+	}
+	s.scheduleAfter(pick, now)
+}
+
+// answered takes the host's answer to a server request replay sent.
+// s.mu is held.
+func (s *server) answered(m *classify.Message, body []byte, now time.Time) {
+	if !m.HasID() {
+		return
+	}
+	key := m.ID().Key()
+	if s.forwardAnswer(key, body) {
+		return
+	}
+	i, ok := s.serverQ[key]
+	if !ok {
+		s.log("the host answered id %s, which replay never asked", esc(m.ID().String()))
+		return
+	}
+	delete(s.serverQ, key)
+	if p := s.rec.frames[i].pair; p >= 0 {
+		s.scheduleAfter(p, now)
+	}
+}
+
+// errorFrame is a JSON-RPC error answer to id.
+func errorFrame(id []byte, code int, msg string) []byte {
+	b := []byte(`{"jsonrpc":"2.0","id":`)
+	if id == nil {
+		id = []byte("null")
+	}
+	b = append(b, id...)
+	b = append(b, `,"error":{"code":`...)
+	b = strconv.AppendInt(b, int64(code), 10)
+	b = append(b, `,"message":`...)
+	b = sessions.AppendString(b, msg)
+	return append(b, "}}"...)
+}
