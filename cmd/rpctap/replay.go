@@ -130,7 +130,7 @@ func (o replayOptions) parseIgnore() (sessions.Ignore, error) {
 }
 
 // replaySignals ends ctx on SIGINT, SIGTERM or SIGHUP (caught since the
-// process started, see earlysignal), with a sessions.Stopped cause, and
+// process started, see earlysignal), with a replay.Stopped cause, and
 // passes each signal on to pass (for a tap's server) without waiting.
 func replaySignals(pass chan<- os.Signal) (context.Context, func()) {
 	in := runSignals()
