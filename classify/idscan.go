@@ -143,6 +143,19 @@ func (s *IDScanner) Response() ([]byte, bool) {
 	return id, true
 }
 
+// Request reports, after End, whether the body is one JSON object with a
+// "method" member and an "id" one, and returns that id's raw value (nil
+// when it is longer than MaxScannedID). Classify calls such a body a
+// request, or an invalid one when a member is of the wrong type (a
+// method that is not a string, a jsonrpc other than "2.0").
+func (s *IDScanner) Request() ([]byte, bool) {
+	if s.st != scanEnd || s.bad || !s.object || !s.method || !s.idDone {
+		return nil, false
+	}
+	id, _ := s.ID()
+	return id, true
+}
+
 func (s *IDScanner) fail() { s.bad = true }
 
 // numberEnds reports whether the state is a number that may end here.

@@ -10,7 +10,7 @@ import (
 // scanInPieces reads body through an IDScanner in pieces of random sizes,
 // checking on the way that no early verdict is taken back: once the bytes
 // rule out a response, or once the id is read, the end says the same.
-func scanInPieces(t *testing.T, body []byte, rnd *rand.Rand) ([]byte, bool) {
+func scanInPieces(t *testing.T, body []byte, rnd *rand.Rand) (id []byte, response, request bool) {
 	t.Helper()
 	var s IDScanner
 	ruledOut := false
@@ -37,7 +37,14 @@ func scanInPieces(t *testing.T, body []byte, rnd *rand.Rand) ([]byte, bool) {
 	if earlyRead && ok && !bytes.Equal(early, id) {
 		t.Fatalf("%q: read id %s early, %s at the end", body, early, id)
 	}
-	return id, ok
+	reqID, req := s.Request()
+	if req && ok {
+		t.Fatalf("%q: judged both a request and a response", body)
+	}
+	if req && earlyRead && !bytes.Equal(early, reqID) {
+		t.Fatalf("%q: read id %s early, request id %s at the end", body, early, reqID)
+	}
+	return id, ok, req
 }
 
 // checkAgrees checks that an IDScanner, fed body in pieces, judges it as
@@ -46,7 +53,12 @@ func checkAgrees(t *testing.T, body []byte, rnd *rand.Rand) {
 	t.Helper()
 	m := Classify(body, S2H, JSONRPC)
 	want := m.Kind == KindResponse && m.HasID()
-	id, ok := scanInPieces(t, body, rnd)
+	id, ok, req := scanInPieces(t, body, rnd)
+	if isReq := m.Kind == KindRequest || (m.Kind == KindInvalid && m.HasID() && m.Method() != ""); isReq && !req {
+		t.Fatalf("%q: Classify says %s with an id, the scanner says no request", body, m.Kind)
+	} else if req && m.Kind != KindRequest && m.Kind != KindInvalid {
+		t.Fatalf("%q: the scanner says request, Classify %s", body, m.Kind)
+	}
 	if ok != want {
 		t.Fatalf("%q: the scanner says response with an id = %v, Classify says %s (id %v)", body, ok, m.Kind, m.HasID())
 	}
@@ -69,6 +81,9 @@ var idScanCases = []string{
 	`{"id":"first","id":"second","result":1}`,
 	`{"id":"x","method":"ping"}`,
 	`{"method":"ping","id":"x"}`,
+	`{"id":1,"method":5}`,
+	`{"jsonrpc":"1.0","id":1,"method":"x","params":3}`,
+	`{"method":"note"}`,
 	`{"result":1,"id":"x","\u006dethod":"m"}`,
 	`{"result":1}`,
 	`{}`,
@@ -102,7 +117,8 @@ var idScanCases = []string{
 
 // An IDScanner judges a body read in pieces as Classify judges it whole:
 // whether it is a response with an id (a valid object with no method and
-// an id member, wherever among its members), and which id.
+// an id member, wherever among its members), and which id; and whether it
+// is a request with an id (valid or not by its members' types).
 func TestIDScannerJudgesAResponsesIDAsClassifyDoes(t *testing.T) {
 	rnd := rand.New(rand.NewPCG(7, 9))
 	for _, c := range idScanCases {

@@ -27,7 +27,10 @@ type captureSet struct {
 // Captured is the answer to an injected request, kept from the side that
 // never sent the request.
 type Captured struct {
+	// Body is the answer's body; nil for one larger than a relay holds
+	// (holdLimit), which only the session file keeps.
 	Body []byte
+	Size int64 // the body's length
 	// At is when the tap read the answer's last byte, on the session's
 	// monotonic clock (see InjectResult.Sent).
 	At time.Duration
@@ -42,6 +45,9 @@ func (c *captureSet) active() bool { return c.n.Load() > 0 }
 // maxKept ids wait at once: a peer that never answers does not grow the
 // tap's memory past it.
 func (c *captureSet) add(key string) (chan Captured, error) {
+	if len(key) > maxCapturedID {
+		return nil, fmt.Errorf("the request's id is %d bytes long; the tap keeps the answers of requests with ids of up to %d KiB (an answer too large to hold is told by its id as it passes): give it a shorter id, or send it with --forward, and its answer goes on to the other side", len(key)-1, maxCapturedID>>10)
+	}
 	ch := make(chan Captured, 1)
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -81,9 +87,15 @@ func (c *captureSet) take(body []byte, at time.Duration) bool {
 	if m.Kind != classify.KindResponse || !m.HasID() || m.ID().Key() != key {
 		return false
 	}
+	return c.hand(key, Captured{Body: append([]byte(nil), body...), Size: int64(len(body)), At: at})
+}
+
+// hand gives ans to the capture that waits for key, and reports whether
+// one still did.
+func (c *captureSet) hand(key string, ans Captured) bool {
 	ch, ok := c.claim(key)
 	if ok {
-		ch <- Captured{Body: append([]byte(nil), body...), At: at}
+		ch <- ans
 	}
 	return ok
 }
@@ -105,6 +117,12 @@ func (c *captureSet) release(body []byte, dir classify.Direction) bool {
 	if m.Kind != classify.KindRequest || m.ID().Key() != key {
 		return false
 	}
+	return c.giveBack(key)
+}
+
+// giveBack forgets the capture that waits for key, telling whoever waits
+// for it, and reports whether one still did.
+func (c *captureSet) giveBack(key string) bool {
 	ch, ok := c.claim(key)
 	if ok {
 		close(ch)
@@ -115,7 +133,12 @@ func (c *captureSet) release(body []byte, dir classify.Direction) bool {
 // waiting reads body's id, without judging the rest of it, and reports
 // whether a capture waits for that id, with its key.
 func (c *captureSet) waiting(body []byte) (string, bool) {
-	raw := classify.Member(body, "id")
+	return c.waitingID(classify.Member(body, "id"))
+}
+
+// waitingID reports whether a capture waits for the id whose raw JSON is
+// raw (nil: none), with its key.
+func (c *captureSet) waitingID(raw []byte) (string, bool) {
 	if raw == nil {
 		return "", false
 	}
@@ -129,6 +152,12 @@ func (c *captureSet) waiting(body []byte) (string, bool) {
 	}
 	return string(key), true
 }
+
+// maxCapturedID bounds the key of a captured request's id: the answer's
+// id, however it is escaped, is then within what a relay reads of the id
+// of a frame too large to hold (at most six bytes for each of the key's,
+// and the quotes).
+const maxCapturedID = (classify.MaxScannedID - 2) / 6
 
 // claim forgets key and returns the channel its answer was to go on,
 // if a capture still waits for it.

@@ -141,6 +141,10 @@ type InjectReply struct {
 	// Latency is how long the captured answer took, from the tap's write
 	// of the frame to its read of the answer.
 	Latency time.Duration `json:"-"`
+	// TooLarge says the answer came but was larger than the tap hands
+	// over (Reply is null); Size is its length.
+	TooLarge bool  `json:"-"`
+	Size     int64 `json:"-"`
 }
 
 // SendInject asks the tap at socket to inject a frame; with capture it
@@ -208,11 +212,14 @@ func SendInjectWith(socket string, ir InjectRequest) (InjectReply, error) {
 		Reply     json.RawMessage `json:"reply"`
 		Error     string          `json:"error"`
 		LatencyUs int64           `json:"latency_us"`
+		TooLarge  bool            `json:"too_large"`
+		Size      int64           `json:"size"`
 	}
 	if err := json.Unmarshal(line, &ans); err != nil {
 		return rep, err
 	}
 	rep.Reply, rep.Error, rep.Latency = ans.Reply, ans.Error, time.Duration(ans.LatencyUs)*time.Microsecond
+	rep.TooLarge, rep.Size = ans.TooLarge, ans.Size
 	return rep, nil
 }
 

@@ -58,6 +58,12 @@ func (t *Tap) serveInject(c net.Conn, br *bufio.Reader, req request) {
 			reply(c, map[string]any{"reply": nil, "error": fmt.Sprintf("no answer was kept for it: the %s sent a request of its own with this id before an answer came, so an answer with this id goes on to the %s; give the injected request an id the %s does not use (rpctap inject --method gives it one of rpctap's)", side, side, side)})
 			return
 		}
+		if ans.Body == nil {
+			// Only the session file keeps an answer too large to hold.
+			reply(c, map[string]any{"reply": nil, "too_large": true, "size": ans.Size, "latency_us": int64(res.Latency(ans) / time.Microsecond),
+				"error": fmt.Sprintf("the answer came, %d bytes, more than the %d MiB the tap hands to an injector: it is recorded in the session file (captured), and only there", ans.Size, holdLimit>>20)})
+			return
+		}
 		body, _ := t.rec.redact.Mask(ans.Body)
 		c.Write([]byte(`{"reply":`))
 		if json.Valid(body) && bytes.IndexByte(body, '\n') >= 0 {

@@ -16,7 +16,7 @@ const readSize = 64 << 10
 
 // holdLimit bounds the bytes of one frame a relay holds while waiting for
 // its end. A larger frame is streamed to the receiver in pieces, holding the
-// dest's lock until it ends (and cannot be captured).
+// dest's lock until it ends (see relay_stream.go).
 const holdLimit = 1 << 20
 
 // A relay moves one direction's bytes from src to its dest unchanged, a
@@ -46,6 +46,13 @@ type relay struct {
 	n       int
 	scanned int  // bytes of buf[:n] the splitter has consumed
 	stream  bool // a frame too large to hold is being streamed: dst.mu is held
+	big     bigFrame
+	scanner *classify.IDScanner // reused by each big frame that needs one
+	// spoolDir is where a big frame's bytes wait ("": the system's
+	// temporary directory); warn says what went wrong, on the tap's
+	// stderr.
+	spoolDir string
+	warn     func(string)
 	// seen is the framing the splitter settled on, for injectors.
 	seen atomic.Uint32
 	// idle, when set and not zero, bounds how long one read of src may
@@ -115,8 +122,8 @@ func (r *relay) forward(at time.Duration, atEOF bool) {
 			continue
 		}
 		if r.stream {
-			// The streamed frame ended: write its tail and let go.
-			r.write(r.buf[:r.scanned], at)
+			// The streamed frame ended: pass its tail on and let go.
+			r.endStream(r.buf[:r.scanned], at)
 			r.stream = false
 			r.dst.release()
 			r.shift(r.scanned)
@@ -155,7 +162,7 @@ func (r *relay) forward(at time.Duration, atEOF bool) {
 		done = r.scanned
 	}
 	if r.stream {
-		r.write(r.buf[:r.scanned], at)
+		r.streamPart(r.buf[:r.scanned], at)
 		r.shift(r.scanned)
 		return
 	}
@@ -217,8 +224,9 @@ func (r *relay) startStream() {
 			// it was, and the frame streams on behind it.
 			r.hold.releaseLocked(sessions.HeldOverflow, fmt.Sprintf("a frame larger than %d MiB came", holdLimit>>20))
 		}
+		r.beginBig()
 	}
-	r.write(r.buf[:r.scanned], now())
+	r.streamPart(r.buf[:r.scanned], now())
 	r.shift(r.scanned)
 }
 
@@ -232,6 +240,8 @@ func (r *relay) finish() {
 		// An injection taken from the queue before it closed may be
 		// being written: it goes before the end of the stream.
 		r.dst.mu.Lock()
+	} else if r.big.deciding {
+		r.letGo() // a frame left open: its bytes are the receiver's
 	}
 	r.stream = false
 	r.dst.close()

@@ -32,7 +32,10 @@ import (
 //	                   with capture, the answer and how long it took, from
 //	                   the frame's write to the answer's read:
 //	                   {"reply":{…},"latency_us":N} or
-//	                   {"reply":null,"error":"…"}; once wait_ms has passed
+//	                   {"reply":null,"error":"…"}, or for an answer
+//	                   larger than a relay holds (1 MiB), which only the
+//	                   session file keeps, {"reply":null,"too_large":true,
+//	                   "size":N,"latency_us":N,"error":"…"}; once wait_ms has passed
 //	                   with no answer, the capture stays: a late answer is
 //	                   recorded ("captured":true) and never forwarded
 //	  "raw":true     the frame's bytes go on the wire exactly as given, no

@@ -262,6 +262,7 @@ func (t *Tap) Run(ctx context.Context, hostIn io.Reader, hostOut io.WriteCloser,
 	h2s.rivals, s2h.rivals = s2h.captures, h2s.captures
 	t.relays[classify.H2S], t.relays[classify.S2H] = h2s, s2h
 	for _, rel := range []*relay{h2s, s2h} {
+		rel.spoolDir, rel.warn = t.rec.spoolDir, opts.Warn
 		rel.hold = t.intercept.dirs[rel.dir]
 		rel.hold.dst = rel.dst
 	}
