@@ -72,6 +72,14 @@ func (r *recorder) commitJob(b *batch, j *job) {
 		default:
 			header, masked := r.redact.MaskHeader(b.bytes(j.header))
 			rec := sessions.FrameRecord{T: int64(j.t / time.Microsecond), Dir: j.dir, EOF: j.eof, Captured: j.captured, Header: header, Redacted: masked}
+			if j.dir != classify.Err {
+				// Derived fields, as a frame held whole has them, from
+				// its first bytes, masked.
+				rec.Kind, rec.Method = j.m.Kind.String(), j.m.Method()
+				if j.m.HasID() {
+					rec.ID = j.m.ID().Raw
+				}
+			}
 			var se spoolError
 			if err := j.spool.record(r.w, rec, int64(j.info.HeaderLen), j.info.BodyLen, r.redact); errors.As(err, &se) {
 				r.unspooled(j, se.err)

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"io"
 	"os"
+	"unicode/utf8"
 
 	"github.com/rpctap/rpctap/sessions"
 )
@@ -52,18 +53,26 @@ func (s *spool) record(w *sessions.Writer, rec sessions.FrameRecord, off, size i
 	if s.err != nil {
 		return spoolError{s.err}
 	}
+	// The record says whether it was redacted, and whether its bytes are
+	// text, before its bytes: look first.
+	var text utf8Check
 	masked := false
 	if red != nil {
-		// The record says it was redacted before its bytes: look first.
-		scan := red.Writer(io.Discard)
+		scan := red.Writer(&text)
 		if _, err := io.Copy(scan, io.NewSectionReader(s.f, off, size)); err != nil {
 			return spoolError{err}
 		}
 		scan.Close()
 		masked = scan.Masked()
 		rec.Redacted = rec.Redacted || masked
+	} else if _, err := io.Copy(&text, io.NewSectionReader(s.f, off, size)); err != nil {
+		return spoolError{err}
 	}
-	fs, err := w.BeginFrame(rec)
+	begin := w.BeginFrame // bytes that are not UTF-8 go in frame_b64
+	if text.valid() {
+		begin = w.BeginTextFrame
+	}
+	fs, err := begin(rec)
 	if err != nil {
 		return err
 	}
@@ -84,3 +93,46 @@ func (s *spool) record(w *sessions.Writer, rec sessions.FrameRecord, off, size i
 }
 
 func (s *spool) close() { s.f.Close() }
+
+// A utf8Check is told bytes in pieces and says whether, together, they
+// are valid UTF-8.
+type utf8Check struct {
+	open []byte // the start of a character cut by the last Write
+	bad  bool
+}
+
+func (c *utf8Check) Write(p []byte) (int, error) {
+	n := len(p)
+	if c.bad {
+		return n, nil
+	}
+	if len(c.open) > 0 {
+		// The cut character's first byte, and at most three more.
+		k := min(len(p), utf8.UTFMax-len(c.open))
+		head := append(c.open, p[:k]...)
+		r, size := utf8.DecodeRune(head)
+		if r == utf8.RuneError && size <= 1 {
+			if !utf8.FullRune(head) {
+				c.open = head
+				return n, nil
+			}
+			c.bad = true
+			return n, nil
+		}
+		p = p[size-len(c.open):]
+		c.open = c.open[:0]
+	}
+	for i := len(p) - 1; i >= 0 && i >= len(p)-utf8.UTFMax+1; i-- {
+		if utf8.RuneStart(p[i]) {
+			if !utf8.FullRune(p[i:]) {
+				c.open = append(c.open[:0], p[i:]...)
+				p = p[:i]
+			}
+			break
+		}
+	}
+	c.bad = !utf8.Valid(p)
+	return n, nil
+}
+
+func (c *utf8Check) valid() bool { return !c.bad && len(c.open) == 0 }
