@@ -252,7 +252,7 @@ func TestEveryJSONTheBinaryPrintsIsSafeForATerminal(t *testing.T) {
 func TestInjectCaptureJSONEscapesTheAnswer(t *testing.T) {
 	var out bytes.Buffer
 	rep := tap.InjectReply{ID: `"a` + "\u202e" + `"`, Reply: []byte(`{"jsonrpc":"2.0","id":"a` + "\u202e" + `","error":{"code":1,"message":"` + "\u009b\u2028" + `"}}`)}
-	if _, err := printCaptured(&out, rep, injectOptions{json: true}); err != nil {
+	if _, err := printCaptured(&out, rep, injectOptions{json: true}, ""); err != nil {
 		t.Fatal(err)
 	}
 	if c, bad := unsafeOnScreen(out.Bytes()); bad {

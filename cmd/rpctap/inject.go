@@ -76,8 +76,10 @@ waits for its answer and prints it with its latency (--json: one JSON
 object per frame, for scripts).
 
 Exit status: 0 when sent (and with --capture, answered with a result); 1
-when the answer is an error or none came within --wait; 2 for a usage
-error, or when the tap cannot be reached or refuses the frame.`,
+when the answer is an error, none came within --wait, or it is too large
+to print (over 1 MiB: the session file holds it, and a sentence says how
+to read it); 2 for a usage error, or when the tap cannot be reached or
+refuses the frame.`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			sources := 0
 			for _, set := range []bool{len(args) > 0, o.file != "", o.catalog != "", o.method != ""} {
@@ -187,7 +189,7 @@ func runInject(stdin io.Reader, stdout, stderr io.Writer, args []string, o injec
 		if !o.capture {
 			continue
 		}
-		why, err := printCaptured(stdout, rep, o)
+		why, err := printCaptured(stdout, rep, o, info.Session)
 		if err != nil {
 			return err
 		}
@@ -326,12 +328,21 @@ func readLiveSession(path string, seen *inject.Seen, ids *inject.IDs) error {
 }
 
 // printCaptured prints a captured answer and says why the command fails
-// ("" when the answer is a result).
-func printCaptured(w io.Writer, rep tap.InjectReply, o injectOptions) (string, error) {
+// ("" when the answer is a result). session is the tap's session file
+// ("" when it records none), which alone keeps an answer too large to
+// print.
+func printCaptured(w io.Writer, rep tap.InjectReply, o injectOptions, session string) (string, error) {
 	answered := rep.Reply != nil && string(rep.Reply) != "null"
 	why := ""
 	var code any
 	switch {
+	case rep.TooLarge:
+		why = fmt.Sprintf("the answer came after %s, %.1f MiB: too large to print (rpctap inject prints answers of up to 1 MiB)", rep.Latency.Round(time.Microsecond), float64(rep.Size)/(1<<20))
+		if session != "" {
+			why += "; the session file records it whole, captured: rpctap tail --json --filter fate:captured " + shellQuote(session)
+		} else {
+			why += "; this tap records no session file, so it is kept nowhere (a tap started with --record FILE keeps it)"
+		}
 	case !answered:
 		why = rep.Error // "no answer within 10s"
 		if why == "" {
@@ -352,10 +363,14 @@ func printCaptured(w io.Writer, rep tap.InjectReply, o injectOptions) (string, e
 		if classify.Valid([]byte(rep.ID)) {
 			doc["id"] = json.RawMessage(rep.ID)
 		}
-		if answered {
+		switch {
+		case rep.TooLarge:
+			doc["answered"], doc["too_large"], doc["size"], doc["reason"] = true, true, rep.Size, why
+			doc["latency_ms"] = float64(rep.Latency.Microseconds()) / 1000
+		case answered:
 			doc["reply"] = rep.Reply
 			doc["latency_ms"] = float64(rep.Latency.Microseconds()) / 1000
-		} else {
+		default:
 			doc["timeout"] = true
 			doc["reason"] = rep.Error
 		}
