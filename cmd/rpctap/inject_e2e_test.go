@@ -388,3 +388,77 @@ func TestInjectSendsACatalogEntryTheWayItGoes(t *testing.T) {
 	}
 	h.close(t)
 }
+
+// bigAnswersServer answers initialize, then "rpctap-big" with an answer of
+// 20 MiB (its id first) and "rpctap-late" with one of 3 MiB (its id after
+// its result), and every other request with an empty result.
+const bigAnswersServer = `while read -r l; do id=$(printf '%s' "$l" | sed 's/.*"id":"\([^"]*\)".*/\1/'); case $l in
+*'"initialize"'*) printf '{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"big","version":"1"}}}\n';;
+*'"rpctap-big"'*) printf '{"jsonrpc":"2.0","id":"rpctap-big","result":{"content":[{"type":"text","text":"'; head -c 20971520 /dev/zero | tr '\0' A; printf '"}]}}\n';;
+*'"rpctap-late"'*) printf '{"jsonrpc":"2.0","result":{"content":[{"type":"text","text":"'; head -c 3145728 /dev/zero | tr '\0' B; printf '"}]},"id":"rpctap-late"}\n';;
+*'"id"'*) printf '{"jsonrpc":"2.0","id":"%s","result":{}}\n' "$id";;
+esac; done`
+
+// The answer to a request injected with --capture that is larger than the
+// tap holds never reaches the host: rpctap inject says it came, how large
+// it is and how to print it from the session file, and exits 1 (with
+// --json: too_large and its size); the session file records it whole as
+// text, captured, with its kind and id, and the command it names prints
+// it.
+func TestInjectCaptureOfAnAnswerLargerThanTheTapHoldsKeepsItFromTheHost(t *testing.T) {
+	if testing.Short() {
+		t.Skip("moves tens of MiB")
+	}
+	h := startLiveHost(t, fmt.Sprintf("e2e-bigcap-%d", time.Now().UnixNano()), "/bin/sh", "-c", bigAnswersServer)
+	h.handshake(t)
+	out, code := h.inject(t, "--capture", "--wait", "60s", `{"jsonrpc":"2.0","id":"rpctap-big","method":"tools/call","params":{"name":"x"}}`)
+	hint := "rpctap tail --json --filter fate:captured " + h.record
+	if code != 1 || !strings.Contains(string(out), "20.0 MiB: too large to print") || !strings.Contains(string(out), hint) || len(out) > 1<<10 {
+		t.Errorf("inject --capture of a 20 MiB answer: exit %d, printed %q; want exit 1 and a sentence naming its size and %s", code, clip(out, 400), hint)
+	}
+	out, code = h.inject(t, "--capture", "--json", "--wait", "60s", `{"jsonrpc":"2.0","id":"rpctap-late","method":"tools/call","params":{"name":"x"}}`)
+	var doc map[string]any
+	if err := json.Unmarshal(bytes.SplitN(out, []byte("\n"), 2)[0], &doc); err != nil || code != 1 || doc["too_large"] != true || doc["answered"] != true || doc["size"] != float64(3145728+len(`{"jsonrpc":"2.0","result":{"content":[{"type":"text","text":""}]},"id":"rpctap-late"}`)) {
+		t.Errorf("inject --capture --json of a 3 MiB answer whose id comes last: exit %d, %v: %s", code, err, clip(out, 400))
+	}
+	h.send(t, `{"jsonrpc":"2.0","id":"after","method":"ping"}`)
+	h.waitLine(t, `"after"`)
+	h.close(t)
+	for _, l := range h.lines() {
+		if strings.Contains(l, "rpctap-") || len(l) > 1<<10 {
+			t.Errorf("the host read an answer to an injected request: %q", clip([]byte(l), 200))
+		}
+	}
+	rec, err := os.ReadFile(h.record)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kept := 0
+	for _, line := range bytes.Split(rec, []byte("\n")) {
+		if len(line) < 1<<20 {
+			continue
+		}
+		head := string(line[:200])
+		for _, want := range []string{`"dir":"s2h"`, `"captured":true`, `"kind":"response"`, `"id":"rpctap-`, `"frame":"{\"jsonrpc\"`} {
+			if !strings.Contains(head, want) {
+				t.Errorf("the record of a large answer begins %q, without %s", head, want)
+			}
+		}
+		kept++
+	}
+	if kept != 2 {
+		t.Errorf("the session file holds %d records of large answers, want the 2 captured", kept)
+	}
+	tail := exec.Command(rpctapBinary(t), "tail", "--json", "--filter", "fate:captured", h.record)
+	printed, err := tail.Output()
+	if err != nil || bytes.Count(printed, []byte("\n")) != 2 || !bytes.Contains(printed, []byte(`"id":"rpctap-big"`)) || !bytes.Contains(printed, []byte(`"id":"rpctap-late"`)) || len(printed) < 23<<20 {
+		t.Errorf("%s: %v, printed %d bytes in %d lines", hint, err, len(printed), bytes.Count(printed, []byte("\n")))
+	}
+}
+
+func clip(b []byte, n int) []byte {
+	if len(b) > n {
+		return append(b[:n:n], "…"...)
+	}
+	return b
+}
