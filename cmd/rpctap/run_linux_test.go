@@ -158,3 +158,68 @@ func sessionCounts(t *testing.T, path string) (held, missing [4]int64, gaps int,
 		}
 	}
 }
+
+// A frame whose record the file size limit has no room for (ulimit -f,
+// set for the tap by the shell that starts it) is the only thing the
+// file misses, every time: the file goes back to its last whole record,
+// holds the gap record in the frame's place, then the small records
+// after it and the exit record last, and rpctap's last word says its gap
+// records say where. Run many times: none of it may hang on when the
+// tap's flushes fall.
+func TestARecordOverTheFileSizeLimitIsTheOnlyOneMissingEveryTime(t *testing.T) {
+	const pings = `{"jsonrpc":"2.0","id":1,"method":"ping"}` + "\n" + `{"jsonrpc":"2.0","id":2,"method":"ping"}` + "\n"
+	for run := range 20 {
+		// 20 blocks: the header and small records fit, the 30 kB line does not.
+		r := startRunWrapped(t, []string{"/bin/sh", "-c", `ulimit -S -f 20 && exec "$0" "$@"`}, nil,
+			[]string{"/bin/sh", "-c", `head -c 30000 /dev/zero | tr "\0" x; echo; cat`})
+		go func() { io.WriteString(r.stdin, pings); r.stdin.Close() }()
+		got, err := io.ReadAll(r.stdout)
+		if want := strings.Repeat("x", 30000) + "\n" + pings; err != nil || string(got) != want {
+			t.Fatalf("run %d: the host read %d bytes (%v); want the %d the server wrote", run, len(got), err, len(want))
+		}
+		if code := r.wait(t, 30*time.Second); code != 0 {
+			t.Fatalf("run %d: exit status %d; stderr: %s", run, code, r.stderr)
+		}
+		f, err := os.Open(r.path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rd := sessions.NewReader(f)
+		story := map[classify.Direction][]string{}
+		last := ""
+		for {
+			e, err := rd.Next()
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			switch {
+			case e.IsFrame():
+				m := classify.Classify(e.Frame, e.Dir, classify.JSONRPC)
+				story[e.Dir] = append(story[e.Dir], "id "+string(m.ID().Raw))
+				last = "frame"
+			case e.Kind == sessions.EventGap:
+				story[e.Dir] = append(story[e.Dir], fmt.Sprintf("gap %d", e.Missing))
+				last = "gap"
+			default:
+				last = e.Kind
+			}
+		}
+		skipped := rd.Skipped()
+		f.Close()
+		h2s, s2h := strings.Join(story[classify.H2S], ", "), strings.Join(story[classify.S2H], ", ")
+		if skipped != 0 || h2s != "id 1, id 2" || s2h != "gap 1, id 1, id 2" || last != sessions.EventExit {
+			t.Errorf("run %d: the file holds h2s %q, s2h %q, %d lines skipped, its last record a %s; want h2s %q, s2h %q, none skipped, the exit last",
+				run, h2s, s2h, skipped, last, "id 1, id 2", "gap 1, id 1, id 2")
+		}
+		lines := rpctapLines(r.stderr.String())
+		if want := "is missing 0 frames host→server and 1 server→host; its gap records say where"; len(lines) == 0 || !strings.Contains(lines[len(lines)-1], want) {
+			t.Errorf("run %d: rpctap said %q; want its last line to say the file %s", run, lines, want)
+		}
+		if t.Failed() {
+			return
+		}
+	}
+}
