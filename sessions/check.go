@@ -175,9 +175,13 @@ func Check(r io.Reader, opts CheckOptions) (*Report, error) {
 			tr.UseLSPFraming()
 		}
 		if !ev.IsFrame() || ev.Dir == classify.Err {
-			if ev.Kind == EventExit {
+			switch ev.Kind {
+			case EventExit:
 				c.sessionFindings(tr.End(at), nil, nil) // what is still owed stays unanswered
-			} else {
+			case EventGap:
+				// What the missing frames may have held is not judged.
+				c.gapFindings(tr.Gap(int64(ev.Line), ev.Dir, ev.Missing, at), ev)
+			default:
 				c.sessionFindings(tr.Advance(at), nil, nil)
 			}
 			continue
@@ -291,6 +295,18 @@ func (c *checker) keepPreview(ev *Event, m *classify.Message) {
 		pv.id = string(m.ID().Raw)
 	}
 	c.previews[int64(ev.Line)] = pv
+}
+
+// gapFindings adds the tracker's findings at the gap record ev: the one
+// about the gap names the direction whose frames are missing.
+func (c *checker) gapFindings(fs []classify.SessionFinding, ev *Event) {
+	n := len(c.rep.Findings)
+	c.sessionFindings(fs, nil, nil)
+	for i := n; i < len(c.rep.Findings); i++ {
+		if f := &c.rep.Findings[i]; f.Line == ev.Line {
+			f.Dir = ev.Dir
+		}
+	}
 }
 
 // sessionFindings adds the tracker's findings; those about the frame just

@@ -54,6 +54,7 @@ const (
 	StatusCancelled               // cancelled by its sender (an answer may still have come)
 	StatusTimedOut                // past its timeout with no answer yet
 	StatusUntracked               // the tracker stopped following it (too many in flight)
+	StatusGap                     // its answer may be among frames missing from the file (a gap record)
 )
 
 var statusNames = [...]string{
@@ -65,6 +66,7 @@ var statusNames = [...]string{
 	StatusCancelled: "cancelled",
 	StatusTimedOut:  "timed out",
 	StatusUntracked: "untracked",
+	StatusGap:       "gap",
 }
 
 func (s Status) String() string {
@@ -128,6 +130,7 @@ type Counts struct {
 	// the peers' (the user's own are counted apart, in UserErrors…).
 	Errors, Warnings, Infos int
 	Pending                 int   // requests waiting for an answer
+	Missing                 int64 // frames the file's gap records count missing (it could not hold them)
 	Skipped                 int   // lines that could not be read as a record
 	SkippedBytes            int64 // the bytes those lines held
 	// UserErrors, UserWarnings and UserInfos count entries by their worst
@@ -255,6 +258,7 @@ const (
 	rsTimedOut              // a request in it timed out
 	rsCancelled             // a request in it was cancelled
 	rsUntracked             // the tracker stopped following a request in it
+	rsGap                   // the answer to a request in it may be among frames missing from the file
 )
 
 func (e *entry) status() Status {
@@ -270,6 +274,8 @@ func (e *entry) status() Status {
 			return StatusError
 		case answered:
 			return StatusOK
+		case e.rs&rsGap != 0:
+			return StatusGap
 		case e.rs&rsTimedOut != 0:
 			return StatusTimedOut
 		case e.rs&rsUntracked != 0:
@@ -464,9 +470,13 @@ func (x *Index) add(ev *Event, offset int64, pre *classify.Message) {
 			x.tr.UseLSPFraming()
 			x.noteProfile()
 		}
-		if ev.Kind == EventExit {
+		switch ev.Kind {
+		case EventExit:
 			x.session(x.tr.End(at)) // what is still owed stays unanswered
-		} else {
+		case EventGap:
+			x.counts.Missing += ev.Missing
+			x.session(x.tr.Gap(seq, ev.Dir, ev.Missing, at)) // what the missing frames may have held is not judged
+		default:
 			x.session(x.tr.Advance(at))
 		}
 		return
@@ -688,6 +698,11 @@ func (x *Index) session(fs []classify.SessionFinding) {
 		case classify.CodeUntracked:
 			e.rs |= rsUntracked
 			x.pendingChange(e, PendingLeft)
+		case classify.CodeFramesMissing:
+			if e.rs&rsRequest != 0 && e.rs&rsAnswered == 0 {
+				e.rs |= rsGap // its answer may be among them
+				x.pendingChange(e, PendingLeft)
+			}
 		}
 	}
 	if x.tr != nil {

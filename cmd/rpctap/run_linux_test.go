@@ -1,9 +1,13 @@
 package main
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -222,4 +226,65 @@ func TestARecordOverTheFileSizeLimitIsTheOnlyOneMissingEveryTime(t *testing.T) {
 			return
 		}
 	}
+}
+
+// A real host (the MCP Go SDK client) and server (server-everything)
+// through a tap whose session file reaches its size limit at the answer
+// to tools/list (ulimit -f, set by the shell that starts the tap): every
+// answer reaches the host, and what reads the file does not take the
+// requests whose answers the file could not hold for requests the server
+// left owed. check says frames are missing (frames-missing on each gap
+// record, and on those requests) and reports none of the host's
+// requests unanswered-at-end; the view's header counts the frames
+// missing and leaves those requests out of its pending count.
+func TestRequestsWhoseAnswersTheFileCouldNotHoldAreNotOwed(t *testing.T) {
+	client := needPeer(t, "bin/client")
+	server := needPeer(t, "node_modules/.bin/mcp-server-everything")
+	path := filepath.Join(t.TempDir(), "session.jsonl")
+	// 16 blocks: the handshake fits, the answer to tools/list does not.
+	tap := `ulimit -S -f 16 && exec "$0" run --no-listen --record "$1" -- "$2" stdio`
+	cmd := exec.Command(client, "-call", `echo={"message":"hi"}`, "--", "/bin/sh", "-c", tap, rpctapBinary(t), path, server)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil || !strings.Contains(string(out), `"step":"tools/list"`) || !strings.Contains(string(out), "Echo: hi") {
+		t.Fatalf("the client: %v\n%s\nstderr: %s", err, out, stderr.String())
+	}
+	if !strings.Contains(stderr.String(), "its gap records say where") {
+		t.Fatalf("rpctap did not say the file records its gaps: %s", stderr.String())
+	}
+	_, missing, _, _ := sessionCounts(t, path)
+	if missing[classify.S2H] == 0 {
+		t.Fatalf("the file misses no frame toward the host (%v): the size limit did not bite at the answer", missing)
+	}
+
+	var doc struct {
+		Findings []struct {
+			Code, Severity, Dir, Kind, Method string
+			Line                              int
+		} `json:"findings"`
+	}
+	res, _ := exec.Command(rpctapBinary(t), "check", "--json", path).Output()
+	if err := json.Unmarshal(res, &doc); err != nil {
+		t.Fatalf("check --json: %v\n%s", err, res)
+	}
+	gapSaid, listSpared, owed := false, false, 0
+	for _, f := range doc.Findings {
+		switch {
+		case f.Code == "frames-missing" && f.Severity == "warn" && f.Dir == "s2h":
+			gapSaid = true
+		case f.Code == "frames-missing" && f.Kind == "request" && f.Method == "tools/list":
+			listSpared = true
+		case f.Code == "unanswered-at-end" && f.Dir == "h2s":
+			t.Errorf("check reports the host's request on line %d (%s) unanswered-at-end; its answer is in the gap", f.Line, f.Method)
+		case f.Code == "unanswered-at-end":
+			owed++ // the server's roots/list, which this host never answers
+		}
+	}
+	if !gapSaid || !listSpared {
+		t.Errorf("check found %+v; want frames-missing on the gap toward the host and on tools/list", doc.Findings)
+	}
+
+	waitfor, _, _ := tmuxScreen(t, 120, 30, nil, rpctapBinary(t), "ui", path)
+	waitfor(fmt.Sprintf("%d missing", missing[classify.H2S]+missing[classify.S2H]+missing[classify.Err]), fmt.Sprintf("%d pending", owed), "GAP")
 }
