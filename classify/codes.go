@@ -49,6 +49,10 @@ const (
 	// CodeUntracked says the tracker's in-flight table was full and it
 	// stopped following this request, so its answer can no longer be paired.
 	CodeUntracked
+	// CodeFramesMissing marks a gap in the record (frames the session
+	// file could not hold), and the frames it leaves unjudged: a request
+	// whose answer may be among them, a response whose request may be.
+	CodeFramesMissing
 
 	codeEnd
 )
@@ -94,6 +98,7 @@ var codeNames = [...]string{
 	CodeBeforeInitialize:      "before-initialize",
 	CodeUnansweredInvalid:     "unanswered-invalid",
 	CodeUntracked:             "untracked",
+	CodeFramesMissing:         "frames-missing",
 }
 
 func (c Code) String() string {

@@ -104,6 +104,9 @@ type Tracker struct {
 	// holds the keys, oldest first, bounded by MaxRemembered).
 	answered     map[string]int64
 	answeredKeys []string
+	// gapSeq is, per direction, the gap record of the last frames of
+	// that direction missing from the record (Gap), or 0.
+	gapSeq [4]int64
 
 	// delivery is that of the frame being observed (each ObserveDelivery
 	// sets it; nothing else reads it).
@@ -163,6 +166,7 @@ const (
 	flying    flightState = iota
 	answeredS             // tombstone: answered
 	cancelled             // tombstone: cancelled, one answer still allowed
+	gapped                // tombstone: its answer may be among frames missing from the record; one answer still allowed
 	released              // back on the free list
 )
 
@@ -179,6 +183,7 @@ type owed struct {
 	done       bool
 	superseded bool // a later owed frame took its key; counted in owedOld
 	result     bool // a result came back for it: an answer, not the error owed
+	gapped     bool // its answer may be among frames missing from the record: it is not judged
 }
 
 // NewTracker starts a session.

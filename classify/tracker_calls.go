@@ -192,6 +192,11 @@ func (t *Tracker) response(seq int64, at time.Duration, m *Message) {
 		f.state = answeredS
 		t.pairs = append(t.pairs, Pair{Request: f.seq, Response: seq, Method: f.method, Latency: at - f.sent, Member: t.member})
 		return
+	case ok && f.state == gapped:
+		// Its answer was not among the frames missing after all.
+		f.state = answeredS
+		t.pair(seq, at, f)
+		return
 	case ok:
 		t.emit(seq, CodeDuplicateResponse, Error, duplicateAnswer, f.seq)
 		return
@@ -217,6 +222,10 @@ func (t *Tracker) response(seq int64, at time.Duration, m *Message) {
 	}
 	if first, ok := t.answered[string(k)]; ok {
 		t.emit(seq, CodeDuplicateResponse, Error, duplicateAnswer, first)
+		return
+	}
+	if g := t.gapSeq[reqDir]; g != 0 {
+		t.emit(seq, CodeFramesMissing, Info, "No request with this id is in the session file; it may be among the frames missing from it.", g)
 		return
 	}
 	t.emit(seq, CodeUnmatchedResponse, Error, "No request with this id is waiting for an answer from this side; the receiver cannot route it.", 0)

@@ -3,6 +3,7 @@ package classify
 import (
 	"cmp"
 	"slices"
+	"strconv"
 	"time"
 )
 
@@ -181,6 +182,9 @@ func (t *Tracker) advance(now time.Duration) {
 			if o.key != "" && t.owed[o.key] == o {
 				delete(t.owed, o.key)
 			}
+			if o.gapped {
+				continue
+			}
 			msg := "The receiver did not answer this frame with an error, as a strict JSON-RPC peer must; it ignored it."
 			if o.result {
 				msg = "The receiver answered this frame with a result, as if it were valid; a strict JSON-RPC peer refuses it with an error."
@@ -239,6 +243,99 @@ func (t *Tracker) unanswered(dir Direction, msg string) {
 	// The table keeps no order: the findings go oldest first, as their
 	// requests were sent.
 	slices.SortFunc(t.findings[n:], func(a, b SessionFinding) int { return cmp.Compare(a.Seq, b.Seq) })
+}
+
+// Gap tells the tracker that missing frames of direction dir are not in
+// the record at seq (a gap record: the session file could not hold
+// them), the last of them at at. The gap gets finding frames-missing.
+// Each request from the other side still in flight may have had its
+// answer among them: it leaves flight (one answer may still come, and
+// pairs), is judged neither timeout nor unanswered-at-end, and gets
+// frames-missing (info) linking to the gap; so does a frame owed an
+// error answer from that side, which is not judged unanswered-invalid.
+// A later response whose request is in no record may answer one of the
+// missing frames (see response). An MCP handshake whose step may be
+// among them counts as done. Then the clock moves to at. The slice is
+// reused by the next call.
+func (t *Tracker) Gap(seq int64, dir Direction, missing int64, at time.Duration) []SessionFinding {
+	t.findings = t.findings[:0]
+	if dir != H2S && dir != S2H {
+		if missing > 0 {
+			t.emit(seq, CodeFramesMissing, Info, count(missing, "line")+" of the server's stderr"+are(missing)+"missing from the session file here (it had no room: a full disk, a size limit).", 0)
+		}
+		t.advance(at)
+		return t.findings
+	}
+	t.gapSeq[dir] = seq
+	from, to := "the host", "the server"
+	if dir == S2H {
+		from, to = to, from
+	}
+	t.emit(seq, CodeFramesMissing, Warn, count(missing, "frame")+" from "+from+are(missing)+"missing from the session file here (it had no room: a full disk, a size limit). The requests of "+to+" still waiting then may have been answered there: they are not judged unanswered.", 0)
+	// The requests whose answers may be among them, oldest first.
+	reqDir := dir.Opposite()
+	var gone []*flight // gaps are rare: this may allocate
+	t.flights.each(func(head *flight) bool {
+		for f := head; f != nil && f.state == flying; f = f.newer {
+			if f.dir == reqDir {
+				gone = append(gone, f)
+			}
+		}
+		return true
+	})
+	slices.SortFunc(gone, func(a, b *flight) int { return cmp.Compare(a.seq, b.seq) })
+	n := len(t.findings)
+	for _, f := range gone {
+		if f.seq == t.initSeq && t.initState == 1 {
+			t.initState = 2 // the answer to initialize may be among them
+			if t.initialized {
+				t.initState = 3
+			}
+		}
+		fseq := f.seq
+		t.land(f, gapped)
+		t.emit(fseq, CodeFramesMissing, Info, "Its answer may be among the frames missing from the session file after it, or come later: it is not judged unanswered.", seq)
+	}
+	for _, o := range t.owed {
+		if o.dir == reqDir && !o.done && !o.gapped {
+			o.gapped = true
+			t.emit(o.seq, CodeFramesMissing, Info, "Its error answer may be among the frames missing from the session file after it, or come later: it is not judged unanswered.", seq)
+		}
+	}
+	for _, o := range t.unreadble[reqDir-1] {
+		if !o.done && !o.gapped {
+			o.gapped = true
+			t.emit(o.seq, CodeFramesMissing, Info, "Its error answer may be among the frames missing from the session file after it, or come later: it is not judged unanswered.", seq)
+		}
+	}
+	// The owed frames come from a map: in the order they were sent.
+	slices.SortStableFunc(t.findings[n:], func(a, b SessionFinding) int { return cmp.Compare(a.Seq, b.Seq) })
+	if dir == H2S && !t.discover {
+		// The host's initialize, or its notifications/initialized, may
+		// be among them: no request after them is judged early.
+		t.initialized = true
+		if t.initState == 0 || t.initState == 2 {
+			t.initState = 3
+		}
+	}
+	t.advance(at)
+	return t.findings
+}
+
+// are is " is " for one, " are " for more.
+func are(n int64) string {
+	if n == 1 {
+		return " is "
+	}
+	return " are "
+}
+
+// count is "1 frame", "2 frames".
+func count(n int64, what string) string {
+	if n == 1 {
+		return "1 " + what
+	}
+	return strconv.FormatInt(n, 10) + " " + what + "s"
 }
 
 // Pending calls fn for each request in flight, oldest first within an id,

@@ -692,3 +692,121 @@ func TestTrackerOwesNothingForFramesTheUserWithheld(t *testing.T) {
 		t.Errorf("pairs %s, want 2-3 6-7 5-8", s)
 	}
 }
+
+// gapStep is a frame, or with gap > 0 a gap record: gap frames of dir
+// missing from the record.
+type gapStep struct {
+	ms  int
+	dir Direction
+	gap int64
+	s   string
+}
+
+// runGaps feeds steps through tr and returns its findings as
+// "seq:code:severity" (with ">related" when it links to a frame) and
+// its pairs as "request-response", then those of End at endMs.
+func runGaps(tr *Tracker, steps []gapStep, endMs int) (findings, pairs string) {
+	var fs, ps []string
+	add := func(list []SessionFinding) {
+		for _, f := range list {
+			s := fmt.Sprintf("%d:%s:%s", f.Seq, f.Code, f.Severity)
+			if f.Related != 0 {
+				s += fmt.Sprintf(">%d", f.Related)
+			}
+			fs = append(fs, s)
+		}
+	}
+	for i, s := range steps {
+		at := time.Duration(s.ms) * time.Millisecond
+		if s.gap > 0 {
+			add(tr.Gap(int64(i+1), s.dir, s.gap, at))
+			continue
+		}
+		m := Classify([]byte(s.s), s.dir, tr.Profile())
+		obs := tr.Observe(int64(i+1), at, &m)
+		add(obs.Findings)
+		for _, p := range obs.Pairs {
+			ps = append(ps, fmt.Sprintf("%d-%d", p.Request, p.Response))
+		}
+	}
+	add(tr.End(time.Duration(endMs) * time.Millisecond))
+	return strings.Join(fs, " "), strings.Join(ps, " ")
+}
+
+// A gap in the record (frames the session file could not hold) is a
+// finding of its own, and the tracker judges nothing that its frames
+// may have held: a request from the other side still waiting when the
+// gap comes (its answer may be among them) is neither timeout nor
+// unanswered-at-end, and leaves flight, though an answer that comes
+// later still pairs with it; a frame owed an error answer from that side
+// is not unanswered-invalid; a response whose request is in no record,
+// after a gap in the request's direction, is not unmatched. What came
+// after the gap, and what the other direction owes, is judged as ever.
+func TestTrackerJudgesNothingThatFramesMissingFromTheRecordMayHaveHeld(t *testing.T) {
+	tr := NewTracker(TrackerOptions{Timeout: time.Second})
+	findings, pairs := runGaps(tr, []gapStep{
+		{0, H2S, 0, `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`},
+		{5, S2H, 1, ""}, // its answer may be here
+		{10, H2S, 0, `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`},
+		{20, S2H, 0, `{"jsonrpc":"2.0","id":2,"result":{}}`},
+		{30, H2S, 0, `{"jsonrpc":"2.0","id":3,"method":"tools/list"}`},
+		{35, S2H, 1, ""},
+		{40, S2H, 0, `{"jsonrpc":"2.0","id":3,"result":{}}`}, // not in the gap after all
+		{42, H2S, 0, `{"jsonrpc":"2.0","id":5,"method":1}`},  // owed an error answer
+		{45, S2H, 1, ""},
+		{50, H2S, 0, `{"jsonrpc":"2.0","id":4,"method":"tools/list"}`}, // after the gaps: times out
+		{60, S2H, 0, `{"jsonrpc":"2.0","id":9,"method":"roots/list"}`}, // the host owes it
+		{65, S2H, 0, `{"jsonrpc":"2.0","id":77,"result":{}}`},          // unmatched: no gap toward the server yet
+		{70, H2S, 2, ""}, // the host's answer to roots/list may be here
+		{80, S2H, 0, `{"jsonrpc":"2.0","id":88,"result":{}}`}, // its request may have been in the gap
+	}, 2000)
+	want := "2:frames-missing:warn 1:frames-missing:info>2 6:frames-missing:warn 5:frames-missing:info>6 " +
+		"9:frames-missing:warn 8:frames-missing:info>9 12:unmatched-response:error " +
+		"13:frames-missing:warn 11:frames-missing:info>13 14:frames-missing:info>13 10:timeout:warn"
+	if findings != want {
+		t.Errorf("findings\n %s\nwant\n %s", findings, want)
+	}
+	if pairs != "3-4 5-7" {
+		t.Errorf("pairs %s, want 3-4 5-7", pairs)
+	}
+	if n := tr.InFlight(); n != 1 {
+		t.Errorf("%d requests in flight; want only the one after the gaps", n)
+	}
+}
+
+// A gap during the MCP handshake may hold one of its steps (the answer
+// to initialize, the host's notifications/initialized, initialize
+// itself): the requests after it are not judged before-initialize.
+func TestTrackerCountsAHandshakeStepAGapMayHoldAsDone(t *testing.T) {
+	for _, c := range []struct {
+		name  string
+		opts  TrackerOptions
+		steps []gapStep
+		want  string
+	}{
+		{"the answer to initialize", TrackerOptions{}, []gapStep{
+			{0, H2S, 0, initReq},
+			{5, S2H, 1, ""},
+			{10, H2S, 0, inited},
+			{20, H2S, 0, `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`},
+			{30, S2H, 0, `{"jsonrpc":"2.0","id":1,"result":{"tools":[]}}`},
+		}, "2:frames-missing:warn 1:frames-missing:info>2"},
+		{"notifications/initialized", TrackerOptions{}, []gapStep{
+			{0, H2S, 0, initReq},
+			{5, S2H, 0, initResp},
+			{10, H2S, 1, ""},
+			{20, H2S, 0, `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`},
+			{30, S2H, 0, `{"jsonrpc":"2.0","id":1,"result":{"tools":[]}}`},
+		}, "3:frames-missing:warn"},
+		{"initialize itself", TrackerOptions{Profile: MCP}, []gapStep{
+			{0, H2S, 2, ""},
+			{5, S2H, 0, initResp},
+			{20, H2S, 0, `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`},
+			{30, S2H, 0, `{"jsonrpc":"2.0","id":1,"result":{"tools":[]}}`},
+		}, "1:frames-missing:warn 2:frames-missing:info>1"},
+	} {
+		if got, _ := runGaps(NewTracker(c.opts), c.steps, 100); got != c.want {
+			t.Errorf("%s: findings %s, want %s", c.name, got, c.want)
+		}
+	}
+}

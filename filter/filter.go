@@ -22,7 +22,7 @@
 //	              (timeout, late-response); the summary flags redacted and
 //	              timeout take the place of the codes of the same name
 //	sev:SEV       the frame's worst finding is at least error, warn or info
-//	status:STATUS pending, ok, error, late, cancelled
+//	status:STATUS pending, ok, error, late, cancelled, gap
 //	fate:FATE     what became of the frame in the tap: injected,
 //	              captured, held (whatever became of it then), edited,
 //	              dropped, answered-in-place (or answered), expired,
@@ -64,7 +64,7 @@ type Frame struct {
 	Codes uint64
 	// Worst is the severity of the frame's worst finding, 0 when it has none.
 	Worst classify.Severity
-	// Status is the call's state: "", pending, ok, error, late, cancelled.
+	// Status is the call's state: "", pending, ok, error, late, cancelled, gap.
 	Status string
 	// Fate is a bit set of the frame's fate words: bit i for
 	// sessions.FateWords[i] (sessions.Fate.Set).

@@ -194,6 +194,7 @@ var matchCases = []struct {
 	{"status late", "status:late", []string{"late"}},
 	{"status cancelled", "status:cancelled", []string{"cancelled"}},
 	{"status cancel is cancelled", "status:cancel", []string{"cancelled"}},
+	{"status gap: a request whose answer may be among frames the file is missing", "status:gap", nil},
 	{"status negated", "!status:ok", except("call", "result", "list-esc", "frac", "masked", "unicode")},
 
 	{"text searches the payload", "hello", helloFrames},
@@ -416,8 +417,8 @@ func TestParseErrors(t *testing.T) {
 		{"flag:unmatchd", 6, `unknown flag "unmatchd" at column 6 (did you mean unmatched?): use a finding code or unmatched, invalid, redacted, timeout`},
 		{"flag:nope", 6, `unknown flag "nope" at column 6: use a finding code or unmatched, invalid, redacted, timeout`},
 		{"sev:fatal", 5, `unknown severity "fatal" at column 5: use error, warn, or info`},
-		{"status:done", 8, `unknown status "done" at column 8: use pending, ok, error, late, or cancelled`},
-		{"status:pend", 8, `unknown status "pend" at column 8 (did you mean pending?): use pending, ok, error, late, or cancelled`},
+		{"status:done", 8, `unknown status "done" at column 8: use pending, ok, error, late, cancelled, or gap`},
+		{"status:pend", 8, `unknown status "pend" at column 8 (did you mean pending?): use pending, ok, error, late, cancelled, or gap`},
 		{"method:", 8, `missing value after "method:" at column 8: write a glob, as in method:tools/*`},
 		{"id: 1", 4, `missing value after "id:" at column 4: use a number, null, or a quoted string, as in id:"abc"`},
 		{`dir:""`, 5, `missing value after "dir:" at column 5: use h2s (or >), s2h (or <), or err`},

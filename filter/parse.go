@@ -30,7 +30,7 @@ const (
 	idHint     = `use a number, null, or a quoted string, as in id:"abc"`
 	flagHint   = "use a finding code or unmatched, invalid, redacted, timeout"
 	sevHint    = "use error, warn, or info"
-	statusHint = "use pending, ok, error, late, or cancelled"
+	statusHint = "use pending, ok, error, late, cancelled, or gap"
 	fateHint   = "use injected, captured, held, edited, dropped, answered-in-place, expired, detached, overflow, waited, ended, or partial"
 )
 
@@ -48,7 +48,7 @@ var summaryFlags = []struct {
 	{"timeout", []classify.Code{classify.CodeTimeout, classify.CodeLateResponse}, nil},
 }
 
-var statuses = []string{"pending", "ok", "error", "late", "cancelled"}
+var statuses = []string{"pending", "ok", "error", "late", "cancelled", "gap"}
 
 // parser reads one expression; off is a byte offset into expr.
 type parser struct {

@@ -50,6 +50,7 @@ const (
 	StatusCancelled               // cancelled by its sender (an answer may still have come)
 	StatusTimedOut                // past its timeout with no answer yet
 	StatusUntracked               // the tracker stopped following it (too many in flight)
+	StatusGap                     // its answer may be among frames missing from the file (a gap record)
 )
 
 var statusNames = [...]string{
@@ -61,6 +62,7 @@ var statusNames = [...]string{
 	StatusCancelled: "cancelled",
 	StatusTimedOut:  "timed out",
 	StatusUntracked: "untracked",
+	StatusGap:       "gap",
 }
 
 func (s Status) String() string {
@@ -124,6 +126,7 @@ type Counts struct {
 	// the peers' (the user's own are counted apart, in UserErrors…).
 	Errors, Warnings, Infos int
 	Pending                 int   // requests waiting for an answer
+	Missing                 int64 // frames the file's gap records count missing (it could not hold them)
 	Skipped                 int   // lines that could not be read as a record
 	SkippedBytes            int64 // the bytes those lines held
 	// UserErrors, UserWarnings and UserInfos count entries by their worst
@@ -251,6 +254,7 @@ const (
 	rsTimedOut              // a request in it timed out
 	rsCancelled             // a request in it was cancelled
 	rsUntracked             // the tracker stopped following a request in it
+	rsGap                   // the answer to a request in it may be among frames missing from the file
 )
 
 func (e *entry) status() Status {
@@ -266,6 +270,8 @@ func (e *entry) status() Status {
 			return StatusError
 		case answered:
 			return StatusOK
+		case e.rs&rsGap != 0:
+			return StatusGap
 		case e.rs&rsTimedOut != 0:
 			return StatusTimedOut
 		case e.rs&rsUntracked != 0:

@@ -89,9 +89,13 @@ func (x *Index) add(ev *Event, offset int64, pre *classify.Message) {
 			x.tr.UseLSPFraming()
 			x.noteProfile()
 		}
-		if ev.Kind == EventExit {
+		switch ev.Kind {
+		case EventExit:
 			x.session(x.tr.End(at)) // what is still owed stays unanswered
-		} else {
+		case EventGap:
+			x.counts.Missing += ev.Missing
+			x.session(x.tr.Gap(seq, ev.Dir, ev.Missing, at)) // what the missing frames may have held is not judged
+		default:
 			x.session(x.tr.Advance(at))
 		}
 		return
@@ -313,6 +317,11 @@ func (x *Index) session(fs []classify.SessionFinding) {
 		case classify.CodeUntracked:
 			e.rs |= rsUntracked
 			x.pendingChange(e, PendingLeft)
+		case classify.CodeFramesMissing:
+			if e.rs&rsRequest != 0 && e.rs&rsAnswered == 0 {
+				e.rs |= rsGap // its answer may be among them
+				x.pendingChange(e, PendingLeft)
+			}
 		}
 	}
 	if x.tr != nil {

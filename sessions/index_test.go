@@ -362,6 +362,33 @@ func TestCancelledRequestStaysCancelledWhenAnsweredAfter(t *testing.T) {
 	}
 }
 
+// A request whose answer may be among the frames a gap record says the
+// file is missing (the gap is toward the host, after the request) is not
+// pending: its status is gap, and the pending list and count leave it
+// out; one answered after the gap is answered. What came after the gap
+// is judged as ever, and the index counts the frames missing.
+func TestARequestAGapMayHaveAnsweredIsNotPending(t *testing.T) {
+	x := indexFile(t, "../testdata/sessions/conversations/frames-missing.jsonl", sessions.IndexOptions{})
+	for _, c := range []struct {
+		seq    int64
+		status sessions.Status
+	}{{7, sessions.StatusGap}, {9, sessions.StatusOK}, {12, sessions.StatusPending}, {13, sessions.StatusGap}} {
+		if e := entryBySeq(t, x, c.seq); e.Status != c.status {
+			t.Errorf("line %d: status %v, codes %v; want %v", c.seq, e.Status, e.Codes.Codes(), c.status)
+		}
+	}
+	if e := entryBySeq(t, x, 7); !e.Codes.Has(classify.CodeFramesMissing) {
+		t.Errorf("line 7: codes %v; want frames-missing", e.Codes.Codes())
+	}
+	var pending []int64
+	for _, p := range x.Pending() {
+		pending = append(pending, p.Seq)
+	}
+	if c := x.Counts(); c.Pending != 1 || c.Missing != 4 || !slices.Equal(pending, []int64{12}) {
+		t.Errorf("%d pending (%v), %d frames missing; want only line 12 pending, and 4 missing", c.Pending, pending, c.Missing)
+	}
+}
+
 func mustPos(t testing.TB, x *sessions.Index, seq int64) int {
 	t.Helper()
 	i, ok := x.BySeq(seq)

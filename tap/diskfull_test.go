@@ -1,6 +1,7 @@
 package tap
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"fmt"
@@ -30,7 +31,11 @@ type fullFile struct {
 	// freeAtExit: the disk has room again once the tap tries to write
 	// the exit record (it keeps trying to write what the file misses).
 	freeAtExit bool
-	failed     int // writes that failed
+	// sizeLimit: room is a limit on the file's size (ulimit -f), not a
+	// full disk: a write past it fails with EFBIG, and what truncation
+	// frees can be written again.
+	sizeLimit bool
+	failed    int // writes that failed
 }
 
 func (f *fullFile) Write(p []byte) (int, error) {
@@ -50,6 +55,9 @@ func (f *fullFile) Write(p []byte) (int, error) {
 	f.pos += n
 	if n < int64(len(p)) {
 		f.failed++
+		if f.sizeLimit {
+			return int(n), &os.PathError{Op: "write", Path: "session.jsonl", Err: syscall.EFBIG}
+		}
 		return int(n), &os.PathError{Op: "write", Path: "session.jsonl", Err: syscall.ENOSPC}
 	}
 	return int(n), nil
@@ -73,7 +81,7 @@ func (f *fullFile) Truncate(size int64) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.data = f.data[:min(size, int64(len(f.data)))]
-	if !f.freed {
+	if !f.freed && !f.sizeLimit {
 		// A write that failed before setRoom may truncate after it:
 		// a disk that was freed stays freed.
 		f.room = min(f.room, int64(len(f.data)))
@@ -298,5 +306,148 @@ func TestAFrameWhoseSpoolCannotBeMadeIsTheOnlyOneMissing(t *testing.T) {
 	}
 	if !strings.Contains(warns.String(), "could not be kept to be recorded") {
 		t.Errorf("the tap said %q", warns.String())
+	}
+}
+
+// fileRecorder is a recorder of the session file file, driven by the
+// test alone: put hands it an item as a relay does, and it is recorded at
+// once; flush is the tick's, or with end the session's last.
+func fileRecorder(t *testing.T, file sessionFile, warn func(string)) *recorder {
+	t.Helper()
+	r := &recorder{limit: parseLimit, hub: newHub(classify.FramingNDJSON), tracker: classify.NewTracker(classify.TrackerOptions{}),
+		warn: warn, free: make(chan *batch, batchesInFlight), started: now()}
+	for range batchesInFlight {
+		r.free <- newBatch()
+	}
+	w, err := sessions.NewWriter(tee{r}, sessions.Header{ID: "test", Started: time.Now()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.w, r.hub.header = w, bytes.Clone(r.last)
+	r.file, r.bw = file, bufio.NewWriterSize(file, 256<<10)
+	r.bw.Write(r.hub.header)
+	r.seq = 1
+	r.flush()
+	return r
+}
+
+// put records it as the dispatcher does when nothing else is in flight.
+func (r *recorder) put(it item) {
+	it.at = now()
+	r.process(it)
+	r.submit()
+}
+
+// flushFile flushes as the tick does; with end, as the session's end does.
+func (r *recorder) flushFile(end bool) {
+	r.mu.Lock()
+	r.closed = r.closed || end
+	r.flush()
+	r.mu.Unlock()
+}
+
+// frameItem is a whole frame toward dir: the JSON-RPC request ping with
+// a param of pad bytes.
+func frameItem(dir classify.Direction, id, pad int) item {
+	return item{dir: dir, whole: true, data: fmt.Appendf(nil, `{"jsonrpc":"2.0","id":%d,"method":"ping","params":{"pad":"%s"}}`, id, strings.Repeat("x", pad))}
+}
+
+// fileStory is the session file's records after its header, in short:
+// "h2s 1" for a frame of id 1 toward the server, "gap s2h 1", "exit",
+// "note TEXT"; a torn line is "torn".
+func fileStory(t *testing.T, data []byte) string {
+	t.Helper()
+	if len(data) > 0 && data[len(data)-1] != '\n' {
+		return "torn"
+	}
+	_, evs, skipped := readRecords(t, bytes.NewReader(data))
+	var out []string
+	if skipped > 0 {
+		out = append(out, fmt.Sprintf("%d lines skipped", skipped))
+	}
+	for _, e := range evs {
+		switch {
+		case e.IsFrame():
+			m := classify.Classify(e.Frame, e.Dir, classify.JSONRPC)
+			out = append(out, e.Dir.String()+" "+string(m.ID().Raw))
+		case e.Kind == sessions.EventGap:
+			out = append(out, fmt.Sprintf("gap %s %d", e.Dir, e.Missing))
+		case e.Kind == sessions.EventNote:
+			out = append(out, "note "+e.Text)
+		default:
+			out = append(out, e.Kind)
+		}
+	}
+	return strings.Join(out, "; ")
+}
+
+// A record that the file's size limit has no room for, in the buffer
+// with the records after it when the session ends, is the only thing
+// missing: the file goes back to its last whole record, and the gap
+// record, then the note and the exit record after it are written there, in
+// the last flush; the tap's last word says the gap records say where.
+func TestTheLastFlushWritesTheGapAndTheExitAfterARecordTheFileHadNoRoomFor(t *testing.T) {
+	file := &fullFile{room: 2000, sizeLimit: true}
+	var said []string
+	r := fileRecorder(t, file, func(msg string) { said = append(said, msg) })
+	r.put(frameItem(classify.H2S, 1, 10))
+	r.flushFile(false)
+	r.put(frameItem(classify.S2H, 2, 4000)) // over the limit, and under soloRecord: it waits in the buffer
+	r.put(item{event: &sessions.EventRecord{Kind: sessions.EventNote, Text: "a note"}})
+	code := 0
+	r.put(item{event: &sessions.EventRecord{Kind: sessions.EventExit, Code: &code}})
+	r.flushFile(true)
+	if got, want := fileStory(t, file.bytes()), "h2s 1; gap s2h 1; note a note; exit"; got != want {
+		t.Errorf("the session file holds %q; want %q", got, want)
+	}
+	report := r.missingReport("session.jsonl")
+	if !strings.Contains(report, "missing 0 frames host→server and 1 server→host; its gap records say where") {
+		t.Errorf("the tap's last word is %q; said before: %q", report, said)
+	}
+}
+
+// A large record that the file's size limit has no room for takes no
+// record after it with it: it is flushed on its own (or, larger than the
+// buffer, written straight to the file), and in its place the file holds
+// its gap record, then the small records that came after it, whatever
+// the timing of the flushes.
+func TestALargeRecordTheFileHasNoRoomForIsTheOnlyOneMissing(t *testing.T) {
+	for _, pad := range []int{30000, 300000} {
+		t.Run(fmt.Sprintf("pad %d", pad), func(t *testing.T) {
+			file := &fullFile{room: 20 << 10, sizeLimit: true}
+			r := fileRecorder(t, file, func(string) {})
+			r.put(frameItem(classify.H2S, 1, 10))
+			r.put(frameItem(classify.S2H, 2, pad))
+			r.put(frameItem(classify.S2H, 3, 10))
+			r.put(frameItem(classify.S2H, 4, 10))
+			r.flushFile(true)
+			if got, want := fileStory(t, file.bytes()), "h2s 1; gap s2h 1; s2h 3; s2h 4"; got != want {
+				t.Errorf("the session file holds %q; want %q", got, want)
+			}
+			if file.failed != 1 {
+				t.Errorf("%d writes failed; want only the large record's", file.failed)
+			}
+		})
+	}
+}
+
+// Notes made while the file takes no writes (a full disk) are kept, and
+// written after the gap records once it takes them again, before the
+// exit record.
+func TestNotesMadeWhileTheDiskIsFullAreWrittenOnceItHasRoom(t *testing.T) {
+	file := &fullFile{room: 1000}
+	r := fileRecorder(t, file, func(string) {})
+	r.put(frameItem(classify.H2S, 1, 10))
+	r.flushFile(false)
+	r.put(frameItem(classify.S2H, 2, 1000))
+	r.flushFile(false) // it fails: the disk is full
+	r.put(item{event: &sessions.EventRecord{Kind: sessions.EventNote, Text: "a note"}})
+	code := 0
+	r.put(item{event: &sessions.EventRecord{Kind: sessions.EventExit, Code: &code}})
+	r.flushFile(false)
+	file.setRoom(1 << 20)
+	r.flushFile(true)
+	if got, want := fileStory(t, file.bytes()), "h2s 1; gap s2h 1; note a note; exit"; got != want {
+		t.Errorf("the session file holds %q; want %q", got, want)
 	}
 }

@@ -80,15 +80,18 @@ type recorder struct {
 	// synced is where the file's last whole record ends, as far as the
 	// file is known to hold it; after a failed write the file is cut back
 	// to a record's end (torn: it could not be, and a record is cut short).
-	synced  int64
-	torn    bool
-	gone    [4]int64              // frames missing from the file, per direction, for the whole session
-	exit    *sessions.EventRecord // the exit record, while the file cannot take it
-	err     error                 // the last write to the file that failed
-	said    bool                  // the file failed and took writes again, and the tap said so
-	lastAt  time.Duration         // when the last frame recorded crossed (the clock of now())
-	out     []byte
-	scratch []byte
+	synced int64
+	torn   bool
+	gone   [4]int64 // frames missing from the file, per direction, for the whole session
+	// unwritten are the event records the file has yet to take, in
+	// order: those noted while it failed, and those a failed write cut
+	// back off it (the exit, a note); resume writes them.
+	unwritten []sessions.EventRecord
+	err       error         // the last write to the file that failed
+	said      bool          // the file failed and took writes again, and the tap said so
+	lastAt    time.Duration // when the last frame recorded crossed (the clock of now())
+	out       []byte
+	scratch   []byte
 
 	// stats, read by ls through the hub
 	frames, errs, userErrs int64
@@ -128,11 +131,13 @@ type sessionFile interface {
 
 // batched is a record in the file's buffer: where it ends, and its
 // direction (0 for an event); gap: a gap record in a frame's place (see
-// unspooled), whose frame counts missing.
+// unspooled), whose frame counts missing; event: an event record's
+// fields, to write it again if a failed write cuts it back off.
 type batched struct {
-	end int64
-	dir classify.Direction
-	gap bool
+	end   int64
+	dir   classify.Direction
+	gap   bool
+	event *sessions.EventRecord
 }
 
 type published struct {
@@ -171,6 +176,11 @@ const parseLimit = 16 << 20
 
 // flushAt is how much the file buffer holds before a write.
 const flushAt = 64 << 10
+
+// soloRecord is the size past which a record is flushed as soon as it is
+// written, on its own (the records before it go with it). A write of
+// that size costs little next to making the record.
+const soloRecord = 16 << 10
 
 // flushEvery bounds how long a record waits in the buffer before it is in
 // the file and on its way to live views.

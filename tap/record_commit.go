@@ -26,7 +26,15 @@ func (r *recorder) commit() {
 func (r *recorder) commitBatch(b *batch) {
 	r.mu.Lock()
 	for i := range b.jobs {
+		at := r.written
 		r.commitJob(b, &b.jobs[i])
+		if r.bw != nil && r.written-at >= soloRecord {
+			// A large record goes to the file on its own: should the
+			// file not take it (a size limit it would cross), the
+			// records after it are not lost with it, and those that
+			// fit go on.
+			r.flush()
+		}
 	}
 	if r.bw != nil && r.bw.Buffered() >= flushAt {
 		r.flush()

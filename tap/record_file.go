@@ -18,8 +18,8 @@ import (
 // tap says of a file that misses frames.
 
 // resume tries to write what the file is missing, after a failure: the
-// header if the file lost it, a gap record per direction, and the exit
-// record if it came meanwhile; all of them or none.
+// header if the file lost it, a gap record per direction, and the event
+// records it has yet to take (the exit last); all of them or none.
 func (r *recorder) resume() {
 	seq := r.seq
 	if r.torn {
@@ -30,26 +30,29 @@ func (r *recorder) resume() {
 		tee{r}.Write(r.hub.header)
 	}
 	// The gap records stand where the frames went missing: at the time
-	// of the last of them (the last frame recorded, or not), before
-	// whatever comes after, the exit too.
+	// of the last of them (the last frame recorded, or not), after the
+	// events noted before it and before those after it, the exit too.
 	t := int64((max(r.lastAt, r.started) - r.started) / time.Microsecond)
-	for dir, n := range r.missing {
-		if n > 0 {
-			r.seq++
-			r.w.WriteEvent(sessions.EventRecord{T: t, Kind: sessions.EventGap, Dir: classify.Direction(dir), Missing: n})
+	before := func(e *sessions.EventRecord) bool { return e.T <= t && e.Kind != sessions.EventExit }
+	for i := range r.unwritten {
+		if e := &r.unwritten[i]; before(e) {
+			r.resumeEvent(*e)
 		}
 	}
-	if r.exit != nil {
-		r.w.WriteEvent(*r.exit)
+	for dir, n := range r.missing {
+		if n > 0 {
+			r.resumeEvent(sessions.EventRecord{T: t, Kind: sessions.EventGap, Dir: classify.Direction(dir), Missing: n})
+		}
+	}
+	for i := range r.unwritten {
+		if e := &r.unwritten[i]; !before(e) {
+			r.resumeEvent(*e)
+		}
 	}
 	if err := r.bw.Flush(); err != nil {
 		r.seq = seq
 		r.lost(err) // back to where the file was: nothing of this is in it
 		return
-	}
-	if r.exit != nil {
-		r.publishLast(false, nil, nil, nil)
-		r.exit = nil
 	}
 	r.synced, r.torn = r.written, false
 	for dir, n := range r.missing {
@@ -57,12 +60,23 @@ func (r *recorder) resume() {
 	}
 	r.failing = false
 	r.missing = [4]int64{}
+	clear(r.unwritten)
+	r.unwritten = r.unwritten[:0]
 	if !r.closed && !r.said {
 		r.warn("the session file takes writes again; a gap record says what is missing")
 	}
 	// Said once: a file that takes a few records and fails again (a size
 	// limit) would say it over and over; missingReport has the totals.
 	r.said = true
+}
+
+// resumeEvent writes an event record for resume, and hands it to the
+// hub should the file take it (a failed flush takes it back, see lost).
+func (r *recorder) resumeEvent(e sessions.EventRecord) {
+	r.seq++
+	if r.w.WriteEvent(e) == nil {
+		r.publishLast(false, nil, nil, nil)
+	}
 }
 
 // missingReport is the last thing the tap says of a session whose file
@@ -117,29 +131,42 @@ func count(n int64, what string) string {
 
 func (r *recorder) writeEvent(e sessions.EventRecord) {
 	r.seq++
-	if !r.failing {
-		if err := r.w.WriteEvent(e); err == nil {
-			r.wrote(0)
-			r.publishLast(false, nil, nil, nil)
-			return
-		} else {
-			r.fail(0, err)
-		}
+	if r.failing {
+		r.keep(e) // resume writes it, once the file takes writes
+		return
 	}
-	if e.Kind == sessions.EventExit {
-		r.exit = &e // flush tries it again, after the gap records
+	if err := r.w.WriteEvent(e); err != nil {
+		r.fail(0, err)
+		r.keep(e) // flush tries it again, after the gap records
+		return
+	}
+	if r.bw != nil {
+		r.ends = append(r.ends, batched{end: r.written, event: &e})
+	}
+	r.publishLast(false, nil, nil, nil)
+}
+
+// maxUnwritten bounds the notes kept while the file takes no writes; the
+// exit record is always kept.
+const maxUnwritten = 64
+
+// keep holds an event record the file did not take, for resume.
+func (r *recorder) keep(e sessions.EventRecord) {
+	if len(r.unwritten) < maxUnwritten || e.Kind == sessions.EventExit {
+		r.unwritten = append(r.unwritten, e)
 	}
 }
 
-// wrote notes a record written to the file's buffer (dir 0: an event),
-// until it is flushed.
+// wrote notes a frame's record written to the file's buffer, until it is
+// flushed.
 func (r *recorder) wrote(dir classify.Direction) {
 	if r.bw != nil {
 		r.ends = append(r.ends, batched{end: r.written, dir: dir})
 	}
 }
 
-// fail notes that the session file could not be written.
+// fail notes that the session file could not be written (dir: a frame of
+// that direction is missing; 0: none).
 func (r *recorder) fail(dir classify.Direction, err error) {
 	if !r.failing && !r.said {
 		r.warn(fmt.Sprintf("cannot write the session file (%v); traffic goes on and the file will say how many frames are missing", err))
@@ -153,13 +180,14 @@ func (r *recorder) fail(dir classify.Direction, err error) {
 
 // lost handles a write to the file that failed: the file is cut back to
 // the end of its last whole record, so that it never ends in a torn line,
-// the frames after that end are counted missing, and offsets follow what
-// the file holds.
+// the frames after that end are counted missing, the events after it are
+// kept for resume, and offsets follow what the file holds.
 func (r *recorder) lost(err error) {
 	r.fail(0, err)
 	r.bw.Reset(r.file)
 	cut := r.synced
 	pos, perr := r.file.Seek(0, io.SeekCurrent)
+	var events []sessions.EventRecord
 	for _, b := range r.ends {
 		switch {
 		case perr == nil && b.end <= pos:
@@ -169,11 +197,17 @@ func (r *recorder) lost(err error) {
 			// rest: the frame counts again below.
 			r.gone[b.dir]--
 			r.missing[b.dir]++
+		case b.event != nil:
+			events = append(events, *b.event)
 		case b.dir != 0:
 			r.missing[b.dir]++
 		}
 	}
 	r.ends = r.ends[:0]
+	if len(events) > 0 {
+		// They came before the events noted since the file failed.
+		r.unwritten = append(events, r.unwritten...)
+	}
 	switch {
 	case perr != nil: // where the file ends is unknown
 		r.torn = true
@@ -203,7 +237,12 @@ func (r *recorder) flush() {
 	if r.bw != nil {
 		if err := r.bw.Flush(); err != nil {
 			r.lost(err)
-		} else if r.ends, r.synced = r.ends[:0], r.written; r.failing {
+		} else {
+			r.ends, r.synced = r.ends[:0], r.written
+		}
+		if r.failing {
+			// At once: the last flush, at the session's end, gets its
+			// try too.
 			r.resume()
 		}
 	}

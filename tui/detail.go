@@ -213,6 +213,8 @@ func renderDetail(c *common, src *Source, pos int, raw bool, width, limit int) s
 		}
 		b.WriteString(s.Dim.Render("  (p jumps there)"))
 		b.WriteString("\n")
+	} else if e.Kind == classify.KindRequest && e.Status == sessions.StatusGap {
+		b.WriteString(s.Near.Render("no answer in the file: it may be among the frames the file is missing") + "\n")
 	} else if e.Kind == classify.KindRequest {
 		b.WriteString(s.Near.Render("no answer yet") + "\n")
 	}

@@ -391,6 +391,12 @@ func (v *sessionView) header(now time.Time, i, n int) string {
 		// peer's errors: apart, after the peers'.
 		parts = slices.Insert(parts, 5, s.Dim.Render(fmt.Sprintf("%d yours", yours)))
 	}
+	if cnt.Missing > 0 {
+		// Frames the file could not hold (its gap records), next to
+		// the frames it holds: what they held is not judged, and the
+		// requests they may have answered are not pending (GAP).
+		parts = slices.Insert(parts, 3, s.SevWarn.Render(fmt.Sprintf("%d missing", cnt.Missing)))
+	}
 	if held := v.heldNow(); held > 0 {
 		// Right after the state: traffic waits on the user, which a
 		// narrow header must not cut off.

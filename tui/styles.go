@@ -53,6 +53,7 @@ func DefaultStyles(r *lipgloss.Renderer) Styles {
 		"LEAKY":     badge("5"),
 		"TIMEOUT":   badge("3"),
 		"LATE":      badge("3"),
+		"GAP":       badge("3"),
 		"CAPTURED":  badge("4"),
 		"PARTIAL":   badge("1"),
 		"HELD":      badge("6"),

@@ -627,6 +627,9 @@ func entryBadges(e *sessions.Entry) []string {
 	} else if has(classify.CodeLateResponse) {
 		out = append(out, "LATE")
 	}
+	if has(classify.CodeFramesMissing) {
+		out = append(out, "GAP") // its answer, or its request, may be among frames the file is missing
+	}
 	return out
 }
 

@@ -86,7 +86,7 @@ func TestCheckConversationsReportEveryTrackerFinding(t *testing.T) {
 		return
 	}
 	for _, code := range []string{"unmatched-response", "duplicate-response", "late-response", "error-names-no-request",
-		"id-reused", "timeout", "unanswered-at-end", "cancelled", "before-initialize", "unanswered-invalid", "bad-header", "redacted"} {
+		"id-reused", "timeout", "unanswered-at-end", "cancelled", "before-initialize", "unanswered-invalid", "bad-header", "redacted", "frames-missing"} {
 		if !seen[code] {
 			t.Errorf("no conversation exercises %s", code)
 		}

@@ -176,9 +176,13 @@ func Run(r io.Reader, opts Options) (*Report, error) {
 			tr.UseLSPFraming()
 		}
 		if !ev.IsFrame() || ev.Dir == classify.Err {
-			if ev.Kind == sessions.EventExit {
+			switch ev.Kind {
+			case sessions.EventExit:
 				c.sessionFindings(tr.End(at), nil, nil) // what is still owed stays unanswered
-			} else {
+			case sessions.EventGap:
+				// What the missing frames may have held is not judged.
+				c.gapFindings(tr.Gap(int64(ev.Line), ev.Dir, ev.Missing, at), ev)
+			default:
 				c.sessionFindings(tr.Advance(at), nil, nil)
 			}
 			continue
@@ -292,6 +296,18 @@ func (c *checker) keepPreview(ev *sessions.Event, m *classify.Message) {
 		pv.id = string(m.ID().Raw)
 	}
 	c.previews[int64(ev.Line)] = pv
+}
+
+// gapFindings adds the tracker's findings at the gap record ev: the one
+// about the gap names the direction whose frames are missing.
+func (c *checker) gapFindings(fs []classify.SessionFinding, ev *sessions.Event) {
+	n := len(c.rep.Findings)
+	c.sessionFindings(fs, nil, nil)
+	for i := n; i < len(c.rep.Findings); i++ {
+		if f := &c.rep.Findings[i]; f.Line == ev.Line {
+			f.Dir = ev.Dir
+		}
+	}
 }
 
 // sessionFindings adds the tracker's findings; those about the frame just
