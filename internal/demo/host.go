@@ -47,19 +47,20 @@ func NewHost(r io.Reader, w io.Writer, lsp bool) *Host {
 	if lsp {
 		h.profile, framing = classify.LSP, classify.FramingLSP
 	}
-	go h.read(newFrameReader(r, framing))
+	go h.read(classify.NewFrameReader(r, framing, 0))
 	return h
 }
 
 // read takes the server's frames as they come.
-func (h *Host) read(fr *frameReader) {
+func (h *Host) read(fr *classify.FrameReader) {
 	defer close(h.done)
 	for {
-		frame, info, err := fr.next()
+		f, err := fr.Next()
 		if err != nil {
 			return
 		}
-		m := classify.ClassifyFramed(frame, info, classify.S2H, h.profile)
+		// Each frame keeps bytes of its own, past the next read.
+		m := classify.ClassifyFramed(bytes.Clone(f.Body()), f.Info, classify.S2H, h.profile)
 		h.mu.Lock()
 		h.got = append(h.got, brief(&m))
 		var ch chan []byte

@@ -61,9 +61,9 @@ func Serve(in io.Reader, out io.Writer, o ServerOptions) error {
 	if o.LSP {
 		s.profile, framing = classify.LSP, classify.FramingLSP
 	}
-	fr := newFrameReader(in, framing)
+	fr := classify.NewFrameReader(in, framing, 0)
 	for {
-		frame, info, err := fr.next()
+		f, err := fr.Next()
 		if err == io.EOF {
 			s.wg.Wait() // the calls in flight are answered first
 			return nil
@@ -72,7 +72,8 @@ func Serve(in io.Reader, out io.Writer, o ServerOptions) error {
 			s.wg.Wait()
 			return err
 		}
-		m := classify.ClassifyFramed(frame, info, classify.H2S, s.profile)
+		// Each frame keeps bytes of its own: calls in flight hold its id.
+		m := classify.ClassifyFramed(bytes.Clone(f.Body()), f.Info, classify.H2S, s.profile)
 		if s.o.LSP && m.Kind == classify.KindNotification && m.MethodIs("exit") {
 			s.wg.Wait()
 			return nil

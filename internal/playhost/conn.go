@@ -1,12 +1,10 @@
 package playhost
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"io"
 	"strconv"
-	"strings"
 	"sync"
 
 	"github.com/rpctap/rpctap/classify"
@@ -84,64 +82,35 @@ func (c *conn) wait(ctx context.Context, ch chan classify.Message) (classify.Mes
 }
 
 func (c *conn) read(r io.Reader) {
-	br := bufio.NewReaderSize(r, 64<<10)
+	framing := classify.FramingNDJSON
+	if c.lsp {
+		framing = classify.FramingLSP
+	}
+	fr := classify.NewFrameReader(r, framing, 0)
 	for {
-		frame, err := c.frame(br)
-		if len(frame) > 0 {
-			m := classify.Classify(frame, classify.S2H, c.profile)
-			switch m.Kind {
-			case classify.KindResponse:
-				if m.HasID() {
-					c.mu.Lock()
-					ch := c.answers[string(m.ID().Raw)]
-					delete(c.answers, string(m.ID().Raw))
-					c.mu.Unlock()
-					if ch != nil {
-						m.Frame = append([]byte(nil), m.Frame...)
-						ch <- m
-					}
-				}
-			case classify.KindRequest:
-				if err := c.write(string(inject.HostReply(&m, c.host))); err != nil {
-					c.done <- err
-					return
-				}
-			}
-		}
+		f, err := fr.Next()
 		if err != nil {
 			c.done <- nil
 			return
 		}
-	}
-}
-
-// frame reads the next frame's body: a line, or a Content-Length frame
-// (its headers read to the blank line; a block with no length ends the
-// stream, as the tap has already reported it).
-func (c *conn) frame(br *bufio.Reader) ([]byte, error) {
-	if !c.lsp {
-		return br.ReadBytes('\n')
-	}
-	size := -1
-	for {
-		line, err := br.ReadString('\n')
-		if err != nil {
-			return nil, err
-		}
-		line = strings.TrimRight(line, "\r\n")
-		if line == "" {
-			break
-		}
-		if k, v, ok := strings.Cut(line, ":"); ok && strings.EqualFold(strings.TrimSpace(k), "Content-Length") {
-			if n, err := strconv.Atoi(strings.TrimSpace(v)); err == nil && n >= 0 && n <= classify.MaxParse {
-				size = n
+		m := classify.ClassifyFramed(f.Body(), f.Info, classify.S2H, c.profile)
+		switch m.Kind {
+		case classify.KindResponse:
+			if m.HasID() {
+				c.mu.Lock()
+				ch := c.answers[string(m.ID().Raw)]
+				delete(c.answers, string(m.ID().Raw))
+				c.mu.Unlock()
+				if ch != nil {
+					m.Frame = append([]byte(nil), m.Frame...)
+					ch <- m
+				}
+			}
+		case classify.KindRequest:
+			if err := c.write(string(inject.HostReply(&m, c.host))); err != nil {
+				c.done <- err
+				return
 			}
 		}
 	}
-	if size < 0 {
-		return nil, io.ErrUnexpectedEOF
-	}
-	body := make([]byte, size)
-	_, err := io.ReadFull(br, body)
-	return body, err
 }

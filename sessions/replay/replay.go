@@ -238,6 +238,19 @@ type FrameSource interface {
 	Next() ([]byte, error)
 }
 
+// Bodies gives a FrameReader's frames to replay as their bodies.
+func Bodies(fr *classify.FrameReader) FrameSource { return bodies{fr} }
+
+type bodies struct{ fr *classify.FrameReader }
+
+func (b bodies) Next() ([]byte, error) {
+	f, err := b.fr.Next()
+	if err != nil {
+		return nil, err
+	}
+	return f.Body(), nil
+}
+
 // A Redaction is what a replay masks in what it writes and shows: what
 // the recording masked, as well as a tap masks (the secrets of the
 // environment, and what --redact names).

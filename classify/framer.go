@@ -1,11 +1,15 @@
-package tap
+package classify
 
 import (
 	"errors"
 	"io"
-
-	"github.com/rpctap/rpctap/classify"
 )
+
+// This file holds the framing room's readers and writers: a FrameReader
+// that reads whole frames from a stream with a Splitter, and the one way
+// a body is given its framing for the wire (AppendFrame, FrameWriter).
+// They wrap a reader or a writer their caller hands them; classify opens
+// nothing itself.
 
 // A Frame is one frame read from a stream.
 type Frame struct {
@@ -13,7 +17,7 @@ type Frame struct {
 	// frame larger than the reader's limit it holds only the first Limit
 	// bytes; Info.Size is the full length.
 	Bytes []byte
-	Info  classify.FrameInfo
+	Info  FrameInfo
 }
 
 // Truncated reports whether Bytes holds only a prefix of the frame.
@@ -36,7 +40,7 @@ func (f Frame) Header() []byte {
 // forwarding path. A FrameReader is not safe for concurrent use.
 type FrameReader struct {
 	r     io.Reader
-	sp    *classify.Splitter
+	sp    *Splitter
 	limit int
 	buf   []byte // unconsumed bytes read from r: buf[start:end]
 	start int
@@ -48,12 +52,12 @@ type FrameReader struct {
 }
 
 // NewFrameReader reads frames of the given framing from r, keeping at most
-// limit bytes of each (classify.MaxParse when limit <= 0).
-func NewFrameReader(r io.Reader, framing classify.Framing, limit int) *FrameReader {
+// limit bytes of each (MaxParse when limit <= 0).
+func NewFrameReader(r io.Reader, framing Framing, limit int) *FrameReader {
 	if limit <= 0 {
-		limit = classify.MaxParse
+		limit = MaxParse
 	}
-	return &FrameReader{r: r, sp: classify.NewSplitter(framing), limit: limit, buf: make([]byte, 64<<10)}
+	return &FrameReader{r: r, sp: NewSplitter(framing), limit: limit, buf: make([]byte, 64<<10)}
 }
 
 // Next returns the next frame, or io.EOF after the last. The frame's bytes
