@@ -3,6 +3,8 @@ package classify
 import (
 	"errors"
 	"io"
+	"strconv"
+	"sync"
 )
 
 // This file holds the framing room's readers and writers: a FrameReader
@@ -112,4 +114,52 @@ func (fr *FrameReader) fill() error {
 		}
 	}
 	return nil
+}
+
+// AppendFrame appends body to dst with its framing and returns the
+// result: for lsp, a "Content-Length: N\r\n\r\n" header block (or header,
+// when it is given: the block a recorded frame came with, for the body it
+// came with), then the body; for ndjson, and auto read as ndjson, the
+// body and a '\n'.
+func AppendFrame(dst []byte, framing Framing, body, header []byte) []byte {
+	if framing != FramingLSP {
+		dst = append(dst, body...)
+		return append(dst, '\n')
+	}
+	if header != nil {
+		dst = append(dst, header...)
+	} else {
+		dst = append(dst, "Content-Length: "...)
+		dst = strconv.AppendInt(dst, int64(len(body)), 10)
+		dst = append(dst, "\r\n\r\n"...)
+	}
+	return append(dst, body...)
+}
+
+// A FrameWriter writes whole frames to a stream, one frame a call, from
+// any goroutine: frames written at once never interleave.
+type FrameWriter struct {
+	mu      sync.Mutex
+	w       io.Writer
+	framing Framing
+}
+
+// NewFrameWriter writes frames of the given framing (auto is read as
+// ndjson) to w.
+func NewFrameWriter(w io.Writer, framing Framing) *FrameWriter {
+	return &FrameWriter{w: w, framing: framing}
+}
+
+// WriteFrame writes body with its framing (see AppendFrame), in one Write.
+func (fw *FrameWriter) WriteFrame(body []byte) error {
+	return fw.WriteRaw(AppendFrame(make([]byte, 0, len(body)+32), fw.framing, body, nil))
+}
+
+// WriteRaw writes b as it is, with no framing added (a blank line, a
+// malformed header block), in one Write.
+func (fw *FrameWriter) WriteRaw(b []byte) error {
+	fw.mu.Lock()
+	defer fw.mu.Unlock()
+	_, err := fw.w.Write(b)
+	return err
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"strconv"
 	"sync"
 
 	"github.com/rpctap/rpctap/classify"
@@ -16,7 +15,7 @@ import (
 // that waits for it, and answers each of the server's requests as soon as
 // it reads it, with the reply that fits its method (inject.HostReply).
 type conn struct {
-	w       io.Writer
+	out     *classify.FrameWriter
 	lsp     bool // Content-Length framing (else one frame a line)
 	profile classify.Profile
 	host    inject.Host
@@ -28,21 +27,16 @@ type conn struct {
 }
 
 func newConn(w io.Writer, r io.Reader, lsp bool, p classify.Profile, host inject.Host) *conn {
-	c := &conn{w: w, lsp: lsp, profile: p, host: host, answers: map[string]chan classify.Message{}, done: make(chan error, 1)}
+	framing := classify.FramingNDJSON
+	if lsp {
+		framing = classify.FramingLSP
+	}
+	c := &conn{out: classify.NewFrameWriter(w, framing), lsp: lsp, profile: p, host: host, answers: map[string]chan classify.Message{}, done: make(chan error, 1)}
 	go c.read(r)
 	return c
 }
 
-func (c *conn) write(body string) error {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	frame := body + "\n"
-	if c.lsp {
-		frame = "Content-Length: " + strconv.Itoa(len(body)) + "\r\n\r\n" + body
-	}
-	_, err := io.WriteString(c.w, frame)
-	return err
-}
+func (c *conn) write(body string) error { return c.out.WriteFrame([]byte(body)) }
 
 // ask sends a request of rpctap's host; the channel gets its answer.
 func (c *conn) ask(method, params string) (chan classify.Message, error) {

@@ -18,7 +18,6 @@ import (
 	"math"
 	"os"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -211,24 +210,6 @@ func withID(frame, id []byte) []byte {
 	out = append(out, frame[:start]...)
 	out = append(out, id...)
 	return append(out, frame[end:]...)
-}
-
-// appendFramed appends body with its framing: a newline, or a
-// Content-Length header (header, when it was recorded and the body is the
-// one recorded).
-func appendFramed(dst []byte, framing classify.Framing, body, header []byte) []byte {
-	if framing != classify.FramingLSP {
-		dst = append(dst, body...)
-		return append(dst, '\n')
-	}
-	if header != nil {
-		dst = append(dst, header...)
-	} else {
-		dst = append(dst, "Content-Length: "...)
-		dst = strconv.AppendInt(dst, int64(len(body)), 10)
-		dst = append(dst, "\r\n\r\n"...)
-	}
-	return append(dst, body...)
 }
 
 // A FrameSource gives the frames of a stream one at a time: the body of
