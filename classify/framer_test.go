@@ -2,6 +2,7 @@ package classify
 
 import (
 	"bytes"
+	"fmt"
 	"runtime"
 	"strings"
 	"sync"
@@ -92,4 +93,33 @@ func (l *lockedBuffer) Write(p []byte) (int, error) {
 	l.mu.Lock()
 	l.b.Write(p[h:])
 	return len(p), nil
+}
+
+// SplitOpen reads the start of a stream: whole frames as SplitAll does,
+// and a last frame the data ends inside as open, with the info it would
+// have if the stream ended there.
+func TestSplitOpenMarksTheFrameTheDataEndsInside(t *testing.T) {
+	for _, c := range []struct {
+		framing Framing
+		data    string
+		frames  int
+		open    bool
+	}{
+		{FramingNDJSON, "", 0, false},
+		{FramingNDJSON, "{}\n{}\n", 2, false},
+		{FramingNDJSON, "{}\n{", 2, true},
+		{FramingLSP, "Content-Length: 2\r\n\r\n{}", 1, false},
+		{FramingLSP, "Content-Length: 2\r\n\r\n{}Content-Length: 2\r\n", 2, true},
+		{FramingLSP, "Content-Length: 3\r\n\r\n{}", 1, true},
+	} {
+		spans, open := SplitOpen([]byte(c.data), c.framing)
+		if len(spans) != c.frames || open != c.open {
+			t.Errorf("%s %q: %d frames, open %v; want %d, %v", c.framing, c.data, len(spans), open, c.frames, c.open)
+			continue
+		}
+		whole := SplitAll([]byte(c.data), c.framing)
+		if fmt.Sprint(whole) != fmt.Sprint(spans) {
+			t.Errorf("%s %q: %v, want SplitAll's %v", c.framing, c.data, spans, whole)
+		}
+	}
 }
