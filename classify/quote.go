@@ -59,6 +59,13 @@ const quoteStretch = 512
 // holds a partial string to be cut off); otherwise each invalid byte is
 // written as \ufffd.
 func AppendQuoted[S ~string | ~[]byte](b []byte, s S, strict bool) (_ []byte, ok bool) {
+	return appendQuoted(b, s, strict, true)
+}
+
+// appendQuoted is AppendQuoted, and with safe false it escapes of the
+// characters UnsafeRune names only U+2028 and U+2029, as JSON read as
+// JavaScript needs (AppendJSONString).
+func appendQuoted[S ~string | ~[]byte](b []byte, s S, strict, safe bool) (_ []byte, ok bool) {
 	// Write through an index into b's spare capacity. A word of eight
 	// printable ASCII bytes is stored at once, and a backslash is put in
 	// front of each quote or backslash in it by storing the rest of the
@@ -135,7 +142,7 @@ func AppendQuoted[S ~string | ~[]byte](b []byte, s S, strict bool) (_ []byte, ok
 					return b[:n], false
 				}
 				n += copy(b[n:], `\ufffd`)
-			case UnsafeRune(r):
+			case safe && UnsafeRune(r) || r == 0x2028 || r == 0x2029:
 				// C1 controls, bidi and other format characters, U+2028
 				// and U+2029: escaped, so that no reader takes the last
 				// two for line ends, and the file is as safe to cat or
