@@ -263,7 +263,7 @@ func appendBytes(b []byte, name string, data []byte) []byte {
 // isOneLineJSON reports whether raw is one JSON value, valid UTF-8, with
 // no line break and nothing around it.
 func isOneLineJSON(raw []byte) bool {
-	end, ok := skipValue(raw, 0, 0)
+	end, ok := classify.SkipValue(raw, 0)
 	return ok && end == len(raw) && utf8.Valid(raw) &&
 		bytes.IndexByte(raw, '\n') < 0 && bytes.IndexByte(raw, '\r') < 0
 }
