@@ -4,6 +4,19 @@
 // strict receiver owes, and, through a Tracker, pairs requests with their
 // responses across a session.
 //
-// It does no I/O and imports nothing else of the project; the rules it
-// implements are written down in the project's envelope design note.
+// It is also the project's one framing room and JSON byte toolkit:
+//
+//   - Framing: a Splitter finds frame boundaries in a stream fed in
+//     pieces (SplitAll, SplitOpen for whole or started streams); a
+//     FrameReader reads whole frames from a reader; AppendFrame and a
+//     FrameWriter give a body its framing for the wire.
+//   - JSON bytes: AppendQuoted and AppendString quote (terminal-safe, as
+//     the session file is written), AppendJSONString as classify's own
+//     answers are; DecodeEscape, StringValue, Valid, SkipValue and Member
+//     read; AppendSafeJSON and Escape make finished text safe to show.
+//
+// It opens no file, socket or process, and imports nothing else of the
+// project; the framing readers and writers wrap the ones their caller
+// hands them. The rules it implements are written down in the project's
+// envelope design note.
 package classify

@@ -213,20 +213,40 @@ func (s *Splitter) Split(data []byte, atEOF bool) (n int, end bool) {
 // SplitAll returns the frames of a complete byte stream, as if it were fed
 // to a Splitter whole with atEOF.
 func SplitAll(data []byte, f Framing) []FrameSpan {
+	spans, _ := split(data, f, true)
+	return spans
+}
+
+// SplitOpen returns the frames of the start of a stream, as if it were
+// fed to a Splitter whole, more bytes to come. open says the data ends
+// inside a frame: the last span is then that open frame, up to the end of
+// data, with the FrameInfo it would have if the stream ended there.
+func SplitOpen(data []byte, f Framing) (spans []FrameSpan, open bool) {
+	return split(data, f, false)
+}
+
+func split(data []byte, f Framing, atEOF bool) ([]FrameSpan, bool) {
 	s := NewSplitter(f)
 	var out []FrameSpan
 	var start, pos int64
 	for {
-		n, end := s.Split(data[pos:], true)
+		n, end := s.Split(data[pos:], atEOF)
 		pos += int64(n)
-		if !end {
-			if n == 0 {
-				return out
-			}
+		if end {
+			out = append(out, FrameSpan{Start: start, FrameInfo: s.last})
+			start = pos
 			continue
 		}
-		out = append(out, FrameSpan{Start: start, FrameInfo: s.last})
-		start = pos
+		if atEOF && n == 0 || pos == int64(len(data)) && start == pos {
+			return out, false
+		}
+		if !atEOF && (n == 0 || pos == int64(len(data))) {
+			// The stream stays inside the frame from start: read it as
+			// it would end if nothing more came.
+			rest := NewSplitter(s.Framing())
+			rest.Split(data[start:], true)
+			return append(out, FrameSpan{Start: start, FrameInfo: rest.last}), true
+		}
 	}
 }
 

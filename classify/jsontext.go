@@ -129,6 +129,19 @@ func Valid(data []byte) bool {
 	return s.pos == len(data)
 }
 
+// SkipValue checks that one JSON value starts at s[i], with no space
+// before it, and returns the index after it; ok is false when there is
+// none, or it is not valid JSON (nested deeper than encoding/json reads).
+// It does not change s.
+func SkipValue(s []byte, i int) (next int, ok bool) {
+	sc := scanner{data: s, pos: i}
+	sc.skipValue(0)
+	if sc.stopped() {
+		return 0, false
+	}
+	return sc.pos, true
+}
+
 // Member returns the raw value of the member named key in the JSON object
 // obj (the first one, when the name repeats), or nil when obj is not an
 // object or has no such member.

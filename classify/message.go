@@ -2,7 +2,6 @@ package classify
 
 import (
 	"strconv"
-	"unicode/utf8"
 )
 
 // span is a value's position in a frame; a zero span means absent.
@@ -189,39 +188,6 @@ const (
 // appendJSONString appends s as a JSON string. Bytes that are not valid
 // UTF-8 become U+FFFD; control characters, U+2028 and U+2029 are escaped.
 func appendJSONString(dst []byte, s string) []byte {
-	const hex = "0123456789abcdef"
-	dst = append(dst, '"')
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c < utf8.RuneSelf {
-			switch {
-			case c == '"' || c == '\\':
-				dst = append(dst, '\\', c)
-			case c == '\n':
-				dst = append(dst, '\\', 'n')
-			case c == '\t':
-				dst = append(dst, '\\', 't')
-			case c == '\r':
-				dst = append(dst, '\\', 'r')
-			case c < 0x20:
-				dst = append(dst, '\\', 'u', '0', '0', hex[c>>4], hex[c&15])
-			default:
-				dst = append(dst, c)
-			}
-			i++
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		switch {
-		case r == utf8.RuneError && size == 1:
-			dst = append(dst, `\ufffd`...)
-		case r == 0x2028 || r == 0x2029:
-			dst = append(dst, `\u202`...)
-			dst = append(dst, hex[r&15])
-		default:
-			dst = append(dst, s[i:i+size]...)
-		}
-		i += size
-	}
-	return append(dst, '"')
+	dst, _ = appendQuoted(dst, s, false, false)
+	return dst
 }

@@ -206,22 +206,13 @@ func findPlaceholder(v []byte, at string) (string, bool) {
 	return "", false
 }
 
-// A Piece is one frame of raw bytes as their receiver reads them.
+// A Piece is one frame of raw bytes as their receiver reads them: the
+// frame's bytes (header, body and terminator) and its framing; for the
+// open frame, the framing as it would end if nothing more came. Body and
+// Header are the frame's.
 type Piece struct {
-	Bytes []byte             // the frame's bytes: header, body and terminator
-	Info  classify.FrameInfo // its framing; for the open frame, as it would end if nothing more came
-	Open  bool               // the bytes end inside this frame (see SplitWire)
-}
-
-// Body is the frame's body, without its header and terminator.
-func (w Piece) Body() []byte { return frameBody(w.Bytes, w.Info) }
-
-// Header is an lsp frame's header block, or nil for ndjson.
-func (w Piece) Header() []byte {
-	if w.Info.HeaderLen == 0 {
-		return nil
-	}
-	return w.Bytes[:min(w.Info.HeaderLen, len(w.Bytes))]
+	classify.Frame
+	Open bool // the bytes end inside this frame (see SplitWire)
 }
 
 // SplitWire splits bytes written raw onto a stream of the framing given
@@ -234,44 +225,24 @@ func SplitWire(data []byte, framing classify.Framing) (pieces []Piece, partial s
 	if framing != classify.FramingLSP {
 		framing = classify.FramingNDJSON
 	}
-	sp := classify.NewSplitter(framing)
-	start := 0 // where the open frame starts in data
-	for off := 0; ; {
-		n, end := sp.Split(data[off:], false)
-		off += n
-		if end {
-			pieces = append(pieces, Piece{Bytes: data[start:off], Info: sp.Frame()})
-			start = off
-			continue
+	spans, open := classify.SplitOpen(data, framing)
+	for i, sp := range spans {
+		end := sp.Start + sp.Size
+		if open && i == len(spans)-1 {
+			end = int64(len(data))
 		}
-		if off == len(data) && start == len(data) {
-			return pieces, ""
-		}
-		if n == 0 || off == len(data) {
-			// The stream would stay inside the frame from start: read
-			// it as it would end if nothing more came.
-			rest := classify.NewSplitter(framing)
-			rest.Split(data[start:], true)
-			info := rest.Frame()
-			pieces = append(pieces, Piece{Bytes: data[start:], Info: info, Open: true})
-			return pieces, partialReason(framing, info, len(data)-start)
-		}
+		pieces = append(pieces, Piece{Frame: classify.Frame{Bytes: data[sp.Start:end], Info: sp.FrameInfo}})
 	}
-}
-
-func frameBody(frame []byte, info classify.FrameInfo) []byte {
-	body := frame
-	if info.HeaderLen > 0 {
-		body = body[min(info.HeaderLen, len(body)):]
+	if open {
+		last := &pieces[len(pieces)-1]
+		last.Open = true
+		partial = partialReason(framing, last.Info, len(last.Bytes))
 	}
-	if int64(len(body)) > info.BodyLen {
-		body = body[:info.BodyLen]
-	}
-	return body
+	return pieces, partial
 }
 
 func (p *Preview) read(frame []byte, info classify.FrameInfo, open bool, o Options) Read {
-	body := frameBody(frame, info)
+	body := info.Body(frame)
 	r := Read{Info: info, Open: open, Message: classify.ClassifyFramed(body, info, o.Dir, o.Profile)}
 	if r.Message.Answer != nil {
 		r.Answer = r.Message.Answer.JSON()

@@ -137,14 +137,10 @@ func Wire(frames []Frame, framing classify.Framing) []byte {
 
 // WireFrame is Wire of one frame.
 func WireFrame(f Frame, framing classify.Framing) []byte {
-	switch {
-	case f.Raw:
+	if f.Raw {
 		return f.Body
-	case framing == classify.FramingLSP:
-		h := "Content-Length: " + strconv.Itoa(len(f.Body)) + "\r\n\r\n"
-		return append([]byte(h), f.Body...)
 	}
-	return append(append(make([]byte, 0, len(f.Body)+1), f.Body...), '\n')
+	return classify.AppendFrame(make([]byte, 0, len(f.Body)+32), framing, f.Body, nil)
 }
 
 // FormatRaw writes frames in the syntax ParseRaw reads, one frame a line:

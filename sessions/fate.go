@@ -244,10 +244,10 @@ func (f Fate) AppendJSON(dst []byte) []byte {
 		dst = strconv.AppendQuote(dst, w)
 	}
 	dst = append(dst, `],"text":`...)
-	dst = classify.AppendSafeJSON(dst, AppendString(nil, f.Text()))
+	dst = classify.AppendSafeJSON(dst, classify.AppendString(nil, f.Text()))
 	if f.Src != "" && f.Src != SrcWire {
 		dst = append(dst, `,"src":`...)
-		dst = classify.AppendSafeJSON(dst, AppendString(nil, f.Src))
+		dst = classify.AppendSafeJSON(dst, classify.AppendString(nil, f.Src))
 	}
 	if f.Captured {
 		dst = append(dst, `,"captured":true`...)
@@ -257,7 +257,7 @@ func (f Fate) AppendJSON(dst []byte) []byte {
 	}
 	if f.Held != "" {
 		dst = append(dst, `,"held":`...)
-		dst = classify.AppendSafeJSON(dst, AppendString(nil, f.Held))
+		dst = classify.AppendSafeJSON(dst, classify.AppendString(nil, f.Held))
 		if f.HeldFor > 0 {
 			dst = append(dst, `,"held_ms":`...)
 			dst = strconv.AppendFloat(dst, float64(f.HeldFor.Microseconds())/1000, 'f', -1, 64)
@@ -268,7 +268,7 @@ func (f Fate) AppendJSON(dst []byte) []byte {
 		if classify.Valid(f.Original) {
 			dst = classify.AppendSafeJSON(dst, f.Original)
 		} else {
-			dst = classify.AppendSafeJSON(dst, AppendString(nil, f.Original))
+			dst = classify.AppendSafeJSON(dst, classify.AppendString(nil, f.Original))
 		}
 	}
 	return append(dst, '}')

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"hash/maphash"
 	"strconv"
+
+	"github.com/rpctap/rpctap/classify"
 )
 
 var hashSeed = maphash.MakeSeed()
@@ -130,10 +132,10 @@ func (hs *Hasher) value(s []byte, i, depth int) (uint64, int, bool) {
 			i = skipSpace(s, i+1)
 		}
 	case c == '-' || '0' <= c && c <= '9':
-		next, ok := skipNumber(s, i)
+		next, ok := classify.SkipValue(s, i)
 		return mix(maphash.Bytes(hashSeed, s[i:next]) ^ tagNumber), next, ok
 	default:
-		next, ok := skipValue(s, i, depth)
+		next, ok := classify.SkipValue(s, i)
 		return mix(maphash.Bytes(hashSeed, s[i:next]) ^ tagLiteral), next, ok
 	}
 }
@@ -192,7 +194,7 @@ func MemberSpan(obj []byte, key string) (start, end int, ok bool) {
 			return 0, 0, false
 		}
 		i = skipSpace(obj, i+1)
-		end, ok := skipValue(obj, i, 1)
+		end, ok := classify.SkipValue(obj, i)
 		if !ok {
 			return 0, 0, false
 		}

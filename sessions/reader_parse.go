@@ -202,7 +202,7 @@ func (r *Reader) parseField(s []byte, i int, key []byte, seen *int) (next int, o
 			ev.Text = string(v)
 		}
 	default: // derived fields and fields this version does not know
-		return skipValue(s, i, 0)
+		return classify.SkipValue(s, i)
 	}
 	if !ok || *seen&bit != 0 {
 		return 0, false

@@ -56,7 +56,7 @@ func NewWriter(w io.Writer, h Header) (*Writer, error) {
 	b := append(sw.buf[:1], `{"rpctap":"session","version":`...)
 	b = strconv.AppendInt(b, int64(h.Version), 10)
 	b = append(b, `,"id":`...)
-	b = AppendString(b, h.ID)
+	b = classify.AppendString(b, h.ID)
 	b = append(b, `,"started":"`...)
 	b = h.Started.UTC().AppendFormat(b, startedLayout)
 	b = append(b, `","argv":[`...)
@@ -64,14 +64,14 @@ func NewWriter(w io.Writer, h Header) (*Writer, error) {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = AppendString(b, arg)
+		b = classify.AppendString(b, arg)
 	}
 	b = append(b, `],"name":`...)
-	b = AppendString(b, h.Name)
+	b = classify.AppendString(b, h.Name)
 	b = append(b, `,"framing":`...)
-	b = AppendString(b, h.FramingOrDefault())
+	b = classify.AppendString(b, h.FramingOrDefault())
 	b = append(b, `,"profile":`...)
-	b = AppendString(b, h.ProfileOrDefault())
+	b = classify.AppendString(b, h.ProfileOrDefault())
 	if ms := h.Timeout.Milliseconds(); ms > 0 {
 		b = append(b, `,"timeout_ms":`...)
 		b = strconv.AppendInt(b, ms, 10)
@@ -86,7 +86,7 @@ func NewWriter(w io.Writer, h Header) (*Writer, error) {
 			if i > 0 {
 				b = append(b, ',')
 			}
-			b = AppendString(b, name)
+			b = classify.AppendString(b, name)
 		}
 		b = append(b, ']')
 	}
@@ -168,7 +168,7 @@ func appendFrameFields(b []byte, f FrameRecord) ([]byte, error) {
 	}
 	if f.Held != "" {
 		b = append(b, `,"held":`...)
-		b = AppendString(b, f.Held)
+		b = classify.AppendString(b, f.Held)
 		b = append(b, `,"held_us":`...)
 		b = strconv.AppendInt(b, f.HeldUs, 10)
 	}
@@ -177,7 +177,7 @@ func appendFrameFields(b []byte, f FrameRecord) ([]byte, error) {
 	}
 	if f.Kind != "" {
 		b = append(b, `,"kind":`...)
-		b = AppendString(b, f.Kind)
+		b = classify.AppendString(b, f.Kind)
 	}
 	if len(f.ID) > 0 && isOneLineJSON(f.ID) {
 		b = append(b, `,"id":`...)
@@ -185,7 +185,7 @@ func appendFrameFields(b []byte, f FrameRecord) ([]byte, error) {
 	}
 	if f.Method != "" {
 		b = append(b, `,"method":`...)
-		b = AppendString(b, f.Method)
+		b = classify.AppendString(b, f.Method)
 	}
 	if f.Header != nil {
 		b = appendBytes(b, "header", f.Header)
@@ -212,7 +212,7 @@ func (w *Writer) WriteEvent(e EventRecord) error {
 	}
 	if e.Signal != "" {
 		b = append(b, `,"signal":`...)
-		b = AppendString(b, e.Signal)
+		b = classify.AppendString(b, e.Signal)
 	}
 	if e.Dir != 0 {
 		dir, ok := dirName(e.Dir)
@@ -232,7 +232,7 @@ func (w *Writer) WriteEvent(e EventRecord) error {
 	}
 	if e.Text != "" {
 		b = append(b, `,"text":`...)
-		b = AppendString(b, e.Text)
+		b = classify.AppendString(b, e.Text)
 	}
 	b = append(b, "}\n"...)
 	return w.writeLine(b)
@@ -249,7 +249,7 @@ func appendBytes(b []byte, name string, data []byte) []byte {
 	b = append(b, ',', '"')
 	b = append(b, name...)
 	b = append(b, '"', ':')
-	b, ok := appendQuoted(b, data, true)
+	b, ok := classify.AppendQuoted(b, data, true)
 	if ok {
 		return b
 	}
@@ -263,7 +263,7 @@ func appendBytes(b []byte, name string, data []byte) []byte {
 // isOneLineJSON reports whether raw is one JSON value, valid UTF-8, with
 // no line break and nothing around it.
 func isOneLineJSON(raw []byte) bool {
-	end, ok := skipValue(raw, 0, 0)
+	end, ok := classify.SkipValue(raw, 0)
 	return ok && end == len(raw) && utf8.Valid(raw) &&
 		bytes.IndexByte(raw, '\n') < 0 && bytes.IndexByte(raw, '\r') < 0
 }

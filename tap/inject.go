@@ -273,19 +273,15 @@ func framingOf(rel, other *relay, given classify.Framing) classify.Framing {
 // frame is the body with its framing, and the recorded body a slice of
 // it, so the tap holds one copy of the frame.
 func (inj *injection) frameBody(body []byte, framing classify.Framing) error {
-	switch framing {
-	case classify.FramingLSP:
-		header := "Content-Length: " + strconv.Itoa(len(body)) + "\r\n\r\n"
-		inj.frame = append(append(make([]byte, 0, len(header)+len(body)), header...), body...)
-		body = inj.frame[len(header):]
-	default:
-		if bytes.IndexByte(body, '\n') >= 0 {
-			return errors.New("the frame holds a line feed, which would split it into two frames on a newline-framed stream; remove it (JSON needs none), or send the bytes as they are with --raw")
-		}
-		inj.frame = append(append(make([]byte, 0, len(body)+1), body...), '\n')
-		body = inj.frame[:len(body)]
+	if framing != classify.FramingLSP && bytes.IndexByte(body, '\n') >= 0 {
+		return errors.New("the frame holds a line feed, which would split it into two frames on a newline-framed stream; remove it (JSON needs none), or send the bytes as they are with --raw")
 	}
-	inj.parts = []injectPart{{body: body}}
+	inj.frame = classify.AppendFrame(make([]byte, 0, len(body)+32), framing, body, nil)
+	start := 0 // where the body starts in the frame
+	if framing == classify.FramingLSP {
+		start = len(inj.frame) - len(body)
+	}
+	inj.parts = []injectPart{{body: inj.frame[start : start+len(body)]}}
 	return nil
 }
 

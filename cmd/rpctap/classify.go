@@ -7,7 +7,6 @@ import (
 	"io"
 
 	"github.com/rpctap/rpctap/classify"
-	"github.com/rpctap/rpctap/tap"
 	"github.com/spf13/cobra"
 )
 
@@ -50,7 +49,7 @@ judged on its own; use "rpctap check" for a whole session.`,
 
 func runClassify(in io.Reader, out io.Writer, o classifyOptions) error {
 	w := bufio.NewWriterSize(out, 64<<10)
-	fr := tap.NewFrameReader(in, o.framing, 0)
+	fr := classify.NewFrameReader(in, o.framing, 0)
 	var js, line []byte
 	for {
 		f, err := fr.Next()

@@ -222,7 +222,7 @@ func runReplayServer(cmd *cobra.Command, argv []string, o replayOptions) error {
 	} else if opts.Redactor, err = sessions.NewRedactor(os.Environ(), red.Flags); err != nil {
 		return usageError(err)
 	}
-	st, err := replay.Serve(ctx, o.asServer, bodies{tap.NewFrameReader(cmd.InOrStdin(), framing, 0)}, cmd.OutOrStdout(), opts)
+	st, err := replay.Serve(ctx, o.asServer, replay.Bodies(classify.NewFrameReader(cmd.InOrStdin(), framing, 0)), cmd.OutOrStdout(), opts)
 	if realDone != nil {
 		<-realDone // the real server has its stdin closed, and exits
 	}
@@ -283,18 +283,7 @@ func runBehindTap(ctx context.Context, t *tap.Tap, framing classify.Framing, std
 		toServer.Close()
 		done <- tapRan{res, err}
 	}()
-	return tapPipes{toServer: hostIn, fromServer: bodies{tap.NewFrameReader(fromServer, framing, 0)}, reader: fromServer}, done
-}
-
-// bodies gives a FrameReader's frames to replay as their bodies.
-type bodies struct{ fr *tap.FrameReader }
-
-func (b bodies) Next() ([]byte, error) {
-	f, err := b.fr.Next()
-	if err != nil {
-		return nil, err
-	}
-	return f.Body(), nil
+	return tapPipes{toServer: hostIn, fromServer: replay.Bodies(classify.NewFrameReader(fromServer, framing, 0)), reader: fromServer}, done
 }
 
 func runReplayHost(cmd *cobra.Command, argv []string, o replayOptions) error {

@@ -19,7 +19,8 @@ import (
 // requests (and, as a strict host, refuses invalid ones), and keeps what
 // came during a step so the step can say what happened.
 type Host struct {
-	out     *frameWriter
+	w       io.Writer // the server's stdin, closed by Close
+	out     *classify.FrameWriter
 	lsp     bool
 	profile classify.Profile
 	// Timeout is the tap's pending-request timeout: steps about timeouts
@@ -41,25 +42,29 @@ type Host struct {
 // NewHost makes a host that writes to w (the tap's stdin) and reads r
 // (the tap's stdout) until it ends.
 func NewHost(r io.Reader, w io.Writer, lsp bool) *Host {
-	h := &Host{out: &frameWriter{w: w, lsp: lsp}, lsp: lsp, profile: classify.MCP, Timeout: classify.DefaultTimeout,
-		Note: func(string) {}, Speed: 1, waiting: map[string]chan []byte{}, done: make(chan struct{})}
 	framing := classify.FramingNDJSON
 	if lsp {
-		h.profile, framing = classify.LSP, classify.FramingLSP
+		framing = classify.FramingLSP
 	}
-	go h.read(newFrameReader(r, framing))
+	h := &Host{w: w, out: classify.NewFrameWriter(w, framing), lsp: lsp, profile: classify.MCP, Timeout: classify.DefaultTimeout,
+		Note: func(string) {}, Speed: 1, waiting: map[string]chan []byte{}, done: make(chan struct{})}
+	if lsp {
+		h.profile = classify.LSP
+	}
+	go h.read(classify.NewFrameReader(r, framing, 0))
 	return h
 }
 
 // read takes the server's frames as they come.
-func (h *Host) read(fr *frameReader) {
+func (h *Host) read(fr *classify.FrameReader) {
 	defer close(h.done)
 	for {
-		frame, info, err := fr.next()
+		f, err := fr.Next()
 		if err != nil {
 			return
 		}
-		m := classify.ClassifyFramed(frame, info, classify.S2H, h.profile)
+		// Each frame keeps bytes of its own, past the next read.
+		m := classify.ClassifyFramed(bytes.Clone(f.Body()), f.Info, classify.S2H, h.profile)
 		h.mu.Lock()
 		h.got = append(h.got, brief(&m))
 		var ch chan []byte
@@ -73,7 +78,7 @@ func (h *Host) read(fr *frameReader) {
 			ch <- bytes.Clone(m.Frame)
 		case m.Answer != nil:
 			// A strict host refuses an invalid request from the server.
-			h.out.frame(m.Answer.JSON())
+			h.out.WriteFrame(m.Answer.JSON())
 		case m.Kind == classify.KindRequest:
 			h.answerServer(m.ID().Raw, m.Method())
 		}
@@ -91,10 +96,10 @@ func (h *Host) answerServer(id []byte, method string) {
 	case "ping":
 		result = `{}`
 	default:
-		h.out.frame([]byte(`{"jsonrpc":"2.0","id":` + string(id) + `,"error":{"code":-32601,"message":"Method not found"}}`))
+		h.out.WriteFrame([]byte(`{"jsonrpc":"2.0","id":` + string(id) + `,"error":{"code":-32601,"message":"Method not found"}}`))
 		return
 	}
-	h.out.frame([]byte(`{"jsonrpc":"2.0","id":` + string(id) + `,"result":` + result + `}`))
+	h.out.WriteFrame([]byte(`{"jsonrpc":"2.0","id":` + string(id) + `,"result":` + result + `}`))
 }
 
 // brief says in a few words what a frame from the server was.
@@ -143,7 +148,7 @@ func (h *Host) Done() <-chan struct{} { return h.done }
 
 // Close ends the host's side: the server's stdin closes.
 func (h *Host) Close() error {
-	if c, ok := h.out.w.(io.Closer); ok {
+	if c, ok := h.w.(io.Closer); ok {
 		return c.Close()
 	}
 	return nil
@@ -158,7 +163,7 @@ func (h *Host) id() string {
 }
 
 // send writes a frame as it is (with its framing).
-func (h *Host) send(frame string) { h.out.frame([]byte(frame)) }
+func (h *Host) send(frame string) { h.out.WriteFrame([]byte(frame)) }
 
 // start sends a request and returns its id and where its answer will come.
 func (h *Host) start(method string, params any) (string, chan []byte) {

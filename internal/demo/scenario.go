@@ -160,12 +160,12 @@ func edgeSteps(lsp bool) []Step {
 	if lsp {
 		steps = append(steps, Step{Name: "bad-header", Caption: "The editor sends a header block with no Content-Length: the receiver cannot tell where a body ends. A strict server answers -32700 Parse error and reads on from the next header.",
 			run: func(ctx context.Context, h *Host) {
-				h.out.raw([]byte("Content-Type: application/vscode-jsonrpc; charset=utf-8\r\n\r\n"))
+				h.out.WriteRaw([]byte("Content-Type: application/vscode-jsonrpc; charset=utf-8\r\n\r\n"))
 				h.settle(ctx)
 			}})
 	} else {
 		steps = append(steps, Step{Name: "blank-line", Caption: "The host sends an empty line: no frame at all. A reader skips it; rpctap warns, since MCP's stdio transport carries only messages.",
-			run: func(ctx context.Context, h *Host) { h.out.raw([]byte("\n")); h.settle(ctx) }})
+			run: func(ctx context.Context, h *Host) { h.out.WriteRaw([]byte("\n")); h.settle(ctx) }})
 	}
 	steps = append(steps,
 		raw("bad-jsonrpc", `{"jsonrpc":"1.0","id":"demo-v1","method":"ping"}`, `The host sends a request with "jsonrpc": "1.0": only "2.0" is JSON-RPC 2.0. A strict server answers -32600 Invalid Request.`),
@@ -216,7 +216,7 @@ func (h *Host) edge(ctx context.Context, e inject.Entry) {
 		return
 	}
 	for _, f := range frames {
-		h.out.frame(f)
+		h.out.WriteFrame(f)
 	}
 	h.settle(ctx)
 	if inFlight != nil && e.Name != "cancel-in-flight" {

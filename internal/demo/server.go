@@ -41,7 +41,7 @@ var Tools = []struct{ Name, Description string }{
 // server is one embedded server's state.
 type server struct {
 	o       ServerOptions
-	out     *frameWriter
+	out     *classify.FrameWriter
 	profile classify.Profile
 
 	mu        sync.Mutex
@@ -55,15 +55,18 @@ type server struct {
 // Serve runs the embedded server on in and out until in ends, or, for
 // LSP, an exit notification.
 func Serve(in io.Reader, out io.Writer, o ServerOptions) error {
-	s := &server{o: o, out: &frameWriter{w: out, lsp: o.LSP}, profile: classify.MCP,
-		cancelled: map[string]chan struct{}{}, asked: map[string]chan []byte{}}
 	framing := classify.FramingNDJSON
 	if o.LSP {
-		s.profile, framing = classify.LSP, classify.FramingLSP
+		framing = classify.FramingLSP
 	}
-	fr := newFrameReader(in, framing)
+	s := &server{o: o, out: classify.NewFrameWriter(out, framing), profile: classify.MCP,
+		cancelled: map[string]chan struct{}{}, asked: map[string]chan []byte{}}
+	if o.LSP {
+		s.profile = classify.LSP
+	}
+	fr := classify.NewFrameReader(in, framing, 0)
 	for {
-		frame, info, err := fr.next()
+		f, err := fr.Next()
 		if err == io.EOF {
 			s.wg.Wait() // the calls in flight are answered first
 			return nil
@@ -72,7 +75,8 @@ func Serve(in io.Reader, out io.Writer, o ServerOptions) error {
 			s.wg.Wait()
 			return err
 		}
-		m := classify.ClassifyFramed(frame, info, classify.H2S, s.profile)
+		// Each frame keeps bytes of its own: calls in flight hold its id.
+		m := classify.ClassifyFramed(bytes.Clone(f.Body()), f.Info, classify.H2S, s.profile)
 		if s.o.LSP && m.Kind == classify.KindNotification && m.MethodIs("exit") {
 			s.wg.Wait()
 			return nil
@@ -89,7 +93,7 @@ func (s *server) handle(m *classify.Message) {
 	if m.Answer != nil {
 		// A frame a strict receiver must refuse.
 		if !s.o.Lenient {
-			s.out.frame(m.Answer.JSON())
+			s.out.WriteFrame(m.Answer.JSON())
 		}
 		return
 	}
@@ -133,7 +137,7 @@ func (s *server) batch(frame []byte) {
 		}
 	}
 	if len(answers) > 0 {
-		s.out.frame(append(append([]byte("["), bytes.Join(answers, []byte(","))...), ']'))
+		s.out.WriteFrame(append(append([]byte("["), bytes.Join(answers, []byte(","))...), ']'))
 	}
 }
 
@@ -218,13 +222,13 @@ func (s *server) request(id []byte, method string, params []byte) {
 	id = bytes.Clone(id)
 	switch method {
 	case "initialize":
-		s.out.frame(reply(id, s.initResult(params), nil))
+		s.out.WriteFrame(reply(id, s.initResult(params), nil))
 		return
 	case "shutdown":
-		s.out.frame([]byte(`{"jsonrpc":"2.0","id":` + string(id) + `,"result":null}`))
+		s.out.WriteFrame([]byte(`{"jsonrpc":"2.0","id":` + string(id) + `,"result":null}`))
 		return
 	case "textDocument/hover":
-		s.out.frame(reply(id, map[string]any{"contents": map[string]any{"kind": "markdown", "value": "**demo** — rpctap's demo server answers every hover"}}, nil))
+		s.out.WriteFrame(reply(id, map[string]any{"contents": map[string]any{"kind": "markdown", "value": "**demo** — rpctap's demo server answers every hover"}}, nil))
 		return
 	case "tools/call", "workspace/executeCommand":
 		name, args, token := s.callParams(method, params)
@@ -240,10 +244,10 @@ func (s *server) request(id []byte, method string, params []byte) {
 		return
 	}
 	if res, e := s.immediate(method); res != nil || e != nil {
-		s.out.frame(reply(id, res, e))
+		s.out.WriteFrame(reply(id, res, e))
 		return
 	}
-	s.out.frame(reply(id, nil, errNoMethod))
+	s.out.WriteFrame(reply(id, nil, errNoMethod))
 }
 
 func (s *server) initResult(params []byte) any {
@@ -319,16 +323,16 @@ func (s *server) call(id []byte, name string, args map[string]json.RawMessage, t
 	}
 	switch name {
 	case "echo":
-		s.out.frame(reply(id, s.result(str("message")), nil))
+		s.out.WriteFrame(reply(id, s.result(str("message")), nil))
 	case "count":
 		n := min(max(num("n", 3), 1), 20)
 		for i := 1; i <= n; i++ {
 			if token != nil {
-				s.out.frame(s.progress(token, i, n))
+				s.out.WriteFrame(s.progress(token, i, n))
 			}
 			time.Sleep(120 * time.Millisecond)
 		}
-		s.out.frame(reply(id, s.result(fmt.Sprintf("counted to %d", n)), nil))
+		s.out.WriteFrame(reply(id, s.result(fmt.Sprintf("counted to %d", n)), nil))
 	case "slow":
 		stop := make(chan struct{})
 		key := classify.RawID(id).Key()
@@ -337,7 +341,7 @@ func (s *server) call(id []byte, name string, args map[string]json.RawMessage, t
 		s.mu.Unlock()
 		select {
 		case <-time.After(time.Duration(min(max(num("ms", 1000), 0), 60_000)) * time.Millisecond):
-			s.out.frame(reply(id, s.result("done at last"), nil))
+			s.out.WriteFrame(reply(id, s.result("done at last"), nil))
 		case <-stop:
 			// MCP: a cancelled request needs no answer.
 		}
@@ -345,20 +349,20 @@ func (s *server) call(id []byte, name string, args map[string]json.RawMessage, t
 		delete(s.cancelled, key)
 		s.mu.Unlock()
 	case "roots":
-		s.out.frame(reply(id, s.result(s.askRoots()), nil))
+		s.out.WriteFrame(reply(id, s.result(s.askRoots()), nil))
 	case "config":
-		s.out.frame(reply(id, s.result("endpoint=https://api.example.com api_key="+s.o.Secret), nil))
+		s.out.WriteFrame(reply(id, s.result("endpoint=https://api.example.com api_key="+s.o.Secret), nil))
 	case "reload":
 		if s.o.LSP {
-			s.out.frame(notify("window/showMessage", map[string]any{"type": 3, "message": "the demo server reloaded its commands"}))
+			s.out.WriteFrame(notify("window/showMessage", map[string]any{"type": 3, "message": "the demo server reloaded its commands"}))
 		} else {
-			s.out.frame(notify("notifications/tools/list_changed", struct{}{}))
+			s.out.WriteFrame(notify("notifications/tools/list_changed", struct{}{}))
 		}
-		s.out.frame(reply(id, s.result("reloaded"), nil))
+		s.out.WriteFrame(reply(id, s.result("reloaded"), nil))
 	case "misbehave":
 		s.misbehave(id, str("case"))
 	default:
-		s.out.frame(reply(id, nil, &rpcError{Code: -32602, Message: "Unknown tool: " + name}))
+		s.out.WriteFrame(reply(id, nil, &rpcError{Code: -32602, Message: "Unknown tool: " + name}))
 	}
 }
 
@@ -379,9 +383,9 @@ func (s *server) askRoots() string {
 	s.asked[classify.RawID([]byte(id)).Key()] = ch
 	s.mu.Unlock()
 	if s.o.LSP {
-		s.out.frame([]byte(`{"jsonrpc":"2.0","id":` + id + `,"method":"workspace/configuration","params":{"items":[{"section":"demo"}]}}`))
+		s.out.WriteFrame([]byte(`{"jsonrpc":"2.0","id":` + id + `,"method":"workspace/configuration","params":{"items":[{"section":"demo"}]}}`))
 	} else {
-		s.out.frame([]byte(`{"jsonrpc":"2.0","id":` + id + `,"method":"roots/list"}`))
+		s.out.WriteFrame([]byte(`{"jsonrpc":"2.0","id":` + id + `,"method":"roots/list"}`))
 	}
 	select {
 	case ans := <-ch:
@@ -424,33 +428,33 @@ func (s *server) notification(method string, params []byte) {
 func (s *server) misbehave(id []byte, name string) {
 	switch name {
 	case "no-result-or-error":
-		s.out.frame([]byte(`{"jsonrpc":"2.0","id":` + string(id) + `}`))
+		s.out.WriteFrame([]byte(`{"jsonrpc":"2.0","id":` + string(id) + `}`))
 		return
 	case "unmatched-response":
-		s.out.frame([]byte(`{"jsonrpc":"2.0","id":"never-asked","result":{}}`))
-		s.out.frame(reply(id, s.result("answered after an unmatched response"), nil))
+		s.out.WriteFrame([]byte(`{"jsonrpc":"2.0","id":"never-asked","result":{}}`))
+		s.out.WriteFrame(reply(id, s.result("answered after an unmatched response"), nil))
 		return
 	case "duplicate-response":
-		s.out.frame(reply(id, s.result("the first answer"), nil))
-		s.out.frame(reply(id, s.result("the same answer again"), nil))
+		s.out.WriteFrame(reply(id, s.result("the first answer"), nil))
+		s.out.WriteFrame(reply(id, s.result("the same answer again"), nil))
 		return
 	case "stdout-log-null-id":
 		e, _ := inject.Lookup(name)
 		frames, _ := e.Frames(inject.Params{})
 		for _, f := range frames {
-			s.out.frame(f)
+			s.out.WriteFrame(f)
 		}
-		s.out.frame(reply(id, s.result("answered after a log line on stdout"), nil))
+		s.out.WriteFrame(reply(id, s.result("answered after a log line on stdout"), nil))
 		return
 	}
 	e, ok := inject.Lookup(name)
 	if !ok {
-		s.out.frame(reply(id, nil, &rpcError{Code: -32602, Message: "no such edge case"}))
+		s.out.WriteFrame(reply(id, nil, &rpcError{Code: -32602, Message: "no such edge case"}))
 		return
 	}
 	frames, err := e.Frames(inject.Params{ID: string(id)})
 	if err != nil {
-		s.out.frame(reply(id, nil, &rpcError{Code: -32602, Message: "the edge case cannot be built"}))
+		s.out.WriteFrame(reply(id, nil, &rpcError{Code: -32602, Message: "the edge case cannot be built"}))
 		return
 	}
 	answered := false
@@ -458,12 +462,12 @@ func (s *server) misbehave(id []byte, name string) {
 		f = withCallID(f, id)
 		m := classify.Classify(f, classify.S2H, classify.MCP)
 		answered = answered || m.Kind != classify.KindNotification
-		s.out.frame(f)
+		s.out.WriteFrame(f)
 	}
 	if !answered {
 		// A notification about the call (progress): the call still gets
 		// its answer.
-		s.out.frame(reply(id, s.result("answered after "+name), nil))
+		s.out.WriteFrame(reply(id, s.result("answered after "+name), nil))
 	}
 }
 

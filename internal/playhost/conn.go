@@ -1,12 +1,9 @@
 package playhost
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"io"
-	"strconv"
-	"strings"
 	"sync"
 
 	"github.com/rpctap/rpctap/classify"
@@ -18,7 +15,7 @@ import (
 // that waits for it, and answers each of the server's requests as soon as
 // it reads it, with the reply that fits its method (inject.HostReply).
 type conn struct {
-	w       io.Writer
+	out     *classify.FrameWriter
 	lsp     bool // Content-Length framing (else one frame a line)
 	profile classify.Profile
 	host    inject.Host
@@ -30,21 +27,16 @@ type conn struct {
 }
 
 func newConn(w io.Writer, r io.Reader, lsp bool, p classify.Profile, host inject.Host) *conn {
-	c := &conn{w: w, lsp: lsp, profile: p, host: host, answers: map[string]chan classify.Message{}, done: make(chan error, 1)}
+	framing := classify.FramingNDJSON
+	if lsp {
+		framing = classify.FramingLSP
+	}
+	c := &conn{out: classify.NewFrameWriter(w, framing), lsp: lsp, profile: p, host: host, answers: map[string]chan classify.Message{}, done: make(chan error, 1)}
 	go c.read(r)
 	return c
 }
 
-func (c *conn) write(body string) error {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	frame := body + "\n"
-	if c.lsp {
-		frame = "Content-Length: " + strconv.Itoa(len(body)) + "\r\n\r\n" + body
-	}
-	_, err := io.WriteString(c.w, frame)
-	return err
-}
+func (c *conn) write(body string) error { return c.out.WriteFrame([]byte(body)) }
 
 // ask sends a request of rpctap's host; the channel gets its answer.
 func (c *conn) ask(method, params string) (chan classify.Message, error) {
@@ -84,64 +76,35 @@ func (c *conn) wait(ctx context.Context, ch chan classify.Message) (classify.Mes
 }
 
 func (c *conn) read(r io.Reader) {
-	br := bufio.NewReaderSize(r, 64<<10)
+	framing := classify.FramingNDJSON
+	if c.lsp {
+		framing = classify.FramingLSP
+	}
+	fr := classify.NewFrameReader(r, framing, 0)
 	for {
-		frame, err := c.frame(br)
-		if len(frame) > 0 {
-			m := classify.Classify(frame, classify.S2H, c.profile)
-			switch m.Kind {
-			case classify.KindResponse:
-				if m.HasID() {
-					c.mu.Lock()
-					ch := c.answers[string(m.ID().Raw)]
-					delete(c.answers, string(m.ID().Raw))
-					c.mu.Unlock()
-					if ch != nil {
-						m.Frame = append([]byte(nil), m.Frame...)
-						ch <- m
-					}
-				}
-			case classify.KindRequest:
-				if err := c.write(string(inject.HostReply(&m, c.host))); err != nil {
-					c.done <- err
-					return
-				}
-			}
-		}
+		f, err := fr.Next()
 		if err != nil {
 			c.done <- nil
 			return
 		}
-	}
-}
-
-// frame reads the next frame's body: a line, or a Content-Length frame
-// (its headers read to the blank line; a block with no length ends the
-// stream, as the tap has already reported it).
-func (c *conn) frame(br *bufio.Reader) ([]byte, error) {
-	if !c.lsp {
-		return br.ReadBytes('\n')
-	}
-	size := -1
-	for {
-		line, err := br.ReadString('\n')
-		if err != nil {
-			return nil, err
-		}
-		line = strings.TrimRight(line, "\r\n")
-		if line == "" {
-			break
-		}
-		if k, v, ok := strings.Cut(line, ":"); ok && strings.EqualFold(strings.TrimSpace(k), "Content-Length") {
-			if n, err := strconv.Atoi(strings.TrimSpace(v)); err == nil && n >= 0 && n <= classify.MaxParse {
-				size = n
+		m := classify.ClassifyFramed(f.Body(), f.Info, classify.S2H, c.profile)
+		switch m.Kind {
+		case classify.KindResponse:
+			if m.HasID() {
+				c.mu.Lock()
+				ch := c.answers[string(m.ID().Raw)]
+				delete(c.answers, string(m.ID().Raw))
+				c.mu.Unlock()
+				if ch != nil {
+					m.Frame = append([]byte(nil), m.Frame...)
+					ch <- m
+				}
+			}
+		case classify.KindRequest:
+			if err := c.write(string(inject.HostReply(&m, c.host))); err != nil {
+				c.done <- err
+				return
 			}
 		}
 	}
-	if size < 0 {
-		return nil, io.ErrUnexpectedEOF
-	}
-	body := make([]byte, size)
-	_, err := io.ReadFull(br, body)
-	return body, err
 }

@@ -38,8 +38,8 @@ func (j *jsonOut) str(s string) *jsonOut { return j.strBytes([]byte(s)) }
 
 func (j *jsonOut) strBytes(s []byte) *jsonOut {
 	n := len(j.b)
-	j.b = sessions.AppendString(j.b, s)
-	if bytes.IndexByte(j.b[n:], 0x7f) >= 0 { // the one byte sessions.AppendString keeps that AppendSafeJSON does not
+	j.b = classify.AppendString(j.b, s)
+	if bytes.IndexByte(j.b[n:], 0x7f) >= 0 { // the one byte classify.AppendString keeps that AppendSafeJSON does not
 		q := classify.AppendSafeJSON(nil, j.b[n:])
 		j.b = append(j.b[:n], q...)
 	}

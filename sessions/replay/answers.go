@@ -151,6 +151,6 @@ func errorFrame(id []byte, code int, msg string) []byte {
 	b = append(b, `,"error":{"code":`...)
 	b = strconv.AppendInt(b, int64(code), 10)
 	b = append(b, `,"message":`...)
-	b = sessions.AppendString(b, msg)
+	b = classify.AppendString(b, msg)
 	return append(b, "}}"...)
 }

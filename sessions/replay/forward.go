@@ -43,7 +43,7 @@ func (s *server) forwardFrame(body []byte) {
 	if s.closing {
 		return // out is closed
 	}
-	s.fwd.out <- appendFramed(nil, s.fwd.framing, body, nil)
+	s.fwd.out <- classify.AppendFrame(nil, s.fwd.framing, body, nil)
 }
 
 // writeForward writes the queued frames to the real server, and closes

@@ -136,7 +136,7 @@ func (p *player) recordedAnswer(ctx context.Context, ev *sessions.Event, m *clas
 
 // send queues a host frame for the next write.
 func (p *player) send(body, header []byte) error {
-	p.out = appendFramed(p.out, p.framings.Of(classify.H2S), body, header)
+	p.out = classify.AppendFrame(p.out, p.framings.Of(classify.H2S), body, header)
 	if len(p.out) >= 64<<10 {
 		return p.flush()
 	}

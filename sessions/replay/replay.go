@@ -18,7 +18,6 @@ import (
 	"math"
 	"os"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -213,29 +212,24 @@ func withID(frame, id []byte) []byte {
 	return append(out, frame[end:]...)
 }
 
-// appendFramed appends body with its framing: a newline, or a
-// Content-Length header (header, when it was recorded and the body is the
-// one recorded).
-func appendFramed(dst []byte, framing classify.Framing, body, header []byte) []byte {
-	if framing != classify.FramingLSP {
-		dst = append(dst, body...)
-		return append(dst, '\n')
-	}
-	if header != nil {
-		dst = append(dst, header...)
-	} else {
-		dst = append(dst, "Content-Length: "...)
-		dst = strconv.AppendInt(dst, int64(len(body)), 10)
-		dst = append(dst, "\r\n\r\n"...)
-	}
-	return append(dst, body...)
-}
-
 // A FrameSource gives the frames of a stream one at a time: the body of
 // each (the line without its newline, the LSP body), valid until the next
 // call, and io.EOF after the last.
 type FrameSource interface {
 	Next() ([]byte, error)
+}
+
+// Bodies gives a FrameReader's frames to replay as their bodies.
+func Bodies(fr *classify.FrameReader) FrameSource { return bodies{fr} }
+
+type bodies struct{ fr *classify.FrameReader }
+
+func (b bodies) Next() ([]byte, error) {
+	f, err := b.fr.Next()
+	if err != nil {
+		return nil, err
+	}
+	return f.Body(), nil
 }
 
 // A Redaction is what a replay masks in what it writes and shows: what

@@ -439,7 +439,7 @@ func (s *server) writeItem(it outItem) {
 			}
 		}
 	}
-	if _, err := s.out.Write(appendFramed(nil, s.rec.framings.Of(classify.S2H), body, header)); err != nil {
+	if _, err := s.out.Write(classify.AppendFrame(nil, s.rec.framings.Of(classify.S2H), body, header)); err != nil {
 		s.werr = err
 		return
 	}

@@ -1,4 +1,4 @@
-package sessions
+package classify
 
 import (
 	"encoding/json"
@@ -45,7 +45,7 @@ func TestAppendQuotedGrowsItsBufferWhateverTheEscapes(t *testing.T) {
 		if want := replaceInvalid(s); back != want {
 			t.Fatalf("%q quoted as %s, which reads as %q", s, got, back)
 		}
-		strict, ok := appendQuoted([]byte(nil), []byte(s), true)
+		strict, ok := AppendQuoted([]byte(nil), []byte(s), true)
 		if ok != utf8.ValidString(s) {
 			t.Fatalf("%q: strict quoting says ok = %v", s, ok)
 		}

@@ -1,4 +1,4 @@
-package sessions
+package classify
 
 import (
 	"fmt"
@@ -24,7 +24,7 @@ func BenchmarkAppendQuoted(b *testing.B) {
 			buf := make([]byte, 0, 4096)
 			b.SetBytes(int64(len(f)))
 			for b.Loop() {
-				buf, _ = appendQuoted(buf[:0], f, true)
+				buf, _ = AppendQuoted(buf[:0], f, true)
 			}
 		})
 	}

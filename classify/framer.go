@@ -1,11 +1,17 @@
-package tap
+package classify
 
 import (
 	"errors"
 	"io"
-
-	"github.com/rpctap/rpctap/classify"
+	"strconv"
+	"sync"
 )
+
+// This file holds the framing room's readers and writers: a FrameReader
+// that reads whole frames from a stream with a Splitter, and the one way
+// a body is given its framing for the wire (AppendFrame, FrameWriter).
+// They wrap a reader or a writer their caller hands them; classify opens
+// nothing itself.
 
 // A Frame is one frame read from a stream.
 type Frame struct {
@@ -13,7 +19,7 @@ type Frame struct {
 	// frame larger than the reader's limit it holds only the first Limit
 	// bytes; Info.Size is the full length.
 	Bytes []byte
-	Info  classify.FrameInfo
+	Info  FrameInfo
 }
 
 // Truncated reports whether Bytes holds only a prefix of the frame.
@@ -36,7 +42,7 @@ func (f Frame) Header() []byte {
 // forwarding path. A FrameReader is not safe for concurrent use.
 type FrameReader struct {
 	r     io.Reader
-	sp    *classify.Splitter
+	sp    *Splitter
 	limit int
 	buf   []byte // unconsumed bytes read from r: buf[start:end]
 	start int
@@ -48,12 +54,12 @@ type FrameReader struct {
 }
 
 // NewFrameReader reads frames of the given framing from r, keeping at most
-// limit bytes of each (classify.MaxParse when limit <= 0).
-func NewFrameReader(r io.Reader, framing classify.Framing, limit int) *FrameReader {
+// limit bytes of each (MaxParse when limit <= 0).
+func NewFrameReader(r io.Reader, framing Framing, limit int) *FrameReader {
 	if limit <= 0 {
-		limit = classify.MaxParse
+		limit = MaxParse
 	}
-	return &FrameReader{r: r, sp: classify.NewSplitter(framing), limit: limit, buf: make([]byte, 64<<10)}
+	return &FrameReader{r: r, sp: NewSplitter(framing), limit: limit, buf: make([]byte, 64<<10)}
 }
 
 // Next returns the next frame, or io.EOF after the last. The frame's bytes
@@ -108,4 +114,52 @@ func (fr *FrameReader) fill() error {
 		}
 	}
 	return nil
+}
+
+// AppendFrame appends body to dst with its framing and returns the
+// result: for lsp, a "Content-Length: N\r\n\r\n" header block (or header,
+// when it is given: the block a recorded frame came with, for the body it
+// came with), then the body; for ndjson, and auto read as ndjson, the
+// body and a '\n'.
+func AppendFrame(dst []byte, framing Framing, body, header []byte) []byte {
+	if framing != FramingLSP {
+		dst = append(dst, body...)
+		return append(dst, '\n')
+	}
+	if header != nil {
+		dst = append(dst, header...)
+	} else {
+		dst = append(dst, "Content-Length: "...)
+		dst = strconv.AppendInt(dst, int64(len(body)), 10)
+		dst = append(dst, "\r\n\r\n"...)
+	}
+	return append(dst, body...)
+}
+
+// A FrameWriter writes whole frames to a stream, one frame a call, from
+// any goroutine: frames written at once never interleave.
+type FrameWriter struct {
+	mu      sync.Mutex
+	w       io.Writer
+	framing Framing
+}
+
+// NewFrameWriter writes frames of the given framing (auto is read as
+// ndjson) to w.
+func NewFrameWriter(w io.Writer, framing Framing) *FrameWriter {
+	return &FrameWriter{w: w, framing: framing}
+}
+
+// WriteFrame writes body with its framing (see AppendFrame), in one Write.
+func (fw *FrameWriter) WriteFrame(body []byte) error {
+	return fw.WriteRaw(AppendFrame(make([]byte, 0, len(body)+32), fw.framing, body, nil))
+}
+
+// WriteRaw writes b as it is, with no framing added (a blank line, a
+// malformed header block), in one Write.
+func (fw *FrameWriter) WriteRaw(b []byte) error {
+	fw.mu.Lock()
+	defer fw.mu.Unlock()
+	_, err := fw.w.Write(b)
+	return err
 }
