@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"unicode/utf8"
+
+	"github.com/rpctap/rpctap/classify"
 )
 
 // A FrameStream writes one frame record whose bytes arrive in pieces, for
@@ -82,7 +84,7 @@ func (fs *FrameStream) writeText(p []byte) error {
 			break
 		}
 	}
-	b, ok := appendQuoted(fs.w.buf[:1], p, true)
+	b, ok := classify.AppendQuoted(fs.w.buf[:1], p, true)
 	if !ok {
 		return errNotText
 	}
