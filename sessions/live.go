@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"os/user"
 	"path/filepath"
@@ -55,12 +56,35 @@ func Register(path string) error {
 	}
 	name := filepath.Base(abs)
 	for i := 1; ; i++ {
-		err := os.Symlink(abs, filepath.Join(dir, name))
+		link := filepath.Join(dir, name)
+		err := os.Symlink(abs, link)
+		if errors.Is(err, os.ErrExist) && forgotten(link, abs) {
+			// A link to a file that is gone (or to this very file) holds
+			// the name for nothing: the name is free again.
+			if os.Remove(link) == nil {
+				err = os.Symlink(abs, link)
+			}
+		}
 		if !errors.Is(err, os.ErrExist) || i == 100 {
 			return err
 		}
 		name = filepath.Base(abs) + "." + strconv.Itoa(i)
 	}
+}
+
+// forgotten says whether the link in the known directory can give up its
+// name to a link to abs: it points to abs already, or to a file that is
+// gone (a test's or a removed session's).
+func forgotten(link, abs string) bool {
+	to, err := os.Readlink(link)
+	if err != nil {
+		return false
+	}
+	if to == abs {
+		return true
+	}
+	_, err = os.Stat(link)
+	return errors.Is(err, fs.ErrNotExist)
 }
 
 // SessionDirs lists the directories session files may be in: this

@@ -1,8 +1,10 @@
 package sessions
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"testing"
 )
 
@@ -92,5 +94,37 @@ func TestSessionDirsIncludeTheHomeDefaultWhenXDGStateHomeIsSet(t *testing.T) {
 	}
 	if !found {
 		t.Errorf("SessionDirs() = %q, without the tap's %s", dirs, tapDir)
+	}
+}
+
+// A link to a session file that is gone gives its name up: a file is
+// registered under its own name though a hundred links of that name,
+// each to a removed file (tests' and removed sessions'), are in the way.
+func TestRegisteringReusesTheNameOfALinkToAFileThatIsGone(t *testing.T) {
+	dir, err := knownDir()
+	if err != nil {
+		t.Fatal(err)
+	}
+	name := fmt.Sprintf("registered-%d-%s.jsonl", os.Getpid(), filepath.Base(t.TempDir()))
+	gone := filepath.Join(t.TempDir(), "gone", name)
+	for i := range 100 {
+		link := filepath.Join(dir, name)
+		if i > 0 {
+			link += "." + strconv.Itoa(i)
+		}
+		if err := os.Symlink(gone, link); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { os.Remove(link) })
+	}
+	path := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(path, []byte(`{"rpctap":"session","version":1}`+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := Register(path); err != nil {
+		t.Fatalf("registering %s among links to a file that is gone: %v", path, err)
+	}
+	if to, _ := os.Readlink(filepath.Join(dir, name)); to != path {
+		t.Errorf("the link %s points to %q, want %s", name, to, path)
 	}
 }
