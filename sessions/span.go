@@ -4,7 +4,6 @@ import (
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
-	"strconv"
 	"strings"
 	"time"
 
@@ -89,7 +88,7 @@ func PairSpanIn(s *Span, p SpanPair) {
 		SpanAttribute{"rpc.jsonrpc.version", "2.0"},
 	)
 	if p.Request.HasID() {
-		s.Attributes = append(s.Attributes, SpanAttribute{"rpc.jsonrpc.request_id", idText(p.Request.ID())})
+		s.Attributes = append(s.Attributes, SpanAttribute{"rpc.jsonrpc.request_id", p.Request.ID().Text()})
 	}
 	s.Attributes = append(s.Attributes,
 		SpanAttribute{"rpctap.direction", p.Request.Dir.String()},
@@ -118,17 +117,6 @@ func PairSpanIn(s *Span, p SpanPair) {
 	} else {
 		s.Attributes = append(s.Attributes, SpanAttribute{"rpctap.answered", false})
 	}
-}
-
-// idText is an id as the semantic conventions want it: a string's text,
-// or a number's digits.
-func idText(id classify.ID) string {
-	if id.IsString() {
-		if s, err := strconv.Unquote(string(id.Raw)); err == nil {
-			return s
-		}
-	}
-	return string(id.Raw)
 }
 
 // ErrorMessage is the message of a response's error object.
