@@ -562,53 +562,40 @@ func (t *Tap) startRecorder(redact *sessions.Redactor) error {
 	t.hub.header = append([]byte(nil), t.rec.last...)
 	var ferr error
 	if opts.Record {
-		// Views elsewhere read the file by the path the tap announces:
-		// it must not depend on the tap's working directory.
-		path := opts.Path
-		if path != "" {
-			if abs, err := filepath.Abs(path); err == nil {
-				path = abs
+		// Views elsewhere read the file by the path the tap announces,
+		// and what the tap says of a file it was given (that it is
+		// there already) names it the same way: neither depends on the
+		// tap's working directory.
+		given := opts.Path
+		if given != "" {
+			if abs, err := filepath.Abs(given); err == nil {
+				given = abs
 			}
 		}
-		if path == "" {
-			dir, err := sessions.StateDir()
+		path, auto, err := sessions.Place(given, t.started, t.name)
+		if err != nil {
+			ferr = fmt.Errorf("cannot record this session: %w", err)
+		} else {
+			open := createSessionFile
+			if t.create != nil {
+				open = func(p string, _ bool) (sessionFile, error) { return t.create(p) }
+			}
+			// A file that is there (the last launch's) is kept, and the
+			// session is recorded all the same, beside it.
+			f, path, sink, err := sessions.Create(sessions.NewFile[sessionFile]{Path: path, Auto: auto, ID: t.id, Started: t.started,
+				Replace: opts.Overwrite, Open: open, Warn: opts.Warn,
+				Unlisted: func(err error) {
+					opts.Warn(fmt.Sprintf("rpctap ls may not list this session from another environment: %v", err))
+				}})
 			if err != nil {
 				ferr = fmt.Errorf("cannot record this session: %w", err)
 			} else {
-				path = filepath.Join(dir, sessions.NewFileName(t.started, t.name))
-			}
-		}
-		if path != "" {
-			create := t.create
-			if create == nil {
-				overwrite := opts.Overwrite && opts.Path != "" // only the file the user named
-				create = func(p string) (sessionFile, error) { return createSessionFile(p, overwrite) }
-			}
-			var f sessionFile
-			var err error
-			if opts.Path == "" {
-				f, err = create(path)
-				if errors.Is(err, os.ErrExist) {
-					path = strings.TrimSuffix(path, ".jsonl") + "-" + t.id[:6] + ".jsonl"
-					f, err = create(path)
-				}
-			} else {
-				// A file that is there (the last launch's) is kept, and
-				// the session is recorded all the same, beside it.
-				f, path, err = sessions.CreateRecording(path, t.started, create, opts.Warn)
-			}
-			if err != nil {
-				ferr = fmt.Errorf("cannot record this session: %w", err)
-			} else {
-				if of, ok := f.(*os.File); !ok || !sessions.IsSink(of) {
+				if !sink {
 					// A sink (--record /dev/null) keeps nothing to read
 					// back: views are served as by a tap with no file.
 					t.path = path
 					t.hub.path = path
 					t.rec.spoolDir = filepath.Dir(path)
-					if err := sessions.Register(path); err != nil {
-						opts.Warn(fmt.Sprintf("rpctap ls may not list this session from another environment: %v", err))
-					}
 				}
 				t.rec.file = f
 				t.rec.bw = bufio.NewWriterSize(f, 256<<10)
