@@ -82,17 +82,12 @@ func PairSpanIn(s *Span, p SpanPair) {
 	} else {
 		s.TraceID = sessionTraceID(p.SessionID)
 	}
-	s.Attributes = append(s.Attributes,
-		SpanAttribute{"rpc.system", "jsonrpc"},
-		SpanAttribute{"rpc.method", p.Request.Method()},
-		SpanAttribute{"rpc.jsonrpc.version", "2.0"},
-	)
-	if p.Request.HasID() {
-		s.Attributes = append(s.Attributes, SpanAttribute{"rpc.jsonrpc.request_id", p.Request.ID().Text()})
+	c := RPCCall{Method: p.Request.Method(), HasID: p.Request.HasID(), Dir: p.Request.Dir}
+	if c.HasID {
+		c.ID = p.Request.ID().Text()
 	}
-	s.Attributes = append(s.Attributes,
-		SpanAttribute{"rpctap.direction", p.Request.Dir.String()},
-		SpanAttribute{"rpctap.request_line", p.RequestLine})
+	s.Attributes = AppendRPCAttributes(s.Attributes, c)
+	s.Attributes = append(s.Attributes, SpanAttribute{"rpctap.request_line", p.RequestLine})
 	if words := p.RequestFate.Words(); len(words) > 0 {
 		s.Attributes = append(s.Attributes, SpanAttribute{"rpctap.request.fate", strings.Join(words, " ")},
 			SpanAttribute{"rpctap.request.fate_text", p.RequestFate.Text()})
@@ -117,6 +112,32 @@ func PairSpanIn(s *Span, p SpanPair) {
 	} else {
 		s.Attributes = append(s.Attributes, SpanAttribute{"rpctap.answered", false})
 	}
+}
+
+// An RPCCall is what AppendRPCAttributes says of a call.
+type RPCCall struct {
+	Method string
+	// ID is the request's id as ID.Text names it, when HasID.
+	ID    string
+	HasID bool
+	// Dir is the request's direction.
+	Dir classify.Direction
+}
+
+// AppendRPCAttributes appends the attributes every span of a call begins
+// with, the file export's and the live exporter's: rpc.system,
+// rpc.method, rpc.jsonrpc.version, rpc.jsonrpc.request_id (when the call
+// has an id) and rpctap.direction. Each appends its own after them.
+func AppendRPCAttributes(dst []SpanAttribute, c RPCCall) []SpanAttribute {
+	dst = append(dst,
+		SpanAttribute{"rpc.system", "jsonrpc"},
+		SpanAttribute{"rpc.method", c.Method},
+		SpanAttribute{"rpc.jsonrpc.version", "2.0"},
+	)
+	if c.HasID {
+		dst = append(dst, SpanAttribute{"rpc.jsonrpc.request_id", c.ID})
+	}
+	return append(dst, SpanAttribute{"rpctap.direction", c.Dir.String()})
 }
 
 // ErrorMessage is the message of a response's error object.
