@@ -5,10 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"os/signal"
-	"runtime"
-	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -38,8 +35,6 @@ func (t *Tap) Run(ctx context.Context, hostIn io.Reader, hostOut io.WriteCloser,
 		defer signal.Stop(c)
 		sigs = c
 	}
-	cmd := exec.Command(serverPath(opts.Argv[0]), opts.Argv[1:]...)
-	cmd.Args[0] = opts.Argv[0]
 	// The server starts with the default action for every signal: a
 	// caller that ignores SIGPIPE (so that a host gone away does not kill
 	// the tap) must not pass that on. Notify undoes Ignore; children of a
@@ -47,43 +42,10 @@ func (t *Tap) Run(ctx context.Context, hostIn io.Reader, hostOut io.WriteCloser,
 	pipes := make(chan os.Signal, 1)
 	signal.Notify(pipes, syscall.SIGPIPE)
 	defer signal.Stop(pipes)
-	cmd.Env = opts.Env
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	dieWithTap(cmd.SysProcAttr)
-	stdinR, stdinW, err := os.Pipe()
-	if err != nil {
-		return Result{}, err
+	srv, res, err := t.spawn(sigs)
+	if srv == nil {
+		return res, err
 	}
-	stdoutR, stdoutW, err := os.Pipe()
-	if err != nil {
-		return Result{}, err
-	}
-	stderrR, stderrW, err := os.Pipe()
-	if err != nil {
-		return Result{}, err
-	}
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = stdinR, stdoutW, stderrW
-	closeAll := func() {
-		for _, f := range []*os.File{stdinR, stdinW, stdoutR, stdoutW, stderrR, stderrW} {
-			f.Close()
-		}
-	}
-	select {
-	case sig := <-sigs:
-		closeAll()
-		return t.endUnstarted(sig.(syscall.Signal))
-	default:
-	}
-	redact := t.redact
-	reaped := make(chan struct{}) // closed once the server has been waited for
-	if err := startServer(cmd, reaped); err != nil {
-		closeAll()
-		name := redact.MaskString(opts.Argv[0])
-		return Result{ExitCode: 127}, fmt.Errorf("cannot start %s: %w%s", name, unwrapExec(err), startHint(cmd.Path, name, err))
-	}
-	t.cmd = cmd
-	growPipe(stdinW)
-	growPipe(stdoutR)
 	// The host's pipes too, when they are pipes (a burst then costs the
 	// host and the tap fewer wake-ups); anything else refuses, harmlessly.
 	for _, end := range []any{hostIn, hostOut} {
@@ -91,76 +53,96 @@ func (t *Tap) Run(ctx context.Context, hostIn io.Reader, hostOut io.WriteCloser,
 			growPipe(f)
 		}
 	}
-	stdinR.Close()
-	stdoutW.Close()
-	stderrW.Close()
+	srv.closeChildEnds()
 
-	if err := t.startRecorder(redact); err != nil {
+	if err := t.startRecorder(t.redact); err != nil {
 		opts.Warn(err.Error())
 	}
-	t.mu.Lock() // Inject reads these from other goroutines
-	t.dests[classify.H2S] = &dest{dir: classify.H2S, w: stdinW, note: t.rec.noteQuietly, kick: t.rec.kick}
-	t.dests[classify.S2H] = &dest{dir: classify.S2H, w: hostOut, note: t.rec.noteQuietly, kick: t.rec.kick}
-	t.capture[classify.S2H] = newCaptureSet()
-	t.capture[classify.H2S] = newCaptureSet()
-	h2s := &relay{dir: classify.H2S, src: hostIn, dst: t.dests[classify.H2S], framing: opts.Framing, captures: t.capture[classify.H2S]}
-	var idle atomic.Int64 // with Drain, once the server has exited: how long a read of its output may wait
-	s2h := &relay{dir: classify.S2H, src: stdoutR, dst: t.dests[classify.S2H], framing: opts.Framing, captures: t.capture[classify.S2H], idle: &idle}
-	h2s.rivals, s2h.rivals = s2h.captures, h2s.captures
-	t.relays[classify.H2S], t.relays[classify.S2H] = h2s, s2h
-	for _, rel := range []*relay{h2s, s2h} {
-		rel.hold = t.intercept.dirs[rel.dir]
-		rel.hold.dst = rel.dst
-	}
-	t.mu.Unlock()
-
+	h2s, s2h := t.connect(srv, hostIn, hostOut)
 	var stop func()
 	if opts.Listen {
 		if stop, err = t.listen(); err != nil {
 			opts.Warn(fmt.Sprintf("live view unavailable: %v", err))
 		}
 	}
+	ends := t.relayAll(srv, h2s, s2h, hostOut, errOut)
+	waitErr := t.awaitEnd(ctx, sigs, srv, ends)
+	return t.endSession(srv, ends, waitErr, stop), nil
+}
 
+// connect makes the relays of both directions, from the host to the
+// server's stdin and from the server's stdout to the host, through the
+// recorder, the captures and the intercept.
+func (t *Tap) connect(s *server, hostIn io.Reader, hostOut io.WriteCloser) (h2s, s2h *relay) {
+	opts := t.opts
+	t.mu.Lock() // Inject reads these from other goroutines
+	defer t.mu.Unlock()
+	t.dests[classify.H2S] = &dest{dir: classify.H2S, w: s.stdinW, note: t.rec.noteQuietly, kick: t.rec.kick}
+	t.dests[classify.S2H] = &dest{dir: classify.S2H, w: hostOut, note: t.rec.noteQuietly, kick: t.rec.kick}
+	t.capture[classify.S2H] = newCaptureSet()
+	t.capture[classify.H2S] = newCaptureSet()
+	h2s = &relay{dir: classify.H2S, src: hostIn, dst: t.dests[classify.H2S], framing: opts.Framing, captures: t.capture[classify.H2S]}
+	s2h = &relay{dir: classify.S2H, src: s.stdoutR, dst: t.dests[classify.S2H], framing: opts.Framing, captures: t.capture[classify.S2H], idle: &s.idle}
+	h2s.rivals, s2h.rivals = s2h.captures, h2s.captures
+	t.relays[classify.H2S], t.relays[classify.S2H] = h2s, s2h
+	for _, rel := range []*relay{h2s, s2h} {
+		rel.hold = t.intercept.dirs[rel.dir]
+		rel.hold.dst = rel.dst
+	}
+	return h2s, s2h
+}
+
+// ends say when each part of a session has ended: the host's input, the
+// server's output, its stderr, and the server itself (its wait's error).
+type ends struct {
+	host, out, stderr chan struct{}
+	exited            chan error
+}
+
+// relayAll starts the relays, the server's stderr and the wait for the
+// server, each in a goroutine of its own.
+func (t *Tap) relayAll(s *server, h2s, s2h *relay, hostOut io.WriteCloser, errOut io.Writer) ends {
+	e := ends{host: make(chan struct{}), out: make(chan struct{}), stderr: make(chan struct{}), exited: make(chan error, 1)}
 	// Host → server. When the host closes stdin, the server's stdin is
 	// closed.
-	hostDone := make(chan struct{})
 	go func() {
 		h2s.run()
-		stdinW.Close()
-		close(hostDone)
+		s.stdinW.Close()
+		close(e.host)
 	}()
 	// Server → host. Once the host has the end of the server's stdout, or
 	// has stopped reading it, the tap's end of it is closed: a server that
 	// writes more gets EPIPE, as it would writing to the host directly.
-	outDone := make(chan struct{})
 	go func() {
 		s2h.run()
-		stdoutR.Close()
+		s.stdoutR.Close()
 		hostOut.Close()
-		close(outDone)
+		close(e.out)
 	}()
-	errDone := make(chan struct{})
 	go func() {
-		t.relayStderr(stderrR, errOut)
-		stderrR.Close() // a child that writes more gets EPIPE
-		close(errDone)
+		t.relayStderr(s.stderrR, errOut)
+		s.stderrR.Close() // a child that writes more gets EPIPE
+		close(e.stderr)
 	}()
-
-	exited := make(chan error, 1)
 	go func() {
-		err := cmd.Wait()
-		close(reaped)
-		exited <- err
+		err := s.cmd.Wait()
+		close(s.reaped)
+		e.exited <- err
 	}()
+	return e
+}
 
-	// The session lasts until the server has exited and the host has seen
-	// the end of its stdout, which a child of the server may hold open
-	// after it: a host reading the server directly would wait for that
-	// too. Signals go on being passed to the server's process group
-	// meanwhile, so that the host stopping reaches such a child.
+// awaitEnd waits for the session's end and returns the server's wait's
+// error. The session lasts until the server has exited and the host has
+// seen the end of its stdout, which a child of the server may hold open
+// after it: a host reading the server directly would wait for that too.
+// Signals go on being passed to the server's process group meanwhile, so
+// that the host stopping reaches such a child.
+func (t *Tap) awaitEnd(ctx context.Context, sigs <-chan os.Signal, s *server, e ends) error {
+	opts := t.opts
 	var waitErr error
 	var kill <-chan syscall.Signal
-	hostGone, cancelled, running, out := hostDone, ctx.Done(), (<-chan error)(exited), (<-chan struct{})(outDone)
+	hostGone, cancelled, running, out := (<-chan struct{})(e.host), ctx.Done(), (<-chan error)(e.exited), (<-chan struct{})(e.out)
 	stopping := func(sig syscall.Signal) {
 		t.signalServer(sig)
 		if kill == nil && opts.TermWait > 0 {
@@ -172,8 +154,8 @@ func (t *Tap) Run(ctx context.Context, hostIn io.Reader, hostOut io.WriteCloser,
 		case waitErr = <-running:
 			running = nil
 			if opts.Drain > 0 {
-				idle.Store(int64(opts.Drain))
-				stdoutR.SetReadDeadline(time.Now().Add(opts.Drain))
+				s.idle.Store(int64(opts.Drain))
+				s.stdoutR.SetReadDeadline(time.Now().Add(opts.Drain))
 			}
 		case <-out:
 			out = nil
@@ -196,13 +178,19 @@ func (t *Tap) Run(ctx context.Context, hostIn io.Reader, hostOut io.WriteCloser,
 			stopping(syscall.SIGTERM)
 		}
 	}
+	return waitErr
+}
+
+// endSession ends a session whose server has exited and whose output has
+// ended, and says how it ended.
+func (t *Tap) endSession(s *server, e ends, waitErr error, stop func()) Result {
 	// The server's stderr is read to the end of what the pipe holds, and
 	// not waited for beyond that: a host does not wait for the stderr of
 	// a server it runs.
-	stderrR.SetReadDeadline(time.Now())
-	<-errDone
+	s.stderrR.SetReadDeadline(time.Now())
+	<-e.stderr
 	res := Result{Path: t.path}
-	res.ExitCode, res.Signal = exitStatus(cmd, waitErr)
+	res.ExitCode, res.Signal = exitStatus(s.cmd, waitErr)
 	// Frames still held toward a host that is still writing (the server
 	// is gone) go now, so that the file says what became of them.
 	t.intercept.endSession()
@@ -216,24 +204,5 @@ func (t *Tap) Run(ctx context.Context, hostIn io.Reader, hostOut io.WriteCloser,
 	}
 	// The host may still be writing; its reader goroutine ends with the
 	// process.
-	return res, nil
-}
-
-// startServer starts cmd from a thread of its own that lives until
-// reaped is closed (the server has been waited for): the kernel's signal
-// to the server when the tap dies (dieWithTap) comes when the thread that
-// started it ends, and the runtime ends a thread whose goroutine locked
-// it and returned (a view's indexing in the same process does).
-func startServer(cmd *exec.Cmd, reaped <-chan struct{}) error {
-	started := make(chan error)
-	go func() {
-		runtime.LockOSThread()
-		err := cmd.Start()
-		started <- err
-		if err == nil {
-			<-reaped
-		}
-		runtime.UnlockOSThread()
-	}()
-	return <-started
+	return res
 }

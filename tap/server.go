@@ -6,12 +6,98 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 
 	"github.com/rpctap/rpctap/sessions"
 )
+
+// A server is the process a tap runs and the pipes of its stdio: the
+// tap's ends, and the child's until it has started.
+type server struct {
+	cmd              *exec.Cmd
+	stdinR, stdinW   *os.File
+	stdoutR, stdoutW *os.File
+	stderrR, stderrW *os.File
+	reaped           chan struct{} // closed once the server has been waited for
+	idle             atomic.Int64  // with Drain, once the server has exited: how long a read of its output may wait
+}
+
+func (s *server) closeAll() {
+	for _, f := range []*os.File{s.stdinR, s.stdinW, s.stdoutR, s.stdoutW, s.stderrR, s.stderrW} {
+		f.Close()
+	}
+}
+
+// closeChildEnds closes the tap's copies of the server's ends of its
+// pipes, once it has started with them.
+func (s *server) closeChildEnds() {
+	s.stdinR.Close()
+	s.stdoutW.Close()
+	s.stderrW.Close()
+}
+
+// spawn starts the server, with pipes for its stdio. A signal that came
+// before it ends the session unstarted: spawn then returns no server,
+// and the session's result.
+func (t *Tap) spawn(sigs <-chan os.Signal) (*server, Result, error) {
+	opts := t.opts
+	cmd := exec.Command(serverPath(opts.Argv[0]), opts.Argv[1:]...)
+	cmd.Args[0] = opts.Argv[0]
+	cmd.Env = opts.Env
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	dieWithTap(cmd.SysProcAttr)
+	s := &server{cmd: cmd, reaped: make(chan struct{})}
+	var err error
+	if s.stdinR, s.stdinW, err = os.Pipe(); err != nil {
+		return nil, Result{}, err
+	}
+	if s.stdoutR, s.stdoutW, err = os.Pipe(); err != nil {
+		return nil, Result{}, err
+	}
+	if s.stderrR, s.stderrW, err = os.Pipe(); err != nil {
+		return nil, Result{}, err
+	}
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = s.stdinR, s.stdoutW, s.stderrW
+	select {
+	case sig := <-sigs:
+		s.closeAll()
+		res, err := t.endUnstarted(sig.(syscall.Signal))
+		return nil, res, err
+	default:
+	}
+	if err := startServer(cmd, s.reaped); err != nil {
+		s.closeAll()
+		name := t.redact.MaskString(opts.Argv[0])
+		return nil, Result{ExitCode: 127}, fmt.Errorf("cannot start %s: %w%s", name, unwrapExec(err), startHint(cmd.Path, name, err))
+	}
+	t.cmd = cmd
+	growPipe(s.stdinW)
+	growPipe(s.stdoutR)
+	return s, Result{}, nil
+}
+
+// startServer starts cmd from a thread of its own that lives until
+// reaped is closed (the server has been waited for): the kernel's signal
+// to the server when the tap dies (dieWithTap) comes when the thread that
+// started it ends, and the runtime ends a thread whose goroutine locked
+// it and returned (a view's indexing in the same process does).
+func startServer(cmd *exec.Cmd, reaped <-chan struct{}) error {
+	started := make(chan error)
+	go func() {
+		runtime.LockOSThread()
+		err := cmd.Start()
+		started <- err
+		if err == nil {
+			<-reaped
+		}
+		runtime.UnlockOSThread()
+	}()
+	return <-started
+}
 
 // finish records the session's exit and closes the recorder and the hub.
 func (t *Tap) finish(res Result) {
