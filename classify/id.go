@@ -24,6 +24,15 @@ func (id ID) Valid() bool { return id.typ == valString || id.typ == valNumber ||
 // String is the id's wire text.
 func (id ID) String() string { return string(id.Raw) }
 
+// Text is the id as a span or a report names it: a string's decoded
+// content (JSON's escapes, so "a\/b" is a/b), any other id as written.
+func (id ID) Text() string {
+	if s, ok := StringValue(id.Raw); ok {
+		return s
+	}
+	return string(id.Raw)
+}
+
 // Equal compares two ids by the rules above.
 func (id ID) Equal(other ID) bool {
 	var a, b [64]byte

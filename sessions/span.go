@@ -4,7 +4,6 @@ import (
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
-	"strconv"
 	"strings"
 	"time"
 
@@ -83,17 +82,12 @@ func PairSpanIn(s *Span, p SpanPair) {
 	} else {
 		s.TraceID = sessionTraceID(p.SessionID)
 	}
-	s.Attributes = append(s.Attributes,
-		SpanAttribute{"rpc.system", "jsonrpc"},
-		SpanAttribute{"rpc.method", p.Request.Method()},
-		SpanAttribute{"rpc.jsonrpc.version", "2.0"},
-	)
-	if p.Request.HasID() {
-		s.Attributes = append(s.Attributes, SpanAttribute{"rpc.jsonrpc.request_id", idText(p.Request.ID())})
+	c := RPCCall{Method: p.Request.Method(), HasID: p.Request.HasID(), Dir: p.Request.Dir}
+	if c.HasID {
+		c.ID = p.Request.ID().Text()
 	}
-	s.Attributes = append(s.Attributes,
-		SpanAttribute{"rpctap.direction", p.Request.Dir.String()},
-		SpanAttribute{"rpctap.request_line", p.RequestLine})
+	s.Attributes = AppendRPCAttributes(s.Attributes, c)
+	s.Attributes = append(s.Attributes, SpanAttribute{"rpctap.request_line", p.RequestLine})
 	if words := p.RequestFate.Words(); len(words) > 0 {
 		s.Attributes = append(s.Attributes, SpanAttribute{"rpctap.request.fate", strings.Join(words, " ")},
 			SpanAttribute{"rpctap.request.fate_text", p.RequestFate.Text()})
@@ -120,15 +114,30 @@ func PairSpanIn(s *Span, p SpanPair) {
 	}
 }
 
-// idText is an id as the semantic conventions want it: a string's text,
-// or a number's digits.
-func idText(id classify.ID) string {
-	if id.IsString() {
-		if s, err := strconv.Unquote(string(id.Raw)); err == nil {
-			return s
-		}
+// An RPCCall is what AppendRPCAttributes says of a call.
+type RPCCall struct {
+	Method string
+	// ID is the request's id as ID.Text names it, when HasID.
+	ID    string
+	HasID bool
+	// Dir is the request's direction.
+	Dir classify.Direction
+}
+
+// AppendRPCAttributes appends the attributes every span of a call begins
+// with, the file export's and the live exporter's: rpc.system,
+// rpc.method, rpc.jsonrpc.version, rpc.jsonrpc.request_id (when the call
+// has an id) and rpctap.direction. Each appends its own after them.
+func AppendRPCAttributes(dst []SpanAttribute, c RPCCall) []SpanAttribute {
+	dst = append(dst,
+		SpanAttribute{"rpc.system", "jsonrpc"},
+		SpanAttribute{"rpc.method", c.Method},
+		SpanAttribute{"rpc.jsonrpc.version", "2.0"},
+	)
+	if c.HasID {
+		dst = append(dst, SpanAttribute{"rpc.jsonrpc.request_id", c.ID})
 	}
-	return string(id.Raw)
+	return append(dst, SpanAttribute{"rpctap.direction", c.Dir.String()})
 }
 
 // ErrorMessage is the message of a response's error object.

@@ -1,6 +1,10 @@
 package sessions
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/rpctap/rpctap/classify"
+)
 
 func TestParseTraceparentTakesOnlyW3CTraceContext(t *testing.T) {
 	for s, ok := range map[string]bool{
@@ -15,6 +19,29 @@ func TestParseTraceparentTakesOnlyW3CTraceContext(t *testing.T) {
 	} {
 		if _, _, _, got := ParseTraceparent(s); got != ok {
 			t.Errorf("%s: %v, want %v", s, got, ok)
+		}
+	}
+}
+
+// A span names a string id by its JSON content, as the live exporter
+// does: \/ is a slash and a surrogate pair is one character.
+func TestSpanRequestIDIsTheStringsJSONContent(t *testing.T) {
+	for raw, want := range map[string]string{
+		`"a\/b"`:         "a/b",
+		`"\ud83d\ude00"`: "\U0001F600",
+		`"list-7"`:       "list-7",
+		`7`:              "7",
+	} {
+		req := classify.Classify([]byte(`{"jsonrpc":"2.0","id":`+raw+`,"method":"tools/list"}`), classify.H2S, classify.MCP)
+		s := PairSpan(SpanPair{SessionID: "s", Request: &req, Member: -1})
+		got := ""
+		for _, a := range s.Attributes {
+			if a.Key == "rpc.jsonrpc.request_id" {
+				got, _ = a.Value.(string)
+			}
+		}
+		if got != want {
+			t.Errorf("id %s: request_id %q, want %q", raw, got, want)
 		}
 	}
 }

@@ -155,7 +155,7 @@ func (c *calls) forgetOldest() {
 func (c *calls) answered(p classify.Pair, t time.Duration, r *classify.Message) {
 	call := Call{Dir: r.Dir.Opposite(), Method: p.Method, Start: c.epoch.Add(t - p.Latency), End: c.epoch.Add(t), HasError: r.HasError()}
 	if r.HasID() {
-		call.ID = idText(r.ID())
+		call.ID = r.ID().Text()
 	}
 	call.ErrorCode, call.HasCode = r.ErrorCode()
 	if len(c.open) > 0 {
@@ -183,13 +183,4 @@ func (c *calls) answered(p classify.Pair, t time.Duration, r *classify.Message) 
 		}
 	}
 	c.send(call)
-}
-
-// idText is an id as a span names it: a string's content, a number as
-// written.
-func idText(id classify.ID) string {
-	if s, ok := classify.StringValue(id.Raw); ok {
-		return s
-	}
-	return string(id.Raw)
 }

@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"fmt"
 	"os"
-	"path/filepath"
 
 	"github.com/rpctap/rpctap/sessions"
 )
@@ -28,34 +27,24 @@ func createSessionFile(path string, h sessions.Header, overwrite bool, warn func
 		rand.Read(b[:])
 		h.ID = hex.EncodeToString(b[:])
 	}
-	if path == "" {
-		dir, err := sessions.StateDir()
-		if err != nil {
-			return nil, fmt.Errorf("cannot record the replay: %w; give a file with --record FILE, or --no-record", err)
-		}
-		path = filepath.Join(dir, sessions.NewFileName(h.Started, h.Name))
+	path, auto, err := sessions.Place(path, h.Started, h.Name)
+	if err != nil {
+		return nil, fmt.Errorf("cannot record the replay: %w; give a file with --record FILE, or --no-record", err)
 	}
 	// A file that is there is kept, unless overwrite, and the replay
 	// recorded beside it, as rpctap run records.
 	if warn == nil {
 		warn = func(string) {}
 	}
-	f, path, err := sessions.CreateRecording(path, h.Started, func(p string) (*os.File, error) { return sessions.CreateFile(p, overwrite) }, warn)
+	f, path, sink, err := sessions.Create(sessions.NewFile[*os.File]{Path: path, Auto: auto, ID: h.ID, Started: h.Started,
+		Replace: overwrite, Open: sessions.CreateFile, Warn: warn})
 	if err != nil {
 		return nil, fmt.Errorf("cannot record the replay: %w; or give --no-record", err)
 	}
-	if abs, err := filepath.Abs(path); err == nil {
-		path = abs
-	}
-	sf := &sessionFile{path: path, f: f, bw: bufio.NewWriterSize(f, 64<<10)}
+	sf := &sessionFile{path: path, sink: sink, f: f, bw: bufio.NewWriterSize(f, 64<<10)}
 	if sf.w, err = sessions.NewWriter(sf.bw, h); err != nil {
 		f.Close()
 		return nil, err
-	}
-	if sessions.IsSink(f) {
-		sf.sink = true
-	} else {
-		sessions.Register(path) // a listing from another environment may miss it; nothing else depends on it
 	}
 	return sf, nil
 }

@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/rpctap/rpctap/classify"
+	"github.com/rpctap/rpctap/sessions"
 	"github.com/rpctap/rpctap/tap"
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
@@ -212,6 +213,7 @@ func (e *Exporter) say(msg string) {
 func (e *Exporter) run() {
 	defer close(e.worker)
 	prop := propagation.TraceContext{}
+	var sa []sessions.SpanAttribute
 	for c := range e.queue {
 		if f := e.failedAt.Load(); f != 0 && time.Since(time.Unix(0, f)) < retryAfter {
 			e.dropped.Add(1)
@@ -225,19 +227,14 @@ func (e *Exporter) run() {
 			}
 			ctx = prop.Extract(ctx, carrier)
 		}
-		attrs := []attribute.KeyValue{
-			attribute.String("rpc.system", "jsonrpc"),
-			attribute.String("rpc.method", cut(c.Method)),
-			attribute.String("rpc.jsonrpc.version", "2.0"),
-			attribute.String("rpc.jsonrpc.request_id", cut(c.ID)),
-			attribute.String("rpctap.direction", c.Dir.String()),
-		}
+		sa = sessions.AppendRPCAttributes(sa[:0], sessions.RPCCall{Method: cut(c.Method), ID: cut(c.ID), HasID: true, Dir: c.Dir})
 		if e.session != "" {
-			attrs = append(attrs, attribute.String("rpctap.session.id", e.session))
+			sa = append(sa, sessions.SpanAttribute{Key: "rpctap.session.id", Value: e.session})
 		}
 		if c.HasError && c.HasCode {
-			attrs = append(attrs, attribute.Int64("rpc.jsonrpc.error_code", c.ErrorCode))
+			sa = append(sa, sessions.SpanAttribute{Key: "rpc.jsonrpc.error_code", Value: c.ErrorCode})
 		}
+		attrs := keyValues(sa)
 		name := cut(c.Method)
 		if name == "" {
 			name = "jsonrpc"
@@ -248,6 +245,22 @@ func (e *Exporter) run() {
 		}
 		span.End(trace.WithTimestamp(c.End))
 	}
+}
+
+// keyValues are a span's attributes as OpenTelemetry's API takes them.
+func keyValues(sa []sessions.SpanAttribute) []attribute.KeyValue {
+	kv := make([]attribute.KeyValue, len(sa))
+	for i, a := range sa {
+		switch v := a.Value.(type) {
+		case string:
+			kv[i] = attribute.String(a.Key, v)
+		case int64:
+			kv[i] = attribute.Int64(a.Key, v)
+		case bool:
+			kv[i] = attribute.Bool(a.Key, v)
+		}
+	}
+	return kv
 }
 
 // retryAfter is how long after a failed export calls are dropped unmade.
