@@ -9,6 +9,7 @@ import (
 	"github.com/charmbracelet/bubbles/textinput"
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/lipgloss"
+	"github.com/rpctap/rpctap/source"
 	"github.com/rpctap/rpctap/tap"
 )
 
@@ -111,7 +112,7 @@ func WithStatus(msg string) Option { return func(m *Model) { m.status = msg } }
 
 // New builds the program's model for the given sources; with none, it
 // opens on the picker of live taps and recent sessions.
-func New(r *lipgloss.Renderer, sources []*Source, opts ...Option) *Model {
+func New(r *lipgloss.Renderer, sources []*source.Source, opts ...Option) *Model {
 	c := newCommon(r)
 	m := &Model{c: c, help: help.New(), input: textinput.New(), now: time.Now}
 	for _, o := range opts {
@@ -339,7 +340,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 
 // newView opens a view on a source, with an id that routes its async
 // results.
-func (m *Model) newView(src *Source) *sessionView {
+func (m *Model) newView(src *source.Source) *sessionView {
 	m.lastID++
 	return newSessionView(m.lastID, m.c, src)
 }

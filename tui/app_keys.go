@@ -5,6 +5,7 @@ import (
 	"github.com/charmbracelet/bubbles/textinput"
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/rpctap/rpctap/classify"
+	"github.com/rpctap/rpctap/source"
 )
 
 // This file holds the keys: how a key message reaches the mode or pane that
@@ -69,7 +70,7 @@ func (m *Model) key(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
 		}
 		in := m.picker.Update(msg)
 		if in.kind == intentOpen {
-			src, err := OpenTarget(in.target)
+			src, err := source.Open(in.target)
 			if err != nil {
 				m.status = err.Error()
 				return m, nil

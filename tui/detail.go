@@ -11,6 +11,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 	"github.com/rpctap/rpctap/classify"
 	"github.com/rpctap/rpctap/sessions"
+	"github.com/rpctap/rpctap/source"
 )
 
 // detailPane shows one frame: pretty and highlighted, or its raw bytes; its
@@ -68,7 +69,7 @@ type detailLoadedMsg struct {
 // load asks for the entry at pos: from the cache, or from a command that
 // reads and lays it out. Until that command reports, the pane says it is
 // rendering the frame (or keeps showing the same frame, laid out before).
-func (p *detailPane) load(session int, src *Source, pos int) tea.Cmd {
+func (p *detailPane) load(session int, src *source.Source, pos int) tea.Cmd {
 	if pos < 0 {
 		p.want, p.shown = detailKey{}, detailKey{}
 		p.vp.SetContent("")
@@ -171,7 +172,7 @@ func (p *detailPane) View() string {
 // renderDetail lays out everything known about one frame, in lines of at
 // most width cells, the frame itself as far as limit lines go. It reads the
 // frame back from the session file: run it in a command.
-func renderDetail(c *common, src *Source, pos int, raw bool, width, limit int) string {
+func renderDetail(c *common, src *source.Source, pos int, raw bool, width, limit int) string {
 	s := c.styles
 	x := src.Index
 	started := src.Started()

@@ -9,6 +9,7 @@ import (
 	"github.com/charmbracelet/lipgloss"
 	"github.com/rpctap/rpctap/classify"
 	"github.com/rpctap/rpctap/sessions"
+	"github.com/rpctap/rpctap/source"
 	"github.com/rpctap/rpctap/tap"
 )
 
@@ -98,12 +99,12 @@ func TestBadgesNameTheFourFlags(t *testing.T) {
 // While a view catches up with its tap the program redraws less often:
 // the CPU goes to the tap and to catching up.
 func TestRedrawsSlowDownWhileAViewCatchesUp(t *testing.T) {
-	src := &Source{Name: "s"}
+	src := &source.Source{Name: "s"}
 	m := &Model{views: []*sessionView{{src: src}}}
 	if got := m.tickEvery(); got != frameTick {
 		t.Errorf("a view that keeps up redraws every %s, want %s", got, frameTick)
 	}
-	src.behind.Store(true)
+	src.SetCatchingUp(true)
 	if got := m.tickEvery(); got != catchUpTick {
 		t.Errorf("a view that catches up redraws every %s, want %s", got, catchUpTick)
 	}
@@ -229,7 +230,7 @@ func TestFooterShowsTheKeysOfTheViewInUse(t *testing.T) {
 		t.Errorf("the picker's footer: %s", f)
 	}
 	v := loadedView(t)
-	m = New(asciiRenderer(), []*Source{v.src})
+	m = New(asciiRenderer(), []*source.Source{v.src})
 	m.Update(tea.WindowSizeMsg{Width: 200, Height: 30})
 	m.Update(tickMsg{})
 	if f := m.footer(); !strings.Contains(f, "/ filter") || !strings.Contains(f, "r raw") {
@@ -256,7 +257,7 @@ func TestFooterShowsTheKeysOfTheViewInUse(t *testing.T) {
 func TestFooterAlwaysShowsHelpAndQuit(t *testing.T) {
 	v := loadedView(t)
 	for _, w := range []int{40, 80, 120, 200} {
-		m := New(asciiRenderer(), []*Source{v.src})
+		m := New(asciiRenderer(), []*source.Source{v.src})
 		m.Update(tea.WindowSizeMsg{Width: w, Height: 30})
 		m.Update(tickMsg{})
 		for _, c := range []struct{ pane, key, back string }{{"traffic", "", ""}, {"detail", "tab", "esc"}, {"pending", "P", "esc"}, {"stats", "s", "s"}} {
@@ -282,7 +283,7 @@ func TestFooterAlwaysShowsHelpAndQuit(t *testing.T) {
 // the detail 6); from 80 a third, 30 to 60 columns.
 func TestNarrowTerminalLeavesTheDetailPaneTheLargerPart(t *testing.T) {
 	c := newCommon(asciiRenderer())
-	v := newSessionView(1, c, &Source{Index: sessions.NewIndex(sessions.IndexOptions{})})
+	v := newSessionView(1, c, &source.Source{Index: sessions.NewIndex(sessions.IndexOptions{})})
 	fw := c.styles.Pane.GetHorizontalFrameSize()
 	for _, s := range []struct{ w, pending int }{{40, 14}, {60, 22}, {80, 30}, {120, 40}, {200, 60}} {
 		v.setSize(s.w, 9)

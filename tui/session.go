@@ -13,6 +13,7 @@ import (
 	"github.com/rpctap/rpctap/filter"
 	"github.com/rpctap/rpctap/inject"
 	"github.com/rpctap/rpctap/sessions"
+	"github.com/rpctap/rpctap/source"
 	"github.com/rpctap/rpctap/tap"
 )
 
@@ -20,7 +21,7 @@ import (
 type sessionView struct {
 	id         int
 	c          *common
-	src        *Source
+	src        *source.Source
 	traffic    *trafficPane
 	detail     *detailPane
 	pending    *pendingPane
@@ -49,7 +50,7 @@ type sessionView struct {
 	lastSel int
 }
 
-func newSessionView(id int, c *common, src *Source) *sessionView {
+func newSessionView(id int, c *common, src *source.Source) *sessionView {
 	return &sessionView{id: id, c: c, src: src, traffic: newTrafficPane(c), detail: newDetailPane(c),
 		pending: newPendingPane(c), stats: newStatsPane(c), lastSel: -1}
 }
@@ -458,7 +459,7 @@ type templatesMsg struct {
 // with an argument skeleton from its inputSchema), and for LSP the
 // common requests about the document opened last. It reads only those
 // frames back, in order; ids come from ids (safe for concurrent use).
-func templatesCmd(session int, src *Source, ids *inject.IDs) tea.Cmd {
+func templatesCmd(session int, src *source.Source, ids *inject.IDs) tea.Cmd {
 	return func() tea.Msg {
 		x := src.Index
 		type key struct {

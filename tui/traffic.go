@@ -13,6 +13,7 @@ import (
 	"github.com/rpctap/rpctap/classify"
 	"github.com/rpctap/rpctap/filter"
 	"github.com/rpctap/rpctap/sessions"
+	"github.com/rpctap/rpctap/source"
 )
 
 // trafficPane is the table of frames. It is virtualized: it keeps the
@@ -66,7 +67,7 @@ func (p *trafficPane) visibleRows() int { return max(p.height-1, 1) }
 // never move the selection, unless the pane follows the traffic. A filter
 // that reads payloads matches new entries in the background: sync returns
 // that scan's command (file reads stay out of Update).
-func (p *trafficPane) sync(session int, src *Source) tea.Cmd {
+func (p *trafficPane) sync(session int, src *source.Source) tea.Cmd {
 	p.measureNew(src.Index)
 	if p.scanning != nil {
 		return nil // a background scan owns the rows until it reports
@@ -79,7 +80,7 @@ func (p *trafficPane) sync(session int, src *Source) tea.Cmd {
 }
 
 // take matches the new entries here, by a filter that reads no payloads.
-func (p *trafficPane) take(src *Source) {
+func (p *trafficPane) take(src *source.Source) {
 	x := src.Index
 	n := x.Len()
 	for ; p.scanned < n; p.scanned++ {
@@ -101,7 +102,7 @@ func (p *trafficPane) settle() {
 
 // refilter applies a new filter that reads no payloads, keeping the
 // selected frame selected when it still shows.
-func (p *trafficPane) refilter(src *Source, f *filter.Filter) {
+func (p *trafficPane) refilter(src *source.Source, f *filter.Filter) {
 	keep := int32(-1)
 	if p.sel < len(p.rows) {
 		keep = p.rows[p.sel]
@@ -124,12 +125,12 @@ func (p *trafficPane) refilter(src *Source, f *filter.Filter) {
 	p.settle()
 }
 
-func (p *trafficPane) passes(src *Source, e *sessions.Entry) bool {
+func (p *trafficPane) passes(src *source.Source, e *sessions.Entry) bool {
 	return shows(src, p.flt, p.showErr, e)
 }
 
 // shows reports whether the table shows an entry under filter f.
-func shows(src *Source, f *filter.Filter, showErr bool, e *sessions.Entry) bool {
+func shows(src *source.Source, f *filter.Filter, showErr bool, e *sessions.Entry) bool {
 	if e.Event != "" || (e.Dir == classify.Err && !showErr) {
 		return false
 	}
@@ -138,7 +139,7 @@ func shows(src *Source, f *filter.Filter, showErr bool, e *sessions.Entry) bool 
 
 // filterFrame is what a filter sees of an entry of src; the payload is
 // read back from the file only when a text token needs it.
-func filterFrame(src *Source, e *sessions.Entry) *filter.Frame {
+func filterFrame(src *source.Source, e *sessions.Entry) *filter.Frame {
 	seq := e.Seq
 	return FilterFrame(e, func() []byte {
 		pos, ok := src.Index.BySeq(seq)
@@ -674,7 +675,7 @@ type scanDoneMsg struct {
 // scanFrom returns a command that filters the entries from on in the
 // background, reading payloads from the file as the filter needs them;
 // from 0, its rows replace the table's.
-func (p *trafficPane) scanFrom(session int, src *Source, f *filter.Filter, from int) tea.Cmd {
+func (p *trafficPane) scanFrom(session int, src *source.Source, f *filter.Filter, from int) tea.Cmd {
 	p.scanGen++
 	p.scanning = f
 	p.flt = f
@@ -692,7 +693,7 @@ func (p *trafficPane) scanFrom(session int, src *Source, f *filter.Filter, from 
 
 // scanDone takes a background scan's rows, unless another scan has begun
 // since, and goes on with the entries added meanwhile.
-func (p *trafficPane) scanDone(src *Source, msg scanDoneMsg) tea.Cmd {
+func (p *trafficPane) scanDone(src *source.Source, msg scanDoneMsg) tea.Cmd {
 	if p.scanning == nil || msg.gen != p.scanGen {
 		return nil
 	}

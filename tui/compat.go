@@ -1,0 +1,33 @@
+package tui
+
+import (
+	"time"
+
+	"github.com/rpctap/rpctap/source"
+	"github.com/rpctap/rpctap/tap"
+)
+
+// The names the commands still use from before the record source had a
+// room of its own (source); they go once the commands use source.
+
+// Source is source.Source.
+type Source = source.Source
+
+// Records is source.Records.
+type Records = source.Records
+
+// OpenTarget is source.Open.
+func OpenTarget(target string) (*Source, error) { return source.Open(target) }
+
+// OpenTargetFollowing is source.OpenFollowing.
+func OpenTargetFollowing(target string) (*Source, error) { return source.OpenFollowing(target) }
+
+// OpenFile is source.OpenFile.
+func OpenFile(path string, timeout time.Duration) (*Source, error) {
+	return source.OpenFile(path, timeout)
+}
+
+// OpenLive is source.OpenLive.
+func OpenLive(info tap.Info, timeout time.Duration) (*Source, error) {
+	return source.OpenLive(info, timeout)
+}
