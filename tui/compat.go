@@ -3,6 +3,8 @@ package tui
 import (
 	"time"
 
+	"github.com/rpctap/rpctap/filter"
+	"github.com/rpctap/rpctap/sessions"
 	"github.com/rpctap/rpctap/source"
 	"github.com/rpctap/rpctap/tap"
 )
@@ -26,6 +28,17 @@ func OpenTargetFollowing(target string) (*Source, error) { return source.OpenFol
 func OpenFile(path string, timeout time.Duration) (*Source, error) {
 	return source.OpenFile(path, timeout)
 }
+
+// FilterFrame is source.FilterFrame.
+func FilterFrame(e *sessions.Entry, payload func() []byte) *filter.Frame {
+	return source.FilterFrame(e, payload)
+}
+
+// FilterCodes is source.FilterCodes.
+func FilterCodes(e *sessions.Entry) uint64 { return source.FilterCodes(e) }
+
+// FilterStatus is source.FilterStatus.
+func FilterStatus(st sessions.Status) string { return source.FilterStatus(st) }
 
 // OpenLive is source.OpenLive.
 func OpenLive(info tap.Info, timeout time.Duration) (*Source, error) {

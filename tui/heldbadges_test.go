@@ -121,7 +121,7 @@ func TestARowsBadgesSayItsFateAsTheFilterReadsIt(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			match := f.Match(FilterFrame(&e, nil))
+			match := f.Match(source.FilterFrame(&e, nil))
 			said[b.word] = said[b.word] || match
 			if b.badge == "" {
 				if match != (e.Src == sessions.SrcInject) {

@@ -141,7 +141,7 @@ func shows(src *source.Source, f *filter.Filter, showErr bool, e *sessions.Entry
 // read back from the file only when a text token needs it.
 func filterFrame(src *source.Source, e *sessions.Entry) *filter.Frame {
 	seq := e.Seq
-	return FilterFrame(e, func() []byte {
+	return source.FilterFrame(e, func() []byte {
 		pos, ok := src.Index.BySeq(seq)
 		if !ok {
 			return nil
@@ -152,14 +152,6 @@ func filterFrame(src *source.Source, e *sessions.Entry) *filter.Frame {
 		}
 		return ev.Frame
 	})
-}
-
-// FilterFrame is what a filter sees of an entry: the view's table and
-// search and rpctap tail filter with it. payload reads the frame's bytes
-// back, called only when a text token needs them.
-func FilterFrame(e *sessions.Entry, payload func() []byte) *filter.Frame {
-	return &filter.Frame{Dir: e.Dir, Kind: e.Kind, ID: e.ID, Method: e.Method, Codes: filterCodes(e),
-		Worst: e.Worst, Status: filterStatus(e.Status), Fate: uint32(e.Fate().Set()), Payload: payload}
 }
 
 func (p *trafficPane) clamp() {
@@ -640,26 +632,6 @@ func padRight(s string, w int) string {
 		return s + strings.Repeat(" ", w-n)
 	}
 	return s
-}
-
-// filterStatus names an entry's status as the filter language does: a
-// request past its timeout, or no longer followed, still waits.
-func filterStatus(st sessions.Status) string {
-	switch st {
-	case sessions.StatusTimedOut, sessions.StatusUntracked:
-		return "pending"
-	}
-	return st.String()
-}
-
-// filterCodes is the entry's codes, with the record's redaction mark as
-// finding redacted.
-func filterCodes(e *sessions.Entry) uint64 {
-	c := uint64(e.Codes)
-	if e.Redacted {
-		c |= 1 << classify.CodeRedacted
-	}
-	return c
 }
 
 // scanDoneMsg carries the rows a background filter scan found among the
