@@ -474,14 +474,9 @@ func OpenLive(info tap.Info, timeout time.Duration) (*Source, error) {
 		caughtUp = func() bool { return fw.Behind() == 0 }
 		go s.follow(ctx, fw, lower)
 	} else {
-		c, err := tap.Dial(info.Socket)
+		c, err := tap.Attach(info)
 		if err != nil {
 			cancel()
-			return nil, err
-		}
-		if _, err := c.Write([]byte(`{"op":"attach"}` + "\n")); err != nil {
-			cancel()
-			c.Close()
 			return nil, err
 		}
 		s.cancel = func() { cancel(); c.Close() }
