@@ -237,19 +237,13 @@ func (v *sessionView) idsFresh() *inject.IDs {
 		v.alloc = inject.NewIDs()
 	}
 	x := v.src.Index
-	see := func(dir classify.Direction, id, rest string) {
-		m := classify.Classify([]byte(`{"jsonrpc":"2.0","id":`+id+rest), dir, classify.JSONRPC)
-		v.alloc.See(&m)
-	}
 	for n := x.Len(); v.fed < n; {
 		v.idBuf = x.Entries(v.idBuf[:0], v.fed, min(v.fed+4096, n))
 		for _, e := range v.idBuf {
 			switch {
 			case e.ID == "" || e.Captured && e.Kind != classify.KindResponse:
-			case e.Kind == classify.KindRequest:
-				see(e.Dir, e.ID, `,"method":"x"}`)
-			case e.Kind == classify.KindResponse:
-				see(e.Dir, e.ID, `,"result":null}`)
+			case e.Kind == classify.KindRequest, e.Kind == classify.KindResponse:
+				v.alloc.SeeID(e.Dir, e.Kind, e.ID)
 			}
 		}
 		v.fed += len(v.idBuf)
