@@ -376,13 +376,13 @@ func (p *composer) send() composerIntent {
 		wire := inject.Wire(frames, p.framing())
 		f := injectFrame{bytes: wire, raw: true, force: p.preview.Partial != ""}
 		if pieces, _ := inject.SplitWire(wire, p.framing()); len(pieces) == 1 && !pieces[0].Open {
-			f.id, f.capture = p.requestID(pieces[0].Body())
+			f.id, f.capture = inject.RequestID(pieces[0].Body(), p.dir)
 		}
 		req.frames = []injectFrame{f}
 	} else {
 		for _, fr := range frames {
 			f := injectFrame{bytes: fr.Body}
-			f.id, f.capture = p.requestID(fr.Body)
+			f.id, f.capture = inject.RequestID(fr.Body, p.dir)
 			req.frames = append(req.frames, f)
 		}
 	}
@@ -419,42 +419,15 @@ func (p *composer) needsRaw(frames []inject.Frame) bool {
 	return false
 }
 
-// requestID is a request's id (JSON text), and whether it is one whose
-// answer can be captured.
-func (p *composer) requestID(body []byte) (string, bool) {
-	m := classify.Classify(body, p.dir, classify.JSONRPC)
-	if m.Kind != classify.KindRequest || !m.HasID() {
-		return "", false
-	}
-	return string(m.ID().Raw), true
-}
-
 // freshIDs gives each request whose id the view gave out, and which was
 // sent already, a fresh id, in the frames and in the text.
 func (p *composer) freshIDs() []inject.Frame {
-	frames := append([]inject.Frame(nil), p.frames...)
-	text := p.ta.Value()
-	changed := false
-	for i, f := range frames {
-		m := classify.Classify(f.Body, p.dir, classify.JSONRPC)
-		if m.Kind != classify.KindRequest || !m.HasID() {
-			continue
+	frames, renamed := p.opts.IDs.Refresh(p.frames, p.dir, p.given)
+	if len(renamed) > 0 {
+		text := p.ta.Value()
+		for _, r := range renamed {
+			text = strings.Replace(text, r[0], r[1], 1)
 		}
-		old := string(m.ID().Raw)
-		if !p.given[old] || !p.opts.IDs.Used(p.dir, m.ID().Raw) {
-			continue
-		}
-		id := p.opts.IDs.Next(p.dir)
-		body, err := inject.Resend(&m, id)
-		if err != nil {
-			continue
-		}
-		frames[i].Body = body
-		p.given[id] = true
-		text = strings.Replace(text, old, id, 1)
-		changed = true
-	}
-	if changed {
 		p.ta.SetValue(text)
 		p.changed()
 	}
@@ -464,11 +437,8 @@ func (p *composer) freshIDs() []inject.Frame {
 // reused names the first request whose id the view gave out and which
 // was sent already: ctrl+s gives it a fresh one.
 func (p *composer) reused() string {
-	for _, f := range p.frames {
-		m := classify.Classify(f.Body, p.dir, classify.JSONRPC)
-		if m.Kind == classify.KindRequest && m.HasID() && p.given[string(m.ID().Raw)] && p.opts.IDs.Used(p.dir, m.ID().Raw) {
-			return classify.Escape(m.ID().Raw, 40)
-		}
+	if id := p.opts.IDs.Reused(p.frames, p.dir, p.given); id != "" {
+		return classify.Escape([]byte(id), 40)
 	}
 	return ""
 }
