@@ -19,6 +19,11 @@ import (
 // do carries out a pane's intent.
 func (m *Model) do(v *sessionView, in intent) tea.Cmd {
 	switch in.kind {
+	case intentStatus:
+		m.status = in.text
+		return nil
+	case intentKeepTicking:
+		return m.keepTicking()
 	case intentFocusDetail:
 		v.focus = paneDetail
 	case intentJumpPair:

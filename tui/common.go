@@ -1,6 +1,8 @@
 package tui
 
 import (
+	"time"
+
 	"github.com/charmbracelet/lipgloss"
 	"github.com/muesli/termenv"
 )
@@ -11,10 +13,11 @@ type common struct {
 	keys    KeyMap
 	hl      *highlighter
 	profile termenv.Profile
+	now     func() time.Time // the program's clock (see WithClock)
 }
 
 func newCommon(r *lipgloss.Renderer) *common {
-	return &common{styles: DefaultStyles(r), keys: DefaultKeyMap(), hl: newHighlighter(r.ColorProfile(), r.HasDarkBackground()), profile: r.ColorProfile()}
+	return &common{styles: DefaultStyles(r), keys: DefaultKeyMap(), hl: newHighlighter(r.ColorProfile(), r.HasDarkBackground()), profile: r.ColorProfile(), now: time.Now}
 }
 
 // intentKind is what a pane asks the root to do.
@@ -37,6 +40,9 @@ const (
 	intentHoldDrop
 	intentHoldEdit  // open the composer on the frame, to send in its place
 	intentHoldReply // open the composer on an answer to it, in its receiver's place
+	// A view's, for what its messages change outside it.
+	intentStatus      // text on the status line
+	intentKeepTicking // ticks again: held frames count down
 )
 
 // An intent is a plain value a pane returns; the root turns it into
@@ -46,4 +52,5 @@ type intent struct {
 	step   int
 	seq    int64
 	target string // for intentOpen: a file path or a socket
+	text   string // for intentStatus
 }

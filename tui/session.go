@@ -497,3 +497,75 @@ func templatesCmd(session int, src *source.Source, ids *inject.IDs) tea.Cmd {
 		return templatesMsg{session: session, templates: seen.Templates(ids)}
 	}
 }
+
+// Update takes a message of this view (see sessionMsg) to the pane that
+// owns it; what it changes outside the view comes back as an intent.
+func (v *sessionView) Update(msg sessionMsg) (intent, tea.Cmd) {
+	switch msg := msg.(type) {
+	case searchDoneMsg:
+		return intent{}, v.searchDone(msg)
+	case scanDoneMsg:
+		return intent{}, tea.Batch(v.traffic.scanDone(v.src, msg), v.loadDetail())
+	case detailLoadedMsg:
+		v.detail.apply(msg)
+	case previewMsg:
+		if v.composer != nil {
+			v.composer.applyPreview(msg)
+		}
+	case templatesMsg:
+		switch {
+		case v.composer == nil:
+		case msg.err != nil:
+			v.composer.note(msg.err.Error())
+		default:
+			v.composer.setTemplates(msg.templates)
+		}
+	case editorDoneMsg:
+		switch {
+		case v.composer == nil:
+		case msg.err != nil:
+			return intent{kind: intentStatus, text: msg.err.Error()}, nil
+		default:
+			return intent{kind: intentStatus}, v.composer.fill(strings.TrimSuffix(msg.text, "\n"), 0)
+		}
+	case holdOpenedMsg:
+		return v.holdOpened(msg)
+	case holdEventMsg:
+		return v.holdEvent(msg)
+	}
+	return intent{}, nil
+}
+
+// holdOpened takes the intercept connection the held pane asked for.
+func (v *sessionView) holdOpened(msg holdOpenedMsg) (intent, tea.Cmd) {
+	v.holdOpening = false
+	if msg.err != nil {
+		if v.focus == paneHeld { // asked for (H), not the header's own look
+			return intent{kind: intentStatus, text: "cannot intercept: " + msg.err.Error()}, nil
+		}
+		return intent{}, nil
+	}
+	v.held().conn = msg.conn
+	cmds := []tea.Cmd{waitHoldCmd(v.id, msg.events)}
+	if f := v.holdWant; f != nil {
+		v.holdWant = nil
+		cmds = append(cmds, holdActCmd(v.id, msg.conn, func(c *tap.HoldClient) error { return c.SetFilters(f.H2S, f.S2H) }))
+	}
+	return intent{}, tea.Batch(cmds...)
+}
+
+// holdEvent takes what the tap's intercept said to the held pane.
+func (v *sessionView) holdEvent(msg holdEventMsg) (intent, tea.Cmd) {
+	if !msg.ok {
+		if v.hold != nil {
+			v.hold.conn, v.hold.frames = nil, nil
+			v.hold.notice = "the intercept connection ended (the tap is gone?)"
+		}
+		return intent{}, nil
+	}
+	v.held().apply(msg.ev, v.c.now())
+	if msg.events != nil {
+		return intent{kind: intentKeepTicking}, waitHoldCmd(v.id, msg.events)
+	}
+	return intent{}, nil
+}
