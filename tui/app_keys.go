@@ -68,7 +68,7 @@ func (m *Model) key(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
 			m.mode = modeNormal
 			return m, nil
 		}
-		in := m.picker.Update(msg)
+		in, _ := m.picker.Update(msg)
 		if in.kind == intentOpen {
 			src, err := source.Open(in.target)
 			if err != nil {
@@ -152,27 +152,12 @@ func (m *Model) key(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
 	case key.Matches(msg, k.Back) && v.focus != paneTraffic:
 		v.focus = paneTraffic
 		return m, nil
-	case key.Matches(msg, k.ToggleRaw) && !v.showStats:
+	case (key.Matches(msg, k.ToggleRaw) || key.Matches(msg, k.More)) && !v.showStats:
 		// The detail pane shows the selected frame whichever pane has
 		// focus: r switches it from the list too.
-		v.detail.raw = !v.detail.raw
-		return m, v.loadDetail()
-	case key.Matches(msg, k.More) && !v.showStats:
-		v.detail.more()
-		return m, v.loadDetail()
+		in, cmd := v.detail.Update(msg)
+		return m, tea.Batch(cmd, m.do(v, in))
 	}
-	var in intent
-	switch {
-	case v.showStats:
-		in = v.stats.Update(msg)
-	case v.focus == paneDetail:
-		in = v.detail.Update(msg)
-	case v.focus == panePending:
-		in = v.pending.Update(msg)
-	case v.focus == paneHeld:
-		in = v.held().Update(msg)
-	default:
-		in = v.traffic.Update(msg)
-	}
-	return m, m.do(v, in)
+	in, cmd := v.focused().Update(msg)
+	return m, tea.Batch(cmd, m.do(v, in))
 }

@@ -129,9 +129,27 @@ func (p *detailPane) show(msg detailLoadedMsg) {
 // more lays out twice as much of the frame.
 func (p *detailPane) more() { p.limit *= 2 }
 
-func (p *detailPane) Update(msg tea.KeyMsg) intent {
+// Update takes a message of the pane's: a frame it loaded, and its keys;
+// the raw and more keys come whichever pane has focus, and the root then
+// loads the frame again.
+func (p *detailPane) Update(msg tea.Msg) (intent, tea.Cmd) {
+	switch msg := msg.(type) {
+	case detailLoadedMsg:
+		p.apply(msg)
+	case tea.KeyMsg:
+		return p.key(msg), nil
+	}
+	return intent{}, nil
+}
+
+// key handles a key of the pane's.
+func (p *detailPane) key(msg tea.KeyMsg) intent {
 	k := p.c.keys
 	switch {
+	case key.Matches(msg, k.ToggleRaw):
+		p.raw = !p.raw
+	case key.Matches(msg, k.More):
+		p.more()
 	case key.Matches(msg, k.Pair):
 		return intent{kind: intentJumpPair}
 	case key.Matches(msg, k.Up):

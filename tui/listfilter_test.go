@@ -53,7 +53,7 @@ func TestSessionPickerFiltersAsTypedAndHasHelp(t *testing.T) {
 	}
 	m.Update(press("enter")) // keeps the filter
 	m.Update(press("j"))
-	if in := m.picker.Update(press("enter")); in.kind != intentOpen || in.target != "/s/everything-echo.jsonl" {
+	if in, _ := m.picker.Update(press("enter")); in.kind != intentOpen || in.target != "/s/everything-echo.jsonl" {
 		t.Errorf("enter on the second row left: %+v", in)
 	}
 	m.Update(press("esc"))

@@ -1,5 +1,24 @@
 package tui
 
+import tea "github.com/charmbracelet/bubbletea"
+
+// A pane is one part of a session view: it takes the messages that are
+// its own, keys among them while it has focus, and hands back as an
+// intent what the root is to do.
+type pane interface {
+	Update(msg tea.Msg) (intent, tea.Cmd)
+	SetSize(w, h int)
+}
+
+var (
+	_ pane = (*trafficPane)(nil)
+	_ pane = (*detailPane)(nil)
+	_ pane = (*pendingPane)(nil)
+	_ pane = (*statsPane)(nil)
+	_ pane = (*holdPane)(nil)
+	_ pane = (*picker)(nil)
+)
+
 // A sessionMsg is an async result that belongs to one session view: the
 // root hands it to the view with its id (Model.viewByID), which routes
 // it to the pane that owns it (sessionView.Update).

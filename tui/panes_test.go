@@ -28,11 +28,11 @@ func TestTrafficPaneKeysBecomeIntents(t *testing.T) {
 		"j":     intentNone,
 	}
 	for k, want := range cases {
-		if got := p.Update(press(k)).kind; got != want {
-			t.Errorf("key %q: intent %v, want %v", k, got, want)
+		if in, _ := p.Update(press(k)); in.kind != want {
+			t.Errorf("key %q: intent %v, want %v", k, in.kind, want)
 		}
 	}
-	if in := p.Update(press("N")); in.step != -1 {
+	if in, _ := p.Update(press("N")); in.step != -1 {
 		t.Errorf("N steps back, got step %d", in.step)
 	}
 }
@@ -50,7 +50,7 @@ func TestPendingPaneEnterJumpsToTheRequest(t *testing.T) {
 	p := newPendingPane(newCommon(asciiRenderer()))
 	p.items = pendingItems(classify.PendingRequest{Seq: 7, Dir: classify.H2S, ID: "1", Method: "a"}, classify.PendingRequest{Seq: 9, Dir: classify.S2H, ID: "0", Method: "roots/list"})
 	p.Update(press("j"))
-	in := p.Update(press("enter"))
+	in, _ := p.Update(press("enter"))
 	if in.kind != intentJumpSeq || in.seq != 9 {
 		t.Errorf("got %+v, want a jump to #9", in)
 	}
@@ -68,11 +68,11 @@ func TestPendingPaneFlagsTimedOutRequests(t *testing.T) {
 func TestPickerEnterOpensTheSelectedTapOrFile(t *testing.T) {
 	p := newPicker(newCommon(asciiRenderer()))
 	p.apply(pickerMsg{live: []tap.Info{{Name: "a", Socket: "/tmp/a.sock"}}, files: []sessions.SessionFile{{Path: "/s/b.jsonl"}}})
-	if in := p.Update(press("enter")); in.kind != intentOpen || in.target != "/tmp/a.sock" {
+	if in, _ := p.Update(press("enter")); in.kind != intentOpen || in.target != "/tmp/a.sock" {
 		t.Errorf("first row: %+v", in)
 	}
 	p.Update(press("j"))
-	if in := p.Update(press("enter")); in.kind != intentOpen || in.target != "/s/b.jsonl" {
+	if in, _ := p.Update(press("enter")); in.kind != intentOpen || in.target != "/s/b.jsonl" {
 		t.Errorf("second row: %+v", in)
 	}
 }

@@ -106,7 +106,16 @@ func (p *pendingPane) find(seq int64) (int, bool) {
 	return i, false
 }
 
-func (p *pendingPane) Update(msg tea.KeyMsg) intent {
+// Update takes a message while the pane has focus: its keys.
+func (p *pendingPane) Update(msg tea.Msg) (intent, tea.Cmd) {
+	if msg, ok := msg.(tea.KeyMsg); ok {
+		return p.key(msg), nil
+	}
+	return intent{}, nil
+}
+
+// key handles a key while the pane has focus.
+func (p *pendingPane) key(msg tea.KeyMsg) intent {
 	k := p.c.keys
 	switch {
 	case key.Matches(msg, k.Up):

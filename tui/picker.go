@@ -90,7 +90,16 @@ func (p *picker) rowText(i int) string {
 
 func (p *picker) count() int { return len(p.shown) }
 
-func (p *picker) Update(msg tea.KeyMsg) intent {
+// Update takes a message while the pane has focus: its keys.
+func (p *picker) Update(msg tea.Msg) (intent, tea.Cmd) {
+	if msg, ok := msg.(tea.KeyMsg); ok {
+		return p.key(msg), nil
+	}
+	return intent{}, nil
+}
+
+// key handles a key while the pane has focus.
+func (p *picker) key(msg tea.KeyMsg) intent {
 	k := p.c.keys
 	if took, changed := p.filter.key(msg); took {
 		if changed {

@@ -498,6 +498,22 @@ func templatesCmd(session int, src *source.Source, ids *inject.IDs) tea.Cmd {
 	}
 }
 
+// focused is the pane that takes the keys: the stats while they show,
+// else the pane with focus.
+func (v *sessionView) focused() pane {
+	switch {
+	case v.showStats:
+		return v.stats
+	case v.focus == paneDetail:
+		return v.detail
+	case v.focus == panePending:
+		return v.pending
+	case v.focus == paneHeld:
+		return v.held()
+	}
+	return v.traffic
+}
+
 // Update takes a message of this view (see sessionMsg) to the pane that
 // owns it; what it changes outside the view comes back as an intent.
 func (v *sessionView) Update(msg sessionMsg) (intent, tea.Cmd) {
@@ -507,7 +523,7 @@ func (v *sessionView) Update(msg sessionMsg) (intent, tea.Cmd) {
 	case scanDoneMsg:
 		return intent{}, tea.Batch(v.traffic.scanDone(v.src, msg), v.loadDetail())
 	case detailLoadedMsg:
-		v.detail.apply(msg)
+		return v.detail.Update(msg)
 	case previewMsg:
 		if v.composer != nil {
 			v.composer.applyPreview(msg)

@@ -204,8 +204,16 @@ func (p *trafficPane) selectPos(pos int) bool {
 	return false
 }
 
-// Update handles keys for the table. It returns an intent for the root.
-func (p *trafficPane) Update(msg tea.KeyMsg) intent {
+// Update takes a message while the pane has focus: its keys.
+func (p *trafficPane) Update(msg tea.Msg) (intent, tea.Cmd) {
+	if msg, ok := msg.(tea.KeyMsg); ok {
+		return p.key(msg), nil
+	}
+	return intent{}, nil
+}
+
+// key handles a key while the pane has focus.
+func (p *trafficPane) key(msg tea.KeyMsg) intent {
 	k := p.c.keys
 	switch {
 	case key.Matches(msg, k.Up):
