@@ -42,7 +42,7 @@ func (m *Model) View() string {
 	}
 	v := m.view()
 	header := v.header(m.now(), m.active, len(m.views))
-	body := v.View(m.now())
+	body := v.View()
 	if m.demo != nil {
 		return lipgloss.JoinVertical(lipgloss.Left, header, body, m.demoBar(), m.filterLine(v), m.footer())
 	}

@@ -297,7 +297,8 @@ func (p *holdPane) FullHelp() [][]key.Binding {
 // View draws the pane: the filters, the frames held (oldest first) with
 // the seconds each may still be held, the selected one's bytes, and the
 // last notice.
-func (p *holdPane) View(now time.Time) string {
+func (p *holdPane) View() string {
+	now := p.c.now()
 	s := p.c.styles
 	filters := "intercept off (:intercept EXPR sets it)"
 	if p.filters.H2S != "" || p.filters.S2H != "" {

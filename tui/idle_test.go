@@ -84,7 +84,7 @@ func TestPendingPaneKeepsItsListFromTheIndexsChanges(t *testing.T) {
 	for i := range 30_000 {
 		add(classify.H2S, fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call"}`, i))
 	}
-	p := newPendingPane(newCommon(asciiRenderer()))
+	p := newPendingPane(newCommon(asciiRenderer()), nil, nil)
 	p.SetSize(60, 10)
 	same := func(when string) {
 		t.Helper()

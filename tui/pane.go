@@ -3,10 +3,12 @@ package tui
 import tea "github.com/charmbracelet/bubbletea"
 
 // A pane is one part of a session view: it takes the messages that are
-// its own, keys among them while it has focus, and hands back as an
-// intent what the root is to do.
+// its own, keys among them while it has focus, hands back as an intent
+// what the root is to do, and draws itself at its size from what it
+// holds (the program's clock is in common).
 type pane interface {
 	Update(msg tea.Msg) (intent, tea.Cmd)
+	View() string
 	SetSize(w, h int)
 }
 

@@ -15,7 +15,7 @@ import (
 
 func TestTrafficPaneKeysBecomeIntents(t *testing.T) {
 	c := newCommon(asciiRenderer())
-	p := newTrafficPane(c)
+	p := newTrafficPane(c, nil, nil)
 	cases := map[string]intentKind{
 		"enter": intentFocusDetail,
 		"p":     intentJumpPair,
@@ -46,8 +46,11 @@ func pendingItems(rs ...classify.PendingRequest) []pendingItem {
 	return out
 }
 
+// fixed is a clock (or a timeout) that reads d.
+func fixed(d time.Duration) func() time.Duration { return func() time.Duration { return d } }
+
 func TestPendingPaneEnterJumpsToTheRequest(t *testing.T) {
-	p := newPendingPane(newCommon(asciiRenderer()))
+	p := newPendingPane(newCommon(asciiRenderer()), nil, nil)
 	p.items = pendingItems(classify.PendingRequest{Seq: 7, Dir: classify.H2S, ID: "1", Method: "a"}, classify.PendingRequest{Seq: 9, Dir: classify.S2H, ID: "0", Method: "roots/list"})
 	p.Update(press("j"))
 	in, _ := p.Update(press("enter"))
@@ -57,10 +60,10 @@ func TestPendingPaneEnterJumpsToTheRequest(t *testing.T) {
 }
 
 func TestPendingPaneFlagsTimedOutRequests(t *testing.T) {
-	p := newPendingPane(newCommon(asciiRenderer()))
+	p := newPendingPane(newCommon(asciiRenderer()), fixed(40*time.Second), fixed(30*time.Second))
 	p.SetSize(60, 5)
 	p.items = pendingItems(classify.PendingRequest{Seq: 7, Dir: classify.H2S, ID: "1", Method: "slow", Sent: 0, TimedOut: true})
-	if v := p.View(40*time.Second, 30*time.Second); !strings.Contains(v, "TIMEOUT") || !strings.Contains(v, "40.0s") {
+	if v := p.View(); !strings.Contains(v, "TIMEOUT") || !strings.Contains(v, "40.0s") {
 		t.Errorf("a timed-out request must say so with its wait:\n%s", v)
 	}
 }
@@ -199,13 +202,14 @@ func TestDetailPaneNeverShowsAnotherFramesContent(t *testing.T) {
 
 // issue 10 point 20: the pending pane says what it is, and how many.
 func TestPendingPaneHasATitle(t *testing.T) {
-	p := newPendingPane(newCommon(asciiRenderer()))
+	p := newPendingPane(newCommon(asciiRenderer()), fixed(0), fixed(0))
 	p.SetSize(28, 5)
-	if v := p.View(0, 0); !strings.HasPrefix(v, "Pending (0)") {
+	if v := p.View(); !strings.HasPrefix(v, "Pending (0)") {
 		t.Errorf("an empty pending pane:\n%s", v)
 	}
 	p.items = pendingItems(classify.PendingRequest{Seq: 7, Dir: classify.H2S, ID: "1", Method: "slow", TimedOut: true})
-	v := p.View(40*time.Second, 30*time.Second)
+	p.clock, p.timeout = fixed(40*time.Second), fixed(30*time.Second)
+	v := p.View()
 	if !strings.HasPrefix(v, "Pending (1)") || !strings.Contains(v, "slow") || !strings.Contains(v, "TMO") {
 		t.Errorf("a narrow pending pane with one timed-out request:\n%s", v)
 	}

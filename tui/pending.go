@@ -27,6 +27,10 @@ type pendingPane struct {
 	sel     int
 	width   int
 	height  int
+
+	// What it draws at: the session's clock and timeout.
+	clock   func() time.Duration // the session's time now
+	timeout func() time.Duration // the session's pending-request timeout
 }
 
 // pendingItem is one request waiting; gone, one that left during a sync.
@@ -35,7 +39,11 @@ type pendingItem struct {
 	gone bool
 }
 
-func newPendingPane(c *common) *pendingPane { return &pendingPane{c: c} }
+// newPendingPane makes the pane of a session whose clock and timeout the
+// pane reads when it draws (Source.Clock, Source.Timeout).
+func newPendingPane(c *common, clock, timeout func() time.Duration) *pendingPane {
+	return &pendingPane{c: c, clock: clock, timeout: timeout}
+}
 
 func (p *pendingPane) SetSize(w, h int) { p.width, p.height = w, h }
 
@@ -136,10 +144,11 @@ func (p *pendingPane) ShortHelp() []key.Binding {
 	return []key.Binding{k.Up, k.Down, k.Open, k.Back, k.Help, k.Quit}
 }
 
-// View draws the title and the list; now is the session clock (µs since
-// start). The columns give way to a narrow pane: the id drops first, and
-// TIMEOUT shortens to TMO.
-func (p *pendingPane) View(now time.Duration, timeout time.Duration) string {
+// View draws the title and the list, at the session's clock (its time
+// since start), against its timeout. The columns give way to a narrow
+// pane: the id drops first, and TIMEOUT shortens to TMO.
+func (p *pendingPane) View() string {
+	now, timeout := p.clock(), p.timeout()
 	s := p.c.styles
 	title := s.Title.Render("Pending") + s.Dim.Render(fmt.Sprintf(" (%d)", len(p.items)))
 	if p.height < 2 {

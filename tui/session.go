@@ -51,8 +51,10 @@ type sessionView struct {
 }
 
 func newSessionView(id int, c *common, src *source.Source) *sessionView {
-	return &sessionView{id: id, c: c, src: src, traffic: newTrafficPane(c), detail: newDetailPane(c),
-		pending: newPendingPane(c), stats: newStatsPane(c), lastSel: -1}
+	v := &sessionView{id: id, c: c, src: src, detail: newDetailPane(c), stats: newStatsPane(c), lastSel: -1}
+	v.traffic = newTrafficPane(c, src, func() *search { return v.search })
+	v.pending = newPendingPane(c, func() time.Duration { return src.Clock(c.now()) }, src.Timeout)
+	return v
 }
 
 // Layout: the traffic table on top, the detail pane under it on the left
@@ -411,7 +413,7 @@ func exitStatus(c sessions.Counts) string {
 	return fmt.Sprintf("exit %d", c.ExitCode)
 }
 
-func (v *sessionView) View(now time.Time) string {
+func (v *sessionView) View() string {
 	s := v.c.styles
 	if v.showStats {
 		return s.PaneFocused.Width(v.width - s.PaneFocused.GetHorizontalFrameSize()).Height(v.stats.height).Render(v.stats.View())
@@ -423,20 +425,19 @@ func (v *sessionView) View(now time.Time) string {
 		return s.Pane
 	}
 	top := pane(v.focus == paneTraffic).Width(v.traffic.width).Height(v.traffic.height).
-		Render(v.traffic.View(v.src.Index, v.src.Started(), v.search))
+		Render(v.traffic.View())
 	if v.composer != nil {
 		comp := s.PaneFocused.Width(v.composer.width).Height(v.composer.height).Render(v.composer.View())
 		return lipgloss.JoinVertical(lipgloss.Left, top, comp)
 	}
 	if v.focus == paneHeld {
 		p := v.held()
-		held := s.PaneFocused.Width(p.width).Height(p.height).Render(p.View(now))
+		held := s.PaneFocused.Width(p.width).Height(p.height).Render(p.View())
 		return lipgloss.JoinVertical(lipgloss.Left, top, held)
 	}
 	det := pane(v.focus == paneDetail).Width(v.detail.width).Height(v.detail.height).Render(v.detail.View())
-	sessNow := v.src.Clock(now)
 	pend := pane(v.focus == panePending).Width(v.pending.width).Height(v.pending.height).
-		Render(v.pending.View(sessNow, v.src.Timeout()))
+		Render(v.pending.View())
 	return lipgloss.JoinVertical(lipgloss.Left, top, lipgloss.JoinHorizontal(lipgloss.Top, det, pend))
 }
 

@@ -41,10 +41,14 @@ type trafficPane struct {
 	measure  []sessions.Entry
 	width    int
 	height   int
+
+	// What it draws: the session's entries, and the view's search.
+	src    *source.Source
+	marked func() *search // the view's search, whose rows have a mark
 }
 
-func newTrafficPane(c *common) *trafficPane {
-	return &trafficPane{c: c, follow: true, showErr: true, flt: mustParse("")}
+func newTrafficPane(c *common, src *source.Source, marked func() *search) *trafficPane {
+	return &trafficPane{c: c, src: src, marked: marked, follow: true, showErr: true, flt: mustParse("")}
 }
 
 func mustParse(s string) *filter.Filter {
@@ -408,7 +412,8 @@ func cutID(id string, w int) string {
 
 // View draws the rows on screen; rows the search marks have a * after
 // their number (a mark that needs no colour).
-func (p *trafficPane) View(x *sessions.Index, started time.Time, marked *search) string {
+func (p *trafficPane) View() string {
+	x, started, marked := p.src.Index, p.src.Started(), p.marked()
 	s := p.c.styles
 	var b strings.Builder
 	c := layoutColumns(p.width, p.wall, p.content)
