@@ -3,6 +3,8 @@ package tui
 import (
 	"time"
 
+	"github.com/rpctap/rpctap/inject"
+
 	"github.com/charmbracelet/lipgloss"
 	"github.com/muesli/termenv"
 )
@@ -43,6 +45,15 @@ const (
 	// A view's, for what its messages change outside it.
 	intentStatus      // text on the status line
 	intentKeepTicking // ticks again: held frames count down
+	// The composer's.
+	intentQuit          // ctrl+c: no text holds it
+	intentHelp          // ? over a list: its keys
+	intentCloseComposer // close the composer
+	intentPick          // fill the composer with the catalog entry pick
+	intentTemplates     // list the session's templates (built in a command)
+	intentEdit          // open the text in $EDITOR
+	intentSend          // send the frames of send through the live tap
+	intentHoldSend      // the text goes in place of a held frame, or answers it (hold)
 )
 
 // An intent is a plain value a pane returns; the root turns it into
@@ -53,4 +64,9 @@ type intent struct {
 	seq    int64
 	target string // for intentOpen: a file path or a socket
 	text   string // for intentStatus
+	// The composer's: what to fill it with, the frames to send, the
+	// frame for a held one.
+	pick *inject.Entry
+	send *injectRequest
+	hold *holdSend
 }

@@ -19,6 +19,7 @@ var (
 	_ pane = (*statsPane)(nil)
 	_ pane = (*holdPane)(nil)
 	_ pane = (*picker)(nil)
+	_ pane = (*composer)(nil)
 )
 
 // A sessionMsg is an async result that belongs to one session view: the

@@ -525,25 +525,9 @@ func (v *sessionView) Update(msg sessionMsg) (intent, tea.Cmd) {
 		return intent{}, tea.Batch(v.traffic.scanDone(v.src, msg), v.loadDetail())
 	case detailLoadedMsg:
 		return v.detail.Update(msg)
-	case previewMsg:
+	case previewMsg, templatesMsg, editorDoneMsg:
 		if v.composer != nil {
-			v.composer.applyPreview(msg)
-		}
-	case templatesMsg:
-		switch {
-		case v.composer == nil:
-		case msg.err != nil:
-			v.composer.note(msg.err.Error())
-		default:
-			v.composer.setTemplates(msg.templates)
-		}
-	case editorDoneMsg:
-		switch {
-		case v.composer == nil:
-		case msg.err != nil:
-			return intent{kind: intentStatus, text: msg.err.Error()}, nil
-		default:
-			return intent{kind: intentStatus}, v.composer.fill(strings.TrimSuffix(msg.text, "\n"), 0)
+			return v.composer.Update(msg)
 		}
 	case holdOpenedMsg:
 		return v.holdOpened(msg)
