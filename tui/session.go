@@ -522,7 +522,8 @@ func (v *sessionView) Update(msg sessionMsg) (intent, tea.Cmd) {
 	case searchDoneMsg:
 		return intent{}, v.searchDone(msg)
 	case scanDoneMsg:
-		return intent{}, tea.Batch(v.traffic.scanDone(v.src, msg), v.loadDetail())
+		in, cmd := v.traffic.Update(msg)
+		return in, tea.Batch(cmd, v.loadDetail())
 	case detailLoadedMsg:
 		return v.detail.Update(msg)
 	case previewMsg, templatesMsg, editorDoneMsg:

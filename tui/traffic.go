@@ -208,9 +208,13 @@ func (p *trafficPane) selectPos(pos int) bool {
 	return false
 }
 
-// Update takes a message while the pane has focus: its keys.
+// Update takes a message of the table's: the rows a background scan
+// found, and its keys while it has focus.
 func (p *trafficPane) Update(msg tea.Msg) (intent, tea.Cmd) {
-	if msg, ok := msg.(tea.KeyMsg); ok {
+	switch msg := msg.(type) {
+	case scanDoneMsg:
+		return intent{}, p.scanDone(p.src, msg)
+	case tea.KeyMsg:
 		return p.key(msg), nil
 	}
 	return intent{}, nil
