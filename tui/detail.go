@@ -177,6 +177,9 @@ func (p *detailPane) ShortHelp() []key.Binding {
 	return []key.Binding{k.Up, k.Down, k.ToggleRaw, k.More, k.PageDown, k.Pair, k.Copy, k.Back, k.Help, k.Quit}
 }
 
+// FullHelp is the ? screen while the pane has focus: the view's keys.
+func (p *detailPane) FullHelp() [][]key.Binding { return p.c.keys.FullHelp() }
+
 func (p *detailPane) View() string {
 	switch {
 	case p.want == detailKey{}:

@@ -1,6 +1,9 @@
 package tui
 
-import tea "github.com/charmbracelet/bubbletea"
+import (
+	"github.com/charmbracelet/bubbles/help"
+	tea "github.com/charmbracelet/bubbletea"
+)
 
 // A pane is one part of a session view: it takes the messages that are
 // its own, keys among them while it has focus, hands back as an intent
@@ -10,6 +13,7 @@ type pane interface {
 	Update(msg tea.Msg) (intent, tea.Cmd)
 	View() string
 	SetSize(w, h int)
+	help.KeyMap // ShortHelp, the footer; FullHelp, the ? screen
 }
 
 var (

@@ -144,6 +144,9 @@ func (p *pendingPane) ShortHelp() []key.Binding {
 	return []key.Binding{k.Up, k.Down, k.Open, k.Back, k.Help, k.Quit}
 }
 
+// FullHelp is the ? screen while the pane has focus: the view's keys.
+func (p *pendingPane) FullHelp() [][]key.Binding { return p.c.keys.FullHelp() }
+
 // View draws the title and the list, at the session's clock (its time
 // since start), against its timeout. The columns give way to a narrow
 // pane: the id drops first, and TIMEOUT shortens to TMO.

@@ -24,6 +24,7 @@ type picker struct {
 	sel     int   // in shown
 	width   int
 	height  int
+	back    bool // there are views to go back to (the root says)
 	lastRef time.Time
 	err     string
 }
@@ -128,8 +129,8 @@ func (p *picker) key(msg tea.KeyMsg) intent {
 }
 
 // ShortHelp is the footer of the picker; back, when there are views to go
-// back to.
-func (p *picker) ShortHelp(back bool) []key.Binding {
+// back to (p.back).
+func (p *picker) ShortHelp() []key.Binding {
 	k := p.c.keys
 	if p.filter.typing {
 		return p.filter.ShortHelp()
@@ -137,7 +138,7 @@ func (p *picker) ShortHelp(back bool) []key.Binding {
 	keys := []key.Binding{k.Up, k.Down, k.Open, k.Filter}
 	if p.filter.active() {
 		keys = append(keys, k.ClearFilter)
-	} else if back {
+	} else if p.back {
 		keys = append(keys, k.Back)
 	}
 	return append(keys, k.Help, k.Quit)

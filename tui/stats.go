@@ -120,6 +120,9 @@ func (p *statsPane) ShortHelp() []key.Binding {
 	return []key.Binding{k.Up, k.Down, k.LeaveStats, k.Help, k.Quit}
 }
 
+// FullHelp is the ? screen while the pane has focus: the view's keys.
+func (p *statsPane) FullHelp() [][]key.Binding { return p.c.keys.FullHelp() }
+
 // statsHist is the height of the latency histogram and its title.
 const statsHist = 2 + 7
 

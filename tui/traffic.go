@@ -51,6 +51,12 @@ func newTrafficPane(c *common, src *source.Source, marked func() *search) *traff
 	return &trafficPane{c: c, src: src, marked: marked, follow: true, showErr: true, flt: mustParse("")}
 }
 
+// ShortHelp is the footer while the table has focus: the view's keys.
+func (p *trafficPane) ShortHelp() []key.Binding { return p.c.keys.ShortHelp() }
+
+// FullHelp is the ? screen while the table has focus: the view's keys.
+func (p *trafficPane) FullHelp() [][]key.Binding { return p.c.keys.FullHelp() }
+
 func mustParse(s string) *filter.Filter {
 	f, err := filter.Parse(s)
 	if err != nil {
