@@ -19,6 +19,7 @@ import (
 // tap's events come in as messages.
 type holdPane struct {
 	c       *common
+	session int             // the view's id, which the tap's events come back with
 	conn    *tap.HoldClient // nil until the connection is open
 	frames  []heldItem      // oldest first
 	filters tap.HoldFilters
@@ -39,7 +40,7 @@ type heldItem struct {
 	decided string
 }
 
-func newHoldPane(c *common) *holdPane { return &holdPane{c: c} }
+func newHoldPane(c *common, session int) *holdPane { return &holdPane{c: c, session: session} }
 
 func (p *holdPane) SetSize(w, h int) { p.width, p.height = w, h }
 
@@ -190,9 +191,25 @@ func (p *holdPane) selected() (heldItem, bool) {
 	return heldItem{}, false
 }
 
-// Update takes a message while the pane has focus: its keys.
+// Update takes a message of the pane's: its intercept connection, the
+// tap's events on it (the frames held, their filters, its notices), and
+// its keys while it has focus.
 func (p *holdPane) Update(msg tea.Msg) (intent, tea.Cmd) {
-	if msg, ok := msg.(tea.KeyMsg); ok {
+	switch msg := msg.(type) {
+	case holdOpenedMsg:
+		p.conn = msg.conn
+		return intent{}, waitHoldCmd(p.session, msg.events)
+	case holdEventMsg:
+		if !msg.ok {
+			p.conn, p.frames = nil, nil
+			p.notice = "the intercept connection ended (the tap is gone?)"
+			return intent{}, nil
+		}
+		p.apply(msg.ev, p.c.now())
+		if msg.events != nil {
+			return intent{kind: intentKeepTicking}, waitHoldCmd(p.session, msg.events)
+		}
+	case tea.KeyMsg:
 		return p.key(msg), nil
 	}
 	return intent{}, nil

@@ -100,7 +100,7 @@ func (v *sessionView) heldRequests() int {
 // held is the view's held pane, made when first needed.
 func (v *sessionView) held() *holdPane {
 	if v.hold == nil {
-		v.hold = newHoldPane(v.c)
+		v.hold = newHoldPane(v.c, v.id)
 		v.setSize(v.width, v.height)
 	}
 	return v.hold
@@ -533,12 +533,16 @@ func (v *sessionView) Update(msg sessionMsg) (intent, tea.Cmd) {
 	case holdOpenedMsg:
 		return v.holdOpened(msg)
 	case holdEventMsg:
-		return v.holdEvent(msg)
+		if !msg.ok && v.hold == nil {
+			return intent{}, nil // the end of a connection no pane shows
+		}
+		return v.held().Update(msg)
 	}
 	return intent{}, nil
 }
 
-// holdOpened takes the intercept connection the held pane asked for.
+// holdOpened takes the intercept connection the held pane asked for to
+// the pane, and sets the filters asked for meanwhile.
 func (v *sessionView) holdOpened(msg holdOpenedMsg) (intent, tea.Cmd) {
 	v.holdOpening = false
 	if msg.err != nil {
@@ -547,27 +551,10 @@ func (v *sessionView) holdOpened(msg holdOpenedMsg) (intent, tea.Cmd) {
 		}
 		return intent{}, nil
 	}
-	v.held().conn = msg.conn
-	cmds := []tea.Cmd{waitHoldCmd(v.id, msg.events)}
+	in, cmd := v.held().Update(msg)
 	if f := v.holdWant; f != nil {
 		v.holdWant = nil
-		cmds = append(cmds, holdActCmd(v.id, msg.conn, func(c *tap.HoldClient) error { return c.SetFilters(f.H2S, f.S2H) }))
+		cmd = tea.Batch(cmd, holdActCmd(v.id, msg.conn, func(c *tap.HoldClient) error { return c.SetFilters(f.H2S, f.S2H) }))
 	}
-	return intent{}, tea.Batch(cmds...)
-}
-
-// holdEvent takes what the tap's intercept said to the held pane.
-func (v *sessionView) holdEvent(msg holdEventMsg) (intent, tea.Cmd) {
-	if !msg.ok {
-		if v.hold != nil {
-			v.hold.conn, v.hold.frames = nil, nil
-			v.hold.notice = "the intercept connection ended (the tap is gone?)"
-		}
-		return intent{}, nil
-	}
-	v.held().apply(msg.ev, v.c.now())
-	if msg.events != nil {
-		return intent{kind: intentKeepTicking}, waitHoldCmd(v.id, msg.events)
-	}
-	return intent{}, nil
+	return in, cmd
 }
