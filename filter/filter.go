@@ -75,6 +75,18 @@ type Frame struct {
 	Payload func() []byte
 }
 
+// CodesOf is the bit set Frame.Codes holds for findings fs: 1<<Code for
+// each code under 64.
+func CodesOf(fs []classify.Finding) uint64 {
+	var c uint64
+	for _, f := range fs {
+		if f.Code < 64 {
+			c |= 1 << f.Code
+		}
+	}
+	return c
+}
+
 // A Filter is a parsed expression. It is immutable, so one Filter may be
 // used from several goroutines at once.
 type Filter struct {

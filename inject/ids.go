@@ -52,6 +52,20 @@ func (a *IDs) See(m *classify.Message) {
 	a.see(m)
 }
 
+// SeeID takes in a frame of the session known only by its kind and its
+// id, as an index keeps it (rawID is the id's JSON text as on the wire,
+// "" for none), by See's rules: what a view that reads no frames back
+// feeds the allocator with.
+func (a *IDs) SeeID(dir classify.Direction, kind classify.Kind, rawID string) {
+	if dir != classify.H2S && dir != classify.S2H || rawID == "" {
+		return
+	}
+	id := classify.RawID([]byte(rawID))
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.seeID(dir, kind, id)
+}
+
 func (a *IDs) see(m *classify.Message) {
 	for i := range m.Members {
 		a.see(&m.Members[i])
@@ -59,24 +73,28 @@ func (a *IDs) see(m *classify.Message) {
 	if !m.HasID() {
 		return
 	}
-	id := m.ID()
+	a.seeID(m.Dir, m.Kind, m.ID())
+}
+
+// seeID takes in a frame of kind with id, sent in dir.
+func (a *IDs) seeID(dir classify.Direction, kind classify.Kind, id classify.ID) {
 	if id.IsString() {
 		if s, ok := classify.StringValue(id.Raw); ok && len(s) > len(idPrefix) && s[:len(idPrefix)] == idPrefix {
 			if n, err := strconv.Atoi(s[len(idPrefix):]); err == nil {
-				a.top[m.Dir] = max(a.top[m.Dir], n)
-				if m.Kind == classify.KindRequest {
-					a.used[m.Dir] = max(a.used[m.Dir], n)
+				a.top[dir] = max(a.top[dir], n)
+				if kind == classify.KindRequest {
+					a.used[dir] = max(a.used[dir], n)
 				}
 			}
 		}
 	}
-	switch m.Kind {
+	switch kind {
 	case classify.KindRequest:
-		if set := a.inFlight[m.Dir]; len(set) < maxInFlight {
+		if set := a.inFlight[dir]; len(set) < maxInFlight {
 			set[id.Key()] = struct{}{}
 		}
 	case classify.KindResponse:
-		delete(a.inFlight[m.Dir.Opposite()], id.Key())
+		delete(a.inFlight[dir.Opposite()], id.Key())
 	}
 }
 

@@ -41,6 +41,31 @@ func LiveTaps() ([]Info, error) {
 	return out, nil
 }
 
+// The request lines of the socket protocol that a client sends as they
+// are (see request): written literally, not marshalled from a request,
+// which would add every other field.
+const (
+	infoLine       = `{"op":"info"}` + "\n"
+	attachLine     = `{"op":"attach"}` + "\n"
+	followFileLine = `{"op":"attach","follow":true}` + "\n"
+)
+
+// Attach connects to the tap of info and asks for its session: the
+// header, every record so far, then each record as it comes (see the
+// socket protocol). Follow is the way to follow a tap that records a
+// file.
+func Attach(info Info) (net.Conn, error) {
+	c, err := Dial(info.Socket)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := c.Write([]byte(attachLine)); err != nil {
+		c.Close()
+		return nil, err
+	}
+	return c, nil
+}
+
 // QueryInfo asks the tap listening on socket for its Info.
 func QueryInfo(socket string) (Info, error) {
 	c, err := Dial(socket)
@@ -49,7 +74,7 @@ func QueryInfo(socket string) (Info, error) {
 	}
 	defer c.Close()
 	c.SetDeadline(time.Now().Add(2 * time.Second))
-	if _, err := c.Write([]byte(`{"op":"info"}` + "\n")); err != nil {
+	if _, err := c.Write([]byte(infoLine)); err != nil {
 		return Info{}, err
 	}
 	line, err := bufio.NewReader(c).ReadBytes('\n')

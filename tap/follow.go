@@ -38,7 +38,7 @@ func Follow(info Info) (*Follower, error) {
 		f.Close()
 		return nil, err
 	}
-	if _, err := io.WriteString(c, `{"op":"attach","follow":true}`+"\n"); err != nil {
+	if _, err := io.WriteString(c, followFileLine); err != nil {
 		f.Close()
 		c.Close()
 		return nil, fmt.Errorf("cannot attach to the tap %s: %w", info.Name, err)

@@ -513,11 +513,7 @@ func (ic *interceptor) filterFrame(dir classify.Direction, m *classify.Message, 
 	if m.Kind == classify.KindResponse && m.HasID() {
 		fr.Method = ic.dirs[dir.Opposite()].methods.take(m.ID().Key())
 	}
-	for _, f := range m.Findings {
-		if f.Code < 64 {
-			fr.Codes |= 1 << f.Code
-		}
-	}
+	fr.Codes = filter.CodesOf(m.Findings)
 	return fr
 }
 

@@ -2,14 +2,13 @@ package tui
 
 import (
 	"os"
-	"strings"
 	"time"
 
 	"github.com/charmbracelet/bubbles/help"
 	"github.com/charmbracelet/bubbles/textinput"
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/lipgloss"
-	"github.com/rpctap/rpctap/tap"
+	"github.com/rpctap/rpctap/source"
 )
 
 // frameTick is how often the program picks up new traffic: render work per
@@ -111,12 +110,13 @@ func WithStatus(msg string) Option { return func(m *Model) { m.status = msg } }
 
 // New builds the program's model for the given sources; with none, it
 // opens on the picker of live taps and recent sessions.
-func New(r *lipgloss.Renderer, sources []*Source, opts ...Option) *Model {
+func New(r *lipgloss.Renderer, sources []*source.Source, opts ...Option) *Model {
 	c := newCommon(r)
 	m := &Model{c: c, help: help.New(), input: textinput.New(), now: time.Now}
 	for _, o := range opts {
 		o(m)
 	}
+	c.now = func() time.Time { return m.now() }
 	for _, src := range sources {
 		m.views = append(m.views, m.newView(src))
 	}
@@ -174,6 +174,24 @@ func (m *Model) view() *sessionView {
 	return nil
 }
 
+// viewByID is the open view with id, or nil when it has closed.
+func (m *Model) viewByID(id int) *sessionView {
+	for _, v := range m.views {
+		if v.id == id {
+			return v
+		}
+	}
+	return nil
+}
+
+// orphan lets go of what a view's message holds when the view has closed
+// before it came: an intercept connection.
+func orphan(msg sessionMsg) {
+	if msg, ok := msg.(holdOpenedMsg); ok && msg.conn != nil {
+		msg.conn.Close()
+	}
+}
+
 func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	switch msg := msg.(type) {
 	case tea.WindowSizeMsg:
@@ -198,86 +216,17 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			cmds = append(cmds, m.nextTick())
 		}
 		return m, tea.Batch(cmds...)
-	case searchDoneMsg:
-		for _, v := range m.views {
-			if v.id == msg.session {
-				return m, v.searchDone(msg)
-			}
+	case sessionMsg:
+		v := m.viewByID(msg.sessionID())
+		if v == nil {
+			orphan(msg)
+			return m, nil
 		}
-		return m, nil
-	case scanDoneMsg:
-		for _, v := range m.views {
-			if v.id == msg.session {
-				return m, tea.Batch(v.traffic.scanDone(v.src, msg), v.loadDetail())
-			}
+		in, cmd := v.Update(msg)
+		if in.kind == intentNone {
+			return m, cmd
 		}
-		return m, nil
-	case detailLoadedMsg:
-		for _, v := range m.views {
-			if v.id == msg.session {
-				v.detail.apply(msg)
-			}
-		}
-		return m, nil
-	case previewMsg:
-		for _, v := range m.views {
-			if v.id == msg.session && v.composer != nil {
-				v.composer.applyPreview(msg)
-			}
-		}
-		return m, nil
-	case templatesMsg:
-		for _, v := range m.views {
-			if v.id != msg.session || v.composer == nil {
-				continue
-			}
-			if msg.err != nil {
-				v.composer.note(msg.err.Error())
-			} else {
-				v.composer.setTemplates(msg.templates)
-			}
-		}
-		return m, nil
-	case holdOpenedMsg:
-		for _, v := range m.views {
-			if v.id == msg.session {
-				v.holdOpening = false
-				if msg.err != nil {
-					if v.focus == paneHeld { // asked for (H), not the header's own look
-						m.status = "cannot intercept: " + msg.err.Error()
-					}
-					return m, nil
-				}
-				v.held().conn = msg.conn
-				cmds := []tea.Cmd{waitHoldCmd(v.id, msg.events)}
-				if f := v.holdWant; f != nil {
-					v.holdWant = nil
-					cmds = append(cmds, holdActCmd(v.id, msg.conn, func(c *tap.HoldClient) error { return c.SetFilters(f.H2S, f.S2H) }))
-				}
-				return m, tea.Batch(cmds...)
-			}
-		}
-		if msg.conn != nil {
-			msg.conn.Close()
-		}
-		return m, nil
-	case holdEventMsg:
-		for _, v := range m.views {
-			if v.id == msg.session {
-				if !msg.ok {
-					if v.hold != nil {
-						v.hold.conn, v.hold.frames = nil, nil
-						v.hold.notice = "the intercept connection ended (the tap is gone?)"
-					}
-					return m, nil
-				}
-				v.held().apply(msg.ev, m.now())
-				if msg.events != nil {
-					return m, tea.Batch(waitHoldCmd(v.id, msg.events), m.keepTicking())
-				}
-			}
-		}
-		return m, nil
+		return m, tea.Batch(cmd, m.do(v, in))
 	case injectDoneMsg:
 		if v := m.view(); v != nil && v.id == msg.session {
 			m.status = msg.text
@@ -296,19 +245,6 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, runEditor(msg.session, msg.path, m.tty)
 	case editorExitedMsg:
 		return m, readEditorFile(msg)
-	case editorDoneMsg:
-		for _, v := range m.views {
-			if v.id != msg.session || v.composer == nil {
-				continue
-			}
-			if msg.err != nil {
-				m.status = msg.err.Error()
-				return m, nil
-			}
-			m.status = ""
-			return m, v.composer.fill(strings.TrimSuffix(msg.text, "\n"), 0)
-		}
-		return m, nil
 	case demoStateMsg:
 		if !msg.ok {
 			return m, nil
@@ -339,7 +275,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 
 // newView opens a view on a source, with an id that routes its async
 // results.
-func (m *Model) newView(src *Source) *sessionView {
+func (m *Model) newView(src *source.Source) *sessionView {
 	m.lastID++
 	return newSessionView(m.lastID, m.c, src)
 }

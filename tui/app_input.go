@@ -8,6 +8,7 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/lipgloss"
 	"github.com/rpctap/rpctap/filter"
+	"github.com/rpctap/rpctap/source"
 	"github.com/rpctap/rpctap/tap"
 )
 
@@ -106,7 +107,7 @@ func (m *Model) runCommand(line string) tea.Cmd {
 			m.layout()
 			return tea.Batch(m.picker.refresh(), m.keepTicking())
 		}
-		src, err := OpenTarget(arg)
+		src, err := source.Open(arg)
 		if err != nil {
 			m.status = err.Error()
 			return nil

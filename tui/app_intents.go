@@ -19,6 +19,11 @@ import (
 // do carries out a pane's intent.
 func (m *Model) do(v *sessionView, in intent) tea.Cmd {
 	switch in.kind {
+	case intentStatus:
+		m.status = in.text
+		return nil
+	case intentKeepTicking:
+		return m.keepTicking()
 	case intentFocusDetail:
 		v.focus = paneDetail
 	case intentJumpPair:
@@ -136,21 +141,21 @@ func (m *Model) composeKey(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
 		return m, nil
 	}
 	in, cmd := v.composer.Update(msg)
-	switch {
-	case in.quit:
+	switch in.kind {
+	case intentQuit:
 		return m, tea.Quit
-	case in.help:
+	case intentHelp:
 		m.showHelp = true
 		return m, nil
-	case in.close:
+	case intentCloseComposer:
 		v.composer = nil
 		m.mode = modeNormal
 		v.setSize(v.width, v.height)
 		return m, v.loadDetail()
-	case in.edit:
+	case intentEdit:
 		m.status = "opening the editor…"
 		return m, writeEditorFile(v.id, v.composer.ta.Value())
-	case in.pick != nil:
+	case intentPick:
 		text, dir, note, err := v.catalogText(*in.pick, v.composer.dir)
 		if err != nil {
 			v.composer.note(err.Error())
@@ -159,9 +164,9 @@ func (m *Model) composeKey(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
 		cmd := v.composer.fill(text, dir)
 		v.composer.note(note)
 		return m, cmd
-	case in.templates:
+	case intentTemplates:
 		return m, templatesCmd(v.id, v.src, v.idsFresh())
-	case in.hold != nil:
+	case intentHoldSend:
 		c := v.held().conn
 		h := *in.hold
 		v.composer = nil
@@ -178,7 +183,7 @@ func (m *Model) composeKey(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
 			}
 			return c.Edit(h.target.n, h.body)
 		})
-	case in.send != nil:
+	case intentSend:
 		m.status = "sending…"
 		return m, injectCmd(v.id, v.src.Socket(), *in.send)
 	}

@@ -5,6 +5,7 @@ import (
 	"github.com/charmbracelet/bubbles/textinput"
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/rpctap/rpctap/classify"
+	"github.com/rpctap/rpctap/source"
 )
 
 // This file holds the keys: how a key message reaches the mode or pane that
@@ -41,7 +42,6 @@ func (m *Model) composerTyping() bool {
 
 // key routes a key: a text input with focus gets every key first.
 func (m *Model) key(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
-	k := m.c.keys
 	m.status = "" // feedback lasts until the next key
 	if m.showHelp {
 		m.showHelp = false // any key closes help
@@ -55,43 +55,60 @@ func (m *Model) key(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
 	case modeCompose:
 		return m.composeKey(msg)
 	case modePicker:
-		// Typed into the filter, q and ? are text; ctrl+c still quits.
-		typing := m.picker.typing()
-		switch {
-		case key.Matches(msg, k.Interrupt), key.Matches(msg, k.Quit) && !typing:
-			return m, tea.Quit
-		case key.Matches(msg, k.Help) && !typing:
-			m.showHelp = true
-			return m, nil
-		case key.Matches(msg, k.Back) && len(m.views) > 0 && !m.picker.filter.active():
-			m.mode = modeNormal
-			return m, nil
-		}
-		in := m.picker.Update(msg)
-		if in.kind == intentOpen {
-			src, err := OpenTarget(in.target)
-			if err != nil {
-				m.status = err.Error()
-				return m, nil
-			}
-			v := m.newView(src)
-			m.views = append(m.views, v)
-			m.active = len(m.views) - 1
-			m.mode = modeNormal
-			m.layout()
-			return m, m.keepTicking()
-		}
-		return m, nil
+		return m.pickerKey(msg)
 	}
 	if m.demoKey(msg) {
 		return m, nil
 	}
+	if cmd, ok := m.globalKey(msg); ok {
+		return m, cmd
+	}
+	return m.viewKey(msg)
+}
+
+// pickerKey handles a key while the picker shows.
+func (m *Model) pickerKey(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
+	k := m.c.keys
+	// Typed into the filter, q and ? are text; ctrl+c still quits.
+	typing := m.picker.typing()
 	switch {
-	case key.Matches(msg, k.Quit):
+	case key.Matches(msg, k.Interrupt), key.Matches(msg, k.Quit) && !typing:
 		return m, tea.Quit
-	case key.Matches(msg, k.Help):
+	case key.Matches(msg, k.Help) && !typing:
 		m.showHelp = true
 		return m, nil
+	case key.Matches(msg, k.Back) && len(m.views) > 0 && !m.picker.filter.active():
+		m.mode = modeNormal
+		return m, nil
+	}
+	in, _ := m.picker.Update(msg)
+	if in.kind == intentOpen {
+		src, err := source.Open(in.target)
+		if err != nil {
+			m.status = err.Error()
+			return m, nil
+		}
+		v := m.newView(src)
+		m.views = append(m.views, v)
+		m.active = len(m.views) - 1
+		m.mode = modeNormal
+		m.layout()
+		return m, m.keepTicking()
+	}
+	return m, nil
+}
+
+// globalKey handles the keys that do the same in every view: help, quit,
+// the filter, the command line, the next and previous session; ok says
+// it took the key.
+func (m *Model) globalKey(msg tea.KeyMsg) (cmd tea.Cmd, ok bool) {
+	k := m.c.keys
+	switch {
+	case key.Matches(msg, k.Quit):
+		return tea.Quit, true
+	case key.Matches(msg, k.Help):
+		m.showHelp = true
+		return nil, true
 	case key.Matches(msg, k.Filter):
 		m.mode = modeFilter
 		m.setSearching(false)
@@ -100,24 +117,32 @@ func (m *Model) key(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
 		}
 		m.input.CursorEnd()
 		m.input.Focus()
-		return m, textinput.Blink
+		return textinput.Blink, true
 	case key.Matches(msg, k.Command):
 		m.mode = modeCommand
 		m.setPrompt(":")
 		m.input.SetValue("")
 		m.input.Focus()
-		return m, textinput.Blink
+		return textinput.Blink, true
 	case key.Matches(msg, k.NextSession):
 		if len(m.views) > 0 {
 			m.active = (m.active + 1) % len(m.views)
 		}
-		return m, nil
+		return nil, true
 	case key.Matches(msg, k.PrevSession):
 		if len(m.views) > 0 {
 			m.active = (m.active + len(m.views) - 1) % len(m.views)
 		}
-		return m, nil
+		return nil, true
 	}
+	return nil, false
+}
+
+// viewKey handles a key of the session view: its panes, the stats, the
+// composer and the held pane, the filter's clearing, and hands the rest
+// to the pane with focus.
+func (m *Model) viewKey(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
+	k := m.c.keys
 	v := m.view()
 	if v == nil {
 		return m, nil
@@ -151,27 +176,12 @@ func (m *Model) key(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
 	case key.Matches(msg, k.Back) && v.focus != paneTraffic:
 		v.focus = paneTraffic
 		return m, nil
-	case key.Matches(msg, k.ToggleRaw) && !v.showStats:
+	case (key.Matches(msg, k.ToggleRaw) || key.Matches(msg, k.More)) && !v.showStats:
 		// The detail pane shows the selected frame whichever pane has
 		// focus: r switches it from the list too.
-		v.detail.raw = !v.detail.raw
-		return m, v.loadDetail()
-	case key.Matches(msg, k.More) && !v.showStats:
-		v.detail.more()
-		return m, v.loadDetail()
+		in, cmd := v.detail.Update(msg)
+		return m, tea.Batch(cmd, m.do(v, in))
 	}
-	var in intent
-	switch {
-	case v.showStats:
-		in = v.stats.Update(msg)
-	case v.focus == paneDetail:
-		in = v.detail.Update(msg)
-	case v.focus == panePending:
-		in = v.pending.Update(msg)
-	case v.focus == paneHeld:
-		in = v.held().Update(msg)
-	default:
-		in = v.traffic.Update(msg)
-	}
-	return m, m.do(v, in)
+	in, cmd := v.focused().Update(msg)
+	return m, tea.Batch(cmd, m.do(v, in))
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/charmbracelet/x/exp/teatest"
 	"github.com/muesli/termenv"
 	"github.com/rpctap/rpctap/classify"
+	"github.com/rpctap/rpctap/source"
 )
 
 func TestMain(m *testing.M) {
@@ -33,9 +34,9 @@ func asciiRenderer() *lipgloss.Renderer {
 	return r
 }
 
-func openFile(t *testing.T, path string) *Source {
+func openFile(t *testing.T, path string) *source.Source {
 	t.Helper()
-	src, err := OpenFile(path, classify.DefaultTimeout)
+	src, err := source.OpenFile(path, classify.DefaultTimeout)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -43,7 +44,7 @@ func openFile(t *testing.T, path string) *Source {
 	return src
 }
 
-func startProgram(t *testing.T, srcs []*Source, w, h int) *teatest.TestModel {
+func startProgram(t *testing.T, srcs []*source.Source, w, h int) *teatest.TestModel {
 	t.Helper()
 	m := New(asciiRenderer(), srcs)
 	return teatest.NewTestModel(t, m, teatest.WithInitialTermSize(w, h))
@@ -78,7 +79,7 @@ func press(s string) tea.KeyMsg {
 // openDemo runs the program on the demo session and waits for its flags.
 func openDemo(t *testing.T, w, h int) *teatest.TestModel {
 	t.Helper()
-	tm := startProgram(t, []*Source{openFile(t, demoSession)}, w, h)
+	tm := startProgram(t, []*source.Source{openFile(t, demoSession)}, w, h)
 	waitFor(t, tm, "UNMATCHED")
 	return tm
 }
@@ -111,7 +112,7 @@ func golden(t *testing.T, got string) {
 }
 
 func TestRecordedSessionShowsTheFourFlagsAtAGlance(t *testing.T) {
-	tm := startProgram(t, []*Source{openFile(t, demoSession)}, 140, 40)
+	tm := startProgram(t, []*source.Source{openFile(t, demoSession)}, 140, 40)
 	// All four flags, and the selected frame's detail loaded.
 	waitFor(t, tm, "UNMATCHED", "INVALID", "TIMEOUT", "OPAQUE", "LEAKY", `"result": {}`)
 	view := finalView(t, tm)
@@ -119,7 +120,7 @@ func TestRecordedSessionShowsTheFourFlagsAtAGlance(t *testing.T) {
 }
 
 func TestViewFitsAfterResize(t *testing.T) {
-	tm := startProgram(t, []*Source{openFile(t, demoSession)}, 140, 40)
+	tm := startProgram(t, []*source.Source{openFile(t, demoSession)}, 140, 40)
 	waitFor(t, tm, "UNMATCHED", `"result": {}`)
 	tm.Send(tea.WindowSizeMsg{Width: 90, Height: 24})
 	waitFor(t, tm, "#19  server") // redrawn at the new size
@@ -199,7 +200,7 @@ func TestNewTrafficNeverMovesTheSelectionUnlessFollowing(t *testing.T) {
 	}
 	write(1, 6)
 	// No tap writes the file: it is followed as tail -f follows it.
-	tm := startProgram(t, []*Source{openFollowing(t, path)}, 120, 30)
+	tm := startProgram(t, []*source.Source{openFollowing(t, path)}, 120, 30)
 	waitFor(t, tm, "m5", "#6  host → server") // following: the last frame is selected
 	tm.Send(press("k"))                       // select #5: following lets go
 	waitFor(t, tm, "#5  host → server")
@@ -233,7 +234,7 @@ func TestPeerTextNeverReachesTheTerminalRaw(t *testing.T) {
 	// Raw bytes too: an ESC and a C1 control straight in the stderr text.
 	b.WriteString(`{"t":9000,"dir":"err","frame":"raw \u001b[31mred\u001b[0m and \u009b and \u202e"}` + "\n")
 	os.WriteFile(path, []byte(b.String()), 0o600)
-	tm := startProgram(t, []*Source{openFile(t, path)}, 200, 60)
+	tm := startProgram(t, []*source.Source{openFile(t, path)}, 200, 60)
 	waitFor(t, tm, "big")
 	for _, seq := range []string{"goto 2", "goto 3", "goto 4", "goto 5", "goto 6"} {
 		enter(tm, ":", seq)
@@ -339,7 +340,7 @@ func TestViewShowsAPeersBackslashApartFromRealControls(t *testing.T) {
 	b.WriteString(`{"t":2000,"dir":"s2h","frame":"{\"jsonrpc\":\"2.0\",\"method\":\"real\\u001b[2J\",\"params\":{\"a\":\"q\\\"\\n` + "\u202e" + `\"}}"}` + "\n")
 	os.WriteFile(path, []byte(b.String()), 0o600)
 	for _, raw := range []bool{false, true} {
-		tm := startProgram(t, []*Source{openFile(t, path)}, 160, 40)
+		tm := startProgram(t, []*source.Source{openFile(t, path)}, 160, 40)
 		waitFor(t, tm, "real")
 		enter(tm, ":", "goto 3")
 		want := `"a": "q\"\n\u202e"`
@@ -406,7 +407,7 @@ func bigSession(t *testing.T) string {
 // of lines goes, in lines that fit the pane; the pane says how much it
 // shows, and m shows more.
 func TestAHugeFrameIsLaidOutAsFarAsTheScreenNeeds(t *testing.T) {
-	tm := startProgram(t, []*Source{openFile(t, bigSession(t))}, 80, 24)
+	tm := startProgram(t, []*source.Source{openFile(t, bigSession(t))}, 80, 24)
 	waitFor(t, tm, "#7  server → host")
 	tm.Send(press("k"))
 	tm.Send(press("k"))
@@ -510,7 +511,7 @@ func TestEveryViewFitsTheDefaultTerminal(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			tm := startProgram(t, []*Source{openFile(t, demoSession)}, 80, 24)
+			tm := startProgram(t, []*source.Source{openFile(t, demoSession)}, 80, 24)
 			waitFor(t, tm, "INVALID")
 			for _, k := range c.keys {
 				tm.Send(press(k))
@@ -558,7 +559,7 @@ func TestEveryViewFitsASmallTerminal(t *testing.T) {
 			if c.name == "nothing pending" {
 				path, header = answered, "server"
 			}
-			tm := startProgram(t, []*Source{openFile(t, path)}, 40, 12)
+			tm := startProgram(t, []*source.Source{openFile(t, path)}, 40, 12)
 			waitFor(t, tm, "recorded", "Pending (")
 			for _, k := range c.keys {
 				tm.Send(press(k))
@@ -581,7 +582,7 @@ func TestEveryViewFitsASmallTerminal(t *testing.T) {
 // The header counts the peers' errors; findings about frames the user
 // injected or edited are apart, as check tells them apart.
 func TestTheHeaderCountsTheUsersFindingsApart(t *testing.T) {
-	tm := startProgram(t, []*Source{openFile(t, "../testdata/sessions/fates/user-actions.jsonl")}, 120, 30)
+	tm := startProgram(t, []*source.Source{openFile(t, "../testdata/sessions/fates/user-actions.jsonl")}, 120, 30)
 	waitFor(t, tm, "0 err", "1 warn", "2 yours")
 	finalView(t, tm)
 }

@@ -42,7 +42,7 @@ func (m *Model) View() string {
 	}
 	v := m.view()
 	header := v.header(m.now(), m.active, len(m.views))
-	body := v.View(m.now())
+	body := v.View()
 	if m.demo != nil {
 		return lipgloss.JoinVertical(lipgloss.Left, header, body, m.demoBar(), m.filterLine(v), m.footer())
 	}
@@ -188,18 +188,11 @@ func (m *Model) footer() string {
 		keys = v.composer.ShortHelp()
 	case m.mode == modePicker || v == nil:
 		if m.picker != nil {
-			keys = m.picker.ShortHelp(len(m.views) > 0)
+			m.picker.back = len(m.views) > 0
+			keys = m.picker.ShortHelp()
 		}
-	case v.showStats:
-		keys = v.stats.ShortHelp()
-	case v.focus == paneDetail:
-		keys = v.detail.ShortHelp()
-	case v.focus == panePending:
-		keys = v.pending.ShortHelp()
-	case v.focus == paneHeld:
-		keys = v.held().ShortHelp()
 	default:
-		keys = m.c.keys.ShortHelp()
+		keys = v.focused().ShortHelp()
 	}
 	return m.c.styles.Footer.Render(m.footerKeys(keys))
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	tea "github.com/charmbracelet/bubbletea"
+	"github.com/rpctap/rpctap/source"
 )
 
 // The selected frame goes to the clipboard as an OSC 52 sequence written
@@ -29,7 +30,7 @@ type copyDoneMsg struct {
 // copyFrame copies the record at index position pos (line seq) of src to
 // the clipboard through out, the terminal, unless tmux would drop the
 // sequence.
-func copyFrame(session int, src *Source, pos int, seq int64, out io.Writer) tea.Msg {
+func copyFrame(session int, src *source.Source, pos int, seq int64, out io.Writer) tea.Msg {
 	ev, err := src.Record(pos)
 	if err != nil {
 		return copyDoneMsg{session, "cannot read the frame: " + err.Error()}

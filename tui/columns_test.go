@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/charmbracelet/lipgloss"
+	"github.com/rpctap/rpctap/source"
 )
 
 // playHostSession is a session of the host rpctap plays: its ids all
@@ -70,7 +71,7 @@ func TestColumnsFollowWhatTheyShow(t *testing.T) {
 
 	path := playHostSession(t)
 	for _, size := range [][2]int{{80, 24}, {120, 40}, {200, 50}} {
-		tm := startProgram(t, []*Source{openFile(t, path)}, size[0], size[1])
+		tm := startProgram(t, []*source.Source{openFile(t, path)}, size[0], size[1])
 		waitFor(t, tm, "recorded", `ost-12"`)
 		tm.Send(press("g"))
 		view := finalView(t, tm)

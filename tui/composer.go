@@ -116,18 +116,6 @@ func (p *composer) SetSize(w, h int) {
 // warning.
 const composerLines = 3
 
-// A composerIntent is what the composer asks the root to do.
-type composerIntent struct {
-	quit      bool // ctrl+c: no text holds it
-	close     bool
-	help      bool          // ? over a list: its keys
-	pick      *inject.Entry // fill the composer with this catalog entry
-	templates bool          // list the session's templates (built in a command)
-	edit      bool          // open the text in $EDITOR
-	send      *injectRequest
-	hold      *holdSend // the text goes in place of a held frame, or answers it
-}
-
 // holdTarget is the held frame a composer's text is for: in its place
 // (edit), or answering it in its receiver's place (reply).
 type holdTarget struct {
@@ -156,31 +144,54 @@ type injectFrame struct {
 	id      string // the request's id, for the status line
 }
 
-// Update handles a key: the composer's own, else the text area's.
-func (p *composer) Update(msg tea.KeyMsg) (composerIntent, tea.Cmd) {
+// Update takes a message of the composer's: its preview, the session's
+// templates, the text back from the editor, and keys.
+func (p *composer) Update(msg tea.Msg) (intent, tea.Cmd) {
+	switch msg := msg.(type) {
+	case previewMsg:
+		p.applyPreview(msg)
+	case templatesMsg:
+		if msg.err != nil {
+			p.note(msg.err.Error())
+		} else {
+			p.setTemplates(msg.templates)
+		}
+	case editorDoneMsg:
+		if msg.err != nil {
+			return intent{kind: intentStatus, text: msg.err.Error()}, nil
+		}
+		return intent{kind: intentStatus}, p.fill(strings.TrimSuffix(msg.text, "\n"), 0)
+	case tea.KeyMsg:
+		return p.key(msg)
+	}
+	return intent{}, nil
+}
+
+// key handles a key: the composer's own, else the text area's.
+func (p *composer) key(msg tea.KeyMsg) (intent, tea.Cmd) {
 	k := p.c.keys
 	if p.picking != pickNone {
 		return p.pickKey(msg)
 	}
 	switch {
 	case key.Matches(msg, k.Interrupt):
-		return composerIntent{quit: true}, nil
+		return intent{kind: intentQuit}, nil
 	case key.Matches(msg, k.ComposeCatalog):
 		p.openList(pickCatalog)
-		return composerIntent{}, nil
+		return intent{}, nil
 	case key.Matches(msg, k.ComposeTemplates):
 		p.note("reading the session for templates…")
-		return composerIntent{templates: true}, nil
+		return intent{kind: intentTemplates}, nil
 	case key.Matches(msg, k.ComposeForward):
 		p.forward = !p.forward
-		return composerIntent{}, nil
+		return intent{}, nil
 	case key.Matches(msg, k.ComposeEditor):
-		return composerIntent{edit: true}, nil
+		return intent{kind: intentEdit}, nil
 	case key.Matches(msg, k.ComposeClose):
-		return composerIntent{close: true}, nil
+		return intent{kind: intentCloseComposer}, nil
 	case key.Matches(msg, k.ComposeDir):
 		p.dir = p.dir.Opposite()
-		return composerIntent{}, p.changed()
+		return intent{}, p.changed()
 	case key.Matches(msg, k.ComposeSend):
 		return p.send(), nil
 	}
@@ -188,9 +199,9 @@ func (p *composer) Update(msg tea.KeyMsg) (composerIntent, tea.Cmd) {
 	var cmd tea.Cmd
 	p.ta, cmd = p.ta.Update(msg)
 	if p.ta.Value() != before {
-		return composerIntent{}, tea.Batch(cmd, p.changed())
+		return intent{}, tea.Batch(cmd, p.changed())
 	}
-	return composerIntent{}, cmd
+	return intent{}, cmd
 }
 
 // openList shows a list in place of the text, unfiltered, its first
@@ -224,21 +235,21 @@ func (p *composer) refilter() {
 
 // pickKey handles a key while a list shows: move, filter, pick, or go
 // back to the text.
-func (p *composer) pickKey(msg tea.KeyMsg) (composerIntent, tea.Cmd) {
+func (p *composer) pickKey(msg tea.KeyMsg) (intent, tea.Cmd) {
 	k := p.c.keys
 	if key.Matches(msg, k.Interrupt) {
-		return composerIntent{quit: true}, nil
+		return intent{kind: intentQuit}, nil
 	}
 	if took, changed := p.filter.key(msg); took {
 		if changed {
 			p.refilter()
 		}
-		return composerIntent{}, nil
+		return intent{}, nil
 	}
 	n := p.listLen()
 	switch {
 	case key.Matches(msg, k.Help):
-		return composerIntent{help: true}, nil
+		return intent{kind: intentHelp}, nil
 	case key.Matches(msg, k.ComposeClose), key.Matches(msg, k.ComposeCatalog) && p.picking == pickCatalog,
 		key.Matches(msg, k.ComposeTemplates) && p.picking == pickTemplates:
 		p.picking = pickNone
@@ -253,7 +264,7 @@ func (p *composer) pickKey(msg tea.KeyMsg) (composerIntent, tea.Cmd) {
 		p.filter.reset()
 		if list == pickCatalog {
 			e := p.catalog[i]
-			return composerIntent{pick: &e}, nil
+			return intent{kind: intentPick, pick: &e}, nil
 		}
 		t := p.templates[i]
 		m := classify.Classify(t.Body, t.Dir, classify.JSONRPC)
@@ -262,9 +273,9 @@ func (p *composer) pickKey(msg tea.KeyMsg) (composerIntent, tea.Cmd) {
 		}
 		cmd := p.fill(inject.FormatRaw([][]byte{t.Body}), t.Dir)
 		p.note("template " + classify.EscapeString(t.Name, 60) + ": edit the placeholders, then ctrl+s")
-		return composerIntent{}, cmd
+		return intent{}, cmd
 	}
-	return composerIntent{}, nil
+	return intent{}, nil
 }
 
 // listLen is how many entries of the list show.
@@ -336,20 +347,20 @@ func (p *composer) listView() string {
 // tap cannot take, a preview not ready, a warning (or a partial frame)
 // not yet confirmed. A request whose id the view gave out and that was
 // sent already gets a fresh id now, and the text shows it.
-func (p *composer) send() composerIntent {
+func (p *composer) send() intent {
 	switch {
 	case strings.TrimSpace(p.ta.Value()) == "":
 		p.note("write a frame first, as in " + p.ta.Placeholder)
-		return composerIntent{}
+		return intent{}
 	case !p.ready:
 		p.note("the preview is not ready yet; press ctrl+s again in a moment")
-		return composerIntent{}
+		return intent{}
 	case p.parse != nil:
 		p.note("not sent: " + p.parse.Error())
-		return composerIntent{}
+		return intent{}
 	case len(p.frames) == 0:
 		p.note("write a frame first, as in " + p.ta.Placeholder)
-		return composerIntent{}
+		return intent{}
 	}
 	if w := p.warning(); w != "" && !p.armed {
 		p.armed = true
@@ -358,17 +369,17 @@ func (p *composer) send() composerIntent {
 		} else {
 			p.note("ctrl+s again sends it anyway: " + w)
 		}
-		return composerIntent{}
+		return intent{}
 	}
 	if p.target != nil {
 		// In place of a held frame, or its answer: one frame, with the
 		// id as written (the reply carries the request's).
 		if len(p.frames) != 1 {
 			p.note(fmt.Sprintf("held #%d takes one frame in its place; this text holds %d", p.target.n, len(p.frames)))
-			return composerIntent{}
+			return intent{}
 		}
 		p.armed, p.noteText = false, ""
-		return composerIntent{hold: &holdSend{target: *p.target, body: p.frames[0].Body}}
+		return intent{kind: intentHoldSend, hold: &holdSend{target: *p.target, body: p.frames[0].Body}}
 	}
 	frames := p.freshIDs()
 	req := &injectRequest{dir: p.dir}
@@ -376,13 +387,13 @@ func (p *composer) send() composerIntent {
 		wire := inject.Wire(frames, p.framing())
 		f := injectFrame{bytes: wire, raw: true, force: p.preview.Partial != ""}
 		if pieces, _ := inject.SplitWire(wire, p.framing()); len(pieces) == 1 && !pieces[0].Open {
-			f.id, f.capture = p.requestID(pieces[0].Body())
+			f.id, f.capture = inject.RequestID(pieces[0].Body(), p.dir)
 		}
 		req.frames = []injectFrame{f}
 	} else {
 		for _, fr := range frames {
 			f := injectFrame{bytes: fr.Body}
-			f.id, f.capture = p.requestID(fr.Body)
+			f.id, f.capture = inject.RequestID(fr.Body, p.dir)
 			req.frames = append(req.frames, f)
 		}
 	}
@@ -396,7 +407,7 @@ func (p *composer) send() composerIntent {
 		p.opts.IDs.See(&m)
 	}
 	p.armed, p.noteText, p.forward = false, "", false
-	return composerIntent{send: req}
+	return intent{kind: intentSend, send: req}
 }
 
 // framing is the framing of the stream the frames go on, in their
@@ -419,42 +430,15 @@ func (p *composer) needsRaw(frames []inject.Frame) bool {
 	return false
 }
 
-// requestID is a request's id (JSON text), and whether it is one whose
-// answer can be captured.
-func (p *composer) requestID(body []byte) (string, bool) {
-	m := classify.Classify(body, p.dir, classify.JSONRPC)
-	if m.Kind != classify.KindRequest || !m.HasID() {
-		return "", false
-	}
-	return string(m.ID().Raw), true
-}
-
 // freshIDs gives each request whose id the view gave out, and which was
 // sent already, a fresh id, in the frames and in the text.
 func (p *composer) freshIDs() []inject.Frame {
-	frames := append([]inject.Frame(nil), p.frames...)
-	text := p.ta.Value()
-	changed := false
-	for i, f := range frames {
-		m := classify.Classify(f.Body, p.dir, classify.JSONRPC)
-		if m.Kind != classify.KindRequest || !m.HasID() {
-			continue
+	frames, renamed := p.opts.IDs.Refresh(p.frames, p.dir, p.given)
+	if len(renamed) > 0 {
+		text := p.ta.Value()
+		for _, r := range renamed {
+			text = strings.Replace(text, r[0], r[1], 1)
 		}
-		old := string(m.ID().Raw)
-		if !p.given[old] || !p.opts.IDs.Used(p.dir, m.ID().Raw) {
-			continue
-		}
-		id := p.opts.IDs.Next(p.dir)
-		body, err := inject.Resend(&m, id)
-		if err != nil {
-			continue
-		}
-		frames[i].Body = body
-		p.given[id] = true
-		text = strings.Replace(text, old, id, 1)
-		changed = true
-	}
-	if changed {
 		p.ta.SetValue(text)
 		p.changed()
 	}
@@ -464,11 +448,8 @@ func (p *composer) freshIDs() []inject.Frame {
 // reused names the first request whose id the view gave out and which
 // was sent already: ctrl+s gives it a fresh one.
 func (p *composer) reused() string {
-	for _, f := range p.frames {
-		m := classify.Classify(f.Body, p.dir, classify.JSONRPC)
-		if m.Kind == classify.KindRequest && m.HasID() && p.given[string(m.ID().Raw)] && p.opts.IDs.Used(p.dir, m.ID().Raw) {
-			return classify.Escape(m.ID().Raw, 40)
-		}
+	if id := p.opts.IDs.Reused(p.frames, p.dir, p.given); id != "" {
+		return classify.Escape([]byte(id), 40)
 	}
 	return ""
 }

@@ -16,12 +16,13 @@ import (
 	"github.com/rpctap/rpctap/classify"
 	"github.com/rpctap/rpctap/inject"
 	"github.com/rpctap/rpctap/sessions"
+	"github.com/rpctap/rpctap/source"
 	"github.com/rpctap/rpctap/tap"
 )
 
 // openLiveComposer runs the view on a live tap (cat as the server) and
 // opens the composer with i.
-func openLiveComposer(t *testing.T, w, h int) (*teatest.TestModel, *Source) {
+func openLiveComposer(t *testing.T, w, h int) (*teatest.TestModel, *source.Source) {
 	t.Helper()
 	return composerAfter(t, w, h)
 }
@@ -63,12 +64,12 @@ func TestComposerPreviewsEachDirectionInItsOwnFraming(t *testing.T) {
 	} {
 		info, host := startLiveTapWith(t, tap.Options{Record: true, Path: filepath.Join(t.TempDir(), "live.jsonl"), Framing: classify.FramingAuto,
 			Argv: []string{"sh", "-c", c.server}})
-		src, err := OpenLive(info, time.Minute)
+		src, err := source.OpenLive(info, time.Minute)
 		if err != nil {
 			t.Fatal(err)
 		}
 		t.Cleanup(src.Close)
-		tm := startProgram(t, []*Source{src}, 140, 40)
+		tm := startProgram(t, []*source.Source{src}, 140, 40)
 		body := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}`
 		io.WriteString(host, fmt.Sprintf("Content-Length: %d\r\n\r\n%s", len(body), body))
 		waitFor(t, tm, "initialize", c.says, "live")
@@ -233,7 +234,7 @@ func TestComposerSendsRawEscapesAsTheBytesTyped(t *testing.T) {
 }
 
 // waitRecorded waits until the session file of src holds each of what.
-func waitRecorded(t *testing.T, src *Source, what ...string) []byte {
+func waitRecorded(t *testing.T, src *source.Source, what ...string) []byte {
 	t.Helper()
 	deadline := time.Now().Add(15 * time.Second)
 	for {
@@ -279,16 +280,16 @@ var answeringServer = []string{"sed", "-u",
 
 // openAnswering runs the view on a live tap in front of answeringServer,
 // after the host listed the tools, and opens the composer.
-func openAnswering(t *testing.T, w, h int) (*teatest.TestModel, *Source) {
+func openAnswering(t *testing.T, w, h int) (*teatest.TestModel, *source.Source) {
 	t.Helper()
 	info, host := startLiveTapWith(t, tap.Options{Argv: answeringServer, Record: true, Path: filepath.Join(t.TempDir(), "live.jsonl"), Timeout: time.Minute})
-	src, err := OpenLive(info, time.Minute)
+	src, err := source.OpenLive(info, time.Minute)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(src.Close)
 	io.WriteString(host, `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`+"\n")
-	tm := startProgram(t, []*Source{src}, w, h)
+	tm := startProgram(t, []*source.Source{src}, w, h)
 	waitFor(t, tm, "tools/list", "live")
 	tm.Send(press("i"))
 	waitFor(t, tm, "to the server, as if from the host")
@@ -415,22 +416,22 @@ func TestComposerPreviewsALargeFrameOffUpdate(t *testing.T) {
 
 // liveView runs the view at w×h on a live tap with cat as its server,
 // whose host writes to host.
-func liveView(t *testing.T, w, h int) (tm *teatest.TestModel, src *Source, host io.WriteCloser) {
+func liveView(t *testing.T, w, h int) (tm *teatest.TestModel, src *source.Source, host io.WriteCloser) {
 	t.Helper()
 	info, host := startLiveTap(t)
-	src, err := OpenLive(info, time.Minute)
+	src, err := source.OpenLive(info, time.Minute)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(src.Close)
-	return startProgram(t, []*Source{src}, w, h), src, host
+	return startProgram(t, []*source.Source{src}, w, h), src, host
 }
 
 // composerAfter runs the view at w×h on a live tap (cat as the server)
 // whose host wrote frames, which cat echoes (a request and its answer
 // pair as the server's), and opens the composer once the last shows.
 // openLiveComposer is it with no frames.
-func composerAfter(t *testing.T, w, h int, frames ...string) (*teatest.TestModel, *Source) {
+func composerAfter(t *testing.T, w, h int, frames ...string) (*teatest.TestModel, *source.Source) {
 	t.Helper()
 	tm, src, host := liveView(t, w, h)
 	waitFor(t, tm, "live")

@@ -8,6 +8,7 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/x/ansi"
 	"github.com/charmbracelet/x/exp/teatest"
+	"github.com/rpctap/rpctap/source"
 )
 
 // fakeDemo records the keys that reach a demo.
@@ -38,7 +39,7 @@ func (d *fakeDemo) got() string {
 func TestDemoBarShowsTheStepAndTakesItsKeys(t *testing.T) {
 	d := &fakeDemo{}
 	states := make(chan DemoState, 1)
-	m := New(asciiRenderer(), []*Source{openFile(t, demoSession)}, WithDemo(d, states))
+	m := New(asciiRenderer(), []*source.Source{openFile(t, demoSession)}, WithDemo(d, states))
 	tm := teatest.NewTestModel(t, m, teatest.WithInitialTermSize(80, 24))
 	states <- DemoState{Step: 12, Steps: 49, Name: "leaky-error", Caption: "The server answers a call with leaky error. A response is never answered; an error's text should not show stack frames or file paths: handler text can name a host's internals to a third-party peer.",
 		Outcome: "Came back: error -32603 TypeError: cannot read properties of undefined …"}
@@ -75,7 +76,7 @@ func TestDemoBarShowsTheStepAndTakesItsKeys(t *testing.T) {
 // the screen's first line.
 func TestDemoFitsASmallTerminal(t *testing.T) {
 	states := make(chan DemoState, 1)
-	m := New(asciiRenderer(), []*Source{openFile(t, demoSession)}, WithDemo(&fakeDemo{}, states))
+	m := New(asciiRenderer(), []*source.Source{openFile(t, demoSession)}, WithDemo(&fakeDemo{}, states))
 	tm := teatest.NewTestModel(t, m, teatest.WithInitialTermSize(40, 12))
 	states <- DemoState{Step: 4, Steps: 49, Name: "progress", Caption: "The server reports progress three times before it answers: each notification names the request's progressToken.",
 		Outcome: "Came back: a notification"}

@@ -11,6 +11,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 	"github.com/rpctap/rpctap/classify"
 	"github.com/rpctap/rpctap/sessions"
+	"github.com/rpctap/rpctap/source"
 )
 
 // detailPane shows one frame: pretty and highlighted, or its raw bytes; its
@@ -68,7 +69,7 @@ type detailLoadedMsg struct {
 // load asks for the entry at pos: from the cache, or from a command that
 // reads and lays it out. Until that command reports, the pane says it is
 // rendering the frame (or keeps showing the same frame, laid out before).
-func (p *detailPane) load(session int, src *Source, pos int) tea.Cmd {
+func (p *detailPane) load(session int, src *source.Source, pos int) tea.Cmd {
 	if pos < 0 {
 		p.want, p.shown = detailKey{}, detailKey{}
 		p.vp.SetContent("")
@@ -128,9 +129,27 @@ func (p *detailPane) show(msg detailLoadedMsg) {
 // more lays out twice as much of the frame.
 func (p *detailPane) more() { p.limit *= 2 }
 
-func (p *detailPane) Update(msg tea.KeyMsg) intent {
+// Update takes a message of the pane's: a frame it loaded, and its keys;
+// the raw and more keys come whichever pane has focus, and the root then
+// loads the frame again.
+func (p *detailPane) Update(msg tea.Msg) (intent, tea.Cmd) {
+	switch msg := msg.(type) {
+	case detailLoadedMsg:
+		p.apply(msg)
+	case tea.KeyMsg:
+		return p.key(msg), nil
+	}
+	return intent{}, nil
+}
+
+// key handles a key of the pane's.
+func (p *detailPane) key(msg tea.KeyMsg) intent {
 	k := p.c.keys
 	switch {
+	case key.Matches(msg, k.ToggleRaw):
+		p.raw = !p.raw
+	case key.Matches(msg, k.More):
+		p.more()
 	case key.Matches(msg, k.Pair):
 		return intent{kind: intentJumpPair}
 	case key.Matches(msg, k.Up):
@@ -158,6 +177,9 @@ func (p *detailPane) ShortHelp() []key.Binding {
 	return []key.Binding{k.Up, k.Down, k.ToggleRaw, k.More, k.PageDown, k.Pair, k.Copy, k.Back, k.Help, k.Quit}
 }
 
+// FullHelp is the ? screen while the pane has focus: the view's keys.
+func (p *detailPane) FullHelp() [][]key.Binding { return p.c.keys.FullHelp() }
+
 func (p *detailPane) View() string {
 	switch {
 	case p.want == detailKey{}:
@@ -171,7 +193,7 @@ func (p *detailPane) View() string {
 // renderDetail lays out everything known about one frame, in lines of at
 // most width cells, the frame itself as far as limit lines go. It reads the
 // frame back from the session file: run it in a command.
-func renderDetail(c *common, src *Source, pos int, raw bool, width, limit int) string {
+func renderDetail(c *common, src *source.Source, pos int, raw bool, width, limit int) string {
 	s := c.styles
 	x := src.Index
 	started := src.Started()

@@ -7,12 +7,14 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/rpctap/rpctap/source"
 )
 
 // openFollowing opens a session file that is followed whatever writes it.
-func openFollowing(t *testing.T, path string) *Source {
+func openFollowing(t *testing.T, path string) *source.Source {
 	t.Helper()
-	src, err := OpenTargetFollowing(path)
+	src, err := source.OpenFollowing(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -22,7 +24,7 @@ func openFollowing(t *testing.T, path string) *Source {
 
 // waitEnded waits until src has read all it will, failing after a
 // generous failsafe.
-func waitEnded(t *testing.T, src *Source) {
+func waitEnded(t *testing.T, src *source.Source) {
 	t.Helper()
 	for deadline := time.Now().Add(20 * time.Second); !src.Ended(); time.Sleep(10 * time.Millisecond) {
 		if time.Now().After(deadline) {
@@ -63,7 +65,7 @@ func TestDamagedSessionFileEndsAndSaysItHasNoExitRecord(t *testing.T) {
 		}
 	}
 	path := filepath.Join(dir, "cut mid-line.jsonl")
-	tm := startProgram(t, []*Source{openFile(t, path)}, 140, 36)
+	tm := startProgram(t, []*source.Source{openFile(t, path)}, 140, 36)
 	waitFor(t, tm, "ended without an exit record")
 	finalView(t, tm)
 }
@@ -75,7 +77,7 @@ func TestFileOfALiveTapIsFollowedUntilItsExitRecord(t *testing.T) {
 	info, host := startLiveTap(t)
 	io.WriteString(host, `{"jsonrpc":"2.0","id":1,"method":"ping"}`+"\n")
 	src := openFile(t, info.Session)
-	tm := startProgram(t, []*Source{src}, 140, 36)
+	tm := startProgram(t, []*source.Source{src}, 140, 36)
 	waitFor(t, tm, "following")
 	io.WriteString(host, `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`+"\n")
 	waitFor(t, tm, "tools/list")

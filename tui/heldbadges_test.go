@@ -9,6 +9,7 @@ import (
 
 	"github.com/rpctap/rpctap/filter"
 	"github.com/rpctap/rpctap/sessions"
+	"github.com/rpctap/rpctap/source"
 )
 
 // heldSession is a recording whose frames were held, one for each thing
@@ -42,7 +43,7 @@ func TestTrafficRowsSayWhatBecameOfEachHeldFrame(t *testing.T) {
 		{80, 24, []string{"HELD", "HLD EDT RED", "HELD DROPPED", "HELD ANSWERED", "HELD EXPIRED", "HELD DETACHED"}},
 		{140, 40, []string{"HELD", "HELD EDITED REDACTED", "HELD DROPPED", "HELD ANSWERED", "HELD EXPIRED", "HELD DETACHED"}},
 	} {
-		tm := startProgram(t, []*Source{openFile(t, path)}, c.w, c.h)
+		tm := startProgram(t, []*source.Source{openFile(t, path)}, c.w, c.h)
 		waitFor(t, tm, "plain/g")
 		if c.h < 30 {
 			enter(tm, "/", "kind:request") // the six held requests fill the pane
@@ -120,7 +121,7 @@ func TestARowsBadgesSayItsFateAsTheFilterReadsIt(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			match := f.Match(FilterFrame(&e, nil))
+			match := f.Match(source.FilterFrame(&e, nil))
 			said[b.word] = said[b.word] || match
 			if b.badge == "" {
 				if match != (e.Src == sessions.SrcInject) {

@@ -19,6 +19,7 @@ import (
 // tap's events come in as messages.
 type holdPane struct {
 	c       *common
+	session int             // the view's id, which the tap's events come back with
 	conn    *tap.HoldClient // nil until the connection is open
 	frames  []heldItem      // oldest first
 	filters tap.HoldFilters
@@ -39,7 +40,7 @@ type heldItem struct {
 	decided string
 }
 
-func newHoldPane(c *common) *holdPane { return &holdPane{c: c} }
+func newHoldPane(c *common, session int) *holdPane { return &holdPane{c: c, session: session} }
 
 func (p *holdPane) SetSize(w, h int) { p.width, p.height = w, h }
 
@@ -190,8 +191,32 @@ func (p *holdPane) selected() (heldItem, bool) {
 	return heldItem{}, false
 }
 
-// Update handles a key while the pane has focus.
-func (p *holdPane) Update(msg tea.KeyMsg) intent {
+// Update takes a message of the pane's: its intercept connection, the
+// tap's events on it (the frames held, their filters, its notices), and
+// its keys while it has focus.
+func (p *holdPane) Update(msg tea.Msg) (intent, tea.Cmd) {
+	switch msg := msg.(type) {
+	case holdOpenedMsg:
+		p.conn = msg.conn
+		return intent{}, waitHoldCmd(p.session, msg.events)
+	case holdEventMsg:
+		if !msg.ok {
+			p.conn, p.frames = nil, nil
+			p.notice = "the intercept connection ended (the tap is gone?)"
+			return intent{}, nil
+		}
+		p.apply(msg.ev, p.c.now())
+		if msg.events != nil {
+			return intent{kind: intentKeepTicking}, waitHoldCmd(p.session, msg.events)
+		}
+	case tea.KeyMsg:
+		return p.key(msg), nil
+	}
+	return intent{}, nil
+}
+
+// key handles a key while the pane has focus.
+func (p *holdPane) key(msg tea.KeyMsg) intent {
 	k := p.c.keys
 	switch {
 	case key.Matches(msg, k.Up):
@@ -289,7 +314,8 @@ func (p *holdPane) FullHelp() [][]key.Binding {
 // View draws the pane: the filters, the frames held (oldest first) with
 // the seconds each may still be held, the selected one's bytes, and the
 // last notice.
-func (p *holdPane) View(now time.Time) string {
+func (p *holdPane) View() string {
+	now := p.c.now()
 	s := p.c.styles
 	filters := "intercept off (:intercept EXPR sets it)"
 	if p.filters.H2S != "" || p.filters.S2H != "" {

@@ -11,21 +11,22 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/x/exp/teatest"
 	"github.com/rpctap/rpctap/sessions"
+	"github.com/rpctap/rpctap/source"
 	"github.com/rpctap/rpctap/tap"
 )
 
 // openHeldView runs the view on a live tap (cat as the server) that holds
 // what expr matches, and opens the held pane with H. It returns the
 // program, the source and the host's pipe to the tap.
-func openHeldView(t *testing.T, expr string, hold time.Duration) (*teatest.TestModel, *Source, io.WriteCloser) {
+func openHeldView(t *testing.T, expr string, hold time.Duration) (*teatest.TestModel, *source.Source, io.WriteCloser) {
 	t.Helper()
 	info, host := startLiveTapWith(t, tap.Options{Record: true, Path: filepath.Join(t.TempDir(), "live.jsonl"), Intercept: expr, HoldTimeout: hold})
-	src, err := OpenLive(info, time.Minute)
+	src, err := source.OpenLive(info, time.Minute)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(src.Close)
-	tm := startProgram(t, []*Source{src}, 120, 36)
+	tm := startProgram(t, []*source.Source{src}, 120, 36)
 	waitFor(t, tm, "live")
 	tm.Send(press("H"))
 	waitFor(t, tm, "Held (0)", "intercept → "+expr)
@@ -174,12 +175,12 @@ func TestHeldPaneFitsItsFooterEndingWithHelpAndQuit(t *testing.T) {
 		{200, 50, "f forward • e edit • x drop • a answer in place • esc back • F forward all • ? help • q quit"},
 	} {
 		info, host := startLiveTapWith(t, tap.Options{Record: true, Path: filepath.Join(t.TempDir(), "live.jsonl"), Intercept: "dir:h2s"})
-		src, err := OpenLive(info, time.Minute)
+		src, err := source.OpenLive(info, time.Minute)
 		if err != nil {
 			t.Fatal(err)
 		}
 		t.Cleanup(src.Close)
-		tm := startProgram(t, []*Source{src}, c.w, c.h)
+		tm := startProgram(t, []*source.Source{src}, c.w, c.h)
 		waitFor(t, tm, "live")
 		tm.Send(press("H"))
 		hostWrite(t, host, `{"jsonrpc":"2.0","id":1,"method":"`+strings.Repeat("long/", 40)+`"}`)

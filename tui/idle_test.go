@@ -9,6 +9,7 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/rpctap/rpctap/classify"
 	"github.com/rpctap/rpctap/sessions"
+	"github.com/rpctap/rpctap/source"
 )
 
 // hasTick runs cmd, and the commands of any batch it makes, and says
@@ -27,7 +28,7 @@ func hasTick(cmd tea.Cmd) bool {
 }
 
 // ended waits for src to have read its whole file.
-func ended(t *testing.T, src *Source) {
+func ended(t *testing.T, src *source.Source) {
 	t.Helper()
 	for deadline := time.Now().Add(15 * time.Second); !src.Ended(); {
 		if time.Now().After(deadline) {
@@ -44,7 +45,7 @@ func ended(t *testing.T, src *Source) {
 func TestAnIdleViewOfAnEndedSessionTicksNoMore(t *testing.T) {
 	src := openFile(t, demoSession)
 	ended(t, src)
-	m := New(asciiRenderer(), []*Source{src})
+	m := New(asciiRenderer(), []*source.Source{src})
 	m.Init()
 	m.Update(tea.WindowSizeMsg{Width: 120, Height: 40})
 	if _, cmd := m.Update(tickMsg(time.Now())); hasTick(cmd) {
@@ -58,8 +59,8 @@ func TestAnIdleViewOfAnEndedSessionTicksNoMore(t *testing.T) {
 	}
 	m.views[len(m.views)-1].src.Close()
 
-	loading := &Source{Name: "loading", Index: sessions.NewIndex(sessions.IndexOptions{})}
-	m = New(asciiRenderer(), []*Source{loading})
+	loading := &source.Source{Name: "loading", Index: sessions.NewIndex(sessions.IndexOptions{})}
+	m = New(asciiRenderer(), []*source.Source{loading})
 	m.Init()
 	m.Update(tea.WindowSizeMsg{Width: 120, Height: 40})
 	if _, cmd := m.Update(tickMsg(time.Now())); !hasTick(cmd) {
@@ -83,7 +84,7 @@ func TestPendingPaneKeepsItsListFromTheIndexsChanges(t *testing.T) {
 	for i := range 30_000 {
 		add(classify.H2S, fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call"}`, i))
 	}
-	p := newPendingPane(newCommon(asciiRenderer()))
+	p := newPendingPane(newCommon(asciiRenderer()), nil, nil)
 	p.SetSize(60, 10)
 	same := func(when string) {
 		t.Helper()

@@ -53,7 +53,7 @@ func TestSessionPickerFiltersAsTypedAndHasHelp(t *testing.T) {
 	}
 	m.Update(press("enter")) // keeps the filter
 	m.Update(press("j"))
-	if in := m.picker.Update(press("enter")); in.kind != intentOpen || in.target != "/s/everything-echo.jsonl" {
+	if in, _ := m.picker.Update(press("enter")); in.kind != intentOpen || in.target != "/s/everything-echo.jsonl" {
 		t.Errorf("enter on the second row left: %+v", in)
 	}
 	m.Update(press("esc"))
@@ -72,7 +72,7 @@ func TestTemplatePickerFiltersAsTypedAndHasHelp(t *testing.T) {
 		{Name: "tools/call echo", Dir: classify.H2S, Body: []byte(`{"jsonrpc":"2.0","id":"rpctap-2","method":"tools/call","params":{"name":"echo"}}`)},
 		{Name: "tools/call get-sum", Dir: classify.H2S, Body: []byte(`{"jsonrpc":"2.0","id":"rpctap-3","method":"tools/call","params":{"name":"get-sum"}}`)},
 	})
-	if in, _ := p.Update(press("?")); !in.help {
+	if in, _ := p.Update(press("?")); in.kind != intentHelp {
 		t.Error("? over the templates does not ask for their help")
 	}
 	p.Update(press("/"))

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/rpctap/rpctap/classify"
+	"github.com/rpctap/rpctap/source"
 	"github.com/rpctap/rpctap/tap"
 )
 
@@ -59,12 +60,12 @@ func startLiveTapWith(t *testing.T, opts tap.Options) (tap.Info, io.WriteCloser)
 
 func TestLiveTapTrafficShowsAndAPendingRequestTimesOut(t *testing.T) {
 	info, host := startLiveTap(t)
-	src, err := OpenLive(info, 300*time.Millisecond)
+	src, err := source.OpenLive(info, 300*time.Millisecond)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(src.Close)
-	tm := startProgram(t, []*Source{src}, 140, 36)
+	tm := startProgram(t, []*source.Source{src}, 140, 36)
 	// cat echoes the request back: the host's request, then the "server's"
 	// identical request (a request from the other side, also unanswered).
 	io.WriteString(host, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"slow"}}`+"\n")
@@ -83,12 +84,12 @@ func TestLiveViewOfATapWithNoFileShowsTheFramesItSaw(t *testing.T) {
 	if info.Session != "" {
 		t.Fatalf("the tap records %s; want no file", info.Session)
 	}
-	src, err := OpenLive(info, time.Minute)
+	src, err := source.OpenLive(info, time.Minute)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(src.Close)
-	tm := startProgram(t, []*Source{src}, 140, 36)
+	tm := startProgram(t, []*source.Source{src}, 140, 36)
 	waitFor(t, tm, "live")
 	io.WriteString(hostW, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"only-in-memory"}}`+"\n")
 	waitFor(t, tm, `"only-in-memory"`)

@@ -9,12 +9,13 @@ import (
 	"github.com/charmbracelet/lipgloss"
 	"github.com/rpctap/rpctap/classify"
 	"github.com/rpctap/rpctap/sessions"
+	"github.com/rpctap/rpctap/source"
 	"github.com/rpctap/rpctap/tap"
 )
 
 func TestTrafficPaneKeysBecomeIntents(t *testing.T) {
 	c := newCommon(asciiRenderer())
-	p := newTrafficPane(c)
+	p := newTrafficPane(c, nil, nil)
 	cases := map[string]intentKind{
 		"enter": intentFocusDetail,
 		"p":     intentJumpPair,
@@ -27,11 +28,11 @@ func TestTrafficPaneKeysBecomeIntents(t *testing.T) {
 		"j":     intentNone,
 	}
 	for k, want := range cases {
-		if got := p.Update(press(k)).kind; got != want {
-			t.Errorf("key %q: intent %v, want %v", k, got, want)
+		if in, _ := p.Update(press(k)); in.kind != want {
+			t.Errorf("key %q: intent %v, want %v", k, in.kind, want)
 		}
 	}
-	if in := p.Update(press("N")); in.step != -1 {
+	if in, _ := p.Update(press("N")); in.step != -1 {
 		t.Errorf("N steps back, got step %d", in.step)
 	}
 }
@@ -45,21 +46,24 @@ func pendingItems(rs ...classify.PendingRequest) []pendingItem {
 	return out
 }
 
+// fixed is a clock (or a timeout) that reads d.
+func fixed(d time.Duration) func() time.Duration { return func() time.Duration { return d } }
+
 func TestPendingPaneEnterJumpsToTheRequest(t *testing.T) {
-	p := newPendingPane(newCommon(asciiRenderer()))
+	p := newPendingPane(newCommon(asciiRenderer()), nil, nil)
 	p.items = pendingItems(classify.PendingRequest{Seq: 7, Dir: classify.H2S, ID: "1", Method: "a"}, classify.PendingRequest{Seq: 9, Dir: classify.S2H, ID: "0", Method: "roots/list"})
 	p.Update(press("j"))
-	in := p.Update(press("enter"))
+	in, _ := p.Update(press("enter"))
 	if in.kind != intentJumpSeq || in.seq != 9 {
 		t.Errorf("got %+v, want a jump to #9", in)
 	}
 }
 
 func TestPendingPaneFlagsTimedOutRequests(t *testing.T) {
-	p := newPendingPane(newCommon(asciiRenderer()))
+	p := newPendingPane(newCommon(asciiRenderer()), fixed(40*time.Second), fixed(30*time.Second))
 	p.SetSize(60, 5)
 	p.items = pendingItems(classify.PendingRequest{Seq: 7, Dir: classify.H2S, ID: "1", Method: "slow", Sent: 0, TimedOut: true})
-	if v := p.View(40*time.Second, 30*time.Second); !strings.Contains(v, "TIMEOUT") || !strings.Contains(v, "40.0s") {
+	if v := p.View(); !strings.Contains(v, "TIMEOUT") || !strings.Contains(v, "40.0s") {
 		t.Errorf("a timed-out request must say so with its wait:\n%s", v)
 	}
 }
@@ -67,11 +71,11 @@ func TestPendingPaneFlagsTimedOutRequests(t *testing.T) {
 func TestPickerEnterOpensTheSelectedTapOrFile(t *testing.T) {
 	p := newPicker(newCommon(asciiRenderer()))
 	p.apply(pickerMsg{live: []tap.Info{{Name: "a", Socket: "/tmp/a.sock"}}, files: []sessions.SessionFile{{Path: "/s/b.jsonl"}}})
-	if in := p.Update(press("enter")); in.kind != intentOpen || in.target != "/tmp/a.sock" {
+	if in, _ := p.Update(press("enter")); in.kind != intentOpen || in.target != "/tmp/a.sock" {
 		t.Errorf("first row: %+v", in)
 	}
 	p.Update(press("j"))
-	if in := p.Update(press("enter")); in.kind != intentOpen || in.target != "/s/b.jsonl" {
+	if in, _ := p.Update(press("enter")); in.kind != intentOpen || in.target != "/s/b.jsonl" {
 		t.Errorf("second row: %+v", in)
 	}
 }
@@ -98,12 +102,12 @@ func TestBadgesNameTheFourFlags(t *testing.T) {
 // While a view catches up with its tap the program redraws less often:
 // the CPU goes to the tap and to catching up.
 func TestRedrawsSlowDownWhileAViewCatchesUp(t *testing.T) {
-	src := &Source{Name: "s"}
+	src := &source.Source{Name: "s"}
 	m := &Model{views: []*sessionView{{src: src}}}
 	if got := m.tickEvery(); got != frameTick {
 		t.Errorf("a view that keeps up redraws every %s, want %s", got, frameTick)
 	}
-	src.behind.Store(true)
+	src.SetCatchingUp(true)
 	if got := m.tickEvery(); got != catchUpTick {
 		t.Errorf("a view that catches up redraws every %s, want %s", got, catchUpTick)
 	}
@@ -198,13 +202,14 @@ func TestDetailPaneNeverShowsAnotherFramesContent(t *testing.T) {
 
 // issue 10 point 20: the pending pane says what it is, and how many.
 func TestPendingPaneHasATitle(t *testing.T) {
-	p := newPendingPane(newCommon(asciiRenderer()))
+	p := newPendingPane(newCommon(asciiRenderer()), fixed(0), fixed(0))
 	p.SetSize(28, 5)
-	if v := p.View(0, 0); !strings.HasPrefix(v, "Pending (0)") {
+	if v := p.View(); !strings.HasPrefix(v, "Pending (0)") {
 		t.Errorf("an empty pending pane:\n%s", v)
 	}
 	p.items = pendingItems(classify.PendingRequest{Seq: 7, Dir: classify.H2S, ID: "1", Method: "slow", TimedOut: true})
-	v := p.View(40*time.Second, 30*time.Second)
+	p.clock, p.timeout = fixed(40*time.Second), fixed(30*time.Second)
+	v := p.View()
 	if !strings.HasPrefix(v, "Pending (1)") || !strings.Contains(v, "slow") || !strings.Contains(v, "TMO") {
 		t.Errorf("a narrow pending pane with one timed-out request:\n%s", v)
 	}
@@ -229,7 +234,7 @@ func TestFooterShowsTheKeysOfTheViewInUse(t *testing.T) {
 		t.Errorf("the picker's footer: %s", f)
 	}
 	v := loadedView(t)
-	m = New(asciiRenderer(), []*Source{v.src})
+	m = New(asciiRenderer(), []*source.Source{v.src})
 	m.Update(tea.WindowSizeMsg{Width: 200, Height: 30})
 	m.Update(tickMsg{})
 	if f := m.footer(); !strings.Contains(f, "/ filter") || !strings.Contains(f, "r raw") {
@@ -256,7 +261,7 @@ func TestFooterShowsTheKeysOfTheViewInUse(t *testing.T) {
 func TestFooterAlwaysShowsHelpAndQuit(t *testing.T) {
 	v := loadedView(t)
 	for _, w := range []int{40, 80, 120, 200} {
-		m := New(asciiRenderer(), []*Source{v.src})
+		m := New(asciiRenderer(), []*source.Source{v.src})
 		m.Update(tea.WindowSizeMsg{Width: w, Height: 30})
 		m.Update(tickMsg{})
 		for _, c := range []struct{ pane, key, back string }{{"traffic", "", ""}, {"detail", "tab", "esc"}, {"pending", "P", "esc"}, {"stats", "s", "s"}} {
@@ -282,7 +287,7 @@ func TestFooterAlwaysShowsHelpAndQuit(t *testing.T) {
 // the detail 6); from 80 a third, 30 to 60 columns.
 func TestNarrowTerminalLeavesTheDetailPaneTheLargerPart(t *testing.T) {
 	c := newCommon(asciiRenderer())
-	v := newSessionView(1, c, &Source{Index: sessions.NewIndex(sessions.IndexOptions{})})
+	v := newSessionView(1, c, &source.Source{Index: sessions.NewIndex(sessions.IndexOptions{})})
 	fw := c.styles.Pane.GetHorizontalFrameSize()
 	for _, s := range []struct{ w, pending int }{{40, 14}, {60, 22}, {80, 30}, {120, 40}, {200, 60}} {
 		v.setSize(s.w, 9)

@@ -27,6 +27,10 @@ type pendingPane struct {
 	sel     int
 	width   int
 	height  int
+
+	// What it draws at: the session's clock and timeout.
+	clock   func() time.Duration // the session's time now
+	timeout func() time.Duration // the session's pending-request timeout
 }
 
 // pendingItem is one request waiting; gone, one that left during a sync.
@@ -35,7 +39,11 @@ type pendingItem struct {
 	gone bool
 }
 
-func newPendingPane(c *common) *pendingPane { return &pendingPane{c: c} }
+// newPendingPane makes the pane of a session whose clock and timeout the
+// pane reads when it draws (Source.Clock, Source.Timeout).
+func newPendingPane(c *common, clock, timeout func() time.Duration) *pendingPane {
+	return &pendingPane{c: c, clock: clock, timeout: timeout}
+}
 
 func (p *pendingPane) SetSize(w, h int) { p.width, p.height = w, h }
 
@@ -106,7 +114,16 @@ func (p *pendingPane) find(seq int64) (int, bool) {
 	return i, false
 }
 
-func (p *pendingPane) Update(msg tea.KeyMsg) intent {
+// Update takes a message while the pane has focus: its keys.
+func (p *pendingPane) Update(msg tea.Msg) (intent, tea.Cmd) {
+	if msg, ok := msg.(tea.KeyMsg); ok {
+		return p.key(msg), nil
+	}
+	return intent{}, nil
+}
+
+// key handles a key while the pane has focus.
+func (p *pendingPane) key(msg tea.KeyMsg) intent {
 	k := p.c.keys
 	switch {
 	case key.Matches(msg, k.Up):
@@ -127,10 +144,14 @@ func (p *pendingPane) ShortHelp() []key.Binding {
 	return []key.Binding{k.Up, k.Down, k.Open, k.Back, k.Help, k.Quit}
 }
 
-// View draws the title and the list; now is the session clock (µs since
-// start). The columns give way to a narrow pane: the id drops first, and
-// TIMEOUT shortens to TMO.
-func (p *pendingPane) View(now time.Duration, timeout time.Duration) string {
+// FullHelp is the ? screen while the pane has focus: the view's keys.
+func (p *pendingPane) FullHelp() [][]key.Binding { return p.c.keys.FullHelp() }
+
+// View draws the title and the list, at the session's clock (its time
+// since start), against its timeout. The columns give way to a narrow
+// pane: the id drops first, and TIMEOUT shortens to TMO.
+func (p *pendingPane) View() string {
+	now, timeout := p.clock(), p.timeout()
 	s := p.c.styles
 	title := s.Title.Render("Pending") + s.Dim.Render(fmt.Sprintf(" (%d)", len(p.items)))
 	if p.height < 2 {

@@ -24,6 +24,7 @@ type picker struct {
 	sel     int   // in shown
 	width   int
 	height  int
+	back    bool // there are views to go back to (the root says)
 	lastRef time.Time
 	err     string
 }
@@ -90,7 +91,16 @@ func (p *picker) rowText(i int) string {
 
 func (p *picker) count() int { return len(p.shown) }
 
-func (p *picker) Update(msg tea.KeyMsg) intent {
+// Update takes a message while the pane has focus: its keys.
+func (p *picker) Update(msg tea.Msg) (intent, tea.Cmd) {
+	if msg, ok := msg.(tea.KeyMsg); ok {
+		return p.key(msg), nil
+	}
+	return intent{}, nil
+}
+
+// key handles a key while the pane has focus.
+func (p *picker) key(msg tea.KeyMsg) intent {
 	k := p.c.keys
 	if took, changed := p.filter.key(msg); took {
 		if changed {
@@ -119,8 +129,8 @@ func (p *picker) Update(msg tea.KeyMsg) intent {
 }
 
 // ShortHelp is the footer of the picker; back, when there are views to go
-// back to.
-func (p *picker) ShortHelp(back bool) []key.Binding {
+// back to (p.back).
+func (p *picker) ShortHelp() []key.Binding {
 	k := p.c.keys
 	if p.filter.typing {
 		return p.filter.ShortHelp()
@@ -128,7 +138,7 @@ func (p *picker) ShortHelp(back bool) []key.Binding {
 	keys := []key.Binding{k.Up, k.Down, k.Open, k.Filter}
 	if p.filter.active() {
 		keys = append(keys, k.ClearFilter)
-	} else if back {
+	} else if p.back {
 		keys = append(keys, k.Back)
 	}
 	return append(keys, k.Help, k.Quit)

@@ -13,6 +13,7 @@ import (
 	"github.com/rpctap/rpctap/filter"
 	"github.com/rpctap/rpctap/inject"
 	"github.com/rpctap/rpctap/sessions"
+	"github.com/rpctap/rpctap/source"
 	"github.com/rpctap/rpctap/tap"
 )
 
@@ -20,7 +21,7 @@ import (
 type sessionView struct {
 	id         int
 	c          *common
-	src        *Source
+	src        *source.Source
 	traffic    *trafficPane
 	detail     *detailPane
 	pending    *pendingPane
@@ -49,9 +50,11 @@ type sessionView struct {
 	lastSel int
 }
 
-func newSessionView(id int, c *common, src *Source) *sessionView {
-	return &sessionView{id: id, c: c, src: src, traffic: newTrafficPane(c), detail: newDetailPane(c),
-		pending: newPendingPane(c), stats: newStatsPane(c), lastSel: -1}
+func newSessionView(id int, c *common, src *source.Source) *sessionView {
+	v := &sessionView{id: id, c: c, src: src, detail: newDetailPane(c), stats: newStatsPane(c), lastSel: -1}
+	v.traffic = newTrafficPane(c, src, func() *search { return v.search })
+	v.pending = newPendingPane(c, func() time.Duration { return src.Clock(c.now()) }, src.Timeout)
+	return v
 }
 
 // Layout: the traffic table on top, the detail pane under it on the left
@@ -97,7 +100,7 @@ func (v *sessionView) heldRequests() int {
 // held is the view's held pane, made when first needed.
 func (v *sessionView) held() *holdPane {
 	if v.hold == nil {
-		v.hold = newHoldPane(v.c)
+		v.hold = newHoldPane(v.c, v.id)
 		v.setSize(v.width, v.height)
 	}
 	return v.hold
@@ -236,19 +239,13 @@ func (v *sessionView) idsFresh() *inject.IDs {
 		v.alloc = inject.NewIDs()
 	}
 	x := v.src.Index
-	see := func(dir classify.Direction, id, rest string) {
-		m := classify.Classify([]byte(`{"jsonrpc":"2.0","id":`+id+rest), dir, classify.JSONRPC)
-		v.alloc.See(&m)
-	}
 	for n := x.Len(); v.fed < n; {
 		v.idBuf = x.Entries(v.idBuf[:0], v.fed, min(v.fed+4096, n))
 		for _, e := range v.idBuf {
 			switch {
 			case e.ID == "" || e.Captured && e.Kind != classify.KindResponse:
-			case e.Kind == classify.KindRequest:
-				see(e.Dir, e.ID, `,"method":"x"}`)
-			case e.Kind == classify.KindResponse:
-				see(e.Dir, e.ID, `,"result":null}`)
+			case e.Kind == classify.KindRequest, e.Kind == classify.KindResponse:
+				v.alloc.SeeID(e.Dir, e.Kind, e.ID)
 			}
 		}
 		v.fed += len(v.idBuf)
@@ -422,7 +419,7 @@ func exitStatus(c sessions.Counts) string {
 	return fmt.Sprintf("exit %d", c.ExitCode)
 }
 
-func (v *sessionView) View(now time.Time) string {
+func (v *sessionView) View() string {
 	s := v.c.styles
 	if v.showStats {
 		return s.PaneFocused.Width(v.width - s.PaneFocused.GetHorizontalFrameSize()).Height(v.stats.height).Render(v.stats.View())
@@ -434,20 +431,19 @@ func (v *sessionView) View(now time.Time) string {
 		return s.Pane
 	}
 	top := pane(v.focus == paneTraffic).Width(v.traffic.width).Height(v.traffic.height).
-		Render(v.traffic.View(v.src.Index, v.src.Started(), v.search))
+		Render(v.traffic.View())
 	if v.composer != nil {
 		comp := s.PaneFocused.Width(v.composer.width).Height(v.composer.height).Render(v.composer.View())
 		return lipgloss.JoinVertical(lipgloss.Left, top, comp)
 	}
 	if v.focus == paneHeld {
 		p := v.held()
-		held := s.PaneFocused.Width(p.width).Height(p.height).Render(p.View(now))
+		held := s.PaneFocused.Width(p.width).Height(p.height).Render(p.View())
 		return lipgloss.JoinVertical(lipgloss.Left, top, held)
 	}
 	det := pane(v.focus == paneDetail).Width(v.detail.width).Height(v.detail.height).Render(v.detail.View())
-	sessNow := v.src.Clock(now)
 	pend := pane(v.focus == panePending).Width(v.pending.width).Height(v.pending.height).
-		Render(v.pending.View(sessNow, v.src.Timeout()))
+		Render(v.pending.View())
 	return lipgloss.JoinVertical(lipgloss.Left, top, lipgloss.JoinHorizontal(lipgloss.Top, det, pend))
 }
 
@@ -464,7 +460,7 @@ type templatesMsg struct {
 // with an argument skeleton from its inputSchema), and for LSP the
 // common requests about the document opened last. It reads only those
 // frames back, in order; ids come from ids (safe for concurrent use).
-func templatesCmd(session int, src *Source, ids *inject.IDs) tea.Cmd {
+func templatesCmd(session int, src *source.Source, ids *inject.IDs) tea.Cmd {
 	return func() tea.Msg {
 		x := src.Index
 		type key struct {
@@ -507,4 +503,64 @@ func templatesCmd(session int, src *Source, ids *inject.IDs) tea.Cmd {
 		}
 		return templatesMsg{session: session, templates: seen.Templates(ids)}
 	}
+}
+
+// focused is the pane that takes the keys: the stats while they show,
+// else the pane with focus.
+func (v *sessionView) focused() pane {
+	switch {
+	case v.showStats:
+		return v.stats
+	case v.focus == paneDetail:
+		return v.detail
+	case v.focus == panePending:
+		return v.pending
+	case v.focus == paneHeld:
+		return v.held()
+	}
+	return v.traffic
+}
+
+// Update takes a message of this view (see sessionMsg) to the pane that
+// owns it; what it changes outside the view comes back as an intent.
+func (v *sessionView) Update(msg sessionMsg) (intent, tea.Cmd) {
+	switch msg := msg.(type) {
+	case searchDoneMsg:
+		return intent{}, v.searchDone(msg)
+	case scanDoneMsg:
+		in, cmd := v.traffic.Update(msg)
+		return in, tea.Batch(cmd, v.loadDetail())
+	case detailLoadedMsg:
+		return v.detail.Update(msg)
+	case previewMsg, templatesMsg, editorDoneMsg:
+		if v.composer != nil {
+			return v.composer.Update(msg)
+		}
+	case holdOpenedMsg:
+		return v.holdOpened(msg)
+	case holdEventMsg:
+		if !msg.ok && v.hold == nil {
+			return intent{}, nil // the end of a connection no pane shows
+		}
+		return v.held().Update(msg)
+	}
+	return intent{}, nil
+}
+
+// holdOpened takes the intercept connection the held pane asked for to
+// the pane, and sets the filters asked for meanwhile.
+func (v *sessionView) holdOpened(msg holdOpenedMsg) (intent, tea.Cmd) {
+	v.holdOpening = false
+	if msg.err != nil {
+		if v.focus == paneHeld { // asked for (H), not the header's own look
+			return intent{kind: intentStatus, text: "cannot intercept: " + msg.err.Error()}, nil
+		}
+		return intent{}, nil
+	}
+	in, cmd := v.held().Update(msg)
+	if f := v.holdWant; f != nil {
+		v.holdWant = nil
+		cmd = tea.Batch(cmd, holdActCmd(v.id, msg.conn, func(c *tap.HoldClient) error { return c.SetFilters(f.H2S, f.S2H) }))
+	}
+	return in, cmd
 }

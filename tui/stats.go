@@ -94,7 +94,16 @@ func (m *methodStats) percentiles() {
 	m.sorted = true
 }
 
-func (p *statsPane) Update(msg tea.KeyMsg) intent {
+// Update takes a message while the pane has focus: its keys.
+func (p *statsPane) Update(msg tea.Msg) (intent, tea.Cmd) {
+	if msg, ok := msg.(tea.KeyMsg); ok {
+		return p.key(msg), nil
+	}
+	return intent{}, nil
+}
+
+// key handles a key while the pane has focus.
+func (p *statsPane) key(msg tea.KeyMsg) intent {
 	k := p.c.keys
 	switch {
 	case key.Matches(msg, k.Up):
@@ -110,6 +119,9 @@ func (p *statsPane) ShortHelp() []key.Binding {
 	k := p.c.keys
 	return []key.Binding{k.Up, k.Down, k.LeaveStats, k.Help, k.Quit}
 }
+
+// FullHelp is the ? screen while the pane has focus: the view's keys.
+func (p *statsPane) FullHelp() [][]key.Binding { return p.c.keys.FullHelp() }
 
 // statsHist is the height of the latency histogram and its title.
 const statsHist = 2 + 7

@@ -13,6 +13,7 @@ import (
 	"github.com/rpctap/rpctap/classify"
 	"github.com/rpctap/rpctap/filter"
 	"github.com/rpctap/rpctap/sessions"
+	"github.com/rpctap/rpctap/source"
 )
 
 // trafficPane is the table of frames. It is virtualized: it keeps the
@@ -40,11 +41,21 @@ type trafficPane struct {
 	measure  []sessions.Entry
 	width    int
 	height   int
+
+	// What it draws: the session's entries, and the view's search.
+	src    *source.Source
+	marked func() *search // the view's search, whose rows have a mark
 }
 
-func newTrafficPane(c *common) *trafficPane {
-	return &trafficPane{c: c, follow: true, showErr: true, flt: mustParse("")}
+func newTrafficPane(c *common, src *source.Source, marked func() *search) *trafficPane {
+	return &trafficPane{c: c, src: src, marked: marked, follow: true, showErr: true, flt: mustParse("")}
 }
+
+// ShortHelp is the footer while the table has focus: the view's keys.
+func (p *trafficPane) ShortHelp() []key.Binding { return p.c.keys.ShortHelp() }
+
+// FullHelp is the ? screen while the table has focus: the view's keys.
+func (p *trafficPane) FullHelp() [][]key.Binding { return p.c.keys.FullHelp() }
 
 func mustParse(s string) *filter.Filter {
 	f, err := filter.Parse(s)
@@ -66,7 +77,7 @@ func (p *trafficPane) visibleRows() int { return max(p.height-1, 1) }
 // never move the selection, unless the pane follows the traffic. A filter
 // that reads payloads matches new entries in the background: sync returns
 // that scan's command (file reads stay out of Update).
-func (p *trafficPane) sync(session int, src *Source) tea.Cmd {
+func (p *trafficPane) sync(session int, src *source.Source) tea.Cmd {
 	p.measureNew(src.Index)
 	if p.scanning != nil {
 		return nil // a background scan owns the rows until it reports
@@ -79,7 +90,7 @@ func (p *trafficPane) sync(session int, src *Source) tea.Cmd {
 }
 
 // take matches the new entries here, by a filter that reads no payloads.
-func (p *trafficPane) take(src *Source) {
+func (p *trafficPane) take(src *source.Source) {
 	x := src.Index
 	n := x.Len()
 	for ; p.scanned < n; p.scanned++ {
@@ -101,7 +112,7 @@ func (p *trafficPane) settle() {
 
 // refilter applies a new filter that reads no payloads, keeping the
 // selected frame selected when it still shows.
-func (p *trafficPane) refilter(src *Source, f *filter.Filter) {
+func (p *trafficPane) refilter(src *source.Source, f *filter.Filter) {
 	keep := int32(-1)
 	if p.sel < len(p.rows) {
 		keep = p.rows[p.sel]
@@ -124,12 +135,12 @@ func (p *trafficPane) refilter(src *Source, f *filter.Filter) {
 	p.settle()
 }
 
-func (p *trafficPane) passes(src *Source, e *sessions.Entry) bool {
+func (p *trafficPane) passes(src *source.Source, e *sessions.Entry) bool {
 	return shows(src, p.flt, p.showErr, e)
 }
 
 // shows reports whether the table shows an entry under filter f.
-func shows(src *Source, f *filter.Filter, showErr bool, e *sessions.Entry) bool {
+func shows(src *source.Source, f *filter.Filter, showErr bool, e *sessions.Entry) bool {
 	if e.Event != "" || (e.Dir == classify.Err && !showErr) {
 		return false
 	}
@@ -138,9 +149,9 @@ func shows(src *Source, f *filter.Filter, showErr bool, e *sessions.Entry) bool 
 
 // filterFrame is what a filter sees of an entry of src; the payload is
 // read back from the file only when a text token needs it.
-func filterFrame(src *Source, e *sessions.Entry) *filter.Frame {
+func filterFrame(src *source.Source, e *sessions.Entry) *filter.Frame {
 	seq := e.Seq
-	return FilterFrame(e, func() []byte {
+	return source.FilterFrame(e, func() []byte {
 		pos, ok := src.Index.BySeq(seq)
 		if !ok {
 			return nil
@@ -151,14 +162,6 @@ func filterFrame(src *Source, e *sessions.Entry) *filter.Frame {
 		}
 		return ev.Frame
 	})
-}
-
-// FilterFrame is what a filter sees of an entry: the view's table and
-// search and rpctap tail filter with it. payload reads the frame's bytes
-// back, called only when a text token needs them.
-func FilterFrame(e *sessions.Entry, payload func() []byte) *filter.Frame {
-	return &filter.Frame{Dir: e.Dir, Kind: e.Kind, ID: e.ID, Method: e.Method, Codes: filterCodes(e),
-		Worst: e.Worst, Status: filterStatus(e.Status), Fate: uint32(e.Fate().Set()), Payload: payload}
 }
 
 func (p *trafficPane) clamp() {
@@ -211,8 +214,20 @@ func (p *trafficPane) selectPos(pos int) bool {
 	return false
 }
 
-// Update handles keys for the table. It returns an intent for the root.
-func (p *trafficPane) Update(msg tea.KeyMsg) intent {
+// Update takes a message of the table's: the rows a background scan
+// found, and its keys while it has focus.
+func (p *trafficPane) Update(msg tea.Msg) (intent, tea.Cmd) {
+	switch msg := msg.(type) {
+	case scanDoneMsg:
+		return intent{}, p.scanDone(p.src, msg)
+	case tea.KeyMsg:
+		return p.key(msg), nil
+	}
+	return intent{}, nil
+}
+
+// key handles a key while the pane has focus.
+func (p *trafficPane) key(msg tea.KeyMsg) intent {
 	k := p.c.keys
 	switch {
 	case key.Matches(msg, k.Up):
@@ -407,7 +422,8 @@ func cutID(id string, w int) string {
 
 // View draws the rows on screen; rows the search marks have a * after
 // their number (a mark that needs no colour).
-func (p *trafficPane) View(x *sessions.Index, started time.Time, marked *search) string {
+func (p *trafficPane) View() string {
+	x, started, marked := p.src.Index, p.src.Started(), p.marked()
 	s := p.c.styles
 	var b strings.Builder
 	c := layoutColumns(p.width, p.wall, p.content)
@@ -644,26 +660,6 @@ func padRight(s string, w int) string {
 	return s
 }
 
-// filterStatus names an entry's status as the filter language does: a
-// request past its timeout, or no longer followed, still waits.
-func filterStatus(st sessions.Status) string {
-	switch st {
-	case sessions.StatusTimedOut, sessions.StatusUntracked:
-		return "pending"
-	}
-	return st.String()
-}
-
-// filterCodes is the entry's codes, with the record's redaction mark as
-// finding redacted.
-func filterCodes(e *sessions.Entry) uint64 {
-	c := uint64(e.Codes)
-	if e.Redacted {
-		c |= 1 << classify.CodeRedacted
-	}
-	return c
-}
-
 // scanDoneMsg carries the rows a background filter scan found among the
 // entries [from, scanned).
 type scanDoneMsg struct {
@@ -677,7 +673,7 @@ type scanDoneMsg struct {
 // scanFrom returns a command that filters the entries from on in the
 // background, reading payloads from the file as the filter needs them;
 // from 0, its rows replace the table's.
-func (p *trafficPane) scanFrom(session int, src *Source, f *filter.Filter, from int) tea.Cmd {
+func (p *trafficPane) scanFrom(session int, src *source.Source, f *filter.Filter, from int) tea.Cmd {
 	p.scanGen++
 	p.scanning = f
 	p.flt = f
@@ -695,7 +691,7 @@ func (p *trafficPane) scanFrom(session int, src *Source, f *filter.Filter, from 
 
 // scanDone takes a background scan's rows, unless another scan has begun
 // since, and goes on with the entries added meanwhile.
-func (p *trafficPane) scanDone(src *Source, msg scanDoneMsg) tea.Cmd {
+func (p *trafficPane) scanDone(src *source.Source, msg scanDoneMsg) tea.Cmd {
 	if p.scanning == nil || msg.gen != p.scanGen {
 		return nil
 	}

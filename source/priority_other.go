@@ -1,6 +1,6 @@
 //go:build !linux
 
-package tui
+package source
 
 // background leaves the goroutine's priority as it is where threads have
 // no priority of their own.

@@ -1,4 +1,10 @@
-package tui
+// Package source feeds a session's index in the background, from a
+// session file (read whole, or followed while a tap writes it) or a live
+// tap, and reads its records back: the one record source that the live
+// view and rpctap tail share. It follows and attaches to taps, holds
+// back while a tap says it is short of CPU, and has no terminal UI of
+// its own.
+package source
 
 import (
 	"bufio"
@@ -275,14 +281,14 @@ func (c *Records) Close() {
 	}
 }
 
-// OpenTarget opens a session file path, or a live tap by name, pid or
+// Open opens a session file path, or a live tap by name, pid or
 // socket.
-func OpenTarget(target string) (*Source, error) { return openTarget(target, false) }
+func Open(target string) (*Source, error) { return openTarget(target, false) }
 
-// OpenTargetFollowing is OpenTarget with a session file followed whatever
-// writes it (a tap elsewhere, or one that serves no socket), until its
-// exit record or Close: what tail -f does.
-func OpenTargetFollowing(target string) (*Source, error) { return openTarget(target, true) }
+// OpenFollowing is Open with a session file followed whatever writes it
+// (a tap elsewhere, or one that serves no socket), until its exit record
+// or Close: what tail -f does.
+func OpenFollowing(target string) (*Source, error) { return openTarget(target, true) }
 
 func openTarget(target string, follow bool) (*Source, error) {
 	if fi, err := os.Stat(target); err == nil && !fi.IsDir() && !strings.HasSuffix(target, ".sock") {
@@ -468,14 +474,9 @@ func OpenLive(info tap.Info, timeout time.Duration) (*Source, error) {
 		caughtUp = func() bool { return fw.Behind() == 0 }
 		go s.follow(ctx, fw, lower)
 	} else {
-		c, err := tap.Dial(info.Socket)
+		c, err := tap.Attach(info)
 		if err != nil {
 			cancel()
-			return nil, err
-		}
-		if _, err := c.Write([]byte(`{"op":"attach"}` + "\n")); err != nil {
-			cancel()
-			c.Close()
 			return nil, err
 		}
 		s.cancel = func() { cancel(); c.Close() }
@@ -603,6 +604,11 @@ func (s *Source) Missed() (frames int64, cutOff bool) {
 
 // CatchingUp reports whether a live view is well behind its tap's file.
 func (s *Source) CatchingUp() bool { return s.behind.Load() }
+
+// SetCatchingUp says, as following a tap's file does, whether the view is
+// well behind it: for the view's tests, which do not put a tap 4 MB
+// ahead of its view to see how the view draws then.
+func (s *Source) SetCatchingUp(behind bool) { s.behind.Store(behind) }
 
 // Socket is the live tap's socket, where frames are injected; "" when
 // the source is a recording.
