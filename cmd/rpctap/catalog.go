@@ -5,6 +5,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/rpctap/rpctap/inject"
+	"github.com/rpctap/rpctap/sessions"
 	"github.com/spf13/cobra"
 )
 
@@ -21,7 +22,7 @@ rpctap inject --catalog NAME`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			list := inject.List()
 			if asJSON {
-				return printJSON(cmd.OutOrStdout(), list, true)
+				return sessions.PrintJSON(cmd.OutOrStdout(), list, true)
 			}
 			tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
 			fmt.Fprintln(tw, "NAME\tDIR\tRULE")

@@ -272,7 +272,7 @@ func writeCheckJSON(w io.Writer, name string, rep *check.Report, failOnUser bool
 		}
 		doc.Findings = append(doc.Findings, jf)
 	}
-	printJSON(w, doc, true)
+	sessions.PrintJSON(w, doc, true)
 }
 
 // counts sums up the peers' findings, or with byUser the user's own.

@@ -138,7 +138,7 @@ func writeDiffJSON(w io.Writer, a, b string, rep *diff.Report) {
 		doc.Differences = append(doc.Differences, diffJSONItem{Kind: d.Kind, Name: d.Name, LineA: d.LineA, LineB: d.LineB,
 			Detail: d.Detail, Changes: jsonChanges(d.Changes), Regression: d.Regression})
 	}
-	printJSON(w, doc, true)
+	sessions.PrintJSON(w, doc, true)
 }
 
 // jsonChanges gives changes as JSON values (a value that is not JSON, from

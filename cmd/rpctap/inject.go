@@ -361,12 +361,12 @@ func printCaptured(w io.Writer, rep tap.InjectReply, o injectOptions) (string, e
 		if code != nil {
 			doc["error_code"] = code
 		}
-		return why, printJSON(w, doc, false)
+		return why, sessions.PrintJSON(w, doc, false)
 	}
 	if !answered {
 		return why, nil
 	}
-	if err := printRawJSON(w, rep.Reply); err != nil {
+	if err := sessions.PrintRawJSON(w, rep.Reply); err != nil {
 		return why, err
 	}
 	_, err := fmt.Fprintf(w, "latency %s\n", rep.Latency.Round(time.Microsecond))

@@ -58,7 +58,7 @@ func writeLsJSON(w io.Writer, taps []tap.Info, files []sessions.SessionFile) err
 	for _, f := range files {
 		doc.Sessions = append(doc.Sessions, file{f.Path, f.Modified, f.Size})
 	}
-	return printJSON(w, doc, true)
+	return sessions.PrintJSON(w, doc, true)
 }
 
 func writeLsText(w io.Writer, taps []tap.Info, files []sessions.SessionFile) {

@@ -515,5 +515,5 @@ func writeHostJSON(w io.Writer, file string, argv []string, res tap.Result, rep 
 		jc.Changes = jsonChanges(c.Changes)
 		doc.Calls = append(doc.Calls, jc)
 	}
-	printJSON(w, doc, true)
+	sessions.PrintJSON(w, doc, true)
 }

@@ -212,7 +212,7 @@ func tailEvent(w io.Writer, recs *tui.Records, pos int, e sessions.Entry, asJSON
 		return nil
 	}
 	if asJSON {
-		return printJSON(w, out, false)
+		return sessions.PrintJSON(w, out, false)
 	}
 	_, err = fmt.Fprintf(w, "%6d %10s # %s\n", e.Seq, fmt.Sprintf("%d.%03d", e.T/1e6, (e.T/1e3)%1000), text)
 	return err
@@ -276,7 +276,7 @@ func tailLine(w io.Writer, src *tui.Source, pos int, e sessions.Entry, ev *sessi
 				out["frame_b64"] = frame
 			}
 		}
-		return printJSON(w, out, false)
+		return sessions.PrintJSON(w, out, false)
 	}
 	dir := map[classify.Direction]string{classify.H2S: "→", classify.S2H: "←", classify.Err: "!"}[e.Dir]
 	kind := e.Kind.String()
