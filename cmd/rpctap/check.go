@@ -165,12 +165,8 @@ func notSession(name string, rep *check.Report) string {
 	return fmt.Sprintf("cannot check %s: it is not a session file rpctap recorded (no line is a session header or record: %s); give the path of one (rpctap ls lists them)", name, check.LineList(rep.SkippedLines, rep.Skipped))
 }
 
-func plural(n int, noun string) string {
-	if n == 1 {
-		return "1 " + noun
-	}
-	return fmt.Sprintf("%d %ss", n, noun)
-}
+// plural is sessions.Count: "1 frame", "3 frames".
+func plural(n int, noun string) string { return sessions.Count(n, noun) }
 
 // frameLogHint is what to add to the word that path is no session file
 // when its first line is a JSON-RPC message: it is a plain log of frames,
