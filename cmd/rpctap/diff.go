@@ -2,7 +2,6 @@ package main
 
 import (
 	"bufio"
-	"encoding/json"
 	"fmt"
 	"io"
 	"time"
@@ -114,13 +113,13 @@ func joinWords(s []string) string {
 }
 
 type diffJSONItem struct {
-	Kind       string           `json:"kind"`
-	Name       string           `json:"name"`
-	LineA      int64            `json:"line_a,omitempty"`
-	LineB      int64            `json:"line_b,omitempty"`
-	Detail     string           `json:"detail,omitempty"`
-	Changes    []hostJSONChange `json:"changes,omitempty"`
-	Regression bool             `json:"regression"`
+	Kind       string                `json:"kind"`
+	Name       string                `json:"name"`
+	LineA      int64                 `json:"line_a,omitempty"`
+	LineB      int64                 `json:"line_b,omitempty"`
+	Detail     string                `json:"detail,omitempty"`
+	Changes    []sessions.ChangeJSON `json:"changes,omitempty"`
+	Regression bool                  `json:"regression"`
 }
 
 type diffJSON struct {
@@ -136,28 +135,7 @@ func writeDiffJSON(w io.Writer, a, b string, rep *diff.Report) {
 	doc := diffJSON{A: a, B: b, FramesA: rep.FramesA, FramesB: rep.FramesB, Regressions: rep.Regressions(), Differences: []diffJSONItem{}}
 	for _, d := range rep.Differences {
 		doc.Differences = append(doc.Differences, diffJSONItem{Kind: d.Kind, Name: d.Name, LineA: d.LineA, LineB: d.LineB,
-			Detail: d.Detail, Changes: jsonChanges(d.Changes), Regression: d.Regression})
+			Detail: d.Detail, Changes: sessions.ChangesJSON(d.Changes), Regression: d.Regression})
 	}
 	sessions.PrintJSON(w, doc, true)
-}
-
-// jsonChanges gives changes as JSON values (a value that is not JSON, from
-// a frame that was not, as a string).
-func jsonChanges(cs []sessions.Change) []hostJSONChange {
-	var out []hostJSONChange
-	for _, c := range cs {
-		out = append(out, hostJSONChange{Path: c.Path, Item: c.Item, Was: rawOrString(c.Was), Now: rawOrString(c.Now)})
-	}
-	return out
-}
-
-func rawOrString(s string) json.RawMessage {
-	if s == "" {
-		return nil
-	}
-	if json.Valid([]byte(s)) {
-		return json.RawMessage(s)
-	}
-	q, _ := json.Marshal(s)
-	return q
 }

@@ -471,23 +471,16 @@ func roundDur(d time.Duration) time.Duration {
 	return d.Round(time.Microsecond)
 }
 
-type hostJSONChange struct {
-	Path string          `json:"path"`
-	Item string          `json:"item,omitempty"` // the named item of a list Path is in: "name=echo"
-	Was  json.RawMessage `json:"recorded,omitempty"`
-	Now  json.RawMessage `json:"now,omitempty"`
-}
-
 type hostJSONCall struct {
-	Line       int64            `json:"line"`
-	Method     string           `json:"method"`
-	Name       string           `json:"name,omitempty"`
-	ID         json.RawMessage  `json:"id,omitempty"`
-	Server     bool             `json:"server_request,omitempty"`
-	Outcome    string           `json:"outcome"`
-	Changes    []hostJSONChange `json:"changes,omitempty"`
-	RecordedMS float64          `json:"recorded_ms"`
-	NowMS      float64          `json:"now_ms"`
+	Line       int64                 `json:"line"`
+	Method     string                `json:"method"`
+	Name       string                `json:"name,omitempty"`
+	ID         json.RawMessage       `json:"id,omitempty"`
+	Server     bool                  `json:"server_request,omitempty"`
+	Outcome    string                `json:"outcome"`
+	Changes    []sessions.ChangeJSON `json:"changes,omitempty"`
+	RecordedMS float64               `json:"recorded_ms"`
+	NowMS      float64               `json:"now_ms"`
 }
 
 type hostJSON struct {
@@ -512,7 +505,7 @@ func writeHostJSON(w io.Writer, file string, argv []string, res tap.Result, rep 
 		if c.ID != "" && json.Valid([]byte(c.ID)) {
 			jc.ID = json.RawMessage(c.ID)
 		}
-		jc.Changes = jsonChanges(c.Changes)
+		jc.Changes = sessions.ChangesJSON(c.Changes)
 		doc.Calls = append(doc.Calls, jc)
 	}
 	sessions.PrintJSON(w, doc, true)
