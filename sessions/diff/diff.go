@@ -4,7 +4,8 @@
 // same calls (paired as replay matches them: the same method and what it
 // names, then the closest params), new findings, and latency shifts
 // (Files, Report). It reads both files as streams and keeps a summary of
-// each, not their payloads.
+// each, not their payloads. A Report is written as rpctap diff's text
+// (WriteText) or JSON (WriteJSON).
 package diff
 
 import (
