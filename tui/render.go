@@ -11,6 +11,7 @@ import (
 	"github.com/alecthomas/chroma/v2/lexers"
 	"github.com/alecthomas/chroma/v2/styles"
 	"github.com/muesli/termenv"
+	"github.com/rpctap/rpctap/sessions"
 )
 
 // highlighter colours escaped JSON text for the terminal's profile.
@@ -75,25 +76,9 @@ func fmtRel(us int64) string {
 	return fmt.Sprintf("%d.%03d", us/1e6, (us/1e3)%1000)
 }
 
-// FormatSize is a size in bytes as rpctap writes sizes everywhere (the
-// table, the detail pane, the picker, rpctap ls): at most three digits and
-// a binary unit, "512 B", "11.6 KiB", "117 KiB", "18.1 MiB"; at most eight
-// cells.
-func FormatSize(n int64) string {
-	units := []string{"B", "KiB", "MiB", "GiB", "TiB"}
-	if n < 1<<10 {
-		return fmt.Sprintf("%d B", n)
-	}
-	v, u := float64(n), 0
-	for v >= 1<<10 && u < len(units)-1 {
-		v /= 1 << 10
-		u++
-	}
-	if v < 99.95 {
-		return fmt.Sprintf("%.1f %s", v, units[u])
-	}
-	return fmt.Sprintf("%.0f %s", v, units[u])
-}
+// FormatSize is sessions.FormatSize: a size in bytes as rpctap writes
+// sizes everywhere, at most eight cells.
+func FormatSize(n int64) string { return sessions.FormatSize(n) }
 
 // sparkline draws values as a row of block characters.
 func sparkline(vals []float64, width int) string {

@@ -3,14 +3,10 @@ package main
 import (
 	"bufio"
 	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
-	"sort"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/rpctap/rpctap/classify"
@@ -137,13 +133,13 @@ func runCheck(stdin io.Reader, stdout io.Writer, path string, o checkOptions) er
 	}
 	switch o.format {
 	case "json":
-		writeCheckJSON(w, name, rep, o.failOnInjected)
+		check.WriteJSON(w, name, rep, o.failOnInjected)
 	case "junit":
 		err = check.WriteJUnit(w, file, rep)
 	case "sarif":
 		err = check.WriteSARIF(w, file, rep)
 	default:
-		writeCheckText(w, name, rep, o.failOnInjected)
+		check.WriteText(w, name, rep, o.failOnInjected)
 	}
 	if err == nil {
 		err = w.Flush()
@@ -166,234 +162,11 @@ func notSession(name string, rep *check.Report) string {
 	if rep.Skipped == 0 {
 		return fmt.Sprintf("cannot check %s: it is empty, so it is no session file; give the path of one that rpctap run recorded (rpctap ls lists them)", name)
 	}
-	return fmt.Sprintf("cannot check %s: it is not a session file rpctap recorded (no line is a session header or record: %s); give the path of one (rpctap ls lists them)", name, lineList(rep.SkippedLines, rep.Skipped))
+	return fmt.Sprintf("cannot check %s: it is not a session file rpctap recorded (no line is a session header or record: %s); give the path of one (rpctap ls lists them)", name, check.LineList(rep.SkippedLines, rep.Skipped))
 }
 
-// lineList names line numbers for people: "line 4", "lines 4, 7–9 and 12",
-// at most 20 runs of them, then how many more there are of total.
-func lineList(lines []int, total int) string {
-	var runs []string
-	shown := 0
-	for i := 0; i < len(lines) && len(runs) < 20; {
-		j := i
-		for j+1 < len(lines) && lines[j+1] == lines[j]+1 {
-			j++
-		}
-		switch {
-		case j == i:
-			runs = append(runs, strconv.Itoa(lines[i]))
-		case j == i+1:
-			runs = append(runs, strconv.Itoa(lines[i]), strconv.Itoa(lines[j]))
-		default:
-			runs = append(runs, fmt.Sprintf("%d–%d", lines[i], lines[j]))
-		}
-		shown += j - i + 1
-		i = j + 1
-	}
-	word := "lines "
-	if total == 1 {
-		word = "line "
-	}
-	if more := total - shown; more > 0 {
-		return word + strings.Join(runs, ", ") + fmt.Sprintf(" and %d more", more)
-	}
-	if len(runs) == 1 {
-		return word + runs[0]
-	}
-	return word + strings.Join(runs[:len(runs)-1], ", ") + " and " + runs[len(runs)-1]
-}
-
-type checkJSONFinding struct {
-	Code     string          `json:"code"`
-	Severity string          `json:"severity"`
-	Line     int             `json:"line"`
-	Message  string          `json:"message"`
-	Dir      string          `json:"dir,omitempty"`
-	Kind     string          `json:"kind,omitempty"`
-	Member   *int            `json:"member,omitempty"`
-	ID       json.RawMessage `json:"id,omitempty"`
-	Method   string          `json:"method,omitempty"`
-	Related  int             `json:"related,omitempty"`
-	// Fate says what became of the frame in the tap, when anything did
-	// (sessions.Fate.AppendJSON); ByUser that the finding is the user's.
-	Fate   json.RawMessage `json:"fate,omitempty"`
-	ByUser bool            `json:"by_user,omitempty"`
-}
-
-type checkJSON struct {
-	File    string `json:"file"`
-	Profile string `json:"profile"`
-	Frames  int    `json:"frames"`
-	Skipped int    `json:"skipped_lines"`
-	// SkippedBytes is what the skipped lines held.
-	SkippedBytes int64 `json:"skipped_bytes"`
-	// SkippedAt are the numbers of the skipped lines (the first 1,000).
-	SkippedAt    []int              `json:"skipped_line_numbers"`
-	HeaderFaults []string           `json:"header_faults"`
-	Findings     []checkJSONFinding `json:"findings"`
-	// Counts are the peers' findings; ByUser the user's own, which fail
-	// the check only with --fail-on-injected (FailOnByUser).
-	Counts       checkCounts `json:"counts"`
-	ByUser       checkCounts `json:"by_user"`
-	FailOnByUser bool        `json:"fail_on_by_user"`
-}
-
-type checkCounts struct {
-	Error  int            `json:"error"`
-	Warn   int            `json:"warn"`
-	Info   int            `json:"info"`
-	ByCode map[string]int `json:"by_code"`
-}
-
-func writeCheckJSON(w io.Writer, name string, rep *check.Report, failOnUser bool) {
-	doc := checkJSON{File: name, Profile: rep.Profile.String(), Frames: rep.Frames, Skipped: rep.Skipped, SkippedBytes: rep.SkippedBytes,
-		SkippedAt: rep.SkippedLines, HeaderFaults: rep.HeaderFaults, Findings: []checkJSONFinding{}, Counts: counts(rep, false),
-		ByUser: counts(rep, true), FailOnByUser: failOnUser}
-	if doc.SkippedAt == nil {
-		doc.SkippedAt = []int{}
-	}
-	if doc.HeaderFaults == nil {
-		doc.HeaderFaults = []string{}
-	}
-	for _, f := range rep.Findings {
-		jf := checkJSONFinding{Code: f.Code.String(), Severity: f.Severity.String(), Line: f.Line, Message: f.Message,
-			Method: f.Method, Related: f.Related, ByUser: f.ByUser}
-		if !f.Fate.IsZero() {
-			jf.Fate = f.Fate.AppendJSON(nil)
-		}
-		jf.Dir, jf.Kind, jf.Member = f.Place()
-		if f.ID != "" {
-			if json.Valid([]byte(f.ID)) {
-				jf.ID = json.RawMessage(f.ID)
-			} else {
-				q, _ := json.Marshal(f.ID)
-				jf.ID = q
-			}
-		}
-		doc.Findings = append(doc.Findings, jf)
-	}
-	printJSON(w, doc, true)
-}
-
-// counts sums up the peers' findings, or with byUser the user's own.
-func counts(rep *check.Report, byUser bool) checkCounts {
-	c := checkCounts{ByCode: map[string]int{}}
-	for _, f := range rep.Findings {
-		if f.ByUser != byUser {
-			continue
-		}
-		switch f.Severity {
-		case classify.Error:
-			c.Error++
-		case classify.Warn:
-			c.Warn++
-		case classify.Info:
-			c.Info++
-		}
-		c.ByCode[f.Code.String()]++
-	}
-	return c
-}
-
-func writeCheckText(w io.Writer, name string, rep *check.Report, failOnUser bool) {
-	c, mine := counts(rep, false), counts(rep, true)
-	fmt.Fprintf(w, "%s: %s judged as %s: %s, %s, %s", classify.EscapeString(name, 200), plural(rep.Frames, "frame"), rep.Profile,
-		plural(c.Error, "error"), plural(c.Warn, "warning"), plural(c.Info, "note"))
-	if n := mine.Error + mine.Warn + mine.Info; n > 0 {
-		fmt.Fprintf(w, "; %s about frames you injected or edited, apart", plural(n, "finding"))
-	}
-	if len(rep.HeaderFaults) > 0 {
-		fmt.Fprintf(w, "; %s in the header", plural(len(rep.HeaderFaults), "fault"))
-	}
-	if rep.Skipped > 0 {
-		fmt.Fprintf(w, "; skipped %s it could not read: %s (%s)", plural(rep.Skipped, "line"), lineList(rep.SkippedLines, rep.Skipped), humanSize(rep.SkippedBytes))
-	}
-	fmt.Fprintln(w)
-	if len(rep.HeaderFaults) > 0 {
-		fmt.Fprintf(w, "\nHEADER (%d)\n", len(rep.HeaderFaults))
-		for _, f := range rep.HeaderFaults {
-			fmt.Fprintf(w, "  line 1  %s\n", f)
-		}
-	}
-	for _, sev := range []classify.Severity{classify.Error, classify.Warn, classify.Info} {
-		var group []check.Finding
-		for _, f := range rep.Findings {
-			if f.Severity == sev && !f.ByUser {
-				group = append(group, f)
-			}
-		}
-		if len(group) == 0 {
-			continue
-		}
-		sort.SliceStable(group, func(i, j int) bool { return group[i].Line < group[j].Line })
-		fmt.Fprintf(w, "\n%s (%d)\n", strings.ToUpper(sev.String()), len(group))
-		writeCheckFindings(w, group, false)
-	}
-	var yours []check.Finding
-	for _, f := range rep.Findings {
-		if f.ByUser {
-			yours = append(yours, f)
-		}
-	}
-	if len(yours) > 0 {
-		fails := "they do not fail the check (--fail-on-injected makes them)"
-		if failOnUser {
-			fails = "they count toward --fail-on (--fail-on-injected)"
-		}
-		fmt.Fprintf(w, "\nYOURS (%d): about frames you injected or edited, or their answers; %s\n", len(yours), fails)
-		writeCheckFindings(w, yours, true)
-	}
-}
-
-// writeCheckFindings lists findings for the text report, each with where
-// it is, its message, its frame and what became of the frame in the tap;
-// withSeverity names each one's severity (a group of mixed ones).
-func writeCheckFindings(w io.Writer, group []check.Finding, withSeverity bool) {
-	for _, f := range group {
-		var where []string
-		if f.Dir != 0 {
-			where = append(where, f.Dir.String())
-		}
-		if f.Kind != 0 {
-			where = append(where, f.Kind.String())
-		}
-		if f.Member >= 0 {
-			where = append(where, fmt.Sprintf("member %d", f.Member))
-		}
-		if f.ID != "" {
-			where = append(where, "id "+classify.EscapeString(f.ID, 60))
-		}
-		if f.Method != "" {
-			where = append(where, classify.EscapeString(f.Method, 80))
-		}
-		code := f.Code.String()
-		if withSeverity {
-			code = f.Severity.String() + " " + code
-		}
-		fmt.Fprintf(w, "  line %d  %s  [%s]\n", f.Line, code, strings.Join(where, " "))
-		fmt.Fprintf(w, "      %s", f.Message)
-		if f.Related != 0 {
-			fmt.Fprintf(w, " (see line %d)", f.Related)
-		}
-		fmt.Fprintln(w)
-		if f.Frame != "" {
-			fmt.Fprintf(w, "      %s\n", f.Frame)
-		}
-		if !f.Fate.IsZero() {
-			fmt.Fprintf(w, "      fate: %s\n", f.Fate.Text())
-			if f.Fate.Original != nil {
-				fmt.Fprintf(w, "      original: %s\n", classify.Escape(f.Fate.Original, 160))
-			}
-		}
-	}
-}
-
-func plural(n int, noun string) string {
-	if n == 1 {
-		return "1 " + noun
-	}
-	return fmt.Sprintf("%d %ss", n, noun)
-}
+// plural is sessions.Count: "1 frame", "3 frames".
+func plural(n int, noun string) string { return sessions.Count(n, noun) }
 
 // frameLogHint is what to add to the word that path is no session file
 // when its first line is a JSON-RPC message: it is a plain log of frames,

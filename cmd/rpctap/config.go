@@ -6,14 +6,9 @@ import (
 	"os"
 	"sort"
 	"strings"
-	"time"
 
-	"github.com/charmbracelet/lipgloss"
-	"github.com/muesli/termenv"
-	"github.com/rpctap/rpctap/classify"
 	"github.com/rpctap/rpctap/internal/userconfig"
 	"github.com/spf13/cobra"
-	"github.com/spf13/pflag"
 )
 
 func newConfigCmd() *cobra.Command {
@@ -114,122 +109,4 @@ func showConfig(out io.Writer) error {
 		}
 	}
 	return nil
-}
-
-func durationText(d time.Duration) string {
-	if d == 0 {
-		return ""
-	}
-	return d.String()
-}
-
-// configFlags are the flags the config file sets where a command has them.
-var configFlags = []string{"profile", "timeout", "redact", "method-timeout", "intercept", "hold-timeout"}
-
-// applyUserConfig sets the flags of cmd that the config file gives and
-// the command line does not. A command with none of them never reads it.
-func applyUserConfig(cmd *cobra.Command) error {
-	f := cmd.Flags()
-	has := false
-	for _, name := range configFlags {
-		has = has || f.Lookup(name) != nil
-	}
-	if !has {
-		return nil
-	}
-	c, err := loadUserConfig()
-	if err != nil {
-		return usageError(err)
-	}
-	set := func(name, value string) error {
-		if fl := f.Lookup(name); fl != nil && !fl.Changed && value != "" {
-			return f.Set(name, value)
-		}
-		return nil
-	}
-	if err := set("profile", c.Profile); err != nil {
-		return usageError(err)
-	}
-	if err := set("timeout", durationText(c.Timeout)); err != nil {
-		return usageError(err)
-	}
-	if err := set("intercept", c.Intercept); err != nil {
-		return usageError(err)
-	}
-	if err := set("hold-timeout", durationText(c.HoldTimeout)); err != nil {
-		return usageError(err)
-	}
-	if f.Lookup("redact") != nil {
-		for _, r := range c.Redact {
-			// A name with no such variable here is a word, not a refusal:
-			// the file serves every server, and most lack most secrets.
-			if name, _, literal := strings.Cut(r, "="); !literal {
-				if _, ok := os.LookupEnv(name); !ok {
-					if q := f.Lookup("quiet"); q == nil || q.Value.String() != "true" {
-						path, _ := userconfig.Path(os.Getenv)
-						fmt.Fprintf(cmd.ErrOrStderr(), "rpctap: %s: redact names %s, which is not set here, so there is nothing to mask for it\n",
-							classify.EscapeString(path, 200), classify.EscapeString(name, 80))
-					}
-					continue
-				}
-			}
-			f.Set("redact", r) // added to those given
-		}
-	}
-	if fl := f.Lookup("method-timeout"); fl != nil {
-		given, _ := parseMethodTimeouts(fl.Value.(pflag.SliceValue).GetSlice())
-		var methods []string
-		for m := range c.MethodTimeouts {
-			if _, ok := given[m]; !ok {
-				methods = append(methods, m)
-			}
-		}
-		sort.Strings(methods)
-		for _, m := range methods {
-			f.Set("method-timeout", m+"="+c.MethodTimeouts[m].String())
-		}
-	}
-	return nil
-}
-
-func loadUserConfig() (userconfig.Config, error) {
-	path, err := userconfig.Path(os.Getenv)
-	if err != nil {
-		return userconfig.Config{}, nil // nowhere to keep one: there is none
-	}
-	return userconfig.Load(path)
-}
-
-func methodTimeoutFlag(f *pflag.FlagSet, into *[]string) {
-	f.StringArrayVar(into, "method-timeout", nil, "how long requests of one method may wait, as METHOD=DURATION (tools/call=2m); repeatable; over --timeout")
-}
-
-func parseMethodTimeouts(specs []string) (map[string]time.Duration, error) {
-	if len(specs) == 0 {
-		return nil, nil
-	}
-	out := map[string]time.Duration{}
-	for _, s := range specs {
-		m, ds, ok := strings.Cut(s, "=")
-		d, err := time.ParseDuration(ds)
-		if !ok || m == "" || err != nil || d <= 0 {
-			return nil, fmt.Errorf("--method-timeout %q should be METHOD=DURATION, as in: --method-timeout tools/call=2m", s)
-		}
-		out[m] = d
-	}
-	return out, nil
-}
-
-// uiRenderer draws the live view on w in theme: auto asks the terminal
-// whether its background is dark; dark and light say so. NO_COLOR (any
-// value) turns colour off, whatever the theme.
-func uiRenderer(w io.Writer, theme string) *lipgloss.Renderer {
-	r := lipgloss.NewRenderer(w, termenv.WithColorCache(true))
-	switch theme {
-	case "light":
-		r.SetHasDarkBackground(false)
-	case "dark":
-		r.SetHasDarkBackground(true)
-	}
-	return r
 }

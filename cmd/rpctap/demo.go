@@ -109,28 +109,18 @@ func runDemo(stdout io.Writer, o demoOptions) error {
 	if err != nil {
 		return usageError(err)
 	}
-	self, err := os.Executable()
+	opts, err := demoTapOptions(o)
 	if err != nil {
 		return err
 	}
-	argv := []string{self, "demo-server", "--server", o.server}
-	framing, profile, name := classify.FramingNDJSON, classify.MCP, "demo-"+o.server
-	if o.lsp {
-		argv = append(argv, "--lsp")
-		framing, profile, name = classify.FramingLSP, classify.LSP, "demo-lsp-"+o.server
-	}
-	secret := make([]byte, 12)
-	rand.Read(secret)
-	env := append(os.Environ(), demoSecretVar+"=sk-demo-"+hex.EncodeToString(secret))
 	var warnings []string
 	var sigs <-chan os.Signal // nil: the tap catches them all
 	if !o.noUI {
 		hangup() // from now on, SIGHUP ends the view, and the view the demo
 		sigs = viewSignals()
 	}
-	t, err := tap.New(tap.Options{Argv: argv, Name: name, Framing: framing, Profile: profile, Timeout: demoTimeout,
-		Record: true, Path: o.record, Overwrite: o.force, Listen: true, Env: env, TermWait: 3 * time.Second, Signals: sigs,
-		Warn: func(s string) { warnings = append(warnings, s) }})
+	opts.Signals, opts.Warn = sigs, func(s string) { warnings = append(warnings, s) }
+	t, err := tap.New(opts)
 	if err != nil {
 		return usageError(err)
 	}
@@ -164,39 +154,14 @@ func runDemo(stdout io.Writer, o demoOptions) error {
 		}
 		return fmt.Errorf("the demo could not start: %w", err)
 	}
-	played := make(chan struct{})
 	playCtx, stopPlaying := context.WithCancel(ctx)
 	defer stopPlaying()
-	go func() {
-		defer close(played)
-		if runner.Run(playCtx) != nil {
-			return
-		}
-		if o.noUI {
-			// Let what is still in flight time out, then end the
-			// session as a host does: close the server's stdin.
-			select {
-			case <-time.After(demoTimeout + 500*time.Millisecond):
-			case <-ctx.Done():
-			}
-			host.End(ctx)
-		}
-	}()
+	go playDemo(playCtx, ctx, runner, host, o.noUI)
 	if o.noUI {
 		err = runTail(stdout, src, nil, false, src.Yield)
 		src.Close()
 	} else {
-		states := make(chan tui.DemoState, 1)
-		go func() {
-			defer close(states)
-			for st := range runner.States() {
-				states <- tui.DemoState{Step: st.Step, Steps: st.Steps, Name: st.Name, Caption: st.Caption, Outcome: st.Outcome, Paused: st.Paused, Done: st.Done}
-				if st.Done {
-					return
-				}
-			}
-		}()
-		err = runUI([]*tui.Source{src}, tui.WithDemo(runner, states))
+		err = runUI([]*tui.Source{src}, tui.WithDemo(runner, demoStates(runner)))
 		// The demo's host ends its session as a host does (LSP: shutdown
 		// and exit), and closes the server's stdin; the tap signals a
 		// server that has not exited within 3 s.
@@ -216,26 +181,57 @@ func runDemo(stdout io.Writer, o demoOptions) error {
 	return err
 }
 
-// newDemoServerCmd is the demo's server, which rpctap demo starts behind
-// its tap. It is hidden: it is a part of the demo, not a tool.
-func newDemoServerCmd() *cobra.Command {
-	var server string
-	var lsp bool
-	cmd := &cobra.Command{
-		Use:    "demo-server [--server strict|lenient] [--lsp]",
-		Short:  "The demo's embedded server (rpctap demo starts it)",
-		Hidden: true,
-		Args:   takesArgs(0, 0, "", "rpctap demo-server --server strict"),
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			return demo.Serve(cmd.InOrStdin(), cmd.OutOrStdout(), demo.ServerOptions{Lenient: server == "lenient", LSP: lsp, Secret: os.Getenv(demoSecretVar)})
-		}}
-	cmd.Flags().StringVar(&server, "server", "strict", "strict or lenient")
-	cmd.Flags().BoolVar(&lsp, "lsp", false, "LSP framing and methods")
-	return cmd
+// demoTapOptions are the options of the demo's tap: this binary's demo
+// server behind it, strict or lenient, MCP or LSP, with an API key in its
+// environment for the tap to mask.
+func demoTapOptions(o demoOptions) (tap.Options, error) {
+	self, err := os.Executable()
+	if err != nil {
+		return tap.Options{}, err
+	}
+	argv := []string{self, "demo-server", "--server", o.server}
+	framing, profile, name := classify.FramingNDJSON, classify.MCP, "demo-"+o.server
+	if o.lsp {
+		argv = append(argv, "--lsp")
+		framing, profile, name = classify.FramingLSP, classify.LSP, "demo-lsp-"+o.server
+	}
+	secret := make([]byte, 12)
+	rand.Read(secret)
+	env := append(os.Environ(), demoSecretVar+"=sk-demo-"+hex.EncodeToString(secret))
+	return tap.Options{Argv: argv, Name: name, Framing: framing, Profile: profile, Timeout: demoTimeout,
+		Record: true, Path: o.record, Overwrite: o.force, Listen: true, Env: env, TermWait: 3 * time.Second}, nil
 }
 
-// isTerminal reports whether f is a terminal.
-func isTerminal(f *os.File) bool {
-	fi, err := f.Stat()
-	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+// playDemo plays runner's steps until playCtx ends. With no view, it
+// then lets what is still in flight time out and ends the session as a
+// host does, unless ctx has ended.
+func playDemo(playCtx, ctx context.Context, runner *demo.Runner, host *demo.Host, noUI bool) {
+	if runner.Run(playCtx) != nil {
+		return
+	}
+	if noUI {
+		// Let what is still in flight time out, then end the
+		// session as a host does: close the server's stdin.
+		select {
+		case <-time.After(demoTimeout + 500*time.Millisecond):
+		case <-ctx.Done():
+		}
+		host.End(ctx)
+	}
+}
+
+// demoStates passes runner's states on to the view as tui.DemoStates,
+// up to the last.
+func demoStates(runner *demo.Runner) <-chan tui.DemoState {
+	states := make(chan tui.DemoState, 1)
+	go func() {
+		defer close(states)
+		for st := range runner.States() {
+			states <- tui.DemoState{Step: st.Step, Steps: st.Steps, Name: st.Name, Caption: st.Caption, Outcome: st.Outcome, Paused: st.Paused, Done: st.Done}
+			if st.Done {
+				return
+			}
+		}
+	}()
+	return states
 }

@@ -1,13 +1,9 @@
 package main
 
 import (
-	"bufio"
-	"encoding/json"
 	"fmt"
-	"io"
 	"time"
 
-	"github.com/rpctap/rpctap/classify"
 	"github.com/rpctap/rpctap/sessions"
 	"github.com/rpctap/rpctap/sessions/diff"
 	"github.com/spf13/cobra"
@@ -56,9 +52,9 @@ in one session only or with other arguments.`,
 				return exitError{code: 2, msg: plainFileError(err) + sessionFileHint(err)}
 			}
 			if o.json {
-				writeDiffJSON(cmd.OutOrStdout(), args[0], args[1], rep)
+				diff.WriteJSON(cmd.OutOrStdout(), args[0], args[1], rep)
 			} else {
-				writeDiffText(cmd.OutOrStdout(), args[0], args[1], rep)
+				diff.WriteText(cmd.OutOrStdout(), args[0], args[1], rep)
 			}
 			if o.exitCode && rep.Regressions() > 0 {
 				return exitError{code: 1}
@@ -73,91 +69,4 @@ in one session only or with other arguments.`,
 	f.DurationVar(&o.threshold, "duration-threshold", 100*time.Millisecond, "report a latency shift of at least this much (and --duration-ratio)")
 	f.Float64Var(&o.ratio, "duration-ratio", 2, "report a latency shift of at least this factor (and --duration-threshold)")
 	return cmd
-}
-
-func writeDiffText(out io.Writer, a, b string, rep *diff.Report) {
-	w := bufio.NewWriter(out)
-	defer w.Flush()
-	fmt.Fprintf(w, "A %s (%d frames)\nB %s (%d frames)\n", classify.EscapeString(a, 200), rep.FramesA, classify.EscapeString(b, 200), rep.FramesB)
-	for _, d := range rep.Differences {
-		fmt.Fprintf(w, "  %s: %s", d.Kind, classify.EscapeString(d.Name, 200))
-		var where []string
-		if d.LineA > 0 {
-			where = append(where, fmt.Sprintf("A line %d", d.LineA))
-		}
-		if d.LineB > 0 {
-			where = append(where, fmt.Sprintf("B line %d", d.LineB))
-		}
-		if len(where) > 0 {
-			fmt.Fprintf(w, " (%s)", joinWords(where))
-		}
-		if d.Regression {
-			fmt.Fprint(w, "  REGRESSION")
-		}
-		fmt.Fprintln(w)
-		if d.Detail != "" {
-			fmt.Fprintf(w, "      %s\n", classify.EscapeString(d.Detail, 400))
-		}
-		for _, c := range d.Changes {
-			fmt.Fprintf(w, "      %s\n", sessions.DescribeChange(c, "in A", "in B"))
-		}
-	}
-	fmt.Fprintf(w, "%s, %s\n", plural(len(rep.Differences), "difference"), plural(rep.Regressions(), "regression"))
-}
-
-func joinWords(s []string) string {
-	out := s[0]
-	for _, x := range s[1:] {
-		out += ", " + x
-	}
-	return out
-}
-
-type diffJSONItem struct {
-	Kind       string           `json:"kind"`
-	Name       string           `json:"name"`
-	LineA      int64            `json:"line_a,omitempty"`
-	LineB      int64            `json:"line_b,omitempty"`
-	Detail     string           `json:"detail,omitempty"`
-	Changes    []hostJSONChange `json:"changes,omitempty"`
-	Regression bool             `json:"regression"`
-}
-
-type diffJSON struct {
-	A           string         `json:"a"`
-	B           string         `json:"b"`
-	FramesA     int            `json:"frames_a"`
-	FramesB     int            `json:"frames_b"`
-	Regressions int            `json:"regressions"`
-	Differences []diffJSONItem `json:"differences"`
-}
-
-func writeDiffJSON(w io.Writer, a, b string, rep *diff.Report) {
-	doc := diffJSON{A: a, B: b, FramesA: rep.FramesA, FramesB: rep.FramesB, Regressions: rep.Regressions(), Differences: []diffJSONItem{}}
-	for _, d := range rep.Differences {
-		doc.Differences = append(doc.Differences, diffJSONItem{Kind: d.Kind, Name: d.Name, LineA: d.LineA, LineB: d.LineB,
-			Detail: d.Detail, Changes: jsonChanges(d.Changes), Regression: d.Regression})
-	}
-	printJSON(w, doc, true)
-}
-
-// jsonChanges gives changes as JSON values (a value that is not JSON, from
-// a frame that was not, as a string).
-func jsonChanges(cs []sessions.Change) []hostJSONChange {
-	var out []hostJSONChange
-	for _, c := range cs {
-		out = append(out, hostJSONChange{Path: c.Path, Item: c.Item, Was: rawOrString(c.Was), Now: rawOrString(c.Now)})
-	}
-	return out
-}
-
-func rawOrString(s string) json.RawMessage {
-	if s == "" {
-		return nil
-	}
-	if json.Valid([]byte(s)) {
-		return json.RawMessage(s)
-	}
-	q, _ := json.Marshal(s)
-	return q
 }

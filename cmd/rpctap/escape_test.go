@@ -106,7 +106,7 @@ func TestJSONOutputsAreValidUTF8WithUnsafeCharactersEscaped(t *testing.T) {
 		t.Fatal(err)
 	}
 	var reply bytes.Buffer
-	printRawJSON(&reply, []byte(`{"jsonrpc":"2.0","id":1,"result":{"t":"`+"\u202e\u009b\x9b"+`"}}`))
+	sessions.PrintRawJSON(&reply, []byte(`{"jsonrpc":"2.0","id":1,"result":{"t":"`+"\u202e\u009b\x9b"+`"}}`))
 	var cl bytes.Buffer
 	in := `{"jsonrpc":"2.0","id":"a` + "\u202e" + `","method":"m` + "\u009b\x9b" + `"}` + "\n"
 	if err := runClassify(strings.NewReader(in), &cl, classifyOptions{profile: classify.Auto, dir: classify.H2S, framing: classify.FramingNDJSON}); err != nil {

@@ -13,7 +13,6 @@ import (
 	"github.com/rpctap/rpctap/classify"
 	"github.com/rpctap/rpctap/sessions"
 	"github.com/rpctap/rpctap/tap"
-	"github.com/rpctap/rpctap/tui"
 	"github.com/spf13/cobra"
 )
 
@@ -58,7 +57,7 @@ func writeLsJSON(w io.Writer, taps []tap.Info, files []sessions.SessionFile) err
 	for _, f := range files {
 		doc.Sessions = append(doc.Sessions, file{f.Path, f.Modified, f.Size})
 	}
-	return printJSON(w, doc, true)
+	return sessions.PrintJSON(w, doc, true)
 }
 
 func writeLsText(w io.Writer, taps []tap.Info, files []sessions.SessionFile) {
@@ -91,7 +90,7 @@ func writeLsText(w io.Writer, taps []tap.Info, files []sessions.SessionFile) {
 }
 
 // humanSize is a size as the UI writes it too.
-func humanSize(n int64) string { return tui.FormatSize(n) }
+func humanSize(n int64) string { return sessions.FormatSize(n) }
 
 // readFrameFile reads a frame to inject from the file path (stdin for
 // -), without the newline (or CRLF) an editor or echo ends a file with.

@@ -1,19 +1,15 @@
 package main
 
 import (
-	"bufio"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"os/signal"
-	"strconv"
 	"strings"
 	"syscall"
 	"time"
-	"unicode/utf8"
 
 	"github.com/rpctap/rpctap/classify"
 	"github.com/rpctap/rpctap/sessions"
@@ -357,152 +353,14 @@ func runReplayHost(cmd *cobra.Command, argv []string, o replayOptions) error {
 	out := cmd.OutOrStdout()
 	// The server's command line is masked as the tap masks it in the
 	// session's header (a --token=SECRET argument).
-	shown := redact.MaskStrings(argv)
+	run := replay.HostRun{File: o.asHost, Argv: redact.MaskStrings(argv), Session: r.res.Path, ExitCode: r.res.ExitCode}
 	if o.json {
-		writeHostJSON(out, o.asHost, shown, r.res, rep)
+		replay.WriteHostJSON(out, run, rep)
 	} else {
-		writeHostText(out, o.asHost, shown, r.res, rep)
+		replay.WriteHostText(out, run, rep)
 	}
 	if o.exitCode && rep.Differs() {
 		return exitError{code: 1}
 	}
 	return nil
-}
-
-func writeHostText(out io.Writer, file string, argv []string, res tap.Result, rep *replay.HostReport) {
-	w := bufio.NewWriter(out)
-	defer w.Flush()
-	fmt.Fprintf(w, "replay of %s against %s\n", classify.EscapeString(file, 200), classify.EscapeString(strings.Join(argv, " "), 200))
-	// One line a request, of a report that may have a line for each of
-	// 100,000 requests: written with appends, not fmt.
-	name := func(c *replay.CallResult) string {
-		if c.Name != "" {
-			return classify.EscapeString(c.Method, 60) + " " + classify.EscapeString(c.Name, 80)
-		}
-		return classify.EscapeString(c.Method, 60)
-	}
-	width := 0
-	for i := range rep.Calls {
-		width = max(width, len(name(&rep.Calls[i])))
-	}
-	var b []byte
-	for i := range rep.Calls {
-		c := &rep.Calls[i]
-		what := "(the server's request)"
-		if !c.Server {
-			what = "id " + classify.EscapeString(c.ID, 40)
-		}
-		b = append(b[:0], "  line "...)
-		b = appendField(b, strconv.AppendInt(nil, c.Line, 10), 5)
-		b = append(b, ' ')
-		b = appendField(b, []byte(name(c)), width)
-		b = append(b, "  "...)
-		b = appendField(b, []byte(what), 8)
-		b = append(b, ' ')
-		b = appendField(b, []byte(c.Outcome), 9)
-		if c.Outcome != replay.OutcomeMissing && !c.Server {
-			b = append(b, "  ("...)
-			b = append(b, roundDur(c.Now).String()...)
-			b = append(b, ", recorded "...)
-			b = append(b, roundDur(c.Recorded).String()...)
-			b = append(b, ')')
-		}
-		w.Write(append(b, '\n'))
-		for _, ch := range c.Changes {
-			fmt.Fprintf(w, "      %s\n", sessions.DescribeChange(ch, "recorded", "now"))
-		}
-	}
-	if rep.SameNotListed > 0 {
-		fmt.Fprintf(w, "  (and %s answered the same, not listed)\n", plural(rep.SameNotListed, "more request"))
-	}
-	if n := rep.Notifications; n != nil {
-		if n.Same {
-			fmt.Fprintf(w, "  notifications: the same %d, in the same order\n", n.Now)
-		} else {
-			fmt.Fprintf(w, "  notifications: %d recorded, %d now; the first difference is at #%d: %s recorded, %s now\n",
-				n.Recorded, n.Now, n.At+1, orNone(n.Was), orNone(n.Is))
-		}
-	}
-	fmt.Fprintf(w, "%s: %d same, %d changed, %d missing, %d new %s\n", plural(len(rep.Calls)+rep.SameNotListed, "request"), rep.Same, rep.Changed, rep.Missing, rep.NewErrors,
-		map[bool]string{true: "error", false: "errors"}[rep.NewErrors == 1])
-	if res.ExitCode != 0 {
-		fmt.Fprintf(w, "the server exited with status %d\n", res.ExitCode)
-	}
-	if res.Path != "" {
-		fmt.Fprintf(w, "session recorded in %s\n", classify.EscapeString(res.Path, 300))
-	}
-}
-
-// appendField appends field padded with spaces to width runes, as fmt's
-// %-*s does.
-func appendField(b, field []byte, width int) []byte {
-	b = append(b, field...)
-	for n := utf8.RuneCount(field); n < width; n++ {
-		b = append(b, ' ')
-	}
-	return b
-}
-
-func orNone(s string) string {
-	if s == "" {
-		return "nothing"
-	}
-	return classify.EscapeString(s, 80)
-}
-
-func roundDur(d time.Duration) time.Duration {
-	switch {
-	case d >= time.Second:
-		return d.Round(10 * time.Millisecond)
-	case d >= time.Millisecond:
-		return d.Round(100 * time.Microsecond)
-	}
-	return d.Round(time.Microsecond)
-}
-
-type hostJSONChange struct {
-	Path string          `json:"path"`
-	Item string          `json:"item,omitempty"` // the named item of a list Path is in: "name=echo"
-	Was  json.RawMessage `json:"recorded,omitempty"`
-	Now  json.RawMessage `json:"now,omitempty"`
-}
-
-type hostJSONCall struct {
-	Line       int64            `json:"line"`
-	Method     string           `json:"method"`
-	Name       string           `json:"name,omitempty"`
-	ID         json.RawMessage  `json:"id,omitempty"`
-	Server     bool             `json:"server_request,omitempty"`
-	Outcome    string           `json:"outcome"`
-	Changes    []hostJSONChange `json:"changes,omitempty"`
-	RecordedMS float64          `json:"recorded_ms"`
-	NowMS      float64          `json:"now_ms"`
-}
-
-type hostJSON struct {
-	Recording     string                    `json:"recording"`
-	Argv          []string                  `json:"argv"`
-	Session       string                    `json:"session,omitempty"`
-	ExitCode      int                       `json:"exit_code"`
-	Differs       bool                      `json:"differs"`
-	Counts        map[string]int            `json:"counts"`
-	Calls         []hostJSONCall            `json:"calls"`
-	SameNotListed int                       `json:"same_not_listed,omitempty"`
-	Notifications *replay.NotificationOrder `json:"notifications,omitempty"`
-}
-
-func writeHostJSON(w io.Writer, file string, argv []string, res tap.Result, rep *replay.HostReport) {
-	doc := hostJSON{Recording: file, Argv: argv, Session: res.Path, ExitCode: res.ExitCode, Differs: rep.Differs(), Calls: []hostJSONCall{}, SameNotListed: rep.SameNotListed,
-		Counts:        map[string]int{"same": rep.Same, "changed": rep.Changed, "missing": rep.Missing, "new_error": rep.NewErrors},
-		Notifications: rep.Notifications}
-	for _, c := range rep.Calls {
-		jc := hostJSONCall{Line: c.Line, Method: c.Method, Name: c.Name, Server: c.Server, Outcome: c.Outcome,
-			RecordedMS: float64(c.Recorded.Microseconds()) / 1000, NowMS: float64(c.Now.Microseconds()) / 1000}
-		if c.ID != "" && json.Valid([]byte(c.ID)) {
-			jc.ID = json.RawMessage(c.ID)
-		}
-		jc.Changes = jsonChanges(c.Changes)
-		doc.Calls = append(doc.Calls, jc)
-	}
-	printJSON(w, doc, true)
 }

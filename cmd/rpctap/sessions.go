@@ -133,7 +133,7 @@ func writeSessionsJSON(w io.Writer, infos []sessions.SessionInfo, live map[strin
 	for _, s := range infos {
 		out = append(out, entry{s.Path, s.Name, s.ID, s.Started, s.Modified, s.Size, sessionState(s, live), s.Version})
 	}
-	return printJSON(w, out, true)
+	return sessions.PrintJSON(w, out, true)
 }
 
 func newSessionsRmCmd() *cobra.Command {

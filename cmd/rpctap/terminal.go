@@ -133,3 +133,9 @@ func (e *lineEscaper) Close() error {
 	e.line = e.line[:0]
 	return err
 }
+
+// isTerminal reports whether f is a terminal.
+func isTerminal(f *os.File) bool {
+	fi, err := f.Stat()
+	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+}

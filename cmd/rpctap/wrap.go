@@ -4,10 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"strings"
 
@@ -99,7 +97,7 @@ func completeHostServer(cmd *cobra.Command, args []string, _ string) ([]string, 
 			break
 		}
 		var names []string
-		for _, l := range hostconfig.Locations(h, hostEnv()) {
+		for _, l := range hostconfig.Locations(h, hostconfig.OSEnv()) {
 			src, err := os.ReadFile(l.Path)
 			if err != nil {
 				continue
@@ -116,27 +114,6 @@ func completeHostServer(cmd *cobra.Command, args []string, _ string) ([]string, 
 	return nil, cobra.ShellCompDirectiveNoFileComp
 }
 
-func newUnwrapCmd() *cobra.Command {
-	var o wrapOptions
-	cmd := &cobra.Command{
-		Use:   "unwrap HOST SERVER",
-		Short: "Make a host launch a wrapped MCP server directly again",
-		Long: `Undoes "rpctap wrap HOST SERVER": the entry's command and args are the
-server's own again, and the rest of the file is left as it is.`,
-		Example: `  rpctap unwrap claude-desktop everything --dry-run
-  rpctap unwrap cursor memory --config ./.cursor/mcp.json`,
-		Args: takesArgs(2, 2, "a host and one of its servers", "rpctap unwrap claude-desktop everything"),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			return rewrite(cmd.OutOrStdout(), args[0], args[1], o, false)
-		},
-	}
-	cmd.Flags().StringVar(&o.config, "config", "", "the host's config file, when it is not in its usual place")
-	cmd.Flags().BoolVar(&o.dryRun, "dry-run", false, "print the change as a diff and leave the file alone")
-	scopeFlag(cmd.Flags(), &o.scope)
-	cmd.ValidArgsFunction = completeHostServer
-	return cmd
-}
-
 func scopeFlag(f *pflag.FlagSet, into *string) {
 	f.StringVar(into, "scope", "", "which of the host's configs, when the server is in more than one: project, local (Claude Code's per-project entries in ~/.claude.json) or user")
 }
@@ -149,70 +126,6 @@ func hostArg(name string) (hostconfig.Host, error) {
 	return h, nil
 }
 
-func hostEnv() hostconfig.Env {
-	home, _ := os.UserHomeDir()
-	cwd, _ := os.Getwd()
-	return hostconfig.Env{GOOS: runtime.GOOS, Home: home, Cwd: cwd, Getenv: os.Getenv}
-}
-
-// A hostFile is a config file that exists, with its bytes.
-type hostFile struct {
-	hostconfig.Location
-	src []byte
-}
-
-// findServer picks the file that has server: the one --config names, or
-// the one of host's usual files that has it.
-func findServer(h hostconfig.Host, server, config, scope string) (hostFile, error) {
-	if config != "" {
-		src, err := os.ReadFile(config)
-		if err != nil {
-			return hostFile{}, fmt.Errorf("cannot read the config file: %w", err)
-		}
-		return hostFile{hostconfig.Location{Host: h, Scope: "given", Path: config}, src}, nil
-	}
-	var found, existing []hostFile
-	var looked []string
-	for _, l := range hostconfig.Locations(h, hostEnv()) {
-		if scope != "" && l.Scope != scope {
-			continue
-		}
-		if !slices.Contains(looked, l.Path) {
-			looked = append(looked, l.Path)
-		}
-		src, err := os.ReadFile(l.Path)
-		if errors.Is(err, fs.ErrNotExist) {
-			continue
-		}
-		if err != nil {
-			return hostFile{}, fmt.Errorf("cannot read %s's config: %w", h.Title, err)
-		}
-		f := hostFile{l, src}
-		existing = append(existing, f)
-		servers, err := hostconfig.List(src, l.ServersKey())
-		if err != nil {
-			return hostFile{}, wrapError(l.Path, err)
-		}
-		for _, s := range servers {
-			if s.Name == server {
-				found = append(found, f)
-				break
-			}
-		}
-	}
-	switch {
-	case len(found) == 1:
-		return found[0], nil
-	case len(found) > 1:
-		return hostFile{}, fmt.Errorf("server %q is in %s (%s) and in %s (%s); say which with --scope %s or --scope %s", server, found[0].Path, found[0].Scope, found[1].Path, found[1].Scope, found[0].Scope, found[1].Scope)
-	case len(existing) == 1:
-		return existing[0], nil // its own error names the servers it has
-	case len(existing) == 0:
-		return hostFile{}, fmt.Errorf("found no %s config (looked for %s); if it is elsewhere, give it with --config PATH", h.Title, strings.Join(looked, " and "))
-	}
-	return hostFile{}, fmt.Errorf("no %s config has a server %q (looked in %s); rpctap wrap --list shows the servers", h.Title, server, strings.Join(looked, " and "))
-}
-
 func rewrite(out io.Writer, hostName, server string, o wrapOptions, wrap bool) error {
 	h, err := hostArg(hostName)
 	if err != nil {
@@ -221,7 +134,7 @@ func rewrite(out io.Writer, hostName, server string, o wrapOptions, wrap bool) e
 	if o.scope != "" && !slices.Contains([]string{"project", "local", "user"}, o.scope) {
 		return usageError(fmt.Errorf("--scope is project, local or user, not %q", classify.EscapeString(o.scope, 40)))
 	}
-	f, err := findServer(h, server, o.config, o.scope)
+	f, err := hostconfig.Find(h, server, o.config, o.scope, hostconfig.OSEnv())
 	if err != nil {
 		return err
 	}
@@ -231,17 +144,17 @@ func rewrite(out io.Writer, hostName, server string, o wrapOptions, wrap bool) e
 		if err != nil {
 			return err
 		}
-		b, err = hostconfig.Wrap(f.src, f.ServersKey(), server, self)
+		b, err = hostconfig.Wrap(f.Src, f.ServersKey(), server, self)
 		if err != nil {
-			return wrapError(f.Path, err)
+			return hostconfig.FileError(f.Path, err)
 		}
-	} else if b, err = hostconfig.Unwrap(f.src, f.ServersKey(), server); err != nil {
-		return wrapError(f.Path, err)
+	} else if b, err = hostconfig.Unwrap(f.Src, f.ServersKey(), server); err != nil {
+		return hostconfig.FileError(f.Path, err)
 	}
 	if o.dryRun {
-		return printDiff(out, f.Path, f.src, b)
+		return printDiff(out, f.Path, f.Src, b)
 	}
-	backup, err := hostconfig.Save(f.Path, f.src, b)
+	backup, err := hostconfig.Save(f.Path, f.Src, b)
 	var ro *hostconfig.ReadOnlyError
 	if errors.As(err, &ro) {
 		// Someone made it read-only: say how to change it anyway and make
@@ -294,14 +207,6 @@ func printDiff(out io.Writer, path string, old, new []byte) error {
 	return nil
 }
 
-func wrapError(path string, err error) error {
-	var syn *hostconfig.SyntaxError
-	if errors.As(err, &syn) {
-		return fmt.Errorf("%s is not valid JSON at %w; fix it, then run the command again", path, err)
-	}
-	return fmt.Errorf("%s: %w", path, err)
-}
-
 // selfPath is the absolute path of the rpctap the host will run: given
 // (--rpctap), else this binary's. A host may start it with no PATH, so
 // it must be absolute; a link stays a link (a package manager's link
@@ -339,57 +244,36 @@ func listHosts(out io.Writer, names []string, config string) error {
 	if config != "" && len(hosts) != 1 {
 		return usageError(fmt.Errorf("with --config, name the host the file belongs to, as in: rpctap wrap --list --config %s claude-desktop", config))
 	}
-	var looked []string
-	shown := 0
-	for _, h := range hosts {
-		locs := hostconfig.Locations(h, hostEnv())
-		if config != "" {
-			locs = []hostconfig.Location{{Host: h, Scope: "given", Path: config}}
+	files, looked := hostconfig.Look(hosts, config, hostconfig.OSEnv())
+	for i, l := range files {
+		if i > 0 {
+			fmt.Fprintln(out)
 		}
-		for _, l := range locs {
-			if !slices.Contains(looked, l.Path) {
-				looked = append(looked, l.Path)
+		fmt.Fprintf(out, "%s (%s) %s\n", l.Host.Title, l.Scope, classify.EscapeString(l.Path, 0))
+		if l.Err != nil {
+			fmt.Fprintf(out, "  %s\n", classify.EscapeString(hostconfig.FileError(l.Path, l.Err).Error(), 0))
+			continue
+		}
+		servers := l.Servers
+		if len(servers) == 0 {
+			fmt.Fprintln(out, "  no servers")
+		}
+		width := 0
+		for _, s := range servers {
+			width = max(width, len(classify.EscapeString(s.Name, 40)))
+		}
+		for _, s := range servers {
+			state, what := "direct ", s.Command+" "+strings.Join(s.Args, " ")
+			switch {
+			case s.URL != "":
+				state, what = "remote ", s.URL
+			case s.Wrapped:
+				state, what = "wrapped", strings.Join(s.Inner, " ")
 			}
-			src, err := os.ReadFile(l.Path)
-			if errors.Is(err, fs.ErrNotExist) && config == "" {
-				continue
-			}
-			var servers []hostconfig.Server
-			if err == nil {
-				servers, err = hostconfig.List(src, l.ServersKey())
-				if err == nil && len(servers) == 0 && l.Key != nil {
-					continue // no entries for this project in a file listed anyway
-				}
-			}
-			if shown > 0 {
-				fmt.Fprintln(out)
-			}
-			shown++
-			fmt.Fprintf(out, "%s (%s) %s\n", h.Title, l.Scope, classify.EscapeString(l.Path, 0))
-			if err != nil {
-				fmt.Fprintf(out, "  %s\n", classify.EscapeString(wrapError(l.Path, err).Error(), 0))
-				continue
-			}
-			if len(servers) == 0 {
-				fmt.Fprintln(out, "  no servers")
-			}
-			width := 0
-			for _, s := range servers {
-				width = max(width, len(classify.EscapeString(s.Name, 40)))
-			}
-			for _, s := range servers {
-				state, what := "direct ", s.Command+" "+strings.Join(s.Args, " ")
-				switch {
-				case s.URL != "":
-					state, what = "remote ", s.URL
-				case s.Wrapped:
-					state, what = "wrapped", strings.Join(s.Inner, " ")
-				}
-				fmt.Fprintf(out, "  %-*s  %s  %s\n", width, classify.EscapeString(s.Name, 40), state, classify.EscapeString(strings.TrimSpace(what), 120))
-			}
+			fmt.Fprintf(out, "  %-*s  %s  %s\n", width, classify.EscapeString(s.Name, 40), state, classify.EscapeString(strings.TrimSpace(what), 120))
 		}
 	}
-	if shown == 0 {
+	if len(files) == 0 {
 		fmt.Fprintf(out, "No host config found. rpctap looked for:\n  %s\nA config elsewhere: rpctap wrap --list --config PATH HOST\n", strings.Join(looked, "\n  "))
 	}
 	return nil

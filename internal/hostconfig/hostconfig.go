@@ -1,6 +1,7 @@
 // Package hostconfig reads the MCP configuration files of hosts (Claude
-// Desktop, Claude Code, Cursor, VS Code) and rewrites one server entry of
-// one so that the host launches the server through "rpctap run", and back.
+// Desktop, Claude Code, Cursor, VS Code), finds the one that has a server
+// (Find) or lists them (Look), and rewrites one server entry of one so
+// that the host launches the server through "rpctap run", and back.
 //
 // It never re-marshals a file: it finds the byte spans of the entry's
 // values and replaces only those, so every other entry, the key order,

@@ -2,8 +2,9 @@
 // envelope reader and the tracker over the recording, streaming, and
 // reports each finding with its line and what became of its frame in the
 // tap (Run, Report). The user's own frames (injected, edited) are judged
-// apart from the peers'. A Report is written as JUnit XML (WriteJUnit) or
-// as SARIF 2.1.0 (WriteSARIF), which names each finding code's rule.
+// apart from the peers'. A Report is written as rpctap check's text
+// (WriteText) or JSON (WriteJSON), as JUnit XML (WriteJUnit) or as SARIF
+// 2.1.0 (WriteSARIF), which names each finding code's rule.
 package check
 
 import (

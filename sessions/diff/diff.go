@@ -4,7 +4,8 @@
 // same calls (paired as replay matches them: the same method and what it
 // names, then the closest params), new findings, and latency shifts
 // (Files, Report). It reads both files as streams and keeps a summary of
-// each, not their payloads.
+// each, not their payloads. A Report is written as rpctap diff's text
+// (WriteText) or JSON (WriteJSON).
 package diff
 
 import (
@@ -129,8 +130,18 @@ func Files(pathA, pathB string, opts Options) (*Report, error) {
 
 func compareSummaries(a, b *summary, opts Options) (*Report, error) {
 	rep := &Report{FramesA: a.frames, FramesB: b.frames}
-	add := func(d Difference) { rep.Differences = append(rep.Differences, d) }
+	rep.Differences = append(rep.Differences, compareMethods(a, b)...)
+	rep.Differences = append(rep.Differences, compareLists(a, b, opts.Ignore)...)
+	rep.Differences = append(rep.Differences, compareCalls(a, b, opts.Ignore)...)
+	rep.Differences = append(rep.Differences, compareLatency(a, b, opts)...)
+	rep.Differences = append(rep.Differences, compareFindings(a, b)...)
+	return rep, nil
+}
 
+// compareMethods finds the methods sent in one session only.
+func compareMethods(a, b *summary) []Difference {
+	var out []Difference
+	add := func(d Difference) { out = append(out, d) }
 	for _, k := range sessions.SortedKeys(a.methods, b.methods) {
 		la, inA := a.methods[k]
 		lb, inB := b.methods[k]
@@ -141,6 +152,14 @@ func compareSummaries(a, b *summary, opts Options) (*Report, error) {
 			add(Difference{Kind: DiffMethodAdded, Name: k, LineB: lb})
 		}
 	}
+	return out
+}
+
+// compareLists finds the tools, prompts and resources added, removed or
+// changed.
+func compareLists(a, b *summary, ig sessions.Ignore) []Difference {
+	var out []Difference
+	add := func(d Difference) { out = append(out, d) }
 	// A definition is removed only from a session that listed them, and
 	// added only to one whose other session did.
 	defs := []struct {
@@ -167,15 +186,20 @@ func compareSummaries(a, b *summary, opts Options) (*Report, error) {
 					add(Difference{Kind: d.added, Name: k, LineB: vb.line})
 				}
 			default:
-				if cs := opts.Ignore.Diff(va.def, vb.def, sessions.MaxChanges); len(cs) > 0 {
+				if cs := ig.Diff(va.def, vb.def, sessions.MaxChanges); len(cs) > 0 {
 					add(Difference{Kind: d.changed, Name: k, LineA: va.line, LineB: vb.line, Changes: cs})
 				}
 			}
 		}
 	}
+	return out
+}
 
-	rep.Differences = append(rep.Differences, compareCalls(a, b, opts.Ignore)...)
-
+// compareLatency finds the groups of calls whose median latency shifted
+// past both of opts' thresholds.
+func compareLatency(a, b *summary, opts Options) []Difference {
+	var out []Difference
+	add := func(d Difference) { out = append(out, d) }
 	for _, g := range sessions.SortedKeys(a.latency, b.latency) {
 		la, lb := a.latency[g], b.latency[g]
 		if len(la) == 0 || len(lb) == 0 {
@@ -204,7 +228,13 @@ func compareSummaries(a, b *summary, opts Options) (*Report, error) {
 		add(Difference{Kind: kind, Name: g, Regression: kind == DiffSlower,
 			Detail: fmt.Sprintf("median %v in A (%d calls), %v in B (%d calls)", roundLatency(ma), len(la), roundLatency(mb), len(lb))})
 	}
+	return out
+}
 
+// compareFindings finds the finding codes of B that A has none of.
+func compareFindings(a, b *summary) []Difference {
+	var out []Difference
+	add := func(d Difference) { out = append(out, d) }
 	codes := make([]classify.Code, 0, len(b.findings))
 	for c := range b.findings {
 		if _, inA := a.findings[c]; !inA {
@@ -217,7 +247,7 @@ func compareSummaries(a, b *summary, opts Options) (*Report, error) {
 		add(Difference{Kind: DiffFinding, Name: c.String(), LineB: fc.line, Regression: fc.sev == classify.Error,
 			Detail: fmt.Sprintf("%s, %d in B, none in A; the first: %s", fc.sev, fc.n, fc.message)})
 	}
-	return rep, nil
+	return out
 }
 
 func median(v []int32) time.Duration {

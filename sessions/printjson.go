@@ -1,4 +1,4 @@
-package main
+package sessions
 
 import (
 	"encoding/json"
@@ -7,12 +7,12 @@ import (
 	"github.com/rpctap/rpctap/classify"
 )
 
-// printJSON writes v on w as one JSON document and a newline (indented
+// PrintJSON writes v on w as one JSON document and a newline (indented
 // with indent), through classify.AppendSafeJSON: every JSON rpctap prints
 // goes this way, so that it is valid UTF-8 with control, bidi and format
 // characters written as \u escapes, and jq on a terminal is as safe as
 // the text views.
-func printJSON(w io.Writer, v any, indent bool) error {
+func PrintJSON(w io.Writer, v any, indent bool) error {
 	var b []byte
 	var err error
 	if indent {
@@ -23,11 +23,11 @@ func printJSON(w io.Writer, v any, indent bool) error {
 	if err != nil {
 		return err
 	}
-	return printRawJSON(w, b)
+	return PrintRawJSON(w, b)
 }
 
-// printRawJSON writes JSON text on w, and a newline, as printJSON does.
-func printRawJSON(w io.Writer, js []byte) error {
+// PrintRawJSON writes JSON text on w, and a newline, as PrintJSON does.
+func PrintRawJSON(w io.Writer, js []byte) error {
 	out := classify.AppendSafeJSON(make([]byte, 0, len(js)+16), js)
 	_, err := w.Write(append(out, '\n'))
 	return err
