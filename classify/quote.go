@@ -86,13 +86,13 @@ func appendQuoted[S ~string | ~[]byte](b []byte, s S, strict, safe bool) (_ []by
 		if n+2*(end-i)+24 > len(b) {
 			b = room(b, n, 2*(end-i)+24+len(s)-end)
 		}
-		if end-i >= 32 && otherBytes(load64(s, i))|otherBytes(load64(s, i+8)) == 0 {
+		if end-i >= 32 && otherBytes(Load64(s, i))|otherBytes(Load64(s, i+8)) == 0 {
 			nd, ns := quoteRun(b[n:], bytesOf(s)[i:min(end+16, len(s))])
 			n += nd
 			i += ns
 		}
 		for i+8 <= end {
-			x := load64(s, i)
+			x := Load64(s, i)
 			if otherBytes(x) != 0 {
 				break
 			}
@@ -177,9 +177,9 @@ func AppendString[S ~string | ~[]byte](b []byte, s S) []byte {
 	return b
 }
 
-// load64 reads s[i:i+8] as a little-endian word: its first byte is the
-// lowest.
-func load64[S ~string | ~[]byte](s S, i int) uint64 {
+// Load64 reads s[i:i+8] as a little-endian word: its first byte is the
+// lowest (the word the SWAR scans of JSON text look at).
+func Load64[S ~string | ~[]byte](s S, i int) uint64 {
 	w := s[i : i+8]
 	return uint64(w[0]) | uint64(w[1])<<8 | uint64(w[2])<<16 | uint64(w[3])<<24 |
 		uint64(w[4])<<32 | uint64(w[5])<<40 | uint64(w[6])<<48 | uint64(w[7])<<56

@@ -8,6 +8,8 @@ package sessions
 // the masked frame is JSON of the same shape: "true" stays true, and a
 // request stays a request.
 
+import "github.com/rpctap/rpctap/classify"
+
 // maxJSONDepth is the nesting classify (and encoding/json) reads: a frame
 // nested deeper is not JSON to them, and so not to the lexer.
 const maxJSONDepth = 10000
@@ -123,7 +125,7 @@ func (l *jsonLexer) feed(b []byte, in []uint64) int {
 			// backslash or control byte, eight bytes at a time.
 			j := i
 			for j+8 <= len(b) {
-				if m := stopBytes(load64(b, j)); m != 0 {
+				if m := stopBytes(classify.Load64(b, j)); m != 0 {
 					j += firstByte(m)
 					goto stop
 				}

@@ -4,7 +4,6 @@ import (
 	"encoding/binary"
 	"math"
 	"math/bits"
-	"slices"
 	"unicode/utf8"
 
 	"github.com/rpctap/rpctap/classify"
@@ -35,23 +34,6 @@ func stopBytes(x uint64) uint64 {
 // firstByte is the index of the byte of a non-zero stopBytes mask to
 // trust.
 func firstByte(mask uint64) int { return bits.TrailingZeros64(mask) >> 3 }
-
-// load64 reads s[i:i+8] as a little-endian word: its first byte is the
-// lowest.
-func load64[S ~string | ~[]byte](s S, i int) uint64 {
-	w := s[i : i+8]
-	return uint64(w[0]) | uint64(w[1])<<8 | uint64(w[2])<<16 | uint64(w[3])<<24 |
-		uint64(w[4])<<32 | uint64(w[5])<<40 | uint64(w[6])<<48 | uint64(w[7])<<56
-}
-
-// room returns b with its length set to its capacity, and at least need
-// bytes of it free from n on.
-func room(b []byte, n, need int) []byte {
-	if n+need > cap(b) {
-		b = slices.Grow(b[:n], need)
-	}
-	return b[:cap(b)]
-}
 
 // shortUnescape is the byte a two-character escape stands for, by the
 // letter after the backslash; 0 for the rest.
