@@ -18,27 +18,58 @@ import (
 	"github.com/rpctap/rpctap/sessions"
 )
 
-// LiveTaps asks every socket in the live directory for its tap's Info.
-// Sockets whose tap is gone are removed.
+// LiveTaps asks every socket in the live directory for its tap's Info,
+// all at once. Sockets whose tap is gone are removed. A tap that does not
+// answer within a couple of seconds (busy, or the machine is) is left out;
+// FindTap waits longer for those.
 func LiveTaps() ([]Info, error) {
+	taps, _, err := liveTaps(infoWait)
+	return taps, err
+}
+
+// infoWait is how long LiveTaps waits for each tap's Info; slowInfoWait is
+// how long FindTap waits again for the taps that had not answered.
+var (
+	infoWait     = 2 * time.Second
+	slowInfoWait = 10 * time.Second
+)
+
+// liveTaps is LiveTaps, also giving the sockets whose tap did not answer
+// within wait.
+func liveTaps(wait time.Duration) (taps []Info, slow []string, err error) {
 	dir, err := sessions.LiveDir()
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	paths, _ := filepath.Glob(filepath.Join(dir, "*.sock"))
-	var out []Info
-	for _, p := range paths {
-		info, err := QueryInfo(p)
-		if err != nil {
-			if errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, os.ErrNotExist) {
-				os.Remove(p) // its tap died without cleaning up
-			}
-			continue
-		}
-		out = append(out, info)
+	taps, slow = queryAll(paths, wait)
+	return taps, slow, nil
+}
+
+// queryAll asks each socket for its Info at once, removing the sockets
+// whose tap is gone, and gives the Infos newest first and the sockets
+// that did not answer within wait.
+func queryAll(paths []string, wait time.Duration) (taps []Info, slow []string) {
+	infos := make([]Info, len(paths))
+	errs := make([]error, len(paths))
+	var wg sync.WaitGroup
+	for i, p := range paths {
+		wg.Go(func() { infos[i], errs[i] = queryInfo(p, wait) })
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Started.After(out[j].Started) })
-	return out, nil
+	wg.Wait()
+	for i, err := range errs {
+		var ne net.Error
+		switch {
+		case err == nil:
+			taps = append(taps, infos[i])
+		case errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, os.ErrNotExist):
+			os.Remove(paths[i]) // its tap died without cleaning up
+		case errors.As(err, &ne) && ne.Timeout():
+			slow = append(slow, paths[i])
+		}
+	}
+	sort.Slice(taps, func(i, j int) bool { return taps[i].Started.After(taps[j].Started) })
+	return taps, slow
 }
 
 // The request lines of the socket protocol that a client sends as they
@@ -68,12 +99,16 @@ func Attach(info Info) (net.Conn, error) {
 
 // QueryInfo asks the tap listening on socket for its Info.
 func QueryInfo(socket string) (Info, error) {
+	return queryInfo(socket, slowInfoWait)
+}
+
+func queryInfo(socket string, wait time.Duration) (Info, error) {
 	c, err := Dial(socket)
 	if err != nil {
 		return Info{}, err
 	}
 	defer c.Close()
-	c.SetDeadline(time.Now().Add(2 * time.Second))
+	c.SetDeadline(time.Now().Add(wait))
 	if _, err := c.Write([]byte(infoLine)); err != nil {
 		return Info{}, err
 	}
@@ -94,17 +129,33 @@ func FindTap(target string) (Info, error) {
 	if strings.HasSuffix(target, ".sock") {
 		return QueryInfo(target)
 	}
-	taps, err := LiveTaps()
+	taps, slow, err := liveTaps(infoWait)
 	if err != nil {
 		return Info{}, err
 	}
-	var match []Info
-	for _, t := range taps {
-		if target == "" || t.Name == target || fmt.Sprint(t.PID) == target {
-			match = append(match, t)
+	matching := func(taps []Info) (match []Info) {
+		for _, t := range taps {
+			if target == "" || t.Name == target || fmt.Sprint(t.PID) == target {
+				match = append(match, t)
+			}
 		}
+		return match
+	}
+	match := matching(taps)
+	if len(slow) > 0 && (len(match) == 0 || target == "") {
+		// A tap busy with its traffic, or on a loaded machine, may take
+		// longer to answer; the one asked for may be among them.
+		late, stillSlow := queryAll(slow, slowInfoWait)
+		match = append(match, matching(late)...)
+		slow = stillSlow
 	}
 	switch {
+	case len(match) == 0 && len(slow) > 0:
+		what := fmt.Sprintf("no live tap that answered is named %q", target)
+		if target == "" {
+			what = "no live tap answered"
+		}
+		return Info{}, fmt.Errorf("%s, and %d did not answer within %s (%s); try again, or name the tap by its socket path", what, len(slow), slowInfoWait, strings.Join(slow, ", "))
 	case len(match) == 1:
 		return match[0], nil
 	case len(match) == 0 && target == "":
@@ -259,7 +310,7 @@ func Dial(socket string) (net.Conn, error) {
 	case errors.Is(err, os.ErrPermission):
 		return nil, fmt.Errorf("cannot reach the tap at %s: only the user who started a tap can attach to it or inject into it", socket)
 	case errors.Is(err, os.ErrNotExist), errors.Is(err, syscall.ECONNREFUSED):
-		return nil, fmt.Errorf("no tap listens at %s any more (it ended?); rpctap ls lists the live taps", socket)
+		return nil, &goneError{socket: socket, err: err}
 	}
 	return nil, fmt.Errorf("cannot reach the tap at %s: %w", socket, err)
 }
@@ -357,3 +408,16 @@ func nonNil(b []byte) []byte {
 // Close ends the connection: when this view set the filters and no other
 // view that did is attached, every held frame goes on as it was.
 func (h *HoldClient) Close() error { return h.c.Close() }
+
+// goneError says no tap listens at a socket any more; it unwraps to the
+// dial's error, so that LiveTaps can tell a dead socket from a slow tap.
+type goneError struct {
+	socket string
+	err    error
+}
+
+func (e *goneError) Error() string {
+	return fmt.Sprintf("no tap listens at %s any more (it ended?); rpctap ls lists the live taps", e.socket)
+}
+
+func (e *goneError) Unwrap() error { return e.err }
