@@ -533,7 +533,7 @@ func (s *Source) follow(ctx context.Context, fw *tap.Follower, lower func()) {
 			s.state.Store("live")
 		}
 	}
-	err := s.Index.ReadStream(ctx, fw, progress)
+	err := s.Index.ReadStream(ctx, &patientReader{followed: fw, ctx: ctx, patient: s.patient.Load, pace: s.pace}, progress)
 	s.behind.Store(false)
 	s.noteLast()
 	defer s.ended.Store(true) // last: see openSessionFile
@@ -544,6 +544,33 @@ func (s *Source) follow(ctx context.Context, fw *tap.Follower, lower func()) {
 	default:
 		s.state.Store("ended")
 	}
+}
+
+// patientReader reads a live tap's session file for a patient source
+// (see Patient): before each read it waits while the tap says it is busy
+// (pace). Pacing between batches alone would let such an observer read a
+// whole batch (a MiB) each time the tap's traffic starts, twenty
+// observers at once, when the tap needs the CPU most. A view that is not
+// patient reads as the follower lets it.
+type patientReader struct {
+	followed
+	ctx     context.Context
+	patient func() bool
+	pace    func(context.Context) // nil: never waits
+}
+
+// followed is what the index reads a live tap's file through: a
+// tap.Follower.
+type followed interface {
+	io.Reader
+	OnWait(func())
+}
+
+func (r *patientReader) Read(p []byte) (int, error) {
+	if r.pace != nil && r.patient() {
+		r.pace(r.ctx)
+	}
+	return r.followed.Read(p)
 }
 
 // readLive indexes the annotated attach stream of a tap that records no
