@@ -61,7 +61,7 @@ func waitFor(t *testing.T, tm *teatest.TestModel, what ...string) {
 			}
 		}
 		return true
-	}, teatest.WithDuration(15*time.Second), teatest.WithCheckInterval(20*time.Millisecond))
+	}, teatest.WithDuration(30*time.Second), teatest.WithCheckInterval(20*time.Millisecond))
 }
 
 func press(s string) tea.KeyMsg {

@@ -107,8 +107,9 @@ func TestInspectorThroughTapMatchesDirectAndDoesNotHang(t *testing.T) {
 				t.Errorf("the host's output differs through the tap:\n direct %.300s\n tapped %.300s", direct, tapped)
 			}
 			// A wrapper that mishandles stdin EOF or SIGTERM makes the host
-			// wait for the server's own 60 s timeout; allow only noise.
-			if dTapped > dDirect+5*time.Second {
+			// wait for the server's own 60 s timeout; allow the noise of
+			// a loaded machine, well short of that.
+			if dTapped > dDirect+30*time.Second {
 				t.Errorf("through the tap the call took %v, directly %v", dTapped, dDirect)
 			}
 			doc := checkSessionHasNoErrors(t, record)
