@@ -232,10 +232,10 @@ func sigIgn(t *testing.T, path string) string {
 	return string(m[1])
 }
 
-// Invariant 3's failure case, whole: the session file cannot be opened,
-// or stops taking writes part-way (a full disk, here a file size limit).
-// The traffic goes on unchanged, and rpctap says so in one line on stderr,
-// and, when the file misses frames, at exit how many (issue 10 point 4).
+// Invariant 3's failure case, whole: the session file cannot be opened, or
+// stops taking writes part-way (a full disk, here a file size limit). The
+// traffic goes on unchanged, and rpctap says so in one line on stderr, and,
+// when the file misses frames, at exit how many.
 func TestSessionFileFailureLeavesTrafficAloneAndSaysSoInOneLine(t *testing.T) {
 	frames := make([]byte, 0, 1<<20)
 	for i := 0; len(frames) < 1<<20; i++ {
