@@ -240,12 +240,12 @@ func TestServerClosingStdoutButRunningGivesTheHostEOFAndEndsWhenTheHostLeaves(t 
 	t.Logf("the tap ended %v after the host closed stdin", s.ended.Sub(closed).Round(time.Millisecond))
 }
 
-// Issue 10 point 1 (invariant 5): the server exits → the host sees EOF
-// after the last byte, also when a child of the server holds its stdout
-// and writes to it later: the tap reads it until it closes, as a host
-// reading the server directly would, and has no timer of its own that
-// cuts it. Meanwhile the host's signal reaches the child through the
-// server's process group, and the tap then exits with the server's status.
+// The server exits → the host sees EOF after the last byte, also when a
+// child of the server holds its stdout and writes to it later: the tap
+// reads it until it closes, as a host reading the server directly would,
+// and has no timer of its own that cuts it. Meanwhile the host's signal
+// reaches the child through the server's process group, and the tap then
+// exits with the server's status.
 func TestChildHoldingStdoutAfterTheServerExitsIsReadUntilItCloses(t *testing.T) {
 	s := startSession(t, Options{Argv: sh(`(sleep 0.5; echo late; exec sleep 30) & echo "child $!" >&2; echo early; exit 3`), Record: true})
 	s.err.waitFor(t, "\n")
@@ -275,9 +275,9 @@ func TestChildHoldingStdoutAfterTheServerExitsIsReadUntilItCloses(t *testing.T) 
 	}
 }
 
-// Issue 10 point 1: the host closing stdin closes the server's stdin and
-// nothing more; a server that takes longer than the tap's old grace period
-// (2 s) to answer its last request gets the answer through.
+// The host closing stdin closes the server's stdin and nothing more; a
+// server that takes longer than the tap's old grace period (2 s) to answer
+// its last request gets the answer through.
 func TestServerAnsweringLongAfterStdinClosedIsNotStopped(t *testing.T) {
 	s := startSession(t, Options{Argv: sh(`cat >/dev/null; sleep 3; echo '{"jsonrpc":"2.0","id":1,"result":{}}'`), Record: true})
 	s.write(t, []byte(`{"jsonrpc":"2.0","id":1,"method":"slow"}`+"\n"))
@@ -291,9 +291,9 @@ func TestServerAnsweringLongAfterStdinClosedIsNotStopped(t *testing.T) {
 	}
 }
 
-// Issue 10 point 1: the host stops reading (closes its end of the tap's
-// stdout) → the tap closes its end of the server's stdout, and the server
-// sees EPIPE on its next write, as it would writing to the host directly.
+// The host stops reading (closes its end of the tap's stdout) → the tap
+// closes its end of the server's stdout, and the server sees EPIPE on its
+// next write, as it would writing to the host directly.
 func TestHostClosingItsStdoutClosesTheServersStdout(t *testing.T) {
 	out := &closingSink{sink: newSink(true)}
 	tp, err := New(Options{Argv: sh(`trap '' PIPE; echo ready; while echo tick; do sleep 0.01; done; echo "stdout closed" >&2; exit 5`)})
@@ -343,9 +343,9 @@ func (s *closingSink) Write(p []byte) (int, error) {
 	return s.sink.Write(p)
 }
 
-// Issue 10 point 2: a signal that comes before the server is started
-// ends the session cleanly: no server, 128+signal, and a session file with
-// its header and exit record.
+// A signal that comes before the server is started ends the session
+// cleanly: no server, 128+signal, and a session file with its header and
+// exit record.
 func TestSignalBeforeTheServerStartsEndsTheSessionCleanly(t *testing.T) {
 	sigs := make(chan os.Signal, 1)
 	sigs <- syscall.SIGTERM
@@ -373,11 +373,11 @@ func TestSignalBeforeTheServerStartsEndsTheSessionCleanly(t *testing.T) {
 	}
 }
 
-// Issue 10 point 3 (invariant 2): a live view that has stopped reading
-// (a tail stopped with SIGSTOP) does not hold the tap's exit: once the
-// server has exited, the tap gives each view what it has room for and
-// goes. The old tap waited 5 s for such a view; the exit takes
-// milliseconds otherwise, so 4 s tells the two apart on a busy machine.
+// A live view that has stopped reading (a tail stopped with SIGSTOP) does
+// not hold the tap's exit: once the server has exited, the tap gives each
+// view what it has room for and goes. The old tap waited 5 s for such a
+// view; the exit takes milliseconds otherwise, so 4 s tells the two apart
+// on a busy machine.
 func TestStuckViewDoesNotHoldTheTapsExit(t *testing.T) {
 	s := startListening(t)
 	_, _ = attach(t) // and never read again

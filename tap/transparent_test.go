@@ -70,7 +70,7 @@ func randBody(rng *rand.Rand, n int, noLF bool) []byte {
 
 // randSize is a frame size: mostly small, sometimes past a read (64 KiB),
 // and with big set, past the relay's hold limit (1 MiB) up to 4 MiB, so
-// that the frame is streamed (issue 11: sizes up to several MiB).
+// that the frame is streamed: frames from a byte to several MiB.
 func randSize(rng *rand.Rand, big bool) int {
 	switch r := rng.IntN(100); {
 	case big:
@@ -193,10 +193,10 @@ func writeInPieces(rng *rand.Rand, w io.Writer, data []byte) error {
 // injector injects frames into one direction of a tap until the stream
 // closes or stop is closed, and keeps the frames that went in.
 //
-// Its frames are of random size (issue 11: an injection is never
-// interleaved inside a relayed frame, whatever the sizes): mostly small,
-// some past a read, and a few past the relay's hold limit, up to 3 MiB;
-// with bigFirst, the first one is.
+// Its frames are of random size (an injection is never interleaved inside a
+// relayed frame, whatever the sizes): mostly small, some past a read, and a
+// few past the relay's hold limit, up to 3 MiB; with bigFirst, the first
+// one is.
 type injector struct {
 	dir      classify.Direction
 	framing  classify.Framing
