@@ -551,9 +551,9 @@ func TestInspectorWithInterceptedToolCallEditedAnsweredInPlaceAndDropped(t *test
 	})
 }
 
-// Invariant 7: what a direction holds is bounded. Past 1024 frames held,
-// the tap lets them all go on as they were, in order, says so to the view
-// and on its stderr, and holds again from the next match.
+// What a direction holds is bounded, whatever a client sends. Past 1024
+// frames held, the tap lets them all go on as they were, in order, says so to
+// the view and on its stderr, and holds again from the next match.
 func TestHoldingPastTheBoundLetsEveryHeldFrameGoOnInOrder(t *testing.T) {
 	name := fmt.Sprintf("e2e-overflow-%d", time.Now().UnixNano())
 	h := startLiveHostWith(t, name, []string{"--intercept", "dir:h2s"}, "cat")

@@ -19,8 +19,8 @@ import (
 	"github.com/rpctap/rpctap/sessions"
 )
 
-// Invariant 5 through the built binary: the host owns the server's
-// lifecycle, and rpctap run passes each of its steps on.
+// Through the built binary: the host owns the server's lifecycle, and
+// rpctap run passes each of its steps on.
 
 // oldGrace is longer than the grace period after which the tap used to
 // stop the server on its own, once the host had closed stdin (2 s): a

@@ -18,7 +18,7 @@ import (
 	"github.com/rpctap/rpctap/sessions"
 )
 
-// Invariant 3: when the session file stops taking writes for a while (a
+// Nothing is lost: when the session file stops taking writes for a while (a
 // full disk; here a file size limit the test lifts), the traffic goes on,
 // rpctap says so once and says when the file takes writes again, and the
 // file accounts for every frame: the ones it holds plus the ones its gap
