@@ -33,9 +33,9 @@ func (s *slowSink) Write(p []byte) (int, error) {
 	return s.sink.Write(p)
 }
 
-// Invariant 5: the server exits → the host sees EOF after the last byte,
-// even when the tap is slow to get to the bytes the server wrote just
-// before it exited (here the host is slow to read, for longer than the
+// The host owns the lifecycle: the server exits → the host sees EOF after the
+// last byte, even when the tap is slow to get to the bytes the server wrote
+// just before it exited (here the host is slow to read, for longer than the
 // drain period).
 func TestHostGetsEveryByteTheServerWroteBeforeExitingWhenSlowToRead(t *testing.T) {
 	out := &slowSink{sink: newSink(true), first: make(chan struct{}), delay: 4 * 200 * time.Millisecond}
@@ -55,9 +55,9 @@ func TestHostGetsEveryByteTheServerWroteBeforeExitingWhenSlowToRead(t *testing.T
 	}
 }
 
-// Invariant 5's opt-in Drain, with a child that holds the server's stdout:
-// the tap exits soon after the server does and does not wait for the child
-// beyond its drain period; the host gets what the server wrote, then EOF.
+// The opt-in Drain, with a child that holds the server's stdout: the tap
+// exits soon after the server does and does not wait for the child beyond
+// its drain period; the host gets what the server wrote, then EOF.
 func TestTapExitsPromptlyWhenTheServerExitsLeavingAChildHoldingStdout(t *testing.T) {
 	const drain = 200 * time.Millisecond
 	s := startSession(t, Options{Argv: sh(`sleep 30 & echo "child $!" >&2; echo bye; exit 3`), Drain: drain, Record: true})
@@ -82,9 +82,9 @@ func TestTapExitsPromptlyWhenTheServerExitsLeavingAChildHoldingStdout(t *testing
 	}
 }
 
-// Invariant 5: SIGTERM (here from the context, as the tap's own SIGTERM
-// does) goes to the server's process group, so a child that holds its
-// stdout hears it too, and the tap ends.
+// The host owns the lifecycle: SIGTERM (here from the context, as the tap's
+// own SIGTERM does) goes to the server's process group, so a child that holds
+// its stdout hears it too, and the tap ends.
 func TestSignalReachesTheServersChildrenThroughItsProcessGroup(t *testing.T) {
 	s := startSession(t, Options{Argv: sh(`sleep 30 & echo "child $!" >&2; wait`), Drain: 200 * time.Millisecond, TermWait: 5 * time.Second})
 	s.err.waitFor(t, "\n")
@@ -101,9 +101,9 @@ func TestSignalReachesTheServersChildrenThroughItsProcessGroup(t *testing.T) {
 	}
 }
 
-// Invariant 5: the host closes stdin → the server's stdin is closed, the
-// server exits by itself, and the tap exits with its status after passing
-// on everything it wrote.
+// The host owns the lifecycle: the host closes stdin → the server's stdin is
+// closed, the server exits by itself, and the tap exits with its status after
+// passing on everything it wrote.
 func TestHostClosingStdinClosesTheServersStdinAndTheTapExitsWithItsStatus(t *testing.T) {
 	s := startSession(t, Options{Argv: sh(`cat; echo "server saw EOF"; exit 7`), Record: true})
 	s.write(t, []byte(`{"jsonrpc":"2.0","method":"early"}`+"\n"))
@@ -125,8 +125,8 @@ func TestHostClosingStdinClosesTheServersStdinAndTheTapExitsWithItsStatus(t *tes
 	}
 }
 
-// Invariant 5: a server that ignores SIGTERM is killed after the grace
-// periods, and the tap reports 128+SIGKILL.
+// The host owns the lifecycle: a server that ignores SIGTERM is killed after
+// the grace periods, and the tap reports 128+SIGKILL.
 func TestServerIgnoringSigtermIsKilledAfterTheGracePeriod(t *testing.T) {
 	s := startSession(t, Options{Argv: sh(`trap '' TERM; echo ready; exec sleep 30`), StdinWait: 100 * time.Millisecond, TermWait: 300 * time.Millisecond, Record: true})
 	s.out.waitFor(t, "ready\n")
@@ -147,9 +147,9 @@ func TestServerIgnoringSigtermIsKilledAfterTheGracePeriod(t *testing.T) {
 	}
 }
 
-// Invariant 5: a server that crashes in the middle of a line: the host
-// gets the partial line, then EOF; the file records the line with eof and
-// the exit by signal.
+// The host owns the lifecycle: a server that crashes in the middle of a line:
+// the host gets the partial line, then EOF; the file records the line with
+// eof and the exit by signal.
 func TestServerCrashingMidLineGivesTheHostThePartialLineAndEOF(t *testing.T) {
 	for _, framing := range []classify.Framing{classify.FramingNDJSON, classify.FramingLSP} {
 		t.Run(framing.String(), func(t *testing.T) {

@@ -20,11 +20,10 @@ import (
 	"github.com/rpctap/rpctap/sessions"
 )
 
-// Invariant 1 (transparent) and 3 (nothing lost), as a property: random
-// byte streams, written into the tap in random pieces, come out of both
-// directions byte for byte, plus whole injected frames at frame
-// boundaries only; and the session file holds every frame of each
-// direction, in order and exact.
+// The tap is transparent and loses nothing, as a property: random byte
+// streams, written into the tap in random pieces, come out of both directions
+// byte for byte, plus whole injected frames at frame boundaries only; and the
+// session file holds every frame of each direction, in order and exact.
 //
 // The server is /bin/cat, so a stream crosses the tap twice: host → server
 // as written, then back server → host. What the host reads is the stream,
