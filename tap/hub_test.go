@@ -300,8 +300,7 @@ func TestClosedFollowerReadsAsClosedNotEnded(t *testing.T) {
 }
 
 // A view that attaches after the session ended does not count among the
-// views the tap waits for: its Add would race the tap's Wait (review of
-// issue 10 point 3).
+// views the tap waits for: its Add would race the tap's Wait.
 func TestAViewAttachingAfterTheEndIsNotWaitedFor(t *testing.T) {
 	h := newHub(classify.FramingNDJSON)
 	early, _ := h.attach(true)

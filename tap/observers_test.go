@@ -17,9 +17,9 @@ import (
 	"github.com/rpctap/rpctap/sessions"
 )
 
-// Invariant 2 (never slowed by observers) and the live socket's promise:
-// a subscriber that falls behind gets a gap note and every record after
-// it, from the session file.
+// The tap is never slowed by observers, and the live socket's promise: a
+// subscriber that falls behind gets a gap note and every record after it,
+// from the session file.
 
 // note is the i-th frame the host sends in these tests.
 func note(i int) []byte {
@@ -227,7 +227,7 @@ func TestSubscriberSeesEachRecordAsItComes(t *testing.T) {
 	}
 }
 
-// Invariant 3's other half: when the session file cannot be written, the
+// When the session file cannot be written, nothing else is lost: the
 // traffic goes on and the tap says so, once.
 func TestUnwritableSessionFileLeavesTrafficAloneAndWarnsOnce(t *testing.T) {
 	notDir := filepath.Join(t.TempDir(), "file")
@@ -348,9 +348,8 @@ func TestRelativeRecordPathIsAnnouncedAbsolute(t *testing.T) {
 }
 
 // A view that falls behind a tap that records no file is told what it
-// missed (architecture invariant 2): a gap note that counts the frames it
-// did not get, where they were; and the records after the gap come to it
-// again.
+// missed: a gap note that counts the frames it did not get, where they
+// were; and the records after the gap come to it again.
 func TestAViewBehindATapWithNoFileIsToldWhatItMissed(t *testing.T) {
 	s := startSession(t, Options{Argv: []string{"/bin/cat"}, Framing: classify.FramingNDJSON, Listen: true, NoRedact: true})
 	s.write(t, append(note(0), '\n'))

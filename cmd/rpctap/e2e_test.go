@@ -209,8 +209,8 @@ func TestInjectWithCaptureKeepsTheAnswerFromTheHost(t *testing.T) {
 	if err != nil || !bytes.Contains(reply, []byte(`"echo"`)) {
 		t.Fatalf("inject --capture: %v\n%s", err, reply)
 	}
-	// Issue 10 point 19: capturing a frame that gets no answer says why,
-	// and what to send instead.
+	// Capturing a frame that gets no answer says why, and what to send
+	// instead.
 	var refusal bytes.Buffer
 	refused := exec.Command(bin, "inject", "--tap", name, "--capture", `{"jsonrpc":"2.0","method":"notifications/x"}`)
 	refused.Stderr = &refusal
@@ -281,13 +281,13 @@ func lsSessionPaths(t *testing.T, env []string) []string {
 	return paths
 }
 
-// Issue 10 point 16: the inspector starts the server with a stripped
-// environment (no XDG_STATE_HOME), so the tap records under another
-// directory than the user's shell, with XDG_STATE_HOME set, looks in; a
-// host that starts it as env -i does leaves it no HOME, so it records under
-// its TMPDIR, or /tmp. The user's rpctap ls (and so the view's list, which
-// reads the same sessions.RecentSessions) still lists each session,
-// whatever XDG_STATE_HOME, HOME and TMPDIR either side has.
+// The inspector starts the server with a stripped environment (no
+// XDG_STATE_HOME), so the tap records under another directory than the
+// user's shell, with XDG_STATE_HOME set, looks in; a host that starts it as
+// env -i does leaves it no HOME, so it records under its TMPDIR, or /tmp.
+// The user's rpctap ls (and so the view's list, which reads the same
+// sessions.RecentSessions) still lists each session, whatever
+// XDG_STATE_HOME, HOME and TMPDIR either side has.
 func TestSessionsRecordedBehindARealHostAreListedWhateverTheEnvironment(t *testing.T) {
 	inspector := needPeer(t, "node_modules/.bin/inspector")
 	server := needPeer(t, "node_modules/.bin/mcp-server-everything")
