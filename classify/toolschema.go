@@ -87,13 +87,23 @@ func (t *Tools) Definition(name string) (json.RawMessage, bool) {
 // object schema or whose schemas do not compile; such a tool is listed,
 // and its calls go unjudged against the schema that failed.
 func (t *Tools) SetList(result []byte) []SchemaProblem {
+	t.listed, t.tools = true, map[string]*listedTool{}
+	return t.AddPage(result)
+}
+
+// AddPage adds the tools of result, a later page of the list that
+// SetList began (a tools/list request with the cursor of the page
+// before), as SetList does.
+func (t *Tools) AddPage(result []byte) []SchemaProblem {
 	var list struct {
 		Tools []json.RawMessage `json:"tools"`
 	}
 	if json.Unmarshal(result, &list) != nil {
 		return nil // not a list: the envelope and result rules say so
 	}
-	t.listed, t.tools = true, make(map[string]*listedTool, len(list.Tools))
+	if t.tools == nil {
+		t.listed, t.tools = true, map[string]*listedTool{}
+	}
 	var problems []SchemaProblem
 	for _, raw := range list.Tools {
 		var def struct {

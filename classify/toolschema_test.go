@@ -156,3 +156,14 @@ func TestFindingsQuoteThePeersTextEscaped(t *testing.T) {
 		t.Errorf("the finding repeats raw escape or bidi characters: %q", p.Text)
 	}
 }
+
+func TestALaterPageAddsToTheList(t *testing.T) {
+	tools := listed(t, `{"tools":[{"name":"a","inputSchema":{"type":"object"}}],"nextCursor":"2"}`)
+	tools.AddPage([]byte(`{"tools":[{"name":"b","inputSchema":{"type":"object","required":["x"]}}]}`))
+	if _, ok := tools.Listed("a"); !ok {
+		t.Error("a later page dropped the tools of the first")
+	}
+	if _, bad := tools.CheckCall("b", []byte(`{}`)); !bad {
+		t.Error("a call of a tool on the second page was not judged")
+	}
+}
