@@ -1,46 +1,78 @@
-package export
+package classify
 
 import (
+	"bufio"
 	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"slices"
 	"strconv"
+	"testing"
 	"unicode/utf8"
 )
 
-// Cuts bound what a pretty-printed frame shows of long values.
-type Cuts struct {
-	// String is the most bytes of a string's text shown (0: no cut); the
-	// rest is replaced by a marker with the string's full size.
-	String int
-	// Elements is the most members of an array or object shown (0: no
-	// cut); the rest is replaced by a marker saying how many are left out.
-	Elements int
+// The exports' appendPretty, which skipped the members it cut with a
+// walker of its own, kept as the oracle of AppendPretty: for any valid
+// JSON and any cuts, both write the same bytes. Run it with
+//
+//	go test -run XXX -fuzz FuzzAppendPrettyMatchesItsOracle -fuzztime 60s ./classify
+func FuzzAppendPrettyMatchesItsOracle(f *testing.F) {
+	for _, s := range []string{"{}", "[]", `{"a":1}`, ` [ 1 , "x y" , { } , [ [ ] ] ] `, `{"a":[],"b":[1,2,{"c":"d\"e\\\\"}],"e":{"f":null,"g":true}}`,
+		`{"s":"\u202e evil \u001b[2J","t":"日本語"}`, `"just a string"`, `12`, `{"a":[1,2,3,4,5,6,7],"o":{"a":1,"b":2,"c":3,"d":4,"e":5}}`,
+		`"` + string(bytes.Repeat([]byte("é\\u00e9x"), 40)) + `"`} {
+		for _, c := range [][2]uint8{{0, 0}, {1, 1}, {4, 2}, {70, 4}} {
+			f.Add([]byte(s), c[0], c[1])
+		}
+	}
+	files, _ := filepath.Glob(filepath.Join("..", "testdata", "sessions", "*", "*.jsonl"))
+	for k, file := range files {
+		fh, err := os.Open(file)
+		if err != nil {
+			f.Fatal(err)
+		}
+		sc := bufio.NewScanner(fh)
+		sc.Buffer(nil, 1<<20)
+		for n := 0; sc.Scan() && n < 5; n++ {
+			f.Add(slices.Clone(sc.Bytes()), uint8(k%50), uint8(n))
+		}
+		fh.Close()
+	}
+	f.Fuzz(func(t *testing.T, js []byte, str, elements uint8) {
+		if !json.Valid(js) {
+			return
+		}
+		c := Cuts{String: int(str), Elements: int(elements)}
+		got := AppendPretty([]byte("x"), js, c)
+		want := oracleAppendPretty([]byte("x"), js, c)
+		if !bytes.Equal(got, want) {
+			t.Fatalf("%q cut %+v:\n%s\noracle:\n%s", js, c, got, want)
+		}
+	})
 }
 
-// DefaultCuts are the cuts of the text exports.
-var DefaultCuts = Cuts{String: 240, Elements: 100}
-
-// appendPretty appends the JSON text js, which must be valid JSON,
+// oracleAppendPretty appends the JSON text js, which must be valid JSON,
 // indented by two spaces a level from indent, with values cut as c says.
 // A cut string keeps its start and ends with "…" and its size in bytes
 // ("…(880 bytes in all)"); the members of an array or object past the
 // cut become one string member (or key) saying how many were left out.
 // The result is valid JSON. It is not made safe for a terminal: pass it
-// through classify.AppendSafeJSON.
-func appendPretty(dst, js []byte, c Cuts) []byte {
-	p := pretty{js: js, c: c, dst: dst}
+// through AppendSafeJSON.
+func oracleAppendPretty(dst, js []byte, c Cuts) []byte {
+	p := oraclePretty{js: js, c: c, dst: dst}
 	p.skipSpace()
 	p.value(0)
 	return p.dst
 }
 
-type pretty struct {
+type oraclePretty struct {
 	js  []byte
 	i   int
 	c   Cuts
 	dst []byte
 }
 
-func (p *pretty) skipSpace() {
+func (p *oraclePretty) skipSpace() {
 	for p.i < len(p.js) {
 		switch p.js[p.i] {
 		case ' ', '\t', '\n', '\r':
@@ -51,7 +83,7 @@ func (p *pretty) skipSpace() {
 	}
 }
 
-func (p *pretty) newline(depth int) {
+func (p *oraclePretty) newline(depth int) {
 	p.dst = append(p.dst, '\n')
 	for range depth {
 		p.dst = append(p.dst, ' ', ' ')
@@ -59,7 +91,7 @@ func (p *pretty) newline(depth int) {
 }
 
 // value writes the value at p.i and moves past it.
-func (p *pretty) value(depth int) {
+func (p *oraclePretty) value(depth int) {
 	if p.i >= len(p.js) {
 		return
 	}
@@ -82,7 +114,7 @@ func (p *pretty) value(depth int) {
 	}
 }
 
-func (p *pretty) container(depth int) {
+func (p *oraclePretty) container(depth int) {
 	open := p.js[p.i]
 	close := byte(']')
 	if open == '{' {
@@ -142,7 +174,7 @@ func (p *pretty) container(depth int) {
 
 // skipMember moves past one member of a container (a key and its value
 // in an object) without writing it.
-func (p *pretty) skipMember(object bool) {
+func (p *oraclePretty) skipMember(object bool) {
 	if object {
 		p.skipValue()
 		p.skipSpace()
@@ -153,12 +185,12 @@ func (p *pretty) skipMember(object bool) {
 }
 
 // skipValue moves past the value at p.i.
-func (p *pretty) skipValue() {
+func (p *oraclePretty) skipValue() {
 	depth := 0
 	for p.i < len(p.js) {
 		switch p.js[p.i] {
 		case '"':
-			p.i = stringEnd(p.js, p.i)
+			p.i = oracleStringEnd(p.js, p.i)
 			if depth == 0 {
 				return
 			}
@@ -187,8 +219,8 @@ func (p *pretty) skipValue() {
 	}
 }
 
-// stringEnd returns the index just past the JSON string that starts at i.
-func stringEnd(js []byte, i int) int {
+// oracleStringEnd returns the index just past the JSON string that starts at i.
+func oracleStringEnd(js []byte, i int) int {
 	for i++; i < len(js); {
 		k := bytes.IndexByte(js[i:], '"')
 		if k < 0 {
@@ -208,9 +240,9 @@ func stringEnd(js []byte, i int) int {
 }
 
 // str writes the string at p.i, cut when it is long.
-func (p *pretty) str() {
+func (p *oraclePretty) str() {
 	start := p.i
-	end := stringEnd(p.js, start)
+	end := oracleStringEnd(p.js, start)
 	p.i = end
 	body := p.js[start+1 : max(start+1, end-1)]
 	if p.c.String <= 0 || len(body) <= p.c.String+32 {
