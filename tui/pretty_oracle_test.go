@@ -1,7 +1,7 @@
 package tui
 
 import (
-	"bufio"
+	"bytes"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -28,16 +28,18 @@ func FuzzIndentPrefixMatchesItsOracle(f *testing.F) {
 	}
 	files, _ := filepath.Glob(filepath.Join("..", "testdata", "sessions", "*", "*.jsonl"))
 	for k, file := range files {
-		fh, err := os.Open(file)
+		b, err := os.ReadFile(file)
 		if err != nil {
 			f.Fatal(err)
 		}
-		sc := bufio.NewScanner(fh)
-		sc.Buffer(nil, 1<<20)
-		for n := 0; sc.Scan() && n < 5; n++ {
-			f.Add(slices.Clone(sc.Bytes()), uint8(4+k%40), uint8(1+n*3))
+		n := 0
+		for l := range bytes.Lines(b) {
+			if n == 5 {
+				break
+			}
+			f.Add(l, uint8(4+k%40), uint8(1+n*3))
+			n++
 		}
-		fh.Close()
 	}
 	f.Fuzz(func(t *testing.T, frame []byte, width, maxLines uint8) {
 		if !json.Valid(frame) {
