@@ -58,16 +58,11 @@ func Indent(js []byte, o IndentOptions, line func(l []byte, end int, cut bool) (
 // out. The result is valid JSON. It is not made safe for a terminal: pass
 // it through AppendSafeJSON.
 func AppendPretty(dst, js []byte, c Cuts) []byte {
-	first := true
-	Indent(js, IndentOptions{Cuts: c}, func(l []byte, _ int, _ bool) int {
-		if !first {
-			dst = append(dst, '\n')
-		}
-		first = false
-		dst = append(dst, l...)
-		return 0
-	})
-	return dst
+	// The lines are built in dst, one after the other.
+	d := indenter{js: js, cuts: c, cur: dst, lineStart: len(dst), keep: true}
+	d.space()
+	d.value(0)
+	return d.cur
 }
 
 // An indenter is one run of Indent. Each of its steps reports whether
@@ -76,9 +71,14 @@ type indenter struct {
 	js    []byte
 	i     int // the next byte of js to read
 	cuts  Cuts
-	cur   []byte // the line being built
-	limit int    // the most bytes cur may hold (0: no bound)
+	cur   []byte // the line being built, from lineStart on
+	limit int    // the most bytes the line may hold (0: no bound)
 	line  func([]byte, int, bool) int
+	// keep keeps the lines in cur, each after the one before and a line
+	// feed (AppendPretty's), and lineStart is where the line being built
+	// starts; line is not called.
+	keep      bool
+	lineStart int
 }
 
 func (d *indenter) space() {
@@ -90,29 +90,40 @@ func (d *indenter) space() {
 // emit adds text, which shows the n bytes of js from start, to the line,
 // and cuts the line when it grows past its bound.
 func (d *indenter) emit(text []byte, start, n int) bool {
-	before := len(d.cur)
+	before := len(d.cur) - d.lineStart
 	d.cur = append(d.cur, text...)
+	return d.grown(before, start, n)
+}
+
+// grown cuts the line when what was added to it since it held before
+// bytes, which shows the n bytes of js from start, took it past its bound.
+func (d *indenter) grown(before, start, n int) bool {
 	return d.check(start + min(max(d.limit-before, 0), max(n-1, 0)))
 }
 
 // check cuts the line when it is past its bound, at the byte at of js.
 func (d *indenter) check(at int) bool {
-	if d.limit <= 0 || len(d.cur) <= d.limit {
+	if d.limit <= 0 || len(d.cur)-d.lineStart <= d.limit {
 		return true
 	}
-	d.line(d.cur[:d.limit], at, true)
+	d.line(d.cur[d.lineStart:d.lineStart+d.limit], at, true)
 	return false
 }
 
 // newline ends the line, end bytes of js read, and begins the next,
 // indented depth levels.
 func (d *indenter) newline(depth, end int) bool {
-	next := d.line(d.cur, end, false)
-	if next < 0 {
-		return false
+	if d.keep {
+		d.cur = append(d.cur, '\n')
+		d.lineStart = len(d.cur)
+	} else {
+		next := d.line(d.cur, end, false)
+		if next < 0 {
+			return false
+		}
+		d.limit = next
+		d.cur = d.cur[:0]
 	}
-	d.limit = next
-	d.cur = d.cur[:0]
 	for range depth {
 		d.cur = append(d.cur, ' ', ' ')
 	}
@@ -191,7 +202,12 @@ func (d *indenter) container(depth int) bool {
 	d.i++ // close
 	if left > 0 {
 		d.cur = append(d.cur, ',')
-		if !d.newline(depth+1, at) || !d.emit(leftOut(left, object), at, 1) {
+		if !d.newline(depth+1, at) {
+			return false
+		}
+		before := len(d.cur) - d.lineStart
+		d.cur = appendLeftOut(d.cur, left, object)
+		if !d.grown(before, at, 1) {
 			return false
 		}
 	}
@@ -216,10 +232,11 @@ func (d *indenter) member(object bool, depth int) bool {
 	return d.value(depth)
 }
 
-// leftOut is the member that stands for left members cut from a
-// container.
-func leftOut(left int, object bool) []byte {
-	b := strconv.AppendInt([]byte(`"… `), int64(left), 10)
+// appendLeftOut appends the member that stands for left members cut
+// from a container.
+func appendLeftOut(b []byte, left int, object bool) []byte {
+	b = append(b, `"… `...)
+	b = strconv.AppendInt(b, int64(left), 10)
 	if object {
 		return append(b, ` more members left out": null`...)
 	}
@@ -257,7 +274,7 @@ func (d *indenter) str() bool {
 	if d.cuts.String <= 0 {
 		w := len(d.js)
 		if d.limit > 0 {
-			w = min(w, start+max(d.limit-len(d.cur), 0)+1)
+			w = min(w, start+max(d.limit-(len(d.cur)-d.lineStart), 0)+1)
 		}
 		d.i, _ = stringEnd(d.js[:w], start)
 		return d.emit(d.js[start:d.i], start, d.i-start)
@@ -286,11 +303,13 @@ func (d *indenter) str() bool {
 	for cut > 0 && !utf8.RuneStart(body[cut]) {
 		cut--
 	}
-	text := append([]byte{'"'}, body[:cut]...)
-	text = append(text, "…("...)
-	text = strconv.AppendInt(text, int64(len(body)), 10)
-	text = append(text, ` bytes in all)"`...)
-	return d.emit(text, start, end-start)
+	before := len(d.cur) - d.lineStart
+	d.cur = append(d.cur, '"')
+	d.cur = append(d.cur, body[:cut]...)
+	d.cur = append(d.cur, "…("...)
+	d.cur = strconv.AppendInt(d.cur, int64(len(body)), 10)
+	d.cur = append(d.cur, ` bytes in all)"`...)
+	return d.grown(before, start, end-start)
 }
 
 // stringEnd returns the index just past the JSON string that starts at

@@ -261,3 +261,21 @@ func (p *oraclePretty) str() {
 	p.dst = strconv.AppendInt(p.dst, int64(len(body)), 10)
 	p.dst = append(p.dst, ` bytes in all)"`...)
 }
+
+// BenchmarkAppendPretty lays out a 1 KiB frame as the exports do, with
+// the oracle beside it as the baseline of the same run.
+func BenchmarkAppendPretty(b *testing.B) {
+	frame := frame1KiB(true)
+	for _, c := range []struct {
+		name string
+		fn   func(dst, js []byte, c Cuts) []byte
+	}{{"Indent", AppendPretty}, {"oracle", oracleAppendPretty}} {
+		b.Run(c.name, func(b *testing.B) {
+			var dst []byte
+			b.SetBytes(int64(len(frame)))
+			for b.Loop() {
+				dst = c.fn(dst[:0], frame, Cuts{String: 240, Elements: 100})
+			}
+		})
+	}
+}

@@ -3,6 +3,7 @@ package tui
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -170,4 +171,32 @@ func oracleIndentPrefix(src []byte, width, maxLines int) layout {
 		out.used = len(src) - 1
 	}
 	return out
+}
+
+// BenchmarkIndentPrefix lays out a frame of 4 MiB in a screenful and in
+// the detail pane's first budget, with the oracle beside it as the
+// baseline of the same run.
+func BenchmarkIndentPrefix(b *testing.B) {
+	var buf bytes.Buffer
+	buf.WriteString(`{"jsonrpc":"2.0","id":2,"result":{"items":[`)
+	for i := range 100_000 {
+		if i > 0 {
+			buf.WriteByte(',')
+		}
+		buf.WriteString(`{"a":1,"b":[1,2,{"c":"zz"}]}`)
+	}
+	buf.WriteString(`]}}`)
+	frame := buf.Bytes()
+	for _, c := range []struct {
+		name string
+		fn   func([]byte, int, int) layout
+	}{{"Indent", indentPrefix}, {"oracle", oracleIndentPrefix}} {
+		for _, lines := range []int{24, detailLines} {
+			b.Run(fmt.Sprintf("%s/%d", c.name, lines), func(b *testing.B) {
+				for b.Loop() {
+					c.fn(frame, 80, lines)
+				}
+			})
+		}
+	}
 }
