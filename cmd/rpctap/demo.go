@@ -113,13 +113,12 @@ func runDemo(stdout io.Writer, o demoOptions) error {
 	if err != nil {
 		return err
 	}
-	var warnings []string
 	var sigs <-chan os.Signal // nil: the tap catches them all
 	if !o.noUI {
 		hangup() // from now on, SIGHUP ends the view, and the view the demo
 		sigs = viewSignals()
 	}
-	opts.Signals, opts.Warn = sigs, func(s string) { warnings = append(warnings, s) }
+	opts.Signals = sigs
 	t, err := tap.New(opts)
 	if err != nil {
 		return usageError(err)
@@ -139,18 +138,14 @@ func runDemo(stdout io.Writer, o demoOptions) error {
 
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	var runErr error
-	ran := make(chan struct{})
-	go func() {
-		_, runErr = t.Run(ctx, tapIn, tapOut, io.Discard)
-		tapOut.Close()
-		close(ran)
-	}()
-	src, err := attachWhenUp(fmt.Sprint(os.Getpid()), ran)
+	run := t.Start(ctx, tap.Pipes{In: tapIn, Out: tapOut, Err: io.Discard, After: func() { tapOut.Close() }})
+	src, err := attachWhenUp(fmt.Sprint(os.Getpid()), run.Done())
 	if err != nil {
 		host.Close()
-		if runErr != nil {
-			return runErr
+		if errors.Is(err, errGone) { // the session has ended
+			if _, runErr := run.Wait(); runErr != nil {
+				return runErr
+			}
 		}
 		return fmt.Errorf("the demo could not start: %w", err)
 	}
@@ -169,14 +164,11 @@ func runDemo(stdout io.Writer, o demoOptions) error {
 		endCtx, endNow := context.WithTimeout(ctx, 5*time.Second)
 		host.End(endCtx)
 		endNow()
-		select {
-		case <-ran:
-		case <-time.After(3 * time.Second):
-		}
+		run.WaitFor(3 * time.Second)
 		cancel()
 	}
-	if endHere(ran, t, &warnings) && err == nil && runErr != nil {
-		err = runErr
+	if endHere(run) && err == nil {
+		_, err = run.Wait()
 	}
 	return err
 }

@@ -57,18 +57,16 @@ func runUIUntil(quit <-chan struct{}, srcs []*tui.Source, opts ...tui.Option) er
 func openTerminal() (*os.File, error) { return os.OpenFile("/dev/tty", os.O_RDWR, 0) }
 
 // endHere ends a tap that runs in this process: it waits up to 5 s for
-// its Run to return (ran closes then), then says on stderr what the tap
-// warned about and where its session is. It reports whether Run returned.
-func endHere(ran <-chan struct{}, t *tap.Tap, warnings *[]string) bool {
-	select {
-	case <-ran:
-	case <-time.After(5 * time.Second):
-		return false // the tap still runs: its warnings are not ours to read yet
+// its session to end, then says on stderr what the tap warned about and
+// where its session is. It reports whether the session ended.
+func endHere(run *tap.Running) bool {
+	if !run.WaitFor(5 * time.Second) {
+		return false // the tap still runs: its warnings are not said yet
 	}
-	for _, w := range *warnings {
+	for _, w := range run.Warnings() {
 		fmt.Fprintln(os.Stderr, "rpctap:", w)
 	}
-	if p := t.Path(); p != "" {
+	if p := run.Path(); p != "" {
 		fmt.Fprintln(os.Stderr, "rpctap: session recorded in", p)
 	}
 	return true
