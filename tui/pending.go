@@ -40,7 +40,7 @@ type pendingItem struct {
 }
 
 // newPendingPane makes the pane of a session whose clock and timeout the
-// pane reads when it draws (Source.Clock, Source.Timeout).
+// pane reads when it draws (source.Source.Clock, Timeout).
 func newPendingPane(c *common, clock, timeout func() time.Duration) *pendingPane {
 	return &pendingPane{c: c, clock: clock, timeout: timeout}
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/rpctap/rpctap/classify"
 	"github.com/rpctap/rpctap/internal/demo"
+	"github.com/rpctap/rpctap/source"
 	"github.com/rpctap/rpctap/tap"
 	"github.com/rpctap/rpctap/tui"
 
@@ -156,7 +157,7 @@ func runDemo(stdout io.Writer, o demoOptions) error {
 		err = runTail(stdout, src, nil, false, src.Yield)
 		src.Close()
 	} else {
-		err = runUI([]*tui.Source{src}, tui.WithDemo(runner, demoStates(runner)))
+		err = runUI([]*source.Source{src}, tui.WithDemo(runner, demoStates(runner)))
 		// The demo's host ends its session as a host does (LSP: shutdown
 		// and exit), and closes the server's stdin; the tap signals a
 		// server that has not exited within 3 s.

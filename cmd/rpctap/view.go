@@ -7,16 +7,17 @@ import (
 	"time"
 
 	tea "github.com/charmbracelet/bubbletea"
+	"github.com/rpctap/rpctap/source"
 	"github.com/rpctap/rpctap/tap"
 	"github.com/rpctap/rpctap/tui"
 )
 
 // runUI runs the program on the terminal device: keys come from it, never
 // from a protocol pipe.
-func runUI(srcs []*tui.Source, opts ...tui.Option) error { return runUIUntil(nil, srcs, opts...) }
+func runUI(srcs []*source.Source, opts ...tui.Option) error { return runUIUntil(nil, srcs, opts...) }
 
 // runUIUntil is runUI that also ends, as q ends it, when quit closes.
-func runUIUntil(quit <-chan struct{}, srcs []*tui.Source, opts ...tui.Option) error {
+func runUIUntil(quit <-chan struct{}, srcs []*source.Source, opts ...tui.Option) error {
 	c, err := loadUserConfig() // its theme
 	if err != nil {
 		return usageError(err)
@@ -77,11 +78,11 @@ var errGone = errors.New("the tap's starter ended before the tap came up")
 
 // attachWhenUp waits for the tap named target to serve its socket and
 // attaches to it; it gives up when gone closes (errGone) or after 15 s.
-func attachWhenUp(target string, gone <-chan struct{}) (*tui.Source, error) {
+func attachWhenUp(target string, gone <-chan struct{}) (*source.Source, error) {
 	deadline := time.Now().Add(15 * time.Second)
 	for time.Now().Before(deadline) {
 		if info, err := tap.FindTap(target); err == nil {
-			return tui.OpenLive(info, 0)
+			return source.OpenLive(info, 0)
 		}
 		select {
 		case <-gone:

@@ -20,6 +20,7 @@ import (
 	"github.com/rpctap/rpctap/internal/hostconfig"
 	"github.com/rpctap/rpctap/internal/playhost"
 	"github.com/rpctap/rpctap/sessions"
+	"github.com/rpctap/rpctap/source"
 	"github.com/rpctap/rpctap/tap"
 	"github.com/rpctap/rpctap/tui"
 	"github.com/spf13/cobra"
@@ -169,7 +170,7 @@ func runWatch(host string, argv []string, framing classify.Framing, profile clas
 		cancel()
 		return err
 	}
-	uiErr := runUI([]*tui.Source{src})
+	uiErr := runUI([]*source.Source{src})
 	// rpctap's host ends its session, and the frames the user's filter
 	// holds go on (the host's answers to them would wait behind them,
 	// and so would the end of the server's output). An LSP host sends
@@ -398,7 +399,7 @@ func runWatchHost(host string, argv []string, framing classify.Framing, profile 
 			logPath = p
 		}
 	}
-	uiErr := runUIUntil(stopped, []*tui.Source{src}, tui.WithStatus(hostLogStatus(logPath, src.Path)))
+	uiErr := runUIUntil(stopped, []*source.Source{src}, tui.WithStatus(hostLogStatus(logPath, src.Path)))
 	stop()
 	logged()
 	fmt.Fprintln(os.Stderr, "rpctap: the host's output is in", logPath)
