@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -31,11 +32,17 @@ func needPeer(t *testing.T, rel string) string {
 	return p
 }
 
-// rpctapBinary builds the binary once per test run.
-var builtBinary string
+// rpctapBinary builds the binary once per test run, also when tests
+// running at once ask for it together.
+var (
+	buildMu     sync.Mutex
+	builtBinary string
+)
 
 func rpctapBinary(t *testing.T) string {
 	t.Helper()
+	buildMu.Lock()
+	defer buildMu.Unlock()
 	if builtBinary != "" {
 		return builtBinary
 	}

@@ -15,8 +15,8 @@ import (
 	"github.com/rpctap/rpctap/filter"
 	"github.com/rpctap/rpctap/sessions"
 	"github.com/rpctap/rpctap/sessions/export"
+	"github.com/rpctap/rpctap/source"
 	"github.com/rpctap/rpctap/tap"
-	"github.com/rpctap/rpctap/tui"
 )
 
 // evilSession writes a session file whose peers sent what a terminal must
@@ -76,7 +76,7 @@ func unsafeOnScreen(out []byte) (string, bool) {
 
 func tailOf(t *testing.T, path string, asJSON bool) []byte {
 	t.Helper()
-	src, err := tui.OpenFile(path, classify.DefaultTimeout)
+	src, err := source.OpenFile(path, classify.DefaultTimeout)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -18,7 +18,7 @@ import (
 	"github.com/rpctap/rpctap/classify"
 	"github.com/rpctap/rpctap/filter"
 	"github.com/rpctap/rpctap/sessions"
-	"github.com/rpctap/rpctap/tui"
+	"github.com/rpctap/rpctap/source"
 )
 
 // startListening starts `rpctap run --name NAME --record FILE -- cat`
@@ -295,7 +295,7 @@ func TestTailYieldsBeforeEachBatchOfRecords(t *testing.T) {
 	if err := os.WriteFile(path, b.Bytes(), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	src, err := tui.OpenFile(path, time.Second)
+	src, err := source.OpenFile(path, time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,7 +15,7 @@ import (
 	"github.com/rpctap/rpctap/classify"
 	"github.com/rpctap/rpctap/filter"
 	"github.com/rpctap/rpctap/sessions"
-	"github.com/rpctap/rpctap/tui"
+	"github.com/rpctap/rpctap/source"
 	"github.com/spf13/cobra"
 )
 
@@ -46,9 +46,9 @@ with status 1.`,
 			if len(args) == 1 {
 				target = args[0]
 			}
-			open := tui.OpenTarget
+			open := source.Open
 			if follow {
-				open = tui.OpenTargetFollowing
+				open = source.OpenFollowing
 			}
 			src, err := open(target)
 			if err != nil {
@@ -71,7 +71,7 @@ with status 1.`,
 // damaged: no session record at all (exit status 2, as check), lines it
 // could not read, or no exit record; and what tail did not get of a live
 // tap that records no file (exit status 1).
-func tailEnd(stderr io.Writer, src *tui.Source) error {
+func tailEnd(stderr io.Writer, src *source.Source) error {
 	if missed, cut := src.Missed(); missed > 0 || cut {
 		// A tap with no file keeps no frame for a view that falls behind.
 		const record = "to see every frame, record the session (rpctap run without --no-record) and tail that"
@@ -109,7 +109,7 @@ const tailBatch = 1024
 // tap says it is short of CPU (yield, the source's Yield, and the
 // source's indexing, for seconds at a time), reads the records on in
 // file order, and writes its lines in large writes.
-func runTail(w io.Writer, src *tui.Source, f *filter.Filter, asJSON bool, yield func(context.Context)) error {
+func runTail(w io.Writer, src *source.Source, f *filter.Filter, asJSON bool, yield func(context.Context)) error {
 	src.Background()
 	src.BackgroundProcess()
 	src.Patient()
@@ -154,7 +154,7 @@ func runTail(w io.Writer, src *tui.Source, f *filter.Filter, asJSON bool, yield 
 				}
 				return ev, evErr
 			}
-			fr := tui.FilterFrame(&e, func() []byte {
+			fr := source.FilterFrame(&e, func() []byte {
 				if ev, err := record(); err == nil {
 					return ev.Frame
 				}
@@ -188,7 +188,7 @@ func runTail(w io.Writer, src *tui.Source, f *filter.Filter, asJSON bool, yield 
 // demo's caption), escaped as peer text is (the session file may come
 // from anywhere), and the frames a gap says are missing. (How the server
 // ended is tail's end, not a line.)
-func tailEvent(w io.Writer, recs *tui.Records, pos int, e sessions.Entry, asJSON bool) error {
+func tailEvent(w io.Writer, recs *source.Records, pos int, e sessions.Entry, asJSON bool) error {
 	ev, err := recs.At(pos)
 	if err != nil || ev.Gap {
 		return nil
@@ -221,7 +221,7 @@ func tailEvent(w io.Writer, recs *tui.Records, pos int, e sessions.Entry, asJSON
 // tailLine prints one frame: its entry e at position pos, and its record
 // ev (nil when it could not be read back), with what became of it in the
 // tap.
-func tailLine(w io.Writer, src *tui.Source, pos int, e sessions.Entry, ev *sessions.Event, asJSON bool) error {
+func tailLine(w io.Writer, src *source.Source, pos int, e sessions.Entry, ev *sessions.Event, asJSON bool) error {
 	var frame []byte
 	fate := e.Fate()
 	if ev != nil {

@@ -20,6 +20,7 @@ import (
 	"github.com/rpctap/rpctap/internal/hostconfig"
 	"github.com/rpctap/rpctap/internal/playhost"
 	"github.com/rpctap/rpctap/sessions"
+	"github.com/rpctap/rpctap/source"
 	"github.com/rpctap/rpctap/tap"
 	"github.com/rpctap/rpctap/tui"
 	"github.com/spf13/cobra"
@@ -121,50 +122,41 @@ func runWatch(host string, argv []string, framing classify.Framing, profile clas
 	// stops the server, with SIGKILL if SIGTERM does not. A language
 	// server (--framing lsp, --profile lsp or --open) gets an LSP host
 	// instead, which ends the session with shutdown and exit on quit.
-	var wmu sync.Mutex
-	var warnings []string
-	warn := func(s string) { wmu.Lock(); warnings = append(warnings, s); wmu.Unlock() }
 	lsp := framing == classify.FramingLSP || profile == classify.LSP || open != ""
 	hangup() // from now on, SIGHUP ends the view, and the view the tap
 	opts := playhost.TapOptions(argv, framing, profile, lsp, record, force)
-	opts.Warn, opts.Signals = warn, viewSignals()
+	opts.Signals = viewSignals()
 	t, err := tap.New(opts)
 	if err != nil {
 		return usageError(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	var res tap.Result
-	var runErr error
-	ran := make(chan struct{})
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
+	// The view shows the server's stderr; its last lines are kept, masked
+	// as the session file masks them, to be said when the server fails.
+	errTail := &tailBuffer{max: 16 << 10}
+	errOut := t.MaskingWriter(errTail)
+	run := t.Start(ctx, tap.Pipes{In: inR, Out: outW, Err: errOut, After: func() { errOut.Close() }})
 	hostCtx, quitHost := context.WithCancel(ctx)
 	defer quitHost()
 	hostDone := make(chan struct{})
 	go func() {
 		wd, _ := os.Getwd()
 		if lsp {
-			(&playhost.LSP{W: inW, R: outR, Root: wd, Open: open, Name: "rpctap", Warn: warn}).Run(hostCtx)
+			(&playhost.LSP{W: inW, R: outR, Root: wd, Open: open, Name: "rpctap", Warn: run.Warn}).Run(hostCtx)
 		} else {
-			(&playhost.MCP{W: inW, R: outR, Root: wd, Name: "rpctap", Warn: warn}).Run(hostCtx)
+			(&playhost.MCP{W: inW, R: outR, Root: wd, Name: "rpctap", Warn: run.Warn}).Run(hostCtx)
 		}
 		close(hostDone)
 		io.Copy(io.Discard, outR) // the server's output is read to its end
 	}()
-	// The view shows the server's stderr; its last lines are kept, masked
-	// as the session file masks them, to be said when the server fails.
-	errTail := &tailBuffer{max: 16 << 10}
-	errOut := t.MaskingWriter(errTail)
-	go func() {
-		res, runErr = t.Run(ctx, inR, outW, errOut)
-		errOut.Close()
-		close(ran)
-	}()
-	src, err := attachWhenUp(fmt.Sprint(os.Getpid()), ran)
+	src, err := attachWhenUp(fmt.Sprint(os.Getpid()), run.Done())
 	if errors.Is(err, errGone) {
 		// The tap ended before its socket came up: the server could not
 		// start, or exited at once.
+		res, runErr := run.Wait()
 		if runErr != nil {
 			return exitError{code: max(res.ExitCode, 1), msg: runErr.Error()}
 		}
@@ -178,7 +170,7 @@ func runWatch(host string, argv []string, framing classify.Framing, profile clas
 		cancel()
 		return err
 	}
-	uiErr := runUI([]*tui.Source{src})
+	uiErr := runUI([]*source.Source{src})
 	// rpctap's host ends its session, and the frames the user's filter
 	// holds go on (the host's answers to them would wait behind them,
 	// and so would the end of the server's output). An LSP host sends
@@ -198,16 +190,12 @@ func runWatch(host string, argv []string, framing classify.Framing, profile clas
 	if !lsp {
 		inW.Close()
 	}
-	byItself := true // the server exited without rpctap signalling it
-	select {
-	case <-ran:
-	case <-time.After(3 * time.Second):
-		byItself = false
-	}
+	byItself := run.WaitFor(3 * time.Second) // the server exited without rpctap signalling it
 	cancel()
-	if !endHere(ran, t, &warnings) || uiErr != nil {
+	if !endHere(run) || uiErr != nil {
 		return uiErr
 	}
+	res, _ := run.Wait()
 	// watch exits as a server that ended by itself did, as run does:
 	// what a host would see of it, said on stderr with its last words
 	// there. One that rpctap had to stop ended because the user quit:
@@ -411,7 +399,7 @@ func runWatchHost(host string, argv []string, framing classify.Framing, profile 
 			logPath = p
 		}
 	}
-	uiErr := runUIUntil(stopped, []*tui.Source{src}, tui.WithStatus(hostLogStatus(logPath, src.Path)))
+	uiErr := runUIUntil(stopped, []*source.Source{src}, tui.WithStatus(hostLogStatus(logPath, src.Path)))
 	stop()
 	logged()
 	fmt.Fprintln(os.Stderr, "rpctap: the host's output is in", logPath)
