@@ -140,10 +140,10 @@ func runDemo(stdout io.Writer, o demoOptions) error {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	run := t.Start(ctx, tap.Pipes{In: tapIn, Out: tapOut, Err: io.Discard, After: func() { tapOut.Close() }})
-	src, err := attachWhenUp(fmt.Sprint(os.Getpid()), run.Done())
+	src, err := source.AttachWhenUp(fmt.Sprint(os.Getpid()), run.Done())
 	if err != nil {
 		host.Close()
-		if errors.Is(err, errGone) { // the session has ended
+		if errors.Is(err, source.ErrGone) { // the session has ended
 			if _, runErr := run.Wait(); runErr != nil {
 				return runErr
 			}

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"os"
 	"time"
@@ -71,24 +70,4 @@ func endHere(run *tap.Running) bool {
 		fmt.Fprintln(os.Stderr, "rpctap: session recorded in", p)
 	}
 	return true
-}
-
-// errGone says the process that was to start the tap ended first.
-var errGone = errors.New("the tap's starter ended before the tap came up")
-
-// attachWhenUp waits for the tap named target to serve its socket and
-// attaches to it; it gives up when gone closes (errGone) or after 15 s.
-func attachWhenUp(target string, gone <-chan struct{}) (*source.Source, error) {
-	deadline := time.Now().Add(15 * time.Second)
-	for time.Now().Before(deadline) {
-		if info, err := tap.FindTap(target); err == nil {
-			return source.OpenLive(info, 0)
-		}
-		select {
-		case <-gone:
-			return nil, errGone
-		case <-time.After(30 * time.Millisecond):
-		}
-	}
-	return nil, errors.New("the tap did not come up within 15 s; is the host starting the server?")
 }

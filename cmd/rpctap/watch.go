@@ -152,8 +152,8 @@ func runWatch(host string, argv []string, framing classify.Framing, profile clas
 		close(hostDone)
 		io.Copy(io.Discard, outR) // the server's output is read to its end
 	}()
-	src, err := attachWhenUp(fmt.Sprint(os.Getpid()), run.Done())
-	if errors.Is(err, errGone) {
+	src, err := source.AttachWhenUp(fmt.Sprint(os.Getpid()), run.Done())
+	if errors.Is(err, source.ErrGone) {
 		// The tap ended before its socket came up: the server could not
 		// start, or exited at once.
 		res, runErr := run.Wait()
@@ -377,7 +377,7 @@ func runWatchHost(host string, argv []string, framing classify.Framing, profile 
 		}
 		close(waited)
 	}()
-	src, err := attachWhenUp(name, waited)
+	src, err := source.AttachWhenUp(name, waited)
 	if err != nil {
 		stop()
 		select {
@@ -385,7 +385,7 @@ func runWatchHost(host string, argv []string, framing classify.Framing, profile 
 			return exitError{code: 128 + int(stopSig), msg: fmt.Sprintf("stopped by %s before the host started the server; the host is stopped too (its output is in %s)", tap.SignalName(stopSig), logPath)}
 		default:
 		}
-		if errors.Is(err, errGone) {
+		if errors.Is(err, source.ErrGone) {
 			err = errors.New("the host exited before it started the server")
 		}
 		logged()
