@@ -42,7 +42,7 @@ const (
 	serverCaps = `{"tools":{"listChanged":true},"prompts":{"listChanged":true},"resources":{"subscribe":true,"listChanged":true},"logging":{},"completions":{}}`
 	// meta26 is the _meta of a host request under revision 2026-07-28.
 	meta26 = `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}`
-	inited   = `{"jsonrpc":"2.0","method":"notifications/initialized"}`
+	inited = `{"jsonrpc":"2.0","method":"notifications/initialized"}`
 )
 
 func TestTrackerSessionFindings(t *testing.T) {
