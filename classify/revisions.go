@@ -69,6 +69,8 @@ type mcpMethod struct {
 	// gone says, from the changelog of the revision that removed the
 	// method, what took its place.
 	gone string
+	// need is the capability the method needs (from mcpCapNeeds), or nil.
+	need *capNeed
 }
 
 var (
@@ -125,7 +127,11 @@ var mcpMethodTable = []mcpMethod{
 var mcpMethodByName = func() map[string]*mcpMethod {
 	m := make(map[string]*mcpMethod, len(mcpMethodTable))
 	for i := range mcpMethodTable {
-		m[mcpMethodTable[i].name] = &mcpMethodTable[i]
+		spec := &mcpMethodTable[i]
+		if need, ok := mcpCapNeeds[spec.name]; ok {
+			spec.need = &need
+		}
+		m[spec.name] = spec
 	}
 	return m
 }()

@@ -79,9 +79,9 @@ func (t *Tracker) lspFromClient(seq int64, m *Message, name []byte) {
 			t.emit(seq, CodeCapabilityNotAdvertised, Warn, "The client sends "+m.Method()+", but the server's capabilities (its initialize result) have no "+provider+", and it did not register the method (client/registerCapability); LSP: a client sends only the requests the server offers.", 0)
 		}
 	}
-	if t.lsp.open != nil && !t.lsp.openFull && m.methodHasPrefix("textDocument/") {
-		uri, ok := StringValue(Member(Member(m.Params(), "textDocument"), "uri"))
-		if _, open := t.lsp.open[uri]; ok && !open {
+	if t.initState != 0 && !t.lsp.openFull && m.methodHasPrefix("textDocument/") {
+		uri, ok := rawText(Member(Member(m.Params(), "textDocument"), "uri"))
+		if _, open := t.lsp.open[string(uri)]; ok && !open {
 			t.emit(seq, CodeUnknownDocument, Warn, "The request names a document that no textDocument/didOpen opened (or that didClose closed); LSP: a server knows the text of the documents the client opened, and reads any other from disk, if at all.", 0)
 		}
 	}

@@ -157,8 +157,7 @@ func (t *Tracker) mcpRequest(seq int64, m *Message, md *reqMeta) (revision, uint
 			t.checkTool(seq, m)
 		}
 	}
-	t.methodInRevision(seq, m, rev)
-	t.capabilityFor(seq, m, rev)
+	t.methodRules(seq, m, rev)
 	if m.Dir == S2H && rev >= rev20251125 && m.MethodIs("sampling/createMessage") {
 		t.includeContext(seq, Member(m.Params(), "includeContext"), "The request")
 	}
@@ -178,16 +177,32 @@ func missingMetaText(md *reqMeta) string {
 
 // offered reports whether server/discover offered the version (raw JSON).
 func (t *Tracker) offered(v []byte) bool {
-	s, ok := StringValue(v)
+	s, ok := rawText(v)
 	if !ok {
 		return false
 	}
 	for _, o := range t.mcp.supported {
-		if o == s {
+		if o == string(s) {
 			return true
 		}
 	}
 	return false
+}
+
+// rawText is the decoded content of a raw JSON string; it aliases raw
+// when the string has no escapes (the usual case: nothing is allocated).
+func rawText(raw []byte) ([]byte, bool) {
+	if len(raw) < 2 || raw[0] != '"' || raw[len(raw)-1] != '"' {
+		return nil, false
+	}
+	body := raw[1 : len(raw)-1]
+	for _, c := range body {
+		if c == '\\' {
+			dec, ok := unescape(nil, body)
+			return dec, ok
+		}
+	}
+	return body, true
 }
 
 // present reports whether a capability value is there and not false or
@@ -196,14 +211,22 @@ func present(raw []byte) bool {
 	return raw != nil && string(raw) != "false" && string(raw) != "null"
 }
 
-// methodInRevision raises removed-method and method-not-in-revision for
-// a request or notification under rev.
-func (t *Tracker) methodInRevision(seq int64, m *Message, rev revision) {
+// methodRules applies the rules of the method table to a request or
+// notification under rev.
+func (t *Tracker) methodRules(seq int64, m *Message, rev revision) {
 	if rev == revUnknown {
 		return
 	}
-	spec, ok := mcpMethodByName[string(m.methodName())]
-	if !ok || m.MethodIs("server/discover") {
+	if spec, ok := mcpMethodByName[string(m.methodName())]; ok {
+		t.methodInRevision(seq, m, rev, spec)
+		t.capabilityFor(seq, m, rev, spec.need)
+	}
+}
+
+// methodInRevision raises removed-method and method-not-in-revision for
+// a request or notification under rev.
+func (t *Tracker) methodInRevision(seq int64, m *Message, rev revision, spec *mcpMethod) {
+	if spec.name == "server/discover" {
 		return
 	}
 	span, who := spec.client, "host"
@@ -237,6 +260,7 @@ type capNeed struct {
 	since  revision
 }
 
+// mcpCapNeeds is joined to the method table (mcpMethod.need).
 var mcpCapNeeds = map[string]capNeed{
 	"prompts/list":                         {server: true, path: [2]string{"prompts"}},
 	"prompts/get":                          {server: true, path: [2]string{"prompts"}},
@@ -262,12 +286,8 @@ var mcpCapNeeds = map[string]capNeed{
 
 // capabilityFor raises capability-not-advertised for a frame whose
 // feature the capabilities of the side that must offer it do not carry.
-func (t *Tracker) capabilityFor(seq int64, m *Message, rev revision) {
-	if rev == revUnknown {
-		return
-	}
-	need, ok := mcpCapNeeds[string(m.methodName())]
-	if !ok || rev < need.since {
+func (t *Tracker) capabilityFor(seq int64, m *Message, rev revision, need *capNeed) {
+	if need == nil || rev < need.since {
 		return
 	}
 	caps, seen, whose, from := t.mcp.clientCaps, t.mcp.clientCapsSeen, "host", "its initialize request"
@@ -298,11 +318,11 @@ func (t *Tracker) checkTool(seq int64, m *Message) {
 	if !t.mcp.toolsSeen || t.mcp.toolsStale {
 		return
 	}
-	name, ok := StringValue(Member(m.Params(), "name"))
+	name, ok := rawText(Member(m.Params(), "name"))
 	if !ok {
 		return
 	}
-	if _, listed := t.mcp.tools[name]; !listed {
+	if _, listed := t.mcp.tools[string(name)]; !listed {
 		t.emit(seq, CodeUnknownTool, Warn, "The call names a tool that the latest tools/list did not list; the server will answer it with an error (MCP: a client calls the tools that tools/list returns).", 0)
 	}
 }
@@ -317,8 +337,7 @@ func (t *Tracker) includeContext(seq int64, v []byte, who string) {
 
 // mcpNotification applies the MCP rules to a notification.
 func (t *Tracker) mcpNotification(seq int64, m *Message, rev revision) {
-	t.methodInRevision(seq, m, rev)
-	t.capabilityFor(seq, m, rev)
+	t.methodRules(seq, m, rev)
 	switch {
 	case m.Dir == S2H && m.MethodIs("notifications/message") && rev == rev20260728:
 		if t.mcp.logLevels == 0 {
@@ -392,7 +411,7 @@ func (t *Tracker) mcpAnswer(seq int64, m *Message, f *flight) {
 	if rt == nil {
 		t.emit(seq, CodeMissingResultType, Error, "The result has no resultType; revision 2026-07-28 of MCP requires it on every result (\"complete\" or \"input_required\"), and a client reads its absence as an older server's result.", f.seq)
 	}
-	if s, _ := StringValue(rt); s == "input_required" {
+	if s, _ := rawText(rt); string(s) == "input_required" {
 		t.inputRequests(seq, Member(res, "inputRequests"), f)
 		return
 	}
