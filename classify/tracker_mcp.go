@@ -217,8 +217,18 @@ func (t *Tracker) methodRules(seq int64, m *Message, rev revision) {
 	if rev == revUnknown {
 		return
 	}
-	if spec, ok := mcpMethodByName[string(m.methodName())]; ok {
-		t.methodInRevision(seq, m, rev, spec)
+	spec, ok := mcpMethodByName[string(m.methodName())]
+	if !ok {
+		return
+	}
+	t.methodInRevision(seq, m, rev, spec)
+	sender := spec.client
+	if m.Dir == S2H {
+		sender = spec.server
+	}
+	if sender.from != revUnknown {
+		// Only its own sender's use of a method needs the capability
+		// (a host's notifications/message needs no server logging).
 		t.capabilityFor(seq, m, rev, spec.need)
 	}
 }

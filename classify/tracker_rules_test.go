@@ -157,6 +157,7 @@ func TestTrackerJudgesFramesByTheRevisionInForce(t *testing.T) {
 			{6, S2H, `{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}`},
 			{7, S2H, `{"jsonrpc":"2.0","id":"s1","method":"roots/list"}`},
 			{8, S2H, `{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"x"}}`},
+			{9, H2S, `{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"from the wrong side"}}`},
 		}, "5:capability-not-advertised 6:capability-not-advertised 7:capability-not-advertised 8:capability-not-advertised 9:capability-not-advertised"},
 		{"server/discover's capabilities count under 2026-07-28", TrackerOptions{}, steps(discover(`["2026-07-28"]`, `{"tools":{}}`), []step{
 			{1, H2S, req26("1", "tools/list", "")},
