@@ -129,7 +129,7 @@ func (t *Tracker) lspAnswer(m *Message, f *flight) {
 	if f.seq != t.initSeq || f.dir != H2S {
 		return
 	}
-	if caps := Member(m.Result(), "capabilities"); caps != nil {
+	if caps := Member(m.Result(), "capabilities"); caps != nil && len(caps) <= maxCaps {
 		t.lsp.caps = append(t.lsp.caps[:0], caps...)
 		t.lsp.capsSeen = true
 	}

@@ -1,8 +1,11 @@
 package classify
 
 import (
+	"bytes"
 	"strconv"
 )
+
+var isErrorKey = []byte(`"isError"`)
 
 // This file holds the MCP rules above the envelope (the project's
 // mcp-revisions design note): which revision governs each frame, and
@@ -47,8 +50,12 @@ type mcpState struct {
 }
 
 // maxTools bounds the tool names remembered; past it the list is not
-// judged.
-const maxTools = 10_000
+// judged. maxCaps bounds the capabilities kept of each side; larger ones
+// are not kept, and judge nothing.
+const (
+	maxTools = 10_000
+	maxCaps  = 64 << 10
+)
 
 // flight flags of the MCP rules.
 const (
@@ -121,7 +128,7 @@ func (t *Tracker) mcpRequest(seq int64, m *Message, md *reqMeta) (revision, uint
 			rev = parseRevision(Member(m.Params(), "protocolVersion"))
 			if !t.mcp.hsSeen {
 				t.mcp.hsSeen, t.mcp.hsRev = true, rev
-				if caps := Member(m.Params(), "capabilities"); caps != nil {
+				if caps := Member(m.Params(), "capabilities"); caps != nil && len(caps) <= maxCaps {
 					t.mcp.clientCaps = append(t.mcp.clientCaps[:0], caps...)
 					t.mcp.clientCapsSeen = true
 				}
@@ -411,7 +418,10 @@ func (t *Tracker) mcpAnswer(seq int64, m *Message, f *flight) {
 	if f.method == "tools/list" {
 		t.listedTools(res, f.flags&flCursor != 0)
 	}
-	if f.method == "tools/call" && string(Member(res, "isError")) == "true" {
+	// A quick search first: most results carry no isError, and looking
+	// for the member would read the whole result again. (A name written
+	// with escapes is not found: no peer writes isError so.)
+	if f.method == "tools/call" && bytes.Contains(res, isErrorKey) && string(Member(res, "isError")) == "true" {
 		t.emit(seq, CodeToolError, Info, "The tool failed (isError: true): a tool-level error in the result, not a protocol error; the model reads its content.", f.seq)
 	}
 	if f.rev != rev20260728 {
@@ -448,7 +458,7 @@ func (t *Tracker) handshakeAnswer(seq int64, m *Message) {
 	if res == nil {
 		return
 	}
-	if caps := Member(res, "capabilities"); caps != nil {
+	if caps := Member(res, "capabilities"); caps != nil && len(caps) <= maxCaps {
 		t.mcp.serverCaps = append(t.mcp.serverCaps[:0], caps...)
 		t.mcp.serverCapsSeen, t.mcp.serverCapsFrom = true, "its initialize result"
 	}
@@ -475,7 +485,7 @@ func (t *Tracker) discovered(res []byte) {
 		return true
 	})
 	t.mcp.supportedSeen = true
-	if caps := Member(res, "capabilities"); caps != nil && !t.mcp.hsSeen {
+	if caps := Member(res, "capabilities"); caps != nil && len(caps) <= maxCaps && !t.mcp.hsSeen {
 		t.mcp.serverCaps = append(t.mcp.serverCaps[:0], caps...)
 		t.mcp.serverCapsSeen, t.mcp.serverCapsFrom = true, "its server/discover result"
 	}
