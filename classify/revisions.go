@@ -106,9 +106,9 @@ var mcpMethodTable = []mcpMethod{
 	{name: "tasks/result", client: only1125, server: only1125, gone: "the tasks extension polls with tasks/get instead"},
 	// ServerRequest: in 2026-07-28 these are input requests of an
 	// input_required result (multi round-trip requests), never requests.
-	{name: "sampling/createMessage", server: untilHS, gone: "a server asks for it in an input_required result (multi round-trip requests)"},
-	{name: "roots/list", server: untilHS, gone: "a server asks for it in an input_required result (multi round-trip requests)"},
-	{name: "elicitation/create", server: revSpan{rev20250618, rev20251125}, gone: "a server asks for it in an input_required result (multi round-trip requests)"},
+	{name: "sampling/createMessage", server: untilHS, gone: "a server asks for it in an input_required result instead, a multi round-trip request"},
+	{name: "roots/list", server: untilHS, gone: "a server asks for it in an input_required result instead, a multi round-trip request"},
+	{name: "elicitation/create", server: revSpan{rev20250618, rev20251125}, gone: "a server asks for it in an input_required result instead, a multi round-trip request"},
 	// ClientNotification and ServerNotification
 	{name: "notifications/cancelled", client: allRevs, server: allRevs, notification: true},
 	{name: "notifications/progress", client: untilHS, server: allRevs, notification: true, gone: "a client sends no progress: servers send it no requests"},
