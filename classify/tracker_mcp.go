@@ -418,10 +418,7 @@ func (t *Tracker) mcpAnswer(seq int64, m *Message, f *flight) {
 	if f.method == "tools/list" {
 		t.listedTools(res, f.flags&flCursor != 0)
 	}
-	// A quick search first: most results carry no isError, and looking
-	// for the member would read the whole result again. (A name written
-	// with escapes is not found: no peer writes isError so.)
-	if f.method == "tools/call" && bytes.Contains(res, isErrorKey) && string(Member(res, "isError")) == "true" {
+	if f.method == "tools/call" && mayBeError(res) && string(Member(res, "isError")) == "true" {
 		t.emit(seq, CodeToolError, Info, "The tool failed (isError: true): a tool-level error in the result, not a protocol error; the model reads its content.", f.seq)
 	}
 	if f.rev != rev20260728 {
@@ -448,6 +445,27 @@ func (t *Tracker) mcpAnswer(seq int64, m *Message, f *flight) {
 			what = "ttlMs"
 		}
 		t.emit(seq, CodeMissingCacheHints, Error, "The "+f.method+" result has no "+what+"; revision 2026-07-28 of MCP requires both on it (CacheableResult).", f.seq)
+	}
+}
+
+// mayBeError reports whether a tool result may hold "isError": true: a
+// quick search, so that a result without it (most) or with false is not
+// read a second time. A name written with escapes is not found (no peer
+// writes isError so); a match inside a string is ruled out by the reader.
+func mayBeError(res []byte) bool {
+	for i := 0; ; {
+		j := bytes.Index(res[i:], isErrorKey)
+		if j < 0 {
+			return false
+		}
+		k := i + j + len(isErrorKey)
+		for k < len(res) && (isSpace(res[k]) || res[k] == ':') {
+			k++
+		}
+		if bytes.HasPrefix(res[k:], []byte("true")) {
+			return true
+		}
+		i = k
 	}
 }
 

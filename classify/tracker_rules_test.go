@@ -216,6 +216,8 @@ func TestTrackerJudgesFramesByTheRevisionInForce(t *testing.T) {
 			{2, S2H, `{"jsonrpc":"2.0","id":1,"result":{"content":[],"isError":true}}`},
 			{3, H2S, `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"x"}}`},
 			{4, S2H, `{"jsonrpc":"2.0","id":2,"result":{"content":[],"isError":false}}`},
+			{5, H2S, `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"x"}}`},
+			{6, S2H, `{"jsonrpc":"2.0","id":3,"result":{"content":[],"structuredContent":{"isError":true}}}`},
 		}), "5:tool-error"},
 		// progress-unknown-token and progress-not-increasing
 		{"progress for a token no request in flight carries", TrackerOptions{}, steps(handshake("2025-11-25", allClientCaps), []step{
@@ -287,5 +289,21 @@ func TestTrackerJudgesFramesByTheRevisionInForce(t *testing.T) {
 				t.Errorf("findings\n got  %s\n want %s", s, c.want)
 			}
 		})
+	}
+}
+
+// The quick search for isError finds true whatever the spacing, and
+// nothing in false or in a string.
+func TestMayBeErrorFindsOnlyIsErrorTrue(t *testing.T) {
+	for res, want := range map[string]bool{
+		`{"content":[],"isError":true}`:                                  true,
+		`{"isError" : true,"content":[]}`:                                true,
+		`{"content":[{"type":"text","text":"isError"}],"isError":false}`: false,
+		`{"structuredContent":{"isError":true},"content":[]}`:            true, // the reader rules it out
+		`{"content":[]}`: false,
+	} {
+		if got := mayBeError([]byte(res)); got != want {
+			t.Errorf("mayBeError(%s) = %v, want %v", res, got, want)
+		}
 	}
 }
