@@ -20,5 +20,9 @@
 // It opens no file, socket or process, and imports nothing else of the
 // project; the framing readers and writers wrap the ones their caller
 // hands them. The rules it implements are written down in the project's
-// envelope design note.
+// envelope design note, and, for the tracker's rules above the envelope
+// (the MCP revision in force, the capabilities both sides declared, the
+// LSP lifecycle), in its mcp-revisions design note; which method each MCP
+// revision has is one table, revisions.go, written from the MCP
+// specification's schema.
 package classify

@@ -54,6 +54,26 @@ const (
 	// whose answer may be among them, a response whose request may be.
 	CodeFramesMissing
 
+	// The rules above the envelope (MCP revisions, LSP lifecycle and
+	// capabilities): raised by a Tracker.
+	CodeRemovedMethod
+	CodeMethodNotInRevision
+	CodeMissingMeta
+	CodeMissingResultType
+	CodeMissingCacheHints
+	CodeUnsupportedVersion
+	CodeCapabilityNotAdvertised
+	CodeLogWithoutLevel
+	CodeDeprecatedFeature
+	CodeUnknownTool
+	CodeToolError
+	CodeProgressUnknownToken
+	CodeProgressNotIncreasing
+	CodeCancelUnknown
+	CodeAfterShutdown
+	CodeExitWithoutShutdown
+	CodeUnknownDocument
+
 	codeEnd
 )
 
@@ -99,6 +119,24 @@ var codeNames = [...]string{
 	CodeUnansweredInvalid:     "unanswered-invalid",
 	CodeUntracked:             "untracked",
 	CodeFramesMissing:         "frames-missing",
+
+	CodeRemovedMethod:           "removed-method",
+	CodeMethodNotInRevision:     "method-not-in-revision",
+	CodeMissingMeta:             "missing-meta",
+	CodeMissingResultType:       "missing-result-type",
+	CodeMissingCacheHints:       "missing-cache-hints",
+	CodeUnsupportedVersion:      "unsupported-version",
+	CodeCapabilityNotAdvertised: "capability-not-advertised",
+	CodeLogWithoutLevel:         "log-without-level",
+	CodeDeprecatedFeature:       "deprecated-feature",
+	CodeUnknownTool:             "unknown-tool",
+	CodeToolError:               "tool-error",
+	CodeProgressUnknownToken:    "progress-unknown-token",
+	CodeProgressNotIncreasing:   "progress-not-increasing",
+	CodeCancelUnknown:           "cancel-unknown",
+	CodeAfterShutdown:           "after-shutdown",
+	CodeExitWithoutShutdown:     "exit-without-shutdown",
+	CodeUnknownDocument:         "unknown-document",
 }
 
 func (c Code) String() string {

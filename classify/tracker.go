@@ -129,6 +129,10 @@ type Tracker struct {
 	free        []*flight
 	evictions   int64
 	lastAdvance time.Duration
+	// The rules above the envelope.
+	mcp mcpState
+	lsp lspState
+
 	// sent lists requests in the order they were sent (from sentHead on;
 	// entries of requests no longer in flight are stale), so that a full
 	// table drops the oldest request, whatever its timeout.
@@ -154,7 +158,14 @@ type flight struct {
 	tokBuf            []byte // token's reusable buffer
 	tokHash           uint64
 	newer             *flight // a later request that reused the id
-	state             flightState
+	// rev is the MCP revision that governs the request and its answer;
+	// flags are what the MCP rules noted of it (flLogLevel, …).
+	rev   revision
+	flags uint8
+	// progress is the latest progress value of its token, if hasProgress.
+	progress    float64
+	hasProgress bool
+	state       flightState
 	// gen counts the flight's reuses, so that heap and ring entries made
 	// for an earlier use read as stale.
 	gen uint32

@@ -8,6 +8,16 @@ import "time"
 
 func (t *Tracker) request(seq int64, at time.Duration, m *Message) {
 	t.lifecycleRequest(seq, m)
+	var md reqMeta
+	var rev revision
+	var flags uint8
+	switch t.Profile() {
+	case MCP:
+		md = requestMeta(m.Meta())
+		rev, flags = t.mcpRequest(seq, m, &md)
+	case LSP:
+		t.lspMessage(seq, m)
+	}
 	if t.delivery == Dropped {
 		return // its receiver never read it: nothing is owed, nothing will answer
 	}
@@ -20,14 +30,16 @@ func (t *Tracker) request(seq int64, at time.Duration, m *Message) {
 	f.id = append(f.id[:0], id.Raw...)
 	f.key = append(f.key[:0], k...)
 	f.hash = t.flights.hash(f.key)
-	if meta := m.Meta(); meta != nil && t.Profile() == MCP {
-		if raw := Member(meta, "progressToken"); raw != nil {
-			f.tokBuf = append(f.tokBuf[:0], byte(m.Dir))
-			f.tokBuf = RawID(raw).AppendKey(f.tokBuf)
-			f.token = f.tokBuf
-			f.tokHash = t.tokens.hash(f.token)
-			t.tokens.put(f)
-		}
+	f.rev, f.flags = rev, flags
+	if flags&flLogLevel != 0 {
+		t.mcp.logLevels++
+	}
+	if raw := md.token; raw != nil {
+		f.tokBuf = append(f.tokBuf[:0], byte(m.Dir))
+		f.tokBuf = RawID(raw).AppendKey(f.tokBuf)
+		f.token = f.tokBuf
+		f.tokHash = t.tokens.hash(f.token)
+		t.tokens.put(f)
 	}
 	if d := t.timeoutFor(method); d > 0 && t.delivery == Delivered {
 		f.deadline = at + d
@@ -120,6 +132,15 @@ func (t *Tracker) lifecycleRequest(seq int64, m *Message) {
 }
 
 func (t *Tracker) notification(seq int64, at time.Duration, m *Message) {
+	switch t.Profile() {
+	case MCP:
+		rev := t.era()
+		if !m.MethodIs("notifications/progress") {
+			t.mcpNotification(seq, m, rev)
+		}
+	case LSP:
+		t.lspMessage(seq, m)
+	}
 	switch {
 	case m.MethodIs("notifications/initialized"):
 		if m.Dir == H2S && t.initState >= 1 {
@@ -137,7 +158,19 @@ func (t *Tracker) notification(seq int64, at time.Duration, m *Message) {
 			return
 		}
 		// Progress comes from the receiver of the request.
-		if f, ok := t.tokens.get(t.tokenKey(m.Dir.Opposite(), RawID(tok))); ok && f.state == flying && f.deadline > 0 {
+		f, ok := t.tokens.get(t.tokenKey(m.Dir.Opposite(), RawID(tok)))
+		if ok && f.state != flying {
+			f, ok = nil, false
+		}
+		if t.Profile() == MCP {
+			rev := t.era()
+			if ok {
+				rev = f.rev
+			}
+			t.mcpNotification(seq, m, rev)
+			t.progress(seq, m, f, t.key)
+		}
+		if ok && f.deadline > 0 {
 			f.deadline = at + t.timeoutFor(f.method)
 			t.pushDeadline(deadlineEntry{at: f.deadline, f: f, gen: f.gen})
 		}
@@ -156,10 +189,25 @@ func (t *Tracker) cancel(seq int64, m *Message, rawID []byte) {
 	}
 	k := t.flightKey(m.Dir, RawID(rawID))
 	f, ok := t.flights.get(k)
+	if (!ok || f.state != flying) && m.Dir == S2H && m.MethodIs("notifications/cancelled") {
+		// Under 2026-07-28 a server cancels only the host's
+		// subscriptions/listen, to end its stream.
+		if g, ok2 := t.flights.get(t.flightKey(H2S, RawID(rawID))); ok2 && g.state == flying && g.method == "subscriptions/listen" {
+			f, ok = g, true
+		}
+	}
 	if !ok || f.state != flying {
+		if t.Profile() == MCP && m.MethodIs("notifications/cancelled") && t.gapSeq[m.Dir] == 0 && t.evictions == 0 {
+			msg := "The cancellation names no request of its sender in flight; MCP: the receiver ignores it."
+			if ok {
+				msg = "The cancellation names a request already answered (the two crossed); MCP: the receiver ignores it."
+			}
+			t.emit(seq, CodeCancelUnknown, Info, msg, 0)
+		}
 		return
 	}
 	t.emit(f.seq, CodeCancelled, Info, "The request was cancelled; an answer may still come, or none.", seq)
+	t.cancelledToken(f)
 	t.land(f, cancelled)
 }
 
@@ -184,16 +232,19 @@ func (t *Tracker) response(seq int64, at time.Duration, m *Message) {
 				t.version = v
 			}
 		}
+		t.answerRules(seq, m, f)
 		t.pair(seq, at, f)
 		t.land(f, answeredS)
 		t.settleOwed(k)
 		return
 	case ok && f.state == cancelled:
+		t.answerRules(seq, m, f)
 		f.state = answeredS
 		t.pairs = append(t.pairs, Pair{Request: f.seq, Response: seq, Method: f.method, Latency: at - f.sent, Member: t.member})
 		return
 	case ok && f.state == gapped:
 		// Its answer was not among the frames missing after all.
+		t.answerRules(seq, m, f)
 		f.state = answeredS
 		t.pair(seq, at, f)
 		return
@@ -229,6 +280,16 @@ func (t *Tracker) response(seq int64, at time.Duration, m *Message) {
 		return
 	}
 	t.emit(seq, CodeUnmatchedResponse, Error, "No request with this id is waiting for an answer from this side; the receiver cannot route it.", 0)
+}
+
+// answerRules applies the rules above the envelope to the answer of f.
+func (t *Tracker) answerRules(seq int64, m *Message, f *flight) {
+	switch t.Profile() {
+	case MCP:
+		t.mcpAnswer(seq, m, f)
+	case LSP:
+		t.lspAnswer(m, f)
+	}
 }
 
 // nullResponse handles a response with a null or absent id.

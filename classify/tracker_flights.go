@@ -41,6 +41,9 @@ func (t *Tracker) release(f *flight) {
 // it is dropped. Its fields stay readable until the next request.
 func (t *Tracker) land(f *flight, state flightState) {
 	t.nFlights--
+	if f.flags&flLogLevel != 0 {
+		t.mcp.logLevels--
+	}
 	if f.token != nil {
 		t.tokens.del(f)
 	}

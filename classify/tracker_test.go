@@ -36,9 +36,13 @@ func run(t *testing.T, opts TrackerOptions, steps []step, endMs int) (findings [
 }
 
 const (
-	initReq  = `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`
-	initResp = `{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":"2025-11-25","capabilities":{},"serverInfo":{"name":"s","version":"1"}}}`
-	inited   = `{"jsonrpc":"2.0","method":"notifications/initialized"}`
+	initReq  = `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{"roots":{"listChanged":true},"sampling":{},"elicitation":{}},"clientInfo":{"name":"t","version":"1"}}}`
+	initResp = `{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":"2025-11-25","capabilities":` + serverCaps + `,"serverInfo":{"name":"s","version":"1"}}}`
+	// serverCaps offers every server feature.
+	serverCaps = `{"tools":{"listChanged":true},"prompts":{"listChanged":true},"resources":{"subscribe":true,"listChanged":true},"logging":{},"completions":{}}`
+	// meta26 is the _meta of a host request under revision 2026-07-28.
+	meta26 = `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}`
+	inited = `{"jsonrpc":"2.0","method":"notifications/initialized"}`
 )
 
 func TestTrackerSessionFindings(t *testing.T) {
@@ -233,17 +237,17 @@ func TestTrackerSessionFindings(t *testing.T) {
 		}, 10, "4:before-initialize"},
 		{"MCP: server/discover during the handshake is allowed but ends no handshake", TrackerOptions{}, []step{
 			{0, H2S, initReq},
-			{1, H2S, `{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{}}`},
+			{1, H2S, `{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{` + meta26 + `}}`},
 			{2, H2S, `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`},
 			{3, S2H, initResp},
 			{4, S2H, `{"jsonrpc":"2.0","id":1,"error":{"code":-32601,"message":"Method not found: server/discover"}}`},
 			{5, S2H, `{"jsonrpc":"2.0","id":2,"result":{"tools":[]}}`},
 		}, 10, "3:before-initialize"},
 		{"MCP: a session whose first request carries the protocol version in _meta has no handshake", TrackerOptions{}, []step{
-			{0, H2S, `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}`},
-			{1, S2H, `{"jsonrpc":"2.0","id":1,"result":{"tools":[]}}`},
-			{2, H2S, `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}`},
-			{3, S2H, `{"jsonrpc":"2.0","id":2,"result":{}}`},
+			{0, H2S, `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{` + meta26 + `}}`},
+			{1, S2H, `{"jsonrpc":"2.0","id":1,"result":{"resultType":"complete","ttlMs":0,"cacheScope":"public","tools":[]}}`},
+			{2, H2S, `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{` + meta26 + `}}`},
+			{3, S2H, `{"jsonrpc":"2.0","id":2,"result":{"resultType":"complete"}}`},
 		}, 10, ""},
 		{"no handshake rules outside MCP: an initialize without a protocol version", TrackerOptions{}, []step{
 			{0, H2S, `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"capabilities":{}}}`},
@@ -284,13 +288,13 @@ func TestTrackerSessionFindings(t *testing.T) {
 			{4, S2H, `{"jsonrpc":"2.0","id":1,"result":{"tools":[]}}`},
 		}, 10, "4:before-initialize"},
 		{"MCP: the server/discover revision has no handshake", TrackerOptions{}, []step{
-			{0, H2S, `{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}`},
-			{1, S2H, `{"jsonrpc":"2.0","id":1,"result":{}}`},
-			{2, H2S, `{"jsonrpc":"2.0","id":2,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}`},
-			{3, S2H, `{"jsonrpc":"2.0","id":2,"result":{"tools":[]}}`},
+			{0, H2S, `{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{` + meta26 + `}}`},
+			{1, S2H, `{"jsonrpc":"2.0","id":1,"result":{"resultType":"complete","ttlMs":0,"cacheScope":"public","supportedVersions":["2026-07-28"],"capabilities":{"tools":{}}}}`},
+			{2, H2S, `{"jsonrpc":"2.0","id":2,"method":"tools/list","params":{` + meta26 + `}}`},
+			{3, S2H, `{"jsonrpc":"2.0","id":2,"result":{"resultType":"complete","ttlMs":0,"cacheScope":"public","tools":[]}}`},
 		}, 10, ""},
 		{"MCP: a client that falls back from server/discover to initialize is not flagged", TrackerOptions{}, []step{
-			{0, H2S, `{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{}}`},
+			{0, H2S, `{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{` + meta26 + `}}`},
 			{1, S2H, `{"jsonrpc":"2.0","id":1,"error":{"code":-32601,"message":"Method not found: server/discover"}}`},
 			{2, H2S, `{"jsonrpc":"2.0","id":2,"method":"initialize","params":{"protocolVersion":"2025-11-25"}}`},
 			{3, S2H, `{"jsonrpc":"2.0","id":2,"result":{"protocolVersion":"2025-11-25"}}`},

@@ -85,7 +85,7 @@ func TestAVersion1FileKeptInTestdataAlwaysOpens(t *testing.T) {
 	for _, f := range rep.Findings {
 		findings = append(findings, f.Code.String())
 	}
-	if rep.Frames != 10 || len(rep.HeaderFaults) != 0 || strings.Join(findings, " ") != "redacted not-json frames-missing unanswered-at-end" || rep.Profile != classify.MCP {
+	if rep.Frames != 10 || len(rep.HeaderFaults) != 0 || strings.Join(findings, " ") != "redacted capability-not-advertised not-json frames-missing capability-not-advertised unanswered-at-end" || rep.Profile != classify.MCP {
 		t.Errorf("check: %d frames, faults %q, findings %q, profile %s", rep.Frames, rep.HeaderFaults, findings, rep.Profile)
 	}
 

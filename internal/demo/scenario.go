@@ -167,6 +167,14 @@ func edgeSteps(lsp bool) []Step {
 		steps = append(steps, Step{Name: "blank-line", Caption: "The host sends an empty line: no frame at all. A reader skips it; rpctap warns, since MCP's stdio transport carries only messages.",
 			run: func(ctx context.Context, h *Host) { h.out.WriteRaw([]byte("\n")); h.settle(ctx) }})
 	}
+	if lsp {
+		steps = append(steps, Step{Name: "unknown-document", Caption: "The editor asks for a hover in a document it never opened: the server knows only the text of the documents opened with textDocument/didOpen, and reads any other from disk, if at all.",
+			run: func(ctx context.Context, h *Host) {
+				h.request(ctx, "textDocument/hover", map[string]any{"textDocument": map[string]any{"uri": "file:///home/demo/project/never-opened.go"}, "position": map[string]any{"line": 0, "character": 0}})
+			}})
+	} else {
+		steps = append(steps, revisionSteps(raw, misbehave)...)
+	}
 	steps = append(steps,
 		raw("bad-jsonrpc", `{"jsonrpc":"1.0","id":"demo-v1","method":"ping"}`, `The host sends a request with "jsonrpc": "1.0": only "2.0" is JSON-RPC 2.0. A strict server answers -32600 Invalid Request.`),
 		raw("reserved-method", `{"jsonrpc":"2.0","id":"demo-rpc","method":"rpc.discover"}`, `The host calls rpc.discover: methods beginning with "rpc." are reserved for JSON-RPC itself. A server that has no such method answers -32601.`),
@@ -179,6 +187,16 @@ func edgeSteps(lsp bool) []Step {
 				_, ch := h.start(method, params)
 				h.await(ctx, ch, h.Timeout+10*time.Second)
 			}},
+	)
+	if lsp {
+		// Next to last: nothing but exit may follow shutdown.
+		steps = append(steps, Step{Name: "after-shutdown", Caption: "The editor sends shutdown, then one more request: after shutdown an editor sends nothing but exit, and a server refuses any request with InvalidRequest.",
+			run: func(ctx context.Context, h *Host) {
+				h.request(ctx, "shutdown", nil)
+				h.request(ctx, "textDocument/hover", map[string]any{"textDocument": map[string]any{"uri": "file:///home/demo/project/main.go"}, "position": map[string]any{"line": 2, "character": 5}})
+			}})
+	}
+	steps = append(steps,
 		// Last: the session ends here.
 		Step{Name: "exit-with-work-owed", Caption: "The host calls a tool and the server exits before it answers: the session ends with the call owed (unanswered-at-end). A host would wait on it until its own timeout; nothing can answer it any more.",
 			run: func(ctx context.Context, h *Host) {
@@ -221,5 +239,29 @@ func (h *Host) edge(ctx context.Context, e inject.Entry) {
 	h.settle(ctx)
 	if inFlight != nil && e.Name != "cancel-in-flight" {
 		h.await(ctx, inFlight, 5*time.Second)
+	}
+}
+
+// meta26 is the _meta of a request of MCP revision 2026-07-28.
+const meta26 = `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}`
+
+// revisionSteps are the rules of MCP revisions above the envelope: each
+// 2026-07-28 request names its own revision in _meta, so it is judged by
+// it inside this 2025-06-18 session.
+func revisionSteps(raw func(name, frame, caption string) Step, misbehave func(name, caption string) Step) []Step {
+	return []Step{
+		raw("removed-method", `{"jsonrpc":"2.0","id":"demo-ping-2026","method":"ping","params":{`+meta26+`}}`, `The host sends ping as a 2026-07-28 request: that revision removed ping. The server answers it anyway, and its result lacks the resultType every 2026-07-28 result carries.`),
+		raw("missing-meta", `{"jsonrpc":"2.0","id":"demo-list-2026","method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}`, `The host lists tools as a 2026-07-28 request without io.modelcontextprotocol/clientCapabilities in _meta: that revision has no handshake and wants both on every request. The list that comes back lacks resultType and the cache hints ttlMs and cacheScope.`),
+		raw("deprecated-feature", `{"jsonrpc":"2.0","id":"demo-log-2026","method":"tools/call","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/logLevel":"info"},"name":"echo","arguments":{"message":"with logs"}}}`, `The host asks for log messages with io.modelcontextprotocol/logLevel: 2026-07-28 deprecates logging (log to stderr or OpenTelemetry instead).`),
+		raw("method-not-in-revision", `{"jsonrpc":"2.0","id":"demo-listen","method":"subscriptions/listen","params":{"notifications":{"toolsListChanged":true}}}`, `The host sends subscriptions/listen in a 2025-06-18 session: the method came in 2026-07-28, and a server of this revision does not know it.`),
+		raw("cancel-unknown", `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"demo-nothing-in-flight"}}`, `The host cancels a request that is not in flight: the server ignores the cancellation.`),
+		{Name: "unknown-tool", Caption: "The host calls a tool the server never listed: the server answers with an error.",
+			run: func(ctx context.Context, h *Host) { h.call(ctx, "no-such-tool", nil) }},
+		misbehave("tool-error", `The tool fails: its result has isError true, a failure the model reads, not a protocol error.`),
+		{Name: "progress-not-increasing", Caption: "The server reports progress that goes back: MCP wants each progress value greater than the one before for its token.",
+			run: func(ctx context.Context, h *Host) {
+				method, params := h.callParams("misbehave", map[string]any{"case": "progress-not-increasing"}, "back-"+h.id())
+				h.request(ctx, method, params)
+			}},
 	}
 }

@@ -259,7 +259,12 @@ func (s *server) initResult(params []byte) any {
 		ProtocolVersion string `json:"protocolVersion"`
 	}
 	json.Unmarshal(params, &p)
-	if p.ProtocolVersion == "" {
+	switch {
+	case s.o.Lenient:
+		// The lenient server answers with the latest revision it has,
+		// even one later than the host asked for (unsupported-version).
+		p.ProtocolVersion = "2025-11-25"
+	case p.ProtocolVersion == "":
 		p.ProtocolVersion = "2025-06-18"
 	}
 	return map[string]any{"protocolVersion": p.ProtocolVersion,
@@ -360,7 +365,7 @@ func (s *server) call(id []byte, name string, args map[string]json.RawMessage, t
 		}
 		s.out.WriteFrame(reply(id, s.result("reloaded"), nil))
 	case "misbehave":
-		s.misbehave(id, str("case"))
+		s.misbehave(id, str("case"), token)
 	default:
 		s.out.WriteFrame(reply(id, nil, &rpcError{Code: -32602, Message: "Unknown tool: " + name}))
 	}
@@ -425,8 +430,18 @@ func (s *server) notification(method string, params []byte) {
 // misbehave answers the call id with an edge case: a frame of the inject
 // catalog meant for a host (its fixed id replaced by the call's), or one
 // of the session-level mistakes the catalog does not build.
-func (s *server) misbehave(id []byte, name string) {
+func (s *server) misbehave(id []byte, name string, token json.RawMessage) {
 	switch name {
+	case "tool-error":
+		s.out.WriteFrame(reply(id, map[string]any{"content": []any{map[string]any{"type": "text", "text": "the tool failed"}}, "isError": true}, nil))
+		return
+	case "progress-not-increasing":
+		if token != nil {
+			s.out.WriteFrame(s.progress(token, 2, 3))
+			s.out.WriteFrame(s.progress(token, 1, 3))
+		}
+		s.out.WriteFrame(reply(id, s.result("answered after progress that went back"), nil))
+		return
 	case "no-result-or-error":
 		s.out.WriteFrame([]byte(`{"jsonrpc":"2.0","id":` + string(id) + `}`))
 		return

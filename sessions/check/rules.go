@@ -1,9 +1,9 @@
 package check
 
-// ruleText is what the design doc envelope.md says of each finding code
-// (its findings tables, with the kinds table for the kinds): when it is
-// raised, and its severity, with why, in Markdown. SARIF rules carry it as
-// their help; change it with the doc.
+// ruleText is what the design docs envelope.md and mcp-revisions.md say
+// of each finding code (their findings tables, with the kinds table for
+// the kinds): when it is raised, and its severity, with why, in Markdown.
+// SARIF rules carry it as their help; change it with the docs.
 var ruleText = map[string]struct{ when, severity string }{
 	"not-json":                {"not one valid JSON value (trailing bytes after the value included)", "error (the MCP stdio transport allows only MCP messages on stdin and stdout; logs belong on stderr)"},
 	"blank-line":              {"nothing but whitespace", "warn"},
@@ -42,8 +42,28 @@ var ruleText = map[string]struct{ when, severity string }{
 	"timeout":                 {"a request still unanswered after the timeout (default 30 s; per-method overrides; an MCP `notifications/progress` for its progress token restarts the clock)", "warn"},
 	"unanswered-at-end":       {"a request still in flight when the session ended (the file has its exit record, or the receiver closed its output) and not already flagged `timeout`", "warn (the peer exited or stopped reading with work owed)"},
 	"cancelled":               {"a request named by `notifications/cancelled` (MCP) or `$/cancelRequest` (LSP); a response after it is expected and allowed", "info"},
-	"before-initialize":       {"MCP sessions that use the `initialize` handshake (revisions up to 2025-11-25): a request other than `initialize` or `ping` before the `initialize` response, or from the host before `notifications/initialized`. A session that starts with `server/discover` (revision 2026-07-28, which has no handshake) is never flagged, nor is a client that falls back from `server/discover` to `initialize`", "error"},
+	"before-initialize":       {"MCP sessions that use the `initialize` handshake (revisions up to 2025-11-25): a request other than `initialize` or `ping` before the `initialize` response, or from the host before `notifications/initialized`. A session that starts with `server/discover` (revision 2026-07-28, which has no handshake) is never flagged, nor is a client that falls back from `server/discover` to `initialize`. LSP: any request or notification from the client but `initialize` and `exit` before the `initialize` result; from the server, any but `window/showMessage`, `window/logMessage`, `telemetry/event`, `window/showMessageRequest` and `$/progress`", "error"},
 	"unanswered-invalid":      {"a frame that carries a strict answer (see below) got no error answer from its receiver within the timeout", "info (shows whether the peer follows the rule)"},
 	"untracked":               {"the tracker's in-flight table was full and it stopped following this request, so its answer can no longer be paired", "warn"},
 	"frames-missing":          {"a gap record: frames of one direction that the session file could not hold (a full disk, a size limit), which nothing judges; also each frame the gap leaves unjudged: a request of the other side still waiting for its answer when the gap comes (it may be among them: the request is neither `timeout` nor `unanswered-at-end`, nor pending, and an answer that comes later still pairs), a frame of the other side owed an error answer (not `unanswered-invalid`), and a response whose request may be among them (not `unmatched-response`). A gap during the MCP handshake may hold one of its steps: no request after it is `before-initialize`", "warn on the gap record (the file does not hold the whole session); info on a gap of the server's stderr and on the frames a gap leaves unjudged"},
+	// The rules above the envelope (mcp-revisions.md). The revision in
+	// force: the handshake's, or each 2026-07-28 request's _meta; none
+	// when unknown.
+	"removed-method":            {"a method that the revision in force removed, for its sender (from each revision's `schema.ts`): under `2026-07-28` `ping`, `logging/setLevel`, `resources/subscribe`, `resources/unsubscribe`, `notifications/initialized`, `notifications/roots/list_changed`, `tasks/list`, `tasks/result`, `notifications/elicitation/complete`, a client's `notifications/progress`, and any server-to-client request (`roots/list`, `sampling/createMessage`, `elicitation/create`: a server asks for them in an `input_required` result); `tasks/get` and `tasks/cancel` moved to the tasks extension and are not flagged", "error"},
+	"method-not-in-revision":    {"a spec method that the revision in force does not have yet, for its sender (`elicitation/create` under `2025-03-26`, `subscriptions/listen` under `2025-11-25`); `server/discover` is exempt (it is the probe that picks the revision)", "warn"},
+	"missing-meta":              {"a `2026-07-28` request without `io.modelcontextprotocol/protocolVersion` or `io.modelcontextprotocol/clientCapabilities` in `params._meta`", "error"},
+	"missing-result-type":       {"a server's result to a `2026-07-28` request without `resultType` (`complete` or `input_required`)", "error"},
+	"missing-cache-hints":       {"a complete `2026-07-28` result of `tools/list`, `prompts/list`, `resources/list`, `resources/templates/list`, `resources/read` or `server/discover` (a `CacheableResult` in the schema) without `ttlMs` and `cacheScope`", "error"},
+	"unsupported-version":       {"a request whose revision the server's `server/discover` did not offer, answered with a result instead of error `-32022`; or an `initialize` answered with a revision later than the one the client asked for (a client asks for the latest it supports)", "warn"},
+	"capability-not-advertised": {"MCP: a request or notification for a feature the capabilities of the side that offers it do not carry: `prompts/*`, `resources/*`, `tools/*`, `completion/complete` (from `2025-03-26`), `logging/setLevel` and `notifications/message` against the server's (`initialize` or `server/discover` result); `resources/subscribe` and `notifications/resources/updated` without `resources.subscribe`; `notifications/*/list_changed` without `listChanged`; `sampling/createMessage`, `elicitation/create`, `roots/list` against the client's (its `initialize` request, or under `2026-07-28` the input requests of an `input_required` result against that request's `clientCapabilities`). LSP: a client request whose server capability is absent or false in the `initialize` result (`textDocument/hover` without `hoverProvider`, …), unless the server registered the method with `client/registerCapability`. Judged only once the capabilities were seen", "warn"},
+	"log-without-level":         {"under `2026-07-28`, a `notifications/message` while no request in flight set `io.modelcontextprotocol/logLevel`", "error"},
+	"deprecated-feature":        {"use of what the revision in force deprecates: logging (`notifications/message`, a request's `io.modelcontextprotocol/logLevel`), roots and sampling (input requests for them) under `2026-07-28`; `includeContext` `thisServer` or `allServers` from `2025-11-25`", "info"},
+	"unknown-tool":              {"`tools/call` for a name the latest complete `tools/list` of the session did not list (only once a list was seen, and not after `notifications/tools/list_changed` until the next list)", "warn"},
+	"tool-error":                {"a tool result with `isError: true` (a tool-level failure, not a protocol error)", "info"},
+	"progress-unknown-token":    {"`notifications/progress` for a token that no request in flight carries (including after its answer; not after its cancellation, which the progress may have crossed)", "warn"},
+	"progress-not-increasing":   {"a progress value not greater than the previous one for its token", "warn"},
+	"cancel-unknown":            {"`notifications/cancelled` naming no request of its sender in flight (unknown, or already answered); under `2026-07-28` a server may cancel the client's `subscriptions/listen`", "info"},
+	"after-shutdown":            {"LSP: any request or notification from the client but `exit` after its `shutdown` request (LSP 3.17 forbids them from the request on)", "error"},
+	"exit-without-shutdown":     {"LSP: `exit` with no `shutdown` request before it", "warn (the server exits with code 1)"},
+	"unknown-document":          {"LSP: a `textDocument/*` request for a URI that no `textDocument/didOpen` opened (or that `didClose` closed)", "warn"},
 }

@@ -1,0 +1,612 @@
+package classify
+
+import (
+	"bytes"
+	"strconv"
+)
+
+var isErrorKey = []byte(`"isError"`)
+
+// This file holds the MCP rules above the envelope (the project's
+// mcp-revisions design note): which revision governs each frame, and
+// what that revision, the capabilities both sides declared and the
+// session's tools say of it.
+
+// mcpState is what the tracker keeps of an MCP session.
+type mcpState struct {
+	// hsSeen says the session uses the initialize handshake; hsRev is
+	// its revision (the one asked for until the server answers, then the
+	// one it answered), revUnknown when it is none the tracker knows.
+	hsSeen bool
+	hsRev  revision
+	// metaSeen says a host request carried its revision in _meta;
+	// metaRev is the latest such revision: it governs what is tied to no
+	// request when the session has no handshake.
+	metaSeen bool
+	metaRev  revision
+	// supported lists the revisions server/discover offered (nil until
+	// it answered).
+	supported     []string
+	supportedSeen bool
+	// The capabilities each side declared: the server in its initialize
+	// or server/discover result, the host in its initialize request.
+	serverCaps, clientCaps []byte
+	serverCapsFrom         string
+	serverCapsSeen         bool
+	clientCapsSeen         bool
+	// tools holds the names of the latest complete tools/list; toolsNext
+	// gathers the pages of one under way. toolsStale: the server said the
+	// list changed after it.
+	tools, toolsNext map[string]struct{}
+	toolsSeen        bool
+	toolsStale       bool
+	// logLevels counts the host's requests in flight that set
+	// io.modelcontextprotocol/logLevel.
+	logLevels int
+	// cancelledTokens remembers the progress tokens of the latest
+	// cancelled requests: progress already on its way is no fault.
+	cancelledTokens [16]string
+	cancelledNext   int
+}
+
+// maxTools bounds the tool names remembered; past it the list is not
+// judged. maxCaps bounds the capabilities kept of each side; larger ones
+// are not kept, and judge nothing.
+const (
+	maxTools = 10_000
+	maxCaps  = 64 << 10
+)
+
+// flight flags of the MCP rules.
+const (
+	flLogLevel    uint8 = 1 << iota // the request set io.modelcontextprotocol/logLevel
+	flUnsupported                   // its revision is not one server/discover offered
+	flCursor                        // a tools/list request for a later page
+	flCapsKnown                     // the request carried clientCapabilities
+	flRoots                         // … with roots
+	flSampling                      // … with sampling
+	flElicitation                   // … with elicitation
+)
+
+// reqMeta is what a request's params._meta says, read in one pass.
+type reqMeta struct {
+	token, version, caps, level []byte
+}
+
+func requestMeta(meta []byte) (md reqMeta) {
+	eachMember(meta, func(key []byte, esc bool, val []byte) bool {
+		switch {
+		case keyIs(key, esc, "progressToken"):
+			md.token = val
+		case keyIs(key, esc, "io.modelcontextprotocol/protocolVersion"):
+			md.version = val
+		case keyIs(key, esc, "io.modelcontextprotocol/clientCapabilities"):
+			md.caps = val
+		case keyIs(key, esc, "io.modelcontextprotocol/logLevel"):
+			md.level = val
+		}
+		return true
+	})
+	return md
+}
+
+// era is the revision that governs a frame tied to no request: the
+// handshake's, else that of the latest request that named its own.
+func (t *Tracker) era() revision {
+	if t.mcp.hsSeen {
+		return t.mcp.hsRev
+	}
+	if t.mcp.metaSeen {
+		return t.mcp.metaRev
+	}
+	return revUnknown
+}
+
+// revisionText names a revision in a message: the date when it is one,
+// else "a revision".
+func revisionText(v []byte) string {
+	if s, ok := StringValue(v); ok && isRevision(s) {
+		return "revision " + s
+	}
+	return "a revision"
+}
+
+// mcpRequest applies the MCP rules to a request and returns the flight
+// flags it needs, and the revision that governs it and its answer.
+func (t *Tracker) mcpRequest(seq int64, m *Message, md *reqMeta) (revision, uint8) {
+	var flags uint8
+	rev := t.era()
+	if m.Dir == H2S {
+		switch {
+		case md.version != nil:
+			rev = parseRevision(md.version)
+			t.mcp.metaSeen, t.mcp.metaRev = true, rev
+			if t.mcp.supportedSeen && !t.offered(md.version) {
+				flags |= flUnsupported
+			}
+		case m.MethodIs("initialize"):
+			rev = parseRevision(Member(m.Params(), "protocolVersion"))
+			if !t.mcp.hsSeen {
+				t.mcp.hsSeen, t.mcp.hsRev = true, rev
+				if caps := Member(m.Params(), "capabilities"); caps != nil && len(caps) <= maxCaps {
+					t.mcp.clientCaps = append(t.mcp.clientCaps[:0], caps...)
+					t.mcp.clientCapsSeen = true
+				}
+			}
+		case m.MethodIs("server/discover"):
+			rev = rev20260728 // the method exists in no other revision
+		}
+		if md.level != nil {
+			flags |= flLogLevel
+		}
+		if md.caps != nil {
+			flags |= flCapsKnown
+			if present(Member(md.caps, "roots")) {
+				flags |= flRoots
+			}
+			if present(Member(md.caps, "sampling")) {
+				flags |= flSampling
+			}
+			if present(Member(md.caps, "elicitation")) {
+				flags |= flElicitation
+			}
+		}
+		if m.MethodIs("tools/list") && Member(m.Params(), "cursor") != nil {
+			flags |= flCursor
+		}
+		if rev == rev20260728 && (md.version == nil || md.caps == nil) {
+			t.emit(seq, CodeMissingMeta, Error, missingMetaText(md), 0)
+		}
+		if rev == rev20260728 && md.level != nil {
+			t.emit(seq, CodeDeprecatedFeature, Info, "The request sets io.modelcontextprotocol/logLevel: logging is deprecated in revision 2026-07-28 of MCP (SEP-2577); log to stderr or use OpenTelemetry instead.", 0)
+		}
+		if m.MethodIs("tools/call") {
+			t.checkTool(seq, m)
+		}
+	}
+	t.methodRules(seq, m, rev)
+	if m.Dir == S2H && rev >= rev20251125 && m.MethodIs("sampling/createMessage") {
+		t.includeContext(seq, Member(m.Params(), "includeContext"), "The request")
+	}
+	return rev, flags
+}
+
+func missingMetaText(md *reqMeta) string {
+	what := "io.modelcontextprotocol/protocolVersion and io.modelcontextprotocol/clientCapabilities"
+	switch {
+	case md.version != nil:
+		what = "io.modelcontextprotocol/clientCapabilities"
+	case md.caps != nil:
+		what = "io.modelcontextprotocol/protocolVersion"
+	}
+	return "The request's params._meta lacks " + what + "; revision 2026-07-28 of MCP has no handshake and requires both on every request (RequestMetaObject)."
+}
+
+// offered reports whether server/discover offered the version (raw JSON).
+func (t *Tracker) offered(v []byte) bool {
+	s, ok := rawText(v)
+	if !ok {
+		return false
+	}
+	for _, o := range t.mcp.supported {
+		if o == string(s) {
+			return true
+		}
+	}
+	return false
+}
+
+// rawText is the decoded content of a raw JSON string; it aliases raw
+// when the string has no escapes (the usual case: nothing is allocated).
+func rawText(raw []byte) ([]byte, bool) {
+	if len(raw) < 2 || raw[0] != '"' || raw[len(raw)-1] != '"' {
+		return nil, false
+	}
+	body := raw[1 : len(raw)-1]
+	for _, c := range body {
+		if c == '\\' {
+			dec, ok := unescape(nil, body)
+			return dec, ok
+		}
+	}
+	return body, true
+}
+
+// present reports whether a capability value is there and not false or
+// null.
+func present(raw []byte) bool {
+	return raw != nil && string(raw) != "false" && string(raw) != "null"
+}
+
+// methodRules applies the rules of the method table to a request or
+// notification under rev.
+func (t *Tracker) methodRules(seq int64, m *Message, rev revision) {
+	if rev == revUnknown {
+		return
+	}
+	spec, ok := mcpMethodByName[string(m.methodName())]
+	if !ok {
+		return
+	}
+	t.methodInRevision(seq, m, rev, spec)
+	sender := spec.client
+	if m.Dir == S2H {
+		sender = spec.server
+	}
+	if sender.from != revUnknown {
+		// Only its own sender's use of a method needs the capability
+		// (a host's notifications/message needs no server logging).
+		t.capabilityFor(seq, m, rev, spec.need)
+	}
+}
+
+// methodInRevision raises removed-method and method-not-in-revision for
+// a request or notification under rev.
+func (t *Tracker) methodInRevision(seq int64, m *Message, rev revision, spec *mcpMethod) {
+	if spec.name == "server/discover" {
+		return
+	}
+	span, who := spec.client, "host"
+	if m.Dir == S2H {
+		span, who = spec.server, "server"
+	}
+	if span.from == revUnknown || span.has(rev) {
+		return
+	}
+	what := "request"
+	if spec.notification {
+		what = "notification"
+	}
+	switch {
+	case rev > span.to && !spec.extension:
+		msg := "The " + who + " sends " + spec.name + ", a " + what + " that revision " + rev.String() + " of MCP removed"
+		if spec.gone != "" {
+			msg += " (" + spec.gone + ")"
+		}
+		t.emit(seq, CodeRemovedMethod, Error, msg+"; a peer of that revision does not know it.", 0)
+	case rev < span.from:
+		t.emit(seq, CodeMethodNotInRevision, Warn, "The "+who+" sends "+spec.name+", a "+what+" that revision "+rev.String()+" of MCP does not have yet (it came in "+span.from.String()+"); a peer of that revision does not know it.", 0)
+	}
+}
+
+// capNeed is the capability a method needs: of the server (server) or
+// of the client, at path (one or two member names), from revision since.
+type capNeed struct {
+	server bool
+	path   [2]string
+	since  revision
+}
+
+// mcpCapNeeds is joined to the method table (mcpMethod.need).
+var mcpCapNeeds = map[string]capNeed{
+	"prompts/list":                         {server: true, path: [2]string{"prompts"}},
+	"prompts/get":                          {server: true, path: [2]string{"prompts"}},
+	"resources/list":                       {server: true, path: [2]string{"resources"}},
+	"resources/templates/list":             {server: true, path: [2]string{"resources"}},
+	"resources/read":                       {server: true, path: [2]string{"resources"}},
+	"resources/subscribe":                  {server: true, path: [2]string{"resources", "subscribe"}},
+	"resources/unsubscribe":                {server: true, path: [2]string{"resources", "subscribe"}},
+	"tools/list":                           {server: true, path: [2]string{"tools"}},
+	"tools/call":                           {server: true, path: [2]string{"tools"}},
+	"completion/complete":                  {server: true, path: [2]string{"completions"}, since: rev20250326},
+	"logging/setLevel":                     {server: true, path: [2]string{"logging"}},
+	"notifications/message":                {server: true, path: [2]string{"logging"}},
+	"notifications/tools/list_changed":     {server: true, path: [2]string{"tools", "listChanged"}},
+	"notifications/prompts/list_changed":   {server: true, path: [2]string{"prompts", "listChanged"}},
+	"notifications/resources/list_changed": {server: true, path: [2]string{"resources", "listChanged"}},
+	"notifications/resources/updated":      {server: true, path: [2]string{"resources", "subscribe"}},
+	"sampling/createMessage":               {path: [2]string{"sampling"}},
+	"elicitation/create":                   {path: [2]string{"elicitation"}},
+	"roots/list":                           {path: [2]string{"roots"}},
+	"notifications/roots/list_changed":     {path: [2]string{"roots", "listChanged"}},
+}
+
+// capabilityFor raises capability-not-advertised for a frame whose
+// feature the capabilities of the side that must offer it do not carry.
+func (t *Tracker) capabilityFor(seq int64, m *Message, rev revision, need *capNeed) {
+	if need == nil || rev < need.since {
+		return
+	}
+	caps, seen, whose, from := t.mcp.clientCaps, t.mcp.clientCapsSeen, "host", "its initialize request"
+	if need.server {
+		caps, seen, whose, from = t.mcp.serverCaps, t.mcp.serverCapsSeen, "server", t.mcp.serverCapsFrom
+	}
+	if !seen || (rev == rev20260728 && !need.server) {
+		return // a 2026-07-28 host declares its capabilities per request
+	}
+	v := Member(caps, need.path[0])
+	name := need.path[0]
+	if present(v) && need.path[1] != "" {
+		v, name = Member(v, need.path[1]), name+"."+need.path[1]
+	}
+	if present(v) {
+		return
+	}
+	sender := "host"
+	if m.Dir == S2H {
+		sender = "server"
+	}
+	t.emit(seq, CodeCapabilityNotAdvertised, Warn, "The "+sender+" sends "+m.Method()+", but the "+whose+"'s capabilities ("+from+") carry no "+name+"; MCP: a peer uses only the features the other side declared.", 0)
+}
+
+// checkTool raises unknown-tool for a call of a tool the latest list did
+// not name.
+func (t *Tracker) checkTool(seq int64, m *Message) {
+	if !t.mcp.toolsSeen || t.mcp.toolsStale {
+		return
+	}
+	name, ok := rawText(Member(m.Params(), "name"))
+	if !ok {
+		return
+	}
+	if _, listed := t.mcp.tools[string(name)]; !listed {
+		t.emit(seq, CodeUnknownTool, Warn, "The call names a tool that the latest tools/list did not list; the server will answer it with an error (MCP: a client calls the tools that tools/list returns).", 0)
+	}
+}
+
+// includeContext raises deprecated-feature for the values of
+// includeContext that revision 2025-11-25 deprecated.
+func (t *Tracker) includeContext(seq int64, v []byte, who string) {
+	if s, _ := StringValue(v); s == "thisServer" || s == "allServers" {
+		t.emit(seq, CodeDeprecatedFeature, Info, who+" asks for includeContext "+s+", deprecated since revision 2025-11-25 of MCP (SEP-2596); omit it or use \"none\".", 0)
+	}
+}
+
+// mcpNotification applies the MCP rules to a notification.
+func (t *Tracker) mcpNotification(seq int64, m *Message, rev revision) {
+	t.methodRules(seq, m, rev)
+	switch {
+	case m.Dir == S2H && m.MethodIs("notifications/message") && rev == rev20260728:
+		if t.mcp.logLevels == 0 {
+			t.emit(seq, CodeLogWithoutLevel, Error, "The server sent a log message while no request in flight set io.modelcontextprotocol/logLevel; revision 2026-07-28 of MCP forbids notifications/message for a request that did not ask for them.", 0)
+		}
+		t.emit(seq, CodeDeprecatedFeature, Info, "notifications/message: logging is deprecated in revision 2026-07-28 of MCP (SEP-2577); log to stderr or use OpenTelemetry instead.", 0)
+	case m.Dir == S2H && m.MethodIs("notifications/tools/list_changed"):
+		t.mcp.toolsStale = true
+	}
+}
+
+// progress judges a notifications/progress against the request that
+// carries its token, f (nil when none is in flight).
+func (t *Tracker) progress(seq int64, m *Message, f *flight, key []byte) {
+	if f == nil {
+		if t.gapSeq[m.Dir.Opposite()] != 0 || t.evictions > 0 {
+			return // its request may be among the frames not followed
+		}
+		for _, k := range t.mcp.cancelledTokens {
+			if k == string(key) {
+				return // sent before the cancellation reached the peer
+			}
+		}
+		t.emit(seq, CodeProgressUnknownToken, Warn, "The progress names a token that no request in flight carries (unknown, or its request was already answered); MCP: progress notifications only reference tokens of active requests.", 0)
+		return
+	}
+	v, err := strconv.ParseFloat(string(Member(m.Params(), "progress")), 64)
+	if err != nil {
+		return
+	}
+	if f.hasProgress && !(v > f.progress) {
+		t.emit(seq, CodeProgressNotIncreasing, Warn, "The progress value is not greater than the previous one for its token; MCP: the progress value MUST increase with each notification.", f.seq)
+	}
+	f.progress, f.hasProgress = v, true
+}
+
+// cancelledToken remembers the token of a cancelled request.
+func (t *Tracker) cancelledToken(f *flight) {
+	if f.token == nil {
+		return
+	}
+	t.mcp.cancelledTokens[t.mcp.cancelledNext] = string(f.token)
+	t.mcp.cancelledNext = (t.mcp.cancelledNext + 1) % len(t.mcp.cancelledTokens)
+}
+
+// mcpAnswer applies the MCP rules to the answer of request f.
+func (t *Tracker) mcpAnswer(seq int64, m *Message, f *flight) {
+	if f.seq == t.initSeq && f.dir == H2S {
+		t.handshakeAnswer(seq, m)
+	}
+	res := m.Result()
+	if res == nil || m.Dir != S2H {
+		return
+	}
+	if f.flags&flUnsupported != 0 {
+		t.emit(seq, CodeUnsupportedVersion, Warn, "The request asked for a revision that the server's server/discover did not offer, and the server answered with a result; MCP 2026-07-28: it MUST answer error -32022 (UnsupportedProtocolVersionError).", f.seq)
+	}
+	if f.method == "server/discover" {
+		t.discovered(res)
+	}
+	if f.method == "tools/list" {
+		t.listedTools(res, f.flags&flCursor != 0)
+	}
+	if f.method == "tools/call" && mayBeError(res) && string(Member(res, "isError")) == "true" {
+		t.emit(seq, CodeToolError, Info, "The tool failed (isError: true): a tool-level error in the result, not a protocol error; the model reads its content.", f.seq)
+	}
+	if f.rev != rev20260728 {
+		return
+	}
+	rt := Member(res, "resultType")
+	if rt == nil {
+		t.emit(seq, CodeMissingResultType, Error, "The result has no resultType; revision 2026-07-28 of MCP requires it on every result (\"complete\" or \"input_required\"), and a client reads its absence as an older server's result.", f.seq)
+	}
+	if s, _ := rawText(rt); string(s) == "input_required" {
+		t.inputRequests(seq, Member(res, "inputRequests"), f)
+		return
+	}
+	switch f.method {
+	case "tools/list", "prompts/list", "resources/list", "resources/templates/list", "resources/read", "server/discover":
+		ttl, scope := Member(res, "ttlMs") != nil, Member(res, "cacheScope") != nil
+		if ttl && scope {
+			return
+		}
+		what := "ttlMs and cacheScope"
+		if ttl {
+			what = "cacheScope"
+		} else if scope {
+			what = "ttlMs"
+		}
+		t.emit(seq, CodeMissingCacheHints, Error, "The "+f.method+" result has no "+what+"; revision 2026-07-28 of MCP requires both on it (CacheableResult).", f.seq)
+	}
+}
+
+// mayBeError reports whether a tool result may hold "isError": true: a
+// quick search, so that a result without it (most) or with false is not
+// read a second time. A name written with escapes is not found (no peer
+// writes isError so); a match inside a string is ruled out by the reader.
+func mayBeError(res []byte) bool {
+	for i := 0; ; {
+		j := bytes.Index(res[i:], isErrorKey)
+		if j < 0 {
+			return false
+		}
+		k := i + j + len(isErrorKey)
+		for k < len(res) && (isSpace(res[k]) || res[k] == ':') {
+			k++
+		}
+		if bytes.HasPrefix(res[k:], []byte("true")) {
+			return true
+		}
+		i = k
+	}
+}
+
+// handshakeAnswer takes the server's answer to initialize: its revision
+// and its capabilities.
+func (t *Tracker) handshakeAnswer(seq int64, m *Message) {
+	res := m.Result()
+	if res == nil {
+		return
+	}
+	if caps := Member(res, "capabilities"); caps != nil && len(caps) <= maxCaps {
+		t.mcp.serverCaps = append(t.mcp.serverCaps[:0], caps...)
+		t.mcp.serverCapsSeen, t.mcp.serverCapsFrom = true, "its initialize result"
+	}
+	answered := Member(res, "protocolVersion")
+	asked := t.mcp.hsRev
+	t.mcp.hsRev = parseRevision(answered)
+	if asked != revUnknown && t.mcp.hsRev > asked {
+		t.emit(seq, CodeUnsupportedVersion, Warn, "The server answered initialize with "+revisionText(answered)+", later than the "+asked.String()+" the host asked for; a host asks for the latest revision it supports, so it cannot speak this one (MCP lifecycle: version negotiation).", t.initSeq)
+	}
+}
+
+// discovered takes a server/discover result: the revisions the server
+// offers and its capabilities.
+func (t *Tracker) discovered(res []byte) {
+	list := Member(res, "supportedVersions")
+	if list == nil {
+		return
+	}
+	t.mcp.supported = t.mcp.supported[:0]
+	eachElement(list, func(v []byte) bool {
+		if s, ok := StringValue(v); ok && len(t.mcp.supported) < 64 {
+			t.mcp.supported = append(t.mcp.supported, s)
+		}
+		return true
+	})
+	t.mcp.supportedSeen = true
+	if caps := Member(res, "capabilities"); caps != nil && len(caps) <= maxCaps && !t.mcp.hsSeen {
+		t.mcp.serverCaps = append(t.mcp.serverCaps[:0], caps...)
+		t.mcp.serverCapsSeen, t.mcp.serverCapsFrom = true, "its server/discover result"
+	}
+}
+
+// listedTools takes a tools/list result: a first page starts a new list,
+// and the page without nextCursor completes it.
+func (t *Tracker) listedTools(res []byte, later bool) {
+	if !later || t.mcp.toolsNext == nil {
+		t.mcp.toolsNext = map[string]struct{}{}
+	}
+	eachElement(Member(res, "tools"), func(tool []byte) bool {
+		if name, ok := StringValue(Member(tool, "name")); ok && len(t.mcp.toolsNext) < maxTools {
+			t.mcp.toolsNext[name] = struct{}{}
+		}
+		return true
+	})
+	if cur := Member(res, "nextCursor"); cur != nil && string(cur) != "null" {
+		return
+	}
+	if len(t.mcp.toolsNext) >= maxTools {
+		t.mcp.toolsSeen = false // too many to judge
+	} else {
+		t.mcp.tools, t.mcp.toolsSeen, t.mcp.toolsStale = t.mcp.toolsNext, true, false
+	}
+	t.mcp.toolsNext = nil
+}
+
+// inputRequests judges the input requests of an input_required result
+// against the capabilities the request declared.
+func (t *Tracker) inputRequests(seq int64, reqs []byte, f *flight) {
+	eachMember(reqs, func(_ []byte, _ bool, req []byte) bool {
+		method, _ := StringValue(Member(req, "method"))
+		var need uint8
+		var capName string
+		switch method {
+		case "roots/list":
+			need, capName = flRoots, "roots"
+			t.emit(seq, CodeDeprecatedFeature, Info, "The result asks the host for roots/list: roots are deprecated in revision 2026-07-28 of MCP (SEP-2577); pass directories through tool arguments or resource URIs instead.", f.seq)
+		case "sampling/createMessage":
+			need, capName = flSampling, "sampling"
+			t.emit(seq, CodeDeprecatedFeature, Info, "The result asks the host for sampling/createMessage: sampling is deprecated in revision 2026-07-28 of MCP (SEP-2577); call the model provider's API directly instead.", f.seq)
+			t.includeContext(seq, Member(Member(req, "params"), "includeContext"), "The input request")
+		case "elicitation/create":
+			need, capName = flElicitation, "elicitation"
+		default:
+			return true
+		}
+		if f.flags&flCapsKnown != 0 && f.flags&need == 0 {
+			t.emit(seq, CodeCapabilityNotAdvertised, Warn, "The result asks the host for "+method+", but the request's io.modelcontextprotocol/clientCapabilities carry no "+capName+"; MCP 2026-07-28: a server asks only for what the request declared.", f.seq)
+		}
+		return true
+	})
+}
+
+// eachMember calls fn with each member of the JSON object obj (its key's
+// raw bytes, whether they hold escapes, and its raw value) until fn
+// returns false. Anything but an object calls fn never.
+func eachMember(obj []byte, fn func(key []byte, escaped bool, val []byte) bool) {
+	var s scanner
+	s.data = obj
+	s.skipSpace()
+	if s.pos >= len(obj) || obj[s.pos] != '{' {
+		return
+	}
+	var it members
+	if !it.begin(&s, 0) {
+		return
+	}
+	for it.next(&s) {
+		start := s.pos
+		s.skipValue(1)
+		if s.stopped() || !fn(it.key, it.escaped, obj[start:s.pos]) {
+			return
+		}
+	}
+}
+
+// eachElement calls fn with each element of the JSON array arr until fn
+// returns false. Anything but an array calls fn never.
+func eachElement(arr []byte, fn func(val []byte) bool) {
+	var s scanner
+	s.data = arr
+	s.skipSpace()
+	if s.pos >= len(arr) || arr[s.pos] != '[' {
+		return
+	}
+	s.pos++
+	s.skipSpace()
+	if s.pos < len(arr) && arr[s.pos] == ']' {
+		return
+	}
+	for s.pos < len(arr) {
+		start := s.pos
+		s.skipValue(1)
+		if s.stopped() || !fn(arr[start:s.pos]) {
+			return
+		}
+		s.skipSpace()
+		if s.pos >= len(arr) || arr[s.pos] != ',' {
+			return
+		}
+		s.pos++
+		s.skipSpace()
+	}
+}

@@ -1,0 +1,309 @@
+package classify
+
+import (
+	"strings"
+	"testing"
+)
+
+// handshake opens an MCP session of revision rev: initialize with the
+// client capabilities given, the server's answer with serverCaps, then
+// notifications/initialized.
+func handshake(rev, clientCaps string) []step {
+	return []step{
+		{0, H2S, `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"` + rev + `","capabilities":` + clientCaps + `,"clientInfo":{"name":"t","version":"1"}}}`},
+		{0, S2H, `{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":"` + rev + `","capabilities":` + serverCaps + `,"serverInfo":{"name":"s","version":"1"}}}`},
+		{0, H2S, inited},
+	}
+}
+
+// discover opens a 2026-07-28 session: server/discover and its answer,
+// offering the revisions given and the server capabilities caps.
+func discover(versions, caps string) []step {
+	return []step{
+		{0, H2S, `{"jsonrpc":"2.0","id":"d","method":"server/discover","params":{` + meta26 + `}}`},
+		{0, S2H, `{"jsonrpc":"2.0","id":"d","result":{"resultType":"complete","ttlMs":0,"cacheScope":"public","supportedVersions":` + versions + `,"capabilities":` + caps + `}}`},
+	}
+}
+
+const (
+	allClientCaps = `{"roots":{"listChanged":true},"sampling":{},"elicitation":{}}`
+	done26        = `"resultType":"complete"`
+	cache26       = `"resultType":"complete","ttlMs":60000,"cacheScope":"private"`
+)
+
+// req26 is a 2026-07-28 host request of method with id and more params.
+func req26(id, method, params string) string {
+	if params != "" {
+		params = "," + params
+	}
+	return `{"jsonrpc":"2.0","id":` + id + `,"method":"` + method + `","params":{` + meta26 + params + `}}`
+}
+
+func lspInit(caps string) []step {
+	return []step{
+		{0, H2S, `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"processId":null,"rootUri":null,"capabilities":{}}}`},
+		{0, S2H, `{"jsonrpc":"2.0","id":0,"result":{"capabilities":` + caps + `}}`},
+		{0, H2S, `{"jsonrpc":"2.0","method":"initialized","params":{}}`},
+	}
+}
+
+func steps(parts ...[]step) []step {
+	var out []step
+	for _, p := range parts {
+		out = append(out, p...)
+	}
+	return out
+}
+
+// Each rule above the envelope raises its code on the frame at fault,
+// and only there: the frames around it are the ones a correct peer of
+// the same revision sends.
+func TestTrackerJudgesFramesByTheRevisionInForce(t *testing.T) {
+	cases := []struct {
+		name  string
+		opts  TrackerOptions
+		steps []step
+		want  string
+	}{
+		// removed-method
+		{"2026-07-28 removed ping", TrackerOptions{}, steps(discover(`["2026-07-28"]`, serverCaps), []step{
+			{1, H2S, req26("1", "ping", "")},
+			{2, S2H, `{"jsonrpc":"2.0","id":1,"error":{"code":-32601,"message":"Method not found"}}`},
+		}), "3:removed-method"},
+		{"2026-07-28 removed server requests: a server asks in an input_required result", TrackerOptions{}, steps(discover(`["2026-07-28"]`, serverCaps), []step{
+			{1, H2S, req26("1", "tools/call", `"name":"x"`)},
+			{2, S2H, `{"jsonrpc":"2.0","id":"s1","method":"roots/list"}`},
+			{3, H2S, `{"jsonrpc":"2.0","id":"s1","result":{"roots":[]}}`},
+			{4, S2H, `{"jsonrpc":"2.0","id":1,"result":{` + done26 + `,"content":[]}}`},
+		}), "4:removed-method"},
+		{"2026-07-28 removed notifications/initialized and resources/subscribe", TrackerOptions{}, steps(discover(`["2026-07-28"]`, serverCaps), []step{
+			{1, H2S, inited},
+			{2, H2S, req26("1", "resources/subscribe", `"uri":"file:///a"`)},
+		}), "3:removed-method 4:removed-method"},
+		{"the same methods are fine in a handshake revision", TrackerOptions{}, steps(handshake("2025-11-25", allClientCaps), []step{
+			{1, H2S, `{"jsonrpc":"2.0","id":1,"method":"ping"}`},
+			{2, S2H, `{"jsonrpc":"2.0","id":1,"result":{}}`},
+			{3, S2H, `{"jsonrpc":"2.0","id":"s1","method":"roots/list"}`},
+			{4, H2S, `{"jsonrpc":"2.0","id":"s1","result":{"roots":[]}}`},
+		}), ""},
+		{"tasks/get moved into an extension: no removal", TrackerOptions{}, steps(discover(`["2026-07-28"]`, serverCaps), []step{
+			{1, H2S, req26("1", "tasks/get", `"taskId":"t"`)},
+		}), ""},
+		{"a revision the tracker does not know gets no revision rule", TrackerOptions{}, []step{
+			{0, H2S, `{"jsonrpc":"2.0","id":1,"method":"ping","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2099-01-01"}}}`},
+			{1, S2H, `{"jsonrpc":"2.0","id":1,"result":{}}`},
+		}, ""},
+		// method-not-in-revision
+		{"elicitation/create under 2025-03-26 came later", TrackerOptions{}, steps(handshake("2025-03-26", allClientCaps), []step{
+			{1, S2H, `{"jsonrpc":"2.0","id":"s1","method":"elicitation/create","params":{}}`},
+			{2, H2S, `{"jsonrpc":"2.0","id":"s1","result":{"action":"decline"}}`},
+		}), "4:method-not-in-revision"},
+		{"server/discover is the probe: never out of its revision", TrackerOptions{}, steps(handshake("2025-11-25", allClientCaps), []step{
+			{1, H2S, `{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{` + meta26 + `}}`},
+		}), ""},
+		// missing-meta
+		{"a 2026-07-28 request without _meta, or without clientCapabilities", TrackerOptions{}, steps(discover(`["2026-07-28"]`, serverCaps), []step{
+			{1, H2S, `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`},
+			{2, H2S, `{"jsonrpc":"2.0","id":2,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}`},
+			{3, H2S, req26("3", "tools/list", "")},
+		}), "3:missing-meta 4:missing-meta"},
+		// missing-result-type
+		{"a 2026-07-28 result without resultType", TrackerOptions{}, steps(discover(`["2026-07-28"]`, serverCaps), []step{
+			{1, H2S, req26("1", "tools/call", `"name":"x"`)},
+			{2, S2H, `{"jsonrpc":"2.0","id":1,"result":{"content":[]}}`},
+			{3, H2S, req26("2", "tools/call", `"name":"x"`)},
+			{4, S2H, `{"jsonrpc":"2.0","id":2,"error":{"code":-32602,"message":"no such tool"}}`},
+		}), "4:missing-result-type"},
+		{"an older revision's result needs no resultType", TrackerOptions{}, steps(handshake("2025-11-25", allClientCaps), []step{
+			{1, H2S, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x"}}`},
+			{2, S2H, `{"jsonrpc":"2.0","id":1,"result":{"content":[]}}`},
+		}), ""},
+		// missing-cache-hints
+		{"a 2026-07-28 list without ttlMs or cacheScope", TrackerOptions{}, steps(discover(`["2026-07-28"]`, serverCaps), []step{
+			{1, H2S, req26("1", "tools/list", "")},
+			{2, S2H, `{"jsonrpc":"2.0","id":1,"result":{` + done26 + `,"tools":[]}}`},
+			{3, H2S, req26("2", "resources/read", `"uri":"file:///a"`)},
+			{4, S2H, `{"jsonrpc":"2.0","id":2,"result":{` + done26 + `,"ttlMs":5,"contents":[]}}`},
+			{5, H2S, req26("3", "prompts/get", `"name":"p"`)},
+			{6, S2H, `{"jsonrpc":"2.0","id":3,"result":{` + done26 + `,"messages":[]}}`},
+			{7, H2S, req26("4", "prompts/list", "")},
+			{8, S2H, `{"jsonrpc":"2.0","id":4,"result":{` + cache26 + `,"prompts":[]}}`},
+			{9, H2S, req26("5", "resources/list", "")},
+			{10, S2H, `{"jsonrpc":"2.0","id":5,"result":{"resultType":"input_required","requestState":"s"}}`},
+		}), "4:missing-cache-hints 6:missing-cache-hints"},
+		// unsupported-version
+		{"a revision server/discover did not offer, answered with a result", TrackerOptions{}, steps(discover(`["2025-11-25"]`, serverCaps), []step{
+			{1, H2S, req26("1", "tools/list", "")},
+			{2, S2H, `{"jsonrpc":"2.0","id":1,"result":{` + cache26 + `,"tools":[]}}`},
+			{3, H2S, req26("2", "tools/list", "")},
+			{4, S2H, `{"jsonrpc":"2.0","id":2,"error":{"code":-32022,"message":"Unsupported protocol version","data":{"supported":["2025-11-25"],"requested":"2026-07-28"}}}`},
+		}), "4:unsupported-version"},
+		{"initialize answered with a revision later than the one asked for", TrackerOptions{}, []step{
+			{0, H2S, `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{}}}`},
+			{1, S2H, `{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":"2025-11-25","capabilities":{}}}`},
+		}, "2:unsupported-version"},
+		{"initialize answered with an earlier revision: the server's choice", TrackerOptions{}, []step{
+			{0, H2S, `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{}}}`},
+			{1, S2H, `{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":"2025-06-18","capabilities":{}}}`},
+		}, ""},
+		// capability-not-advertised
+		{"requests and notifications for features the server did not declare", TrackerOptions{}, []step{
+			{0, H2S, `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{}}}`},
+			{1, S2H, `{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{},"resources":{}}}}`},
+			{2, H2S, inited},
+			{3, H2S, `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`},
+			{4, H2S, `{"jsonrpc":"2.0","id":2,"method":"prompts/list"}`},
+			{5, H2S, `{"jsonrpc":"2.0","id":3,"method":"resources/subscribe","params":{"uri":"file:///a"}}`},
+			{6, S2H, `{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}`},
+			{7, S2H, `{"jsonrpc":"2.0","id":"s1","method":"roots/list"}`},
+			{8, S2H, `{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"x"}}`},
+			{9, H2S, `{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"from the wrong side"}}`},
+		}, "5:capability-not-advertised 6:capability-not-advertised 7:capability-not-advertised 8:capability-not-advertised 9:capability-not-advertised"},
+		{"server/discover's capabilities count under 2026-07-28", TrackerOptions{}, steps(discover(`["2026-07-28"]`, `{"tools":{}}`), []step{
+			{1, H2S, req26("1", "tools/list", "")},
+			{2, H2S, req26("2", "prompts/list", "")},
+		}), "4:capability-not-advertised"},
+		{"an input request the request's clientCapabilities do not carry", TrackerOptions{}, steps(discover(`["2026-07-28"]`, serverCaps), []step{
+			{1, H2S, req26("1", "tools/call", `"name":"x"`)},
+			{2, S2H, `{"jsonrpc":"2.0","id":1,"result":{"resultType":"input_required","inputRequests":{"a":{"method":"elicitation/create","params":{}}}}}`},
+			{3, H2S, `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"elicitation":{}}},"name":"x"}}`},
+			{4, S2H, `{"jsonrpc":"2.0","id":2,"result":{"resultType":"input_required","inputRequests":{"a":{"method":"elicitation/create","params":{}}}}}`},
+		}), "4:capability-not-advertised"},
+		{"capabilities not yet known judge nothing", TrackerOptions{}, []step{
+			{0, H2S, `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25"}}`},
+			{1, S2H, `{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}`},
+			{2, S2H, `{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":"2025-11-25"}}`},
+			{3, H2S, inited},
+			{4, H2S, `{"jsonrpc":"2.0","id":1,"method":"prompts/list"}`},
+		}, ""},
+		// log-without-level and deprecated-feature
+		{"a 2026-07-28 log message with no request asking for one", TrackerOptions{}, steps(discover(`["2026-07-28"]`, serverCaps), []step{
+			{1, H2S, req26("1", "tools/call", `"name":"x"`)},
+			{2, S2H, `{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"x"}}`},
+			{3, S2H, `{"jsonrpc":"2.0","id":1,"result":{` + done26 + `,"content":[]}}`},
+			{4, H2S, `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/logLevel":"info"},"name":"x"}}`},
+			{5, S2H, `{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"x"}}`},
+			{6, S2H, `{"jsonrpc":"2.0","id":2,"result":{` + done26 + `,"content":[]}}`},
+			{7, S2H, `{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"x"}}`},
+		}), "4:deprecated-feature 4:log-without-level 6:deprecated-feature 7:deprecated-feature 9:deprecated-feature 9:log-without-level"},
+		{"includeContext thisServer is deprecated from 2025-11-25, roots under 2026-07-28", TrackerOptions{}, steps(handshake("2025-11-25", allClientCaps), []step{
+			{1, S2H, `{"jsonrpc":"2.0","id":"s1","method":"sampling/createMessage","params":{"includeContext":"thisServer","messages":[]}}`},
+			{2, S2H, `{"jsonrpc":"2.0","id":"s2","method":"sampling/createMessage","params":{"includeContext":"none","messages":[]}}`},
+		}), "4:deprecated-feature"},
+		{"includeContext thisServer is no fault before 2025-11-25", TrackerOptions{}, steps(handshake("2025-06-18", allClientCaps), []step{
+			{1, S2H, `{"jsonrpc":"2.0","id":"s1","method":"sampling/createMessage","params":{"includeContext":"thisServer","messages":[]}}`},
+		}), ""},
+		{"an input request for roots under 2026-07-28 is deprecated", TrackerOptions{}, steps(discover(`["2026-07-28"]`, serverCaps), []step{
+			{1, H2S, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"roots":{}}},"name":"x"}}`},
+			{2, S2H, `{"jsonrpc":"2.0","id":1,"result":{"resultType":"input_required","inputRequests":{"r":{"method":"roots/list"}}}}`},
+		}), "4:deprecated-feature"},
+		// unknown-tool
+		{"a call of a tool the latest list did not list", TrackerOptions{}, steps(handshake("2025-11-25", allClientCaps), []step{
+			{1, H2S, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"before-any-list"}}`},
+			{2, H2S, `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`},
+			{3, S2H, `{"jsonrpc":"2.0","id":2,"result":{"tools":[{"name":"echo","inputSchema":{"type":"object"}}],"nextCursor":"p2"}}`},
+			{4, H2S, `{"jsonrpc":"2.0","id":3,"method":"tools/list","params":{"cursor":"p2"}}`},
+			{5, S2H, `{"jsonrpc":"2.0","id":3,"result":{"tools":[{"name":"add","inputSchema":{"type":"object"}}]}}`},
+			{6, H2S, `{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"echo"}}`},
+			{7, H2S, `{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"add"}}`},
+			{8, H2S, `{"jsonrpc":"2.0","id":6,"method":"tools/call","params":{"name":"nope"}}`},
+			{9, S2H, `{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}`},
+			{10, H2S, `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"new"}}`},
+		}), "11:unknown-tool"},
+		// tool-error
+		{"a tool result with isError true", TrackerOptions{}, steps(handshake("2025-11-25", allClientCaps), []step{
+			{1, H2S, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x"}}`},
+			{2, S2H, `{"jsonrpc":"2.0","id":1,"result":{"content":[],"isError":true}}`},
+			{3, H2S, `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"x"}}`},
+			{4, S2H, `{"jsonrpc":"2.0","id":2,"result":{"content":[],"isError":false}}`},
+			{5, H2S, `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"x"}}`},
+			{6, S2H, `{"jsonrpc":"2.0","id":3,"result":{"content":[],"structuredContent":{"isError":true}}}`},
+		}), "5:tool-error"},
+		// progress-unknown-token and progress-not-increasing
+		{"progress for a token no request in flight carries", TrackerOptions{}, steps(handshake("2025-11-25", allClientCaps), []step{
+			{1, S2H, `{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"nobody","progress":1}}`},
+			{2, H2S, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x","_meta":{"progressToken":7}}}`},
+			{3, S2H, `{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":7,"progress":1}}`},
+			{4, S2H, `{"jsonrpc":"2.0","id":1,"result":{"content":[]}}`},
+			{5, S2H, `{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":7,"progress":2}}`},
+			{6, H2S, `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"x","_meta":{"progressToken":8}}}`},
+			{7, H2S, `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":2}}`},
+			{8, S2H, `{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":8,"progress":1}}`},
+		}), "4:progress-unknown-token 8:progress-unknown-token 9:cancelled"},
+		{"progress that does not increase", TrackerOptions{}, steps(handshake("2025-11-25", allClientCaps), []step{
+			{1, H2S, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x","_meta":{"progressToken":"t"}}}`},
+			{2, S2H, `{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"t","progress":1}}`},
+			{3, S2H, `{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"t","progress":2.5,"total":10}}`},
+			{4, S2H, `{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"t","progress":2.5,"total":10}}`},
+			{5, S2H, `{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"t","progress":2}}`},
+		}), "7:progress-not-increasing 8:progress-not-increasing"},
+		// cancel-unknown
+		{"a cancellation naming no request in flight", TrackerOptions{}, steps(handshake("2025-11-25", allClientCaps), []step{
+			{1, H2S, `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":99}}`},
+			{2, H2S, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x"}}`},
+			{3, H2S, `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1}}`},
+		}), "4:cancel-unknown 5:cancelled"},
+		{"a server ends the host's subscriptions/listen with a cancellation", TrackerOptions{}, steps(discover(`["2026-07-28"]`, serverCaps), []step{
+			{1, H2S, req26("1", "subscriptions/listen", `"notifications":{"toolsListChanged":true}`)},
+			{2, S2H, `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1}}`},
+		}), "3:cancelled"},
+		// LSP
+		{"LSP: the client sends nothing before the initialize result", TrackerOptions{Profile: LSP}, []step{
+			{0, H2S, `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"capabilities":{}}}`},
+			{1, H2S, `{"jsonrpc":"2.0","method":"textDocument/didOpen","params":{"textDocument":{"uri":"file:///a.go","languageId":"go","version":1,"text":""}}}`},
+			{2, S2H, `{"jsonrpc":"2.0","method":"window/logMessage","params":{"type":3,"message":"starting"}}`},
+			{3, S2H, `{"jsonrpc":"2.0","id":1,"method":"workspace/configuration","params":{"items":[]}}`},
+			{4, S2H, `{"jsonrpc":"2.0","id":0,"result":{"capabilities":{}}}`},
+			{5, H2S, `{"jsonrpc":"2.0","id":1,"result":[]}`},
+			{6, H2S, `{"jsonrpc":"2.0","method":"initialized","params":{}}`},
+		}, "2:before-initialize 4:before-initialize"},
+		{"LSP: nothing but exit after shutdown", TrackerOptions{Profile: LSP}, steps(lspInit(`{"hoverProvider":true}`), []step{
+			{1, H2S, `{"jsonrpc":"2.0","id":1,"method":"shutdown"}`},
+			{2, S2H, `{"jsonrpc":"2.0","id":1,"result":null}`},
+			{3, H2S, `{"jsonrpc":"2.0","id":2,"method":"workspace/symbol","params":{"query":""}}`},
+			{4, H2S, `{"jsonrpc":"2.0","method":"exit"}`},
+		}), "6:after-shutdown 6:capability-not-advertised"},
+		{"LSP: exit with no shutdown before it", TrackerOptions{Profile: LSP}, steps(lspInit(`{}`), []step{
+			{1, H2S, `{"jsonrpc":"2.0","method":"exit"}`},
+		}), "4:exit-without-shutdown"},
+		{"LSP: a request the server's capabilities do not offer", TrackerOptions{Profile: LSP}, steps(lspInit(`{"hoverProvider":true,"referencesProvider":false}`), []step{
+			{1, H2S, `{"jsonrpc":"2.0","method":"textDocument/didOpen","params":{"textDocument":{"uri":"file:///a.go","languageId":"go","version":1,"text":""}}}`},
+			{2, H2S, `{"jsonrpc":"2.0","id":1,"method":"textDocument/hover","params":{"textDocument":{"uri":"file:///a.go"},"position":{"line":0,"character":0}}}`},
+			{3, H2S, `{"jsonrpc":"2.0","id":2,"method":"textDocument/definition","params":{"textDocument":{"uri":"file:///a.go"},"position":{"line":0,"character":0}}}`},
+			{4, H2S, `{"jsonrpc":"2.0","id":3,"method":"textDocument/references","params":{"textDocument":{"uri":"file:///a.go"},"position":{"line":0,"character":0}}}`},
+			{5, S2H, `{"jsonrpc":"2.0","id":"r","method":"client/registerCapability","params":{"registrations":[{"id":"1","method":"textDocument/definition"}]}}`},
+			{6, H2S, `{"jsonrpc":"2.0","id":4,"method":"textDocument/definition","params":{"textDocument":{"uri":"file:///a.go"},"position":{"line":0,"character":0}}}`},
+		}), "6:capability-not-advertised 7:capability-not-advertised"},
+		{"LSP: a request for a document not open", TrackerOptions{Profile: LSP}, steps(lspInit(`{"hoverProvider":true}`), []step{
+			{1, H2S, `{"jsonrpc":"2.0","method":"textDocument/didOpen","params":{"textDocument":{"uri":"file:///a.go","languageId":"go","version":1,"text":""}}}`},
+			{2, H2S, `{"jsonrpc":"2.0","id":1,"method":"textDocument/hover","params":{"textDocument":{"uri":"file:///a.go"},"position":{"line":0,"character":0}}}`},
+			{3, H2S, `{"jsonrpc":"2.0","id":2,"method":"textDocument/hover","params":{"textDocument":{"uri":"file:///b.go"},"position":{"line":0,"character":0}}}`},
+			{4, H2S, `{"jsonrpc":"2.0","method":"textDocument/didClose","params":{"textDocument":{"uri":"file:///a.go"}}}`},
+			{5, H2S, `{"jsonrpc":"2.0","id":3,"method":"textDocument/hover","params":{"textDocument":{"uri":"file:///a.go"},"position":{"line":0,"character":0}}}`},
+		}), "6:unknown-document 8:unknown-document"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			got, _ := run(t, c.opts, c.steps, 0)
+			if s := strings.Join(got, " "); s != c.want {
+				t.Errorf("findings\n got  %s\n want %s", s, c.want)
+			}
+		})
+	}
+}
+
+// The quick search for isError finds true whatever the spacing, and
+// nothing in false or in a string.
+func TestMayBeErrorFindsOnlyIsErrorTrue(t *testing.T) {
+	for res, want := range map[string]bool{
+		`{"content":[],"isError":true}`:                                  true,
+		`{"isError" : true,"content":[]}`:                                true,
+		`{"content":[{"type":"text","text":"isError"}],"isError":false}`: false,
+		`{"structuredContent":{"isError":true},"content":[]}`:            true, // the reader rules it out
+		`{"content":[]}`: false,
+	} {
+		if got := mayBeError([]byte(res)); got != want {
+			t.Errorf("mayBeError(%s) = %v, want %v", res, got, want)
+		}
+	}
+}

@@ -1,0 +1,96 @@
+package main
+
+import (
+	"encoding/json"
+	"os/exec"
+	"path/filepath"
+	"testing"
+
+	"github.com/rpctap/rpctap/classify"
+)
+
+// aboveEnvelope reports whether a finding code is one of the rules above
+// the envelope (the MCP revision in force, capabilities, tools, progress,
+// the LSP lifecycle and documents).
+func aboveEnvelope(code string) bool {
+	c, ok := classify.ParseCode(code)
+	return ok && (c >= classify.CodeRemovedMethod || c == classify.CodeBeforeInitialize)
+}
+
+// checkBinaryFindings runs the built rpctap check --format json on path.
+func checkBinaryFindings(t *testing.T, bin, path string) []checkFinding {
+	t.Helper()
+	out, err := exec.Command(bin, "check", "--format", "json", "--fail-on", "none", path).Output()
+	if err != nil {
+		t.Fatalf("rpctap check %s: %v", path, err)
+	}
+	var doc struct {
+		Frames   int            `json:"frames"`
+		Findings []checkFinding `json:"findings"`
+	}
+	if err := json.Unmarshal(out, &doc); err != nil {
+		t.Fatalf("rpctap check --format json printed no JSON document: %v\n%s", err, out)
+	}
+	if doc.Frames < 8 {
+		t.Fatalf("%s holds %d frames", path, doc.Frames)
+	}
+	return doc.Findings
+}
+
+func noRuleAboveTheEnvelopeBroken(t *testing.T, bin, path string) {
+	t.Helper()
+	for _, f := range checkBinaryFindings(t, bin, path) {
+		if aboveEnvelope(f.Code) && (f.Severity == "error" || f.Severity == "warn") {
+			t.Errorf("%s line %d: %s %s: %s", filepath.Base(path), f.Line, f.Severity, f.Code, f.Message)
+		}
+	}
+}
+
+// Real peers break none of the rules above the envelope: the sessions
+// recorded with them, and fresh ones through the built binary (the
+// inspector CLI with server-everything, the MCP Go SDK's client with its
+// server under 2026-07-28 and with server-everything after its fallback
+// to initialize, gopls) raise no error or warning from them.
+func TestRealPeersBreakNoRuleAboveTheEnvelope(t *testing.T) {
+	bin := rpctapBinary(t)
+	recorded, _ := filepath.Glob("../../testdata/sessions/real/*.jsonl")
+	if len(recorded) == 0 {
+		t.Fatal("no recordings in testdata/sessions/real")
+	}
+	for _, path := range recorded {
+		t.Run("recorded/"+filepath.Base(path), func(t *testing.T) { noRuleAboveTheEnvelopeBroken(t, bin, path) })
+	}
+	t.Run("inspector-everything", func(t *testing.T) {
+		inspector := needPeer(t, "node_modules/.bin/inspector")
+		server := needPeer(t, "node_modules/.bin/mcp-server-everything")
+		for name, call := range map[string][]string{
+			"prompts-get": {"--method", "prompts/get", "--prompt-name", "simple-prompt"},
+			"long-call":   {"--method", "tools/call", "--tool-name", "trigger-long-running-operation", "--tool-arg", "duration=1", "--tool-arg", "steps=2"},
+		} {
+			dir := t.TempDir()
+			record := filepath.Join(dir, name+".jsonl")
+			timed(t, dir, inspector, append(append([]string{"--cli"}, call...), "--", bin, "run", "--no-listen", "--record", record, "--", server, "stdio")...)
+			noRuleAboveTheEnvelopeBroken(t, bin, record)
+		}
+	})
+	t.Run("gosdk", func(t *testing.T) {
+		client := needPeer(t, "bin/client")
+		server := needPeer(t, "bin/server")
+		everything := needPeer(t, "node_modules/.bin/mcp-server-everything")
+		dir := t.TempDir()
+		pair := filepath.Join(dir, "pair.jsonl")
+		timed(t, dir, client, "-call-timeout", "300ms", "-call", `sleep={"duration":"2s"}`, "-call", `echo={"message":"hi"}`, "--", bin, "run", "--no-listen", "--record", pair, "--", server)
+		noRuleAboveTheEnvelopeBroken(t, bin, pair)
+		fallback := filepath.Join(dir, "fallback.jsonl")
+		timed(t, dir, client, "-call", `get-sum={"a":2,"b":3}`, "--", bin, "run", "--no-listen", "--record", fallback, "--", everything, "stdio")
+		noRuleAboveTheEnvelopeBroken(t, bin, fallback)
+	})
+	t.Run("gopls", func(t *testing.T) {
+		drive := needPeer(t, "bin/lspdrive")
+		gopls := needPeer(t, "bin/gopls")
+		dir := t.TempDir()
+		record := filepath.Join(dir, "gopls.jsonl")
+		timed(t, dir, drive, "-dir", filepath.Join(dir, "mod"), "--", bin, "run", "--no-listen", "--framing", "lsp", "--record", record, "--", "env", "GO_TELEMETRY_CHILD=2", gopls, "serve")
+		noRuleAboveTheEnvelopeBroken(t, bin, record)
+	})
+}
