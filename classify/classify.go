@@ -13,7 +13,9 @@
 //   - JSON bytes: AppendQuoted and AppendString quote (terminal-safe, as
 //     the session file is written), AppendJSONString as classify's own
 //     answers are; DecodeEscape, StringValue, Valid, SkipValue and Member
-//     read; AppendSafeJSON and Escape make finished text safe to show.
+//     read; Indent and AppendPretty lay a value out a member a line,
+//     with long values cut; AppendSafeJSON and Escape make finished text
+//     safe to show.
 //
 // It opens no file, socket or process, and imports nothing else of the
 // project; the framing readers and writers wrap the ones their caller

@@ -9,16 +9,25 @@ import (
 // addEnvelopeSeeds seeds a fuzz target with every frame of the envelope
 // cases.
 func addEnvelopeSeeds(f *testing.F) {
+	for _, frame := range envelopeFrames() {
+		f.Add(frame)
+	}
+	f.Add(frame1KiB(false))
+	f.Add(frame1KiB(true))
+}
+
+// envelopeFrames are the frames of the envelope cases.
+func envelopeFrames() [][]byte {
+	var frames [][]byte
 	files, _ := filepath.Glob("testdata/envelope/*.txt")
 	for _, path := range files {
 		t := &testing.T{}
 		_, cases := readEnvelopeCases(t, path)
 		for _, c := range cases {
-			f.Add(c.frame)
+			frames = append(frames, c.frame)
 		}
 	}
-	f.Add(frame1KiB(false))
-	f.Add(frame1KiB(true))
+	return frames
 }
 
 // FuzzClassify: any bytes give a Message without panicking, in every

@@ -35,8 +35,8 @@ func TestEscapeCutsLongTextWithItsLength(t *testing.T) {
 	}
 }
 
-// issue 10 point 9: a backslash the peer wrote never reads as one of
-// Escape's own escapes, in plain text with no colour.
+// A backslash the peer wrote never reads as one of Escape's own escapes, in
+// plain text with no colour.
 func TestEscapeShowsAPeersBackslashApartFromItsOwnEscapes(t *testing.T) {
 	cases := map[string]string{
 		`\x1b[2J`:           `\\x1b[2J`, // typed by the peer: six characters
@@ -67,8 +67,8 @@ func TestEscapeShowsAPeersBackslashApartFromItsOwnEscapes(t *testing.T) {
 	}
 }
 
-// issue 10 point 9: JSON that rpctap prints is valid UTF-8, with control,
-// bidi and format characters as \u escapes, and means what it meant.
+// JSON that rpctap prints is valid UTF-8, with control, bidi and format
+// characters as \u escapes, and means what it meant.
 func TestAppendSafeJSONEscapesWhatATerminalMustNotSee(t *testing.T) {
 	in := "{\"a\":\"x\u202ey\u009bz\x7f\u200b\ufeff\u2066\u061c\U000E0041\u2028 é世😀\",\n\t\"b\":\"\xff\x9b\"}"
 	got := string(AppendSafeJSON(nil, []byte(in)))

@@ -167,6 +167,8 @@ func (s *IDScanner) numberEnds() bool {
 	return false
 }
 
+// step moves the scanner over c. It is long on purpose: one switch, a case
+// a state, each a few lines.
 func (s *IDScanner) step(c byte) {
 	if s.st >= scanMinus && !numberGoesOn(s.st, c) {
 		// c is not the number's: the number ends before it.

@@ -264,7 +264,8 @@ func TestTrackerSessionFindings(t *testing.T) {
 			{5, S2H, `{"jsonrpc":"2.0","id":1,"result":{"tools":[]}}`},
 			{6, S2H, `{"jsonrpc":"2.0","id":2,"result":{"tools":[]}}`},
 		}, 10, "3:before-initialize"},
-		// Issue 10 point 12.
+		// An early notifications/initialized still counts: no later request
+		// is flagged before-initialize.
 		{"MCP: notifications/initialized sent before the initialize answer arrives counts", TrackerOptions{}, []step{
 			{0, H2S, initReq},
 			{1, H2S, inited},

@@ -9,7 +9,8 @@ import (
 	"github.com/rpctap/rpctap/classify"
 )
 
-// issue 11 point 3: the catalog holds one entry per case the issue names.
+// The catalog holds one entry for each edge case it is there to cover,
+// each named below.
 func TestCatalogHasAnEntryForEveryCaseOfTheIssue(t *testing.T) {
 	want := []string{"null-id-request", "object-id", "array-id", "boolean-id", "number-method", "jsonrpc-spec-invalid",
 		"batch", "empty-batch", "scalar-null", "scalar-number", "scalar-string", "scalar-true", "not-json",
@@ -37,11 +38,11 @@ func TestCatalogHasAnEntryForEveryCaseOfTheIssue(t *testing.T) {
 	}
 }
 
-// issue 11 point 3: each entry's frame raises the findings it is there to
-// test, read as its receiver reads it (the server, for entries that make
-// sense either way) under MCP, in a session where the request its id
-// names is in flight from the entry's side; and an entry whose rule says a
-// strict receiver answers -32600 or -32700 carries that strict answer.
+// Each entry's frame raises the findings it is there to test, read as its
+// receiver reads it (the server, for entries that make sense either way)
+// under MCP, in a session where the request its id names is in flight from
+// the entry's side; and an entry whose rule says a strict receiver answers
+// -32600 or -32700 carries that strict answer.
 func TestCatalogEntriesRaiseTheirFindingsAndStrictAnswers(t *testing.T) {
 	for _, e := range Catalog() {
 		t.Run(e.Name, func(t *testing.T) {

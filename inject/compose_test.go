@@ -7,7 +7,9 @@ import (
 	"github.com/rpctap/rpctap/classify"
 )
 
-// issue 11 point 1 (the inject half): the raw escape syntax.
+// ParseRaw reads the raw escape syntax: a line per frame, byte escapes,
+// JSON's own escapes passed through, \c for a frame with no framing, and
+// an error naming the line and column of a bad escape.
 func TestParseRawReadsTheEscapeSyntax(t *testing.T) {
 	for _, c := range []struct {
 		name, text string
@@ -52,9 +54,9 @@ func TestParseRawReadsTheEscapeSyntax(t *testing.T) {
 	}
 }
 
-// issue 11 point 1 (the inject half): the preview reads the frames as their
-// receiver will: kind, findings, strict answer, framing on the wire, a
-// one-line warning for frames a strict peer refuses, partial frames.
+// The preview reads the frames as their receiver will: kind, findings,
+// strict answer, framing on the wire, a one-line warning for frames a
+// strict peer refuses, partial frames.
 func TestPreviewReadsFramesAsTheReceiverWill(t *testing.T) {
 	for _, c := range []struct {
 		name    string
@@ -166,7 +168,9 @@ func TestPreviewSaysTheFirstErrorAndWhereAPlaceholderIsLeft(t *testing.T) {
 	}
 }
 
-// issue 11 point 4 (the inject half): ids of injected requests.
+// The ids rpctap gives injected requests never collide with the ids of the
+// side they impersonate, and are never given twice; a typed id that is in
+// flight from that side is a collision the preview names.
 func TestIDsNeverCollideWithTheImpersonatedSide(t *testing.T) {
 	ids := NewIDs()
 	see := func(dir classify.Direction, frame string) {
@@ -206,9 +210,9 @@ func TestIDsNeverCollideWithTheImpersonatedSide(t *testing.T) {
 	}
 }
 
-// issue 11 point 4: an id rpctap chose is used once a request with it was
-// seen, not when it was given out, so a composer sends a template's id
-// as it is the first time and a fresh one the second.
+// An id rpctap chose is used once a request with it was seen, not when it
+// was given out, so a composer sends a template's id as it is the first
+// time and a fresh one the second.
 func TestIDsSayWhichIDWasAlreadySent(t *testing.T) {
 	ids := NewIDs()
 	id := ids.Next(classify.H2S)

@@ -5,9 +5,8 @@ import (
 	"testing"
 )
 
-// issue 11 point 2 (the catalog in the composer): what FormatRaw writes,
-// ParseRaw reads back as the same frames, for every catalog entry and
-// for bytes the raw syntax escapes.
+// What FormatRaw writes, ParseRaw reads back as the same frames, for every
+// catalog entry and for bytes the raw syntax escapes.
 func TestFormatRawRoundTripsThroughParseRaw(t *testing.T) {
 	cases := map[string][][]byte{
 		"escapes": {

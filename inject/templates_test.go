@@ -12,7 +12,8 @@ func msg(dir classify.Direction, frame string) *classify.Message {
 	return &m
 }
 
-// issue 11 point 2 (the inject half): reply to a request, resend it.
+// A reply to a request carries its id, a resend keeps its bytes but for a
+// fresh id; a notification has no reply and a response is not resent.
 func TestReplyToAndResendKeepTheRequest(t *testing.T) {
 	req := msg(classify.S2H, `{"jsonrpc":"2.0", "id": 0 ,"method":"roots/list","params":{}}`)
 	reply, err := ReplyTo(req)
@@ -59,10 +60,9 @@ func seenEverything() *Seen {
 	return s
 }
 
-// issue 11 point 2 (the inject half): templates for the methods seen, a
-// tools/call per tool of the last tools/list result with its arguments
-// from the inputSchema (required first, typed placeholders), prompts/get
-// and resources/read.
+// Templates for the methods seen, a tools/call per tool of the last
+// tools/list result with its arguments from the inputSchema (required
+// first, typed placeholders), prompts/get and resources/read.
 func TestTemplatesComeFromWhatTheSessionShowed(t *testing.T) {
 	ids := NewIDs()
 	got := map[string]Template{}
@@ -90,8 +90,10 @@ func TestTemplatesComeFromWhatTheSessionShowed(t *testing.T) {
 	}
 }
 
-// issue 11 point 5 (the inject half): rpctap inject --method tools/call
-// --tool echo --arg message=hi.
+// Build fills a method's template from arguments, as
+// rpctap inject --method tools/call --tool echo --arg message=hi does:
+// each value read as JSON of its schema's type, a missing required
+// argument or an unknown tool refused with what to add.
 func TestBuildFillsATemplateFromArguments(t *testing.T) {
 	s := seenEverything()
 	ids := NewIDs()
@@ -155,11 +157,11 @@ func TestLSPTemplatesUseTheOpenDocument(t *testing.T) {
 	}
 }
 
-// issue 12 point 4: on revision 2026-07-28 (no handshake) every request
-// carries the protocol version and the client's capabilities in _meta.
-// Once the host's requests carry them, the templates and Build put the
-// same _meta in each request toward the server they make; a session
-// that falls back to initialize, and the server's own requests, get none.
+// On revision 2026-07-28 (no handshake) every request carries the protocol
+// version and the client's capabilities in _meta. Once the host's requests
+// carry them, the templates and Build put the same _meta in each request
+// toward the server they make; a session that falls back to initialize, and
+// the server's own requests, get none.
 func TestRequestsOnRevision20260728CarryTheSessionsMeta(t *testing.T) {
 	const meta = `{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"roots":{}},"io.modelcontextprotocol/clientInfo":{"name":"h","version":"1"}}`
 	s := NewSeen()

@@ -143,10 +143,9 @@ func TestFollowStopsWaitingWhenTheContextIsCancelled(t *testing.T) {
 	}
 }
 
-// Issue 10 point 11: following a file a tap writes ends at its exit
-// record (lines after it are not waited for), and at the end of what is
-// written once the tap is gone (a last line cut short does not keep it
-// waiting for its "\n").
+// Following a file a tap writes ends at its exit record (lines after it are
+// not waited for), and at the end of what is written once the tap is gone
+// (a last line cut short does not keep it waiting for its "\n").
 func TestFollowWhileEndsAtTheExitRecordOrWhenTheTapIsGone(t *testing.T) {
 	var whole bytes.Buffer
 	w, err := sessions.NewWriter(&whole, testHeader())

@@ -41,6 +41,19 @@ func (x *Index) add(ev *Event, offset int64, pre *classify.Message) {
 	if x.tr == nil {
 		x.startTracker()
 	}
+	e := x.newEntry(ev, seq, offset)
+	x.counts.Entries++
+	at := time.Duration(ev.T) * time.Microsecond
+	if !ev.IsFrame() || ev.Dir == classify.Err {
+		x.addEvent(ev, e, seq, at)
+		return
+	}
+	x.addFrame(ev, e, seq, at, pre)
+}
+
+// newEntry is the entry of record ev, line seq, read at offset, with what
+// the record says of itself.
+func (x *Index) newEntry(ev *Event, seq, offset int64) entry {
 	e := entry{seq: seq, offset: offset, t: ev.T, dir: ev.Dir}
 	if ev.IsFrame() {
 		e.size = int64(len(ev.Frame))
@@ -62,44 +75,52 @@ func (x *Index) add(ev *Event, offset int64, pre *classify.Message) {
 		e.event = 1
 		e.method = x.method(ev.Kind) // an event has no method: the field holds its kind
 	}
-	x.counts.Entries++
-	at := time.Duration(ev.T) * time.Microsecond
-	if !ev.IsFrame() || ev.Dir == classify.Err {
-		if ev.IsFrame() {
-			x.counts.Err++
-		} else {
-			x.counts.Events++
-			if ev.Kind == EventExit && !x.counts.Exit {
-				x.counts.Exit = true
-				if ev.Code != nil {
-					x.counts.ExitCode = *ev.Code
-				}
-				x.counts.ExitSignal = ev.Signal
+	return e
+}
+
+// addEvent indexes an event record, or a frame of the server's stderr,
+// at time at: it counts it, notes the framing it may tell, and moves the
+// tracker on.
+func (x *Index) addEvent(ev *Event, e entry, seq int64, at time.Duration) {
+	if ev.IsFrame() {
+		x.counts.Err++
+	} else {
+		x.counts.Events++
+		if ev.Kind == EventExit && !x.counts.Exit {
+			x.counts.Exit = true
+			if ev.Code != nil {
+				x.counts.ExitCode = *ev.Code
 			}
+			x.counts.ExitSignal = ev.Signal
 		}
-		x.entries.push(e)
-		if x.framings.Note(ev) {
-			switch ev.Dir {
-			case classify.H2S, classify.S2H:
-				x.framed[ev.Dir] = true
-			case classify.Err:
-			default: // a note of both directions
-				x.framed[classify.H2S], x.framed[classify.S2H] = true, true
-			}
-			x.tr.UseLSPFraming()
-			x.noteProfile()
-		}
-		switch ev.Kind {
-		case EventExit:
-			x.session(x.tr.End(at)) // what is still owed stays unanswered
-		case EventGap:
-			x.counts.Missing += ev.Missing
-			x.session(x.tr.Gap(seq, ev.Dir, ev.Missing, at)) // what the missing frames may have held is not judged
-		default:
-			x.session(x.tr.Advance(at))
-		}
-		return
 	}
+	x.entries.push(e)
+	if x.framings.Note(ev) {
+		switch ev.Dir {
+		case classify.H2S, classify.S2H:
+			x.framed[ev.Dir] = true
+		case classify.Err:
+		default: // a note of both directions
+			x.framed[classify.H2S], x.framed[classify.S2H] = true, true
+		}
+		x.tr.UseLSPFraming()
+		x.noteProfile()
+	}
+	switch ev.Kind {
+	case EventExit:
+		x.session(x.tr.End(at)) // what is still owed stays unanswered
+	case EventGap:
+		x.counts.Missing += ev.Missing
+		x.session(x.tr.Gap(seq, ev.Dir, ev.Missing, at)) // what the missing frames may have held is not judged
+	default:
+		x.session(x.tr.Advance(at))
+	}
+}
+
+// addFrame indexes a frame of either direction, at time at: it classifies
+// it (or takes pre), has the tracker observe it, and marks what it is,
+// its findings, and the entries it pairs with.
+func (x *Index) addFrame(ev *Event, e entry, seq int64, at time.Duration, pre *classify.Message) {
 	if ev.Dir == classify.H2S {
 		x.counts.H2S++
 	} else {
@@ -125,6 +146,34 @@ func (x *Index) add(ev *Event, offset int64, pre *classify.Message) {
 		p.id = x.ids.add(m.ID().Raw)
 	}
 	p.method = x.method(m.Method())
+	x.addKind(p, &m, seq, followed)
+	for _, f := range m.Findings {
+		x.note(p, f, -1, 0)
+	}
+	for j := range m.Members {
+		for _, f := range m.Members[j].Findings {
+			x.note(p, f, j, 0)
+		}
+	}
+	for _, pr := range obs.Pairs {
+		isErr := pairAnswerIsError(&m, pr)
+		x.pair(p, &m, pr, isErr)
+		if x.opts.OnPair != nil {
+			x.opts.OnPair(pr, isErr)
+		}
+	}
+	x.session(obs.Findings)
+	if ev.EOF {
+		x.session(x.tr.OutputClosed(ev.Dir, at)) // its sender answers nothing more
+	}
+	x.counts.Pending = x.tr.InFlight()
+	x.noteProfile()
+}
+
+// addKind marks on entry p, frame m of line seq, whether it is or holds
+// a request (pending, when followed: the tracker follows it), a response,
+// an error.
+func (x *Index) addKind(p *entry, m *classify.Message, seq int64, followed bool) {
 	switch m.Kind {
 	case classify.KindRequest:
 		p.rs |= rsRequest
@@ -159,27 +208,6 @@ func (x *Index) add(ev *Event, offset int64, pre *classify.Message) {
 			x.batches[seq] = requests
 		}
 	}
-	for _, f := range m.Findings {
-		x.note(p, f, -1, 0)
-	}
-	for j := range m.Members {
-		for _, f := range m.Members[j].Findings {
-			x.note(p, f, j, 0)
-		}
-	}
-	for _, pr := range obs.Pairs {
-		isErr := pairAnswerIsError(&m, pr)
-		x.pair(p, &m, pr, isErr)
-		if x.opts.OnPair != nil {
-			x.opts.OnPair(pr, isErr)
-		}
-	}
-	x.session(obs.Findings)
-	if ev.EOF {
-		x.session(x.tr.OutputClosed(ev.Dir, at)) // its sender answers nothing more
-	}
-	x.counts.Pending = x.tr.InFlight()
-	x.noteProfile()
 }
 
 // noteProfile publishes the tracker's profile when it has changed.

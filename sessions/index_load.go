@@ -322,7 +322,7 @@ func (x *Index) addBatch(b *batch) {
 // out, until the Reader fails (io.EOF at the end) or ctx is done. A
 // following Reader's records are sent each time it reaches the end of
 // what is written, so they show while it waits for more. pace, when not
-// nil, may hold the reading back after each full batch.
+// nil, may hold the reading back after each batch it sends.
 func readBatches(ctx context.Context, rd *Reader, src *eofNotifier, free <-chan *batch, out chan<- *batch, pace func(context.Context)) {
 	defer close(out)
 	var b *batch
@@ -347,6 +347,12 @@ func readBatches(ctx context.Context, rd *Reader, src *eofNotifier, free <-chan 
 		src.onEOF = func() {
 			if b != nil && len(b.recs) > 0 {
 				send()
+				// A file that a busy tap writes reaches its end at each
+				// flush: without a pause here, the reading would keep up
+				// with the tap, batch by small batch, however busy.
+				if pace != nil {
+					pace(ctx)
+				}
 				take()
 			}
 		}

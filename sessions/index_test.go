@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -898,5 +899,59 @@ func TestPaceHoldsIndexingBackBetweenBatches(t *testing.T) {
 	}
 	if n := x.Len(); n != len(recs) {
 		t.Errorf("after Pace let go the index had %d of %d records", n, len(recs))
+	}
+}
+
+// trickle is a stream that a tap writes as it goes: it gives its parts
+// one at a time, saying it waits (as a tap.Follower does) before each
+// part after the first.
+type trickle struct {
+	parts [][]byte
+	wait  func()
+}
+
+func (r *trickle) OnWait(f func()) { r.wait = f }
+
+func (r *trickle) Read(p []byte) (int, error) {
+	for len(r.parts) > 0 && len(r.parts[0]) == 0 {
+		r.parts = r.parts[1:]
+		if len(r.parts) > 0 && r.wait != nil {
+			r.wait()
+		}
+	}
+	if len(r.parts) == 0 {
+		return 0, io.EOF
+	}
+	n := copy(p, r.parts[0])
+	r.parts[0] = r.parts[0][n:]
+	return n, nil
+}
+
+// A stream that a tap writes reaches its end at each of the tap's
+// flushes, long before a batch is full: Pace is asked there too, or a
+// view would keep up with a busy tap batch by small batch.
+func TestPaceIsAskedAtEachEndOfAStreamBeingWritten(t *testing.T) {
+	var recs []any
+	for i := range 30 {
+		recs = append(recs, sessions.FrameRecord{T: int64(i), Dir: classify.H2S,
+			Frame: fmt.Appendf(nil, `{"jsonrpc":"2.0","method":"n","params":{"i":%d}}`, i)})
+	}
+	path, _ := writeSession(t, testHeader(), recs...)
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := bytes.SplitAfter(data, []byte("\n"))
+	parts := [][]byte{bytes.Join(lines[:11], nil), bytes.Join(lines[11:21], nil), bytes.Join(lines[21:], nil)}
+	var paced atomic.Int32
+	x := sessions.NewIndex(sessions.IndexOptions{Pace: func(ctx context.Context) { paced.Add(1) }})
+	if err := x.ReadStream(context.Background(), &trickle{parts: parts}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if n := x.Len(); n != len(recs) {
+		t.Fatalf("the index has %d of %d records", n, len(recs))
+	}
+	if n := paced.Load(); n < 2 {
+		t.Errorf("Pace was asked %d times for a stream that reached its end twice before it ended, want at each end", n)
 	}
 }

@@ -36,9 +36,9 @@ func listed(files []SessionFile, path string) bool {
 	return false
 }
 
-// Issue 10 point 16: a session a tap registered is listed from any
-// environment, wherever the tap's own environment put the file; one that
-// was removed is forgotten, link and all.
+// A session a tap registered is listed from any environment, wherever the
+// tap's own environment put the file; one that was removed is forgotten,
+// link and all.
 func TestRegisteredSessionsAreListedFromAnyEnvironmentUntilRemoved(t *testing.T) {
 	t.Setenv("XDG_STATE_HOME", t.TempDir())
 	t.Setenv("HOME", t.TempDir())
@@ -76,8 +76,8 @@ func TestRegisteredSessionsAreListedFromAnyEnvironmentUntilRemoved(t *testing.T)
 	}
 }
 
-// Issue 10 point 16: a tap started with HOME but no XDG_STATE_HOME records
-// under HOME; a shell with XDG_STATE_HOME set still looks there.
+// A tap started with HOME but no XDG_STATE_HOME records under HOME; a shell
+// with XDG_STATE_HOME set still looks there.
 func TestSessionDirsIncludeTheHomeDefaultWhenXDGStateHomeIsSet(t *testing.T) {
 	home := t.TempDir()
 	t.Setenv("HOME", home)

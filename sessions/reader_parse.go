@@ -98,7 +98,8 @@ func (r *Reader) parseRecord(s []byte) bool {
 }
 
 // parseField reads the value of key at s[i] into r.ev. A null value is
-// taken as the field being absent.
+// taken as the field being absent. It is long on purpose: one switch, a
+// case a field of the format, each a line or two.
 func (r *Reader) parseField(s []byte, i int, key []byte, seen *int) (next int, ok bool) {
 	if hasLiteral(s, i, "null") {
 		return i + 4, true

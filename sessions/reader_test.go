@@ -504,9 +504,9 @@ type failingReader struct{ err error }
 
 func (f *failingReader) Read([]byte) (int, error) { return 0, f.err }
 
-// Issue 10 point 10: a Reader keeps the numbers of the lines it skipped,
-// the first 1,000 of them however many there are, and says what is wrong
-// with a header instead of taking it silently (or skipping it).
+// A Reader keeps the numbers of the lines it skipped, the first 1,000 of
+// them however many there are, and says what is wrong with a header instead
+// of taking it silently (or skipping it).
 func TestReaderNamesSkippedLinesWithinABound(t *testing.T) {
 	var b strings.Builder
 	b.WriteString(`{"rpctap":"session","version":1,"id":"a","started":"2026-01-01T00:00:00Z"}` + "\n")

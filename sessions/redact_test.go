@@ -41,8 +41,8 @@ func TestRedactorMasksSecretLookingEnvironmentValuesAndNamedOnes(t *testing.T) {
 	}
 }
 
-// issue 10 point 6: a secret is found however JSON spells it. Each
-// spelling below decodes, as a JSON string, to the secret.
+// A secret is found however JSON spells it. Each spelling below decodes, as
+// a JSON string, to the secret.
 func TestRedactorFindsASecretInEveryJSONSpellingOfIt(t *testing.T) {
 	const value = "tok/en\"x\\yé😀z"
 	r, err := NewRedactor([]string{"API_TOKEN=" + value}, nil)
@@ -83,8 +83,8 @@ func TestRedactorFindsASecretInEveryJSONSpellingOfIt(t *testing.T) {
 	}
 }
 
-// issue 10 point 6: where one secret's value holds another's, the longer
-// is masked whole, in whatever spelling.
+// Where one secret's value holds another's, the longer is masked whole, in
+// whatever spelling.
 func TestRedactorMasksTheLongerOfTwoSecretsThatStartTogether(t *testing.T) {
 	r, _ := NewRedactor([]string{"SHORT_KEY=abcd", "LONG_KEY=abcdef"}, nil)
 	for in, want := range map[string]string{
@@ -98,8 +98,8 @@ func TestRedactorMasksTheLongerOfTwoSecretsThatStartTogether(t *testing.T) {
 	}
 }
 
-// issue 10 point 6: bytes that come in pieces (a frame too large to hold)
-// are masked as the whole would be, wherever the pieces are cut.
+// Bytes that come in pieces (a frame too large to hold) are masked as the
+// whole would be, wherever the pieces are cut.
 func TestMaskWriterFindsASecretCutAcrossPieces(t *testing.T) {
 	r, _ := NewRedactor([]string{"API_TOKEN=supersecret123", "OTHER_SECRET=é😀é😀"}, nil)
 	whole := []byte(`{"a":"supersecret123","b":"\u0073uper\u0073ecret123","c":"xsupersecret12","d":"\u00e9\ud83d\ude00é😀","e":"\\\\\u0073upersecret123","f":"\\\u0073upersecret123","g":"\\u0073upersecret123"}supersecret123`)
@@ -143,8 +143,8 @@ func BenchmarkMask(b *testing.B) {
 	}
 }
 
-// issue 10 point 6: random spellings of secrets, among random JSON
-// escapes, are all masked, and nothing else is; whole or in pieces.
+// Random spellings of secrets, among random JSON escapes, are all masked,
+// and nothing else is; whole or in pieces.
 func TestRedactorMasksRandomSpellingsAndNothingElse(t *testing.T) {
 	values := []string{"supersecret123", "s3/cr\"t\\é😀", "abcd"}
 	r, _ := NewRedactor([]string{"A_TOKEN=" + values[0], "B_TOKEN=" + values[1], "C_TOKEN=" + values[2]}, nil)
@@ -217,10 +217,10 @@ func TestRedactorMasksRandomSpellingsAndNothingElse(t *testing.T) {
 	}
 }
 
-// issue 12: a person edits a held frame as the view shows it, masked.
-// Unmask puts back, for each mask the edit left as it was, the secret it
-// masked, spelled as it was (escapes too), in order; a mask the person
-// changed, or one for a secret the frame did not carry, stays as typed.
+// A person edits a held frame as the view shows it, masked. Unmask puts
+// back, for each mask the edit left as it was, the secret it masked,
+// spelled as it was (escapes too), in order; a mask the person changed, or
+// one for a secret the frame did not carry, stays as typed.
 func TestUnmaskPutsBackTheSecretsAnEditLeftMasked(t *testing.T) {
 	r, err := NewRedactor([]string{"API_TOKEN=tok-123456", "DB_PASSWORD=hunter22"}, nil)
 	if err != nil {

@@ -18,8 +18,8 @@ import (
 // later version must open it (a migration test). Never regenerate it.
 const v1File = "../testdata/sessions/v1/every-record.jsonl"
 
-// Issue 14 point 4: a v1 file kept in testdata always opens, in every
-// reader: the Reader, check and the index the UI opens.
+// A v1 file kept in testdata always opens, in every reader: the Reader,
+// check and the index the UI opens.
 func TestAVersion1FileKeptInTestdataAlwaysOpens(t *testing.T) {
 	f, err := os.Open(v1File)
 	if err != nil {
@@ -98,9 +98,9 @@ func TestAVersion1FileKeptInTestdataAlwaysOpens(t *testing.T) {
 	}
 }
 
-// Issue 14 point 4: a file from a newer format version is refused by
-// every reader with an error that says so and what to do, rather than
-// read as if it were this version.
+// A file from a newer format version is refused by every reader with an
+// error that says so and what to do, rather than read as if it were this
+// version.
 func TestAFileOfANewerFormatVersionIsRefusedSayingToUpdateRpctap(t *testing.T) {
 	b, err := os.ReadFile(v1File)
 	if err != nil {

@@ -379,8 +379,8 @@ func TestWriteFrameDoesNotAllocate(t *testing.T) {
 	}
 }
 
-// issue 11 point 1: the open end of a forced raw injection is written
-// with "partial":true and read back, the index keeps the flag.
+// The open end of a forced raw injection is written with "partial":true and
+// read back, the index keeps the flag.
 func TestPartialFlagIsWrittenReadAndIndexed(t *testing.T) {
 	w, buf := newTestWriter(t)
 	if err := w.WriteFrame(sessions.FrameRecord{T: 1, Dir: classify.H2S, Src: sessions.SrcInject, Frame: []byte(`{"jsonrpc":`), Partial: true}); err != nil {

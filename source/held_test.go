@@ -39,10 +39,9 @@ func TestHeldFramesKeepTheLatestWithinTheirBound(t *testing.T) {
 	}
 }
 
-// A view of a tap that records no file keeps the notes it is sent, as
-// it keeps frames, so that tail can print them where they came: above
-// all the note that says how much the view missed when it fell behind
-// (issue 10 point 3).
+// A view of a tap that records no file keeps the notes it is sent, as it
+// keeps frames, so that tail can print them where they came: above all the
+// note that says how much the view missed when it fell behind.
 func TestAViewWithNoFileKeepsTheNotesItIsSent(t *testing.T) {
 	h := newHeldFrames()
 	h.add(&sessions.Event{Line: 7, Kind: sessions.EventNote, Text: "this view fell behind the live session and missed 10 bytes of records"})

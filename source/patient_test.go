@@ -37,3 +37,38 @@ func TestAPatientObserverWaitsWhileTheTapIsBusy(t *testing.T) {
 		t.Errorf("a patient observer closed while it waited waited %v, want one wait of %v", l, patientStep)
 	}
 }
+
+// readsOf is a followed file whose every read gives one byte, counting
+// the reads.
+type readsOf struct{ reads *int }
+
+func (r readsOf) Read(p []byte) (int, error) { *r.reads++; p[0] = 'x'; return 1, nil }
+func (readsOf) OnWait(func())                {}
+
+// A patient observer asks its pacer before every read of the tap's file,
+// not only between batches of records: it reads nothing while the tap is
+// busy. An observer that is not patient reads as the follower lets it.
+func TestAPatientObserverIsPacedBeforeEachRead(t *testing.T) {
+	for _, patient := range []bool{true, false} {
+		reads, paced := 0, 0
+		r := &patientReader{followed: readsOf{&reads}, ctx: context.Background(),
+			patient: func() bool { return patient },
+			pace: func(context.Context) {
+				if paced != reads {
+					t.Fatalf("paced after %d of the reads, want before each", reads)
+				}
+				paced++
+			}}
+		buf := make([]byte, 8)
+		for range 3 {
+			r.Read(buf)
+		}
+		want := 0
+		if patient {
+			want = 3
+		}
+		if paced != want {
+			t.Errorf("patient %v: paced %d times for 3 reads, want %d", patient, paced, want)
+		}
+	}
+}

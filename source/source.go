@@ -153,74 +153,6 @@ func (s *Source) Record(pos int) (*sessions.Event, error) {
 	return &cp, nil
 }
 
-// Yield is for an observer that works through the source's records as
-// they come (rpctap tail does): while the live tap it follows says it is
-// short of CPU, it waits, as the view's indexing does (see pacer), never
-// long at a time; otherwise it returns at once.
-func (s *Source) Yield(ctx context.Context) {
-	if s.pace != nil {
-		s.pace(ctx)
-	}
-}
-
-// Background puts the calling goroutine on a thread of its own at the
-// view's lower CPU priority, when the source follows a session that is
-// still being written by a tap in another process: an observer's work
-// then yields to the tap's. The thread ends with the goroutine.
-func (s *Source) Background() {
-	if s.lower != nil {
-		s.lower()
-	}
-}
-
-// patientWait is how long a patient observer (see Patient) waits at most
-// at a time while the tap says it is busy, where a view waits
-// paceMaxWait; it looks again every patientStep, not every paceWait: on
-// a small machine each look wakes the observer's threads, twenty
-// observers' a thousand times a second.
-const (
-	patientWait = 5 * time.Second
-	patientStep = 100 * time.Millisecond
-)
-
-// patientPacer is pacer, or while patient says so, one that holds the
-// caller back for up to patientWait while busy says the tap is; after is
-// the clock both wait on (time.After).
-func patientPacer(busy, patient func() bool, after func(time.Duration) <-chan time.Time) func(ctx context.Context) {
-	pace := pacer(busy, after)
-	return func(ctx context.Context) {
-		if !patient() {
-			pace(ctx)
-			return
-		}
-		for waited := time.Duration(0); waited < patientWait && busy(); waited += patientStep {
-			select {
-			case <-ctx.Done():
-				return
-			case <-after(patientStep):
-			}
-		}
-	}
-}
-
-// Patient has the source, when it follows a live tap, hold back for up
-// to patientWait at a time while the tap says it is busy, not only the
-// view's paceMaxWait: for an observer no one watches record by record
-// (rpctap tail), whose every batch of records, indexed and printed, takes
-// CPU from the tap on a small machine. It catches up once the tap is no
-// longer busy.
-func (s *Source) Patient() { s.patient.Store(true) }
-
-// BackgroundProcess is Background for a process that does nothing but
-// observe the source (rpctap tail): every thread of the process goes to
-// the view's lower CPU priority, its garbage collection and its reading
-// of the tap's notes too, so that all its work yields to the tap's.
-func (s *Source) BackgroundProcess() {
-	if s.lowerAll != nil {
-		s.lowerAll()
-	}
-}
-
 // Records reads the records of the source's file in order, for an
 // observer that goes through the index from start to end: one reader
 // moves forward through the file instead of a read of its own for each
@@ -533,7 +465,7 @@ func (s *Source) follow(ctx context.Context, fw *tap.Follower, lower func()) {
 			s.state.Store("live")
 		}
 	}
-	err := s.Index.ReadStream(ctx, fw, progress)
+	err := s.Index.ReadStream(ctx, &patientReader{followed: fw, ctx: ctx, patient: s.patient.Load, pace: s.pace}, progress)
 	s.behind.Store(false)
 	s.noteLast()
 	defer s.ended.Store(true) // last: see openSessionFile

@@ -15,10 +15,10 @@ import (
 	"github.com/rpctap/rpctap/sessions/check"
 )
 
-// Invariant 3 for frames too large for the recorder to hold (parseLimit): they
+// Frames too large for the recorder to hold (parseLimit) are not lost: they
 // are streamed into the session file, and the record is still the frame's
-// exact bytes, with its header block and its eof mark, so that replaying
-// the file gives back what each side read.
+// exact bytes, with its header block and its eof mark, so that replaying the
+// file gives back what each side read.
 func TestSessionFileHoldsFramesLargerThanTheRecorderHoldsExactly(t *testing.T) {
 	if testing.Short() || raceEnabled {
 		t.Skip("moves hundreds of MiB")

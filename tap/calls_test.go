@@ -11,10 +11,10 @@ import (
 	"github.com/rpctap/rpctap/classify"
 )
 
-// Issue 14 point 2: the tap hands Options.Calls every request that got
-// its answer, with its trace context, its answer's error code, and its
-// times; batches pair member by member. cat as the server sends every
-// frame back, so each request is answered in both directions.
+// The tap hands Options.Calls every request that got its answer, with its
+// trace context, its answer's error code, and its times; batches pair
+// member by member. cat as the server sends every frame back, so each
+// request is answered in both directions.
 func TestCallsGetEveryAnsweredRequestWithItsTraceContextAndErrorCode(t *testing.T) {
 	var mu sync.Mutex
 	var got []Call

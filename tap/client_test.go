@@ -7,8 +7,8 @@ import (
 	"testing"
 )
 
-// Issue 10 point 19: more than one live tap is told apart by pid, with the
-// command to type, never as `2 live taps match ""`.
+// More than one live tap is told apart by pid, with the command to type,
+// never as `2 live taps match ""`.
 func TestAmbiguousTapSaysWhichTapsAndWhatToType(t *testing.T) {
 	err := &AmbiguousError{Taps: []Info{{Name: "server-everything", PID: 41}, {Name: "gopls\x1b[2J", PID: 42}}}
 	msg := err.Error()

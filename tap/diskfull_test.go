@@ -119,12 +119,12 @@ func (f *fullFile) bytes() []byte {
 	return bytes.Clone(f.data)
 }
 
-// Issue 10 point 4: a disk that fills during a session and is never freed
-// leaves a file of whole records (the one that did not fit is cut off, not
-// left torn), and the tap's last word on stderr says how many frames of
-// each direction the file is missing; the frames in the file and those
-// counted missing are all the frames that crossed. When the disk has room
-// again before the end, the file gets its gap records and its exit record.
+// A disk that fills during a session and is never freed leaves a file of
+// whole records (the one that did not fit is cut off, not left torn), and
+// the tap's last word on stderr says how many frames of each direction the
+// file is missing; the frames in the file and those counted missing are all
+// the frames that crossed. When the disk has room again before the end, the
+// file gets its gap records and its exit record.
 func TestFullDiskLeavesWholeRecordsAndCountsTheMissingFrames(t *testing.T) {
 	const n = 300
 	var frames []byte

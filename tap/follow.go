@@ -67,7 +67,7 @@ type Follower struct {
 	ended  atomic.Bool  // no more notes: size is final
 	err    atomic.Pointer[error]
 	born   time.Time    // when the follower started: busyAt counts from it (a monotonic clock)
-	busyAt atomic.Int64 // when the tap last said it was busy, in ns since born
+	busyAt atomic.Int64 // when the tap's last note said it was busy, in ns since born; 0 when it said not
 	more   chan struct{}
 	quit   chan struct{}
 	closer sync.Once
@@ -75,9 +75,14 @@ type Follower struct {
 	behind atomic.Int64
 }
 
-// busyFor is how long a note saying the tap is busy counts: a busy tap
-// says so again with each flush, many times in that span.
-const busyFor = 100 * time.Millisecond
+// busyHold is how long a note saying the tap is busy counts while no
+// other note comes. A busy tap says so again with each flush, and says
+// when it no longer is (see serveFollow); but a tap short of CPU may send
+// its notes late, and a view that took a late note for the end of the
+// busy spell would take CPU from the tap just when it has least, which
+// makes its notes later still. The hold only ends the wait for a tap that
+// stopped saying anything (killed, or stopped).
+const busyHold = time.Second
 
 // OnWait sets a func called each time the follower has given every byte
 // written so far and is about to wait for more.
@@ -161,7 +166,9 @@ func (r *Follower) readNotes(notes *bufio.Reader) {
 			return
 		}
 		if note.Busy {
-			r.busyAt.Store(int64(time.Since(r.born)))
+			r.busyAt.Store(max(int64(time.Since(r.born)), 1))
+		} else {
+			r.busyAt.Store(0)
 		}
 		if *note.Size > r.size.Load() {
 			r.size.Store(*note.Size)
@@ -184,12 +191,13 @@ func (r *Follower) poke() {
 // read yet: how far a view is catching up.
 func (r *Follower) Behind() int64 { return r.behind.Load() }
 
-// Busy reports whether the tap said lately that its traffic waits for its
-// recorder: it is short of CPU, and a view on the same machine that can
-// wait (catching up later from the file) should.
+// Busy reports whether the tap's last note, within busyHold, said it is
+// short of CPU (its traffic waits for its recorder, or it needs the
+// machine's cores): a view on the same machine that can wait (catching
+// up later from the file) should.
 func (r *Follower) Busy() bool {
 	at := r.busyAt.Load()
-	return at != 0 && time.Since(r.born)-time.Duration(at) < busyFor
+	return at != 0 && time.Since(r.born)-time.Duration(at) < busyHold
 }
 
 // Close detaches from the tap and closes the file.

@@ -11,10 +11,16 @@ import (
 
 // followEvery is the shortest time between two notes to a view that
 // follows the session file, while the tap is busy. Every observer waits
-// while the tap is busy, so it needs to hear only that the tap still is,
-// well within busyFor: each note wakes a goroutine of the tap and the
-// observer's threads, times the number of observers.
-const followEvery = 25 * time.Millisecond
+// while the tap is busy, so it needs to hear only that the tap still is:
+// each note wakes a goroutine of the tap and the observer's threads,
+// times the number of observers.
+const followEvery = 100 * time.Millisecond
+
+// busyRecheck is how long after a note that said busy, with no flush
+// since, the tap looks again and tells its view whether it still is:
+// a view holds back until told (or busyHold passes), so a tap whose
+// traffic stopped says so within a window or two.
+const busyRecheck = 2 * busyWindow
 
 // busyShare is how much of the time the tap's traffic may wait for its
 // recorder (the relays' waits summed), over a busyWindow, before the tap
@@ -136,11 +142,25 @@ func (h *hub) serveFollow(w io.Writer, stop <-chan struct{}) error {
 		return err
 	}
 	var last time.Time // when the last note went out
+	timer := time.NewTimer(busyRecheck)
+	defer timer.Stop()
 	for {
 		stopping := false
+		var recheck <-chan time.Time
+		if busy {
+			timer.Reset(busyRecheck)
+			recheck = timer.C
+		}
 		select {
 		case <-stop:
 			stop, stopping = nil, true
+		case <-recheck:
+			// No flush since a note that said busy: say again whether the
+			// tap is, so that its views do not wait on a stale verdict.
+			if err := size(pos, false); err != nil {
+				return err
+			}
+			continue
 		case <-s.wake:
 			// While the tap is busy, notes go out at most every
 			// followEvery: flushes come by the thousand a second when it

@@ -147,9 +147,54 @@ func TestFollowNotesSayBusyWhileTrafficWaitsForTheRecorder(t *testing.T) {
 	}
 }
 
+// A tap whose traffic stops after a note that said busy says, with no
+// flush to carry it, that it no longer is: its views hold back until told.
+func TestATapThatStopsBeingBusySaysSoWithNoFlush(t *testing.T) {
+	h := newHub(classify.FramingNDJSON)
+	var waited atomic.Int64
+	h.meter = newBusyMeter(func() time.Duration { return time.Duration(waited.Load()) }, nil)
+	notes := serveFollowing(t, h)
+	<-notes
+	var end int64
+	for start := time.Now(); time.Since(start) < 3*busyWindow; {
+		before := time.Now()
+		time.Sleep(time.Millisecond)
+		waited.Add(int64(0.9 * float64(time.Since(before))))
+		end += 1000
+		h.advance(end, Stats{})
+	}
+	busy := false
+	for len(notes) > 0 {
+		busy = (<-notes).Busy
+	}
+	for !busy {
+		select {
+		case n := <-notes:
+			busy = n.Busy
+		case <-time.After(5 * time.Second):
+			t.Fatal("the notes never said busy while the traffic waited 90% of the time")
+		}
+	}
+	// The traffic stops: no flush, no wait.
+	for {
+		select {
+		case n := <-notes:
+			if !n.Busy {
+				if n.Size != end {
+					t.Errorf("the note that the tap is no longer busy says size %d, want %d", n.Size, end)
+				}
+				return
+			}
+		case <-time.After(busyHold):
+			t.Fatalf("no note said the tap was no longer busy within %v of its traffic stopping", busyHold)
+		}
+	}
+}
+
 // A follower reads the file as far as the notes say, keeps up with the
 // notes while its reader is busy elsewhere (so Busy is current), says busy
-// for busyFor after a busy note, and ends at the end note.
+// from a busy note until a note says otherwise (or busyHold passes with no
+// note: a tap short of CPU sends them late), and ends at the end note.
 func TestFollowerTracksTheTapsNotesWhileItsReaderIsAway(t *testing.T) {
 	r, say := pipedFollower(t, "0123456789abcdef")
 	say(`{"size":4}`)
@@ -165,8 +210,20 @@ func TestFollowerTracksTheTapsNotesWhileItsReaderIsAway(t *testing.T) {
 	if n, err := r.Read(buf); err != nil || string(buf[:n]) != "456789" {
 		t.Fatalf("Read = %q, %v; want the next 6 bytes", buf[:n], err)
 	}
-	if !waitUntil(busyFor+time.Second, func() bool { return !r.Busy() }) {
-		t.Fatalf("Busy still true %v after the last busy note", busyFor)
+	time.Sleep(busyHold / 4)
+	if !r.Busy() {
+		t.Fatalf("Busy went false %v after a busy note, with no note since", busyHold/4)
+	}
+	say(`{"size":10}`)
+	if !waitUntil(busyHold/4, func() bool { return !r.Busy() }) {
+		t.Fatal("Busy stayed true after a note that did not say busy")
+	}
+	say(`{"size":10,"busy":true}`)
+	if !waitUntil(time.Second, r.Busy) {
+		t.Fatal("Busy stayed false after a second busy note")
+	}
+	if !waitUntil(busyHold+time.Second, func() bool { return !r.Busy() }) {
+		t.Fatalf("Busy still true %v after the last busy note", busyHold)
 	}
 	say(`{"size":16,"end":true}`)
 	got, err := io.ReadAll(r)
@@ -243,8 +300,7 @@ func TestClosedFollowerReadsAsClosedNotEnded(t *testing.T) {
 }
 
 // A view that attaches after the session ended does not count among the
-// views the tap waits for: its Add would race the tap's Wait (review of
-// issue 10 point 3).
+// views the tap waits for: its Add would race the tap's Wait.
 func TestAViewAttachingAfterTheEndIsNotWaitedFor(t *testing.T) {
 	h := newHub(classify.FramingNDJSON)
 	early, _ := h.attach(true)

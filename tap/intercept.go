@@ -14,13 +14,12 @@ import (
 	"github.com/rpctap/rpctap/sessions"
 )
 
-// Intercept (architecture invariant 6): each direction has a filter, in the
-// view's filter language. A relay holds a whole frame that matches it,
-// instead of forwarding it, until a view decides what becomes of it:
-// forward it as it is, forward other bytes in its place (edit), drop it, or
-// answer it in its sender's place. The frames behind a held one in its
-// direction wait behind it, so that each direction keeps its order; the
-// other direction flows on.
+// Intercept: each direction has a filter, in the view's filter language. A
+// relay holds a whole frame that matches it, instead of forwarding it,
+// until a view decides what becomes of it: forward it as it is, forward
+// other bytes in its place (edit), drop it, or answer it in its sender's
+// place. The frames behind a held one in its direction wait behind it, so
+// that each direction keeps its order; the other direction flows on.
 //
 // Hold is never forever. A held frame goes on as it was when its hold time
 // runs out, when the last view that set the intercept goes away, or when

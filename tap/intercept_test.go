@@ -63,13 +63,12 @@ func (g *holdRig) heldNs() []int64 {
 	return ns
 }
 
-// Invariant 7: edits count toward what a direction holds. An edit of a
-// frame that waits behind an undecided one stays in the tap until that
-// one goes, so edits past maxHeldBytes are refused with a sentence that
-// says what to do; and once every frame has gone, the queue's count of
-// bytes is back to zero (it was taken off with each edit's size, which
-// it was never given: after edits it went below zero, and the bound let
-// more through).
+// Edits count toward what a direction holds. An edit of a frame that waits
+// behind an undecided one stays in the tap until that one goes, so edits
+// past maxHeldBytes are refused with a sentence that says what to do; and
+// once every frame has gone, the queue's count of bytes is back to zero (it
+// was taken off with each edit's size, which it was never given: after
+// edits it went below zero, and the bound let more through).
 func TestEditsCountTowardWhatADirectionHolds(t *testing.T) {
 	g := newHoldRig(t, "method:hold", time.Hour)
 	for i := 1; i <= 6; i++ {
@@ -105,9 +104,9 @@ func TestEditsCountTowardWhatADirectionHolds(t *testing.T) {
 	}
 }
 
-// Invariant 7: replies count toward what a direction holds, as edits
-// do: a reply to a frame that waits behind an undecided one stays in the
-// tap until that one goes, so replies past maxHeldBytes are refused.
+// Replies count toward what a direction holds, as edits do: a reply to a
+// frame that waits behind an undecided one stays in the tap until that one
+// goes, so replies past maxHeldBytes are refused.
 func TestRepliesCountTowardWhatADirectionHolds(t *testing.T) {
 	g := newHoldRig(t, "method:hold", time.Hour)
 	for i := 1; i <= 6; i++ {
@@ -136,9 +135,9 @@ func TestRepliesCountTowardWhatADirectionHolds(t *testing.T) {
 	}
 }
 
-// Invariant 7: a view that does not read is cut off once the lines
-// waiting for it pass a bound in bytes, not only in lines: 4096 lines of
-// held frames of a MiB each would otherwise wait in the tap's memory.
+// A view that does not read is cut off once the lines waiting for it pass a
+// bound in bytes, not only in lines: 4096 lines of held frames of a MiB
+// each would otherwise wait in the tap's memory.
 func TestAViewThatDoesNotReadIsCutOffPastABoundInBytes(t *testing.T) {
 	a, b := net.Pipe() // b is never read
 	defer b.Close()
@@ -234,12 +233,12 @@ func TestAViewHearsOfAHeldFrameBeforeItsRelease(t *testing.T) {
 	}
 }
 
-// Invariant 7, as a view hears it: when a direction would hold more
-// than it may, the view is told that every frame it held went on, in
-// order and as overflow, and then why; the frame past the bound goes on
-// unheld, so it is never told as held (a view waiting to hear of every
-// frame it sent held waits for one that never comes); and the next match
-// is held again, and told.
+// The bound on what a direction holds, as a view hears it: when a direction
+// would hold more than it may, the view is told that every frame it held went
+// on, in order and as overflow, and then why; the frame past the bound goes
+// on unheld, so it is never told as held (a view waiting to hear of every
+// frame it sent held waits for one that never comes); and the next match is
+// held again, and told.
 func TestAViewHearsEveryHeldFrameGoWhenADirectionHoldsTooMany(t *testing.T) {
 	g := newHoldRig(t, "method:hold", time.Hour)
 	v := &holdView{c: nopConn{}, out: make(chan []byte, holdOutbox), done: make(chan struct{})}
@@ -308,10 +307,10 @@ func (h *holdQueue) held() []*heldFrame {
 	return append([]*heldFrame(nil), h.q...)
 }
 
-// Invariant 6: a frame read just as the view that set the filter goes
-// away is judged by the filter in force when it would be held, not the
-// one it was first judged by: else it was held after the view's frames
-// went on, with no view to decide it, until its hold time ran out.
+// Hold is never forever: a frame read just as the view that set the filter
+// goes away is judged by the filter in force when it would be held, not the
+// one it was first judged by: else it was held after the view's frames went
+// on, with no view to decide it, until its hold time ran out.
 func TestAFrameIsNotHeldByAFilterClearedWhileItWasJudged(t *testing.T) {
 	g := newHoldRig(t, "method:hold", time.Hour)
 	g.r.dst.mu.Lock() // the relay reads the filter, then waits for its dest

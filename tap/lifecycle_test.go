@@ -33,9 +33,9 @@ func (s *slowSink) Write(p []byte) (int, error) {
 	return s.sink.Write(p)
 }
 
-// Invariant 5: the server exits → the host sees EOF after the last byte,
-// even when the tap is slow to get to the bytes the server wrote just
-// before it exited (here the host is slow to read, for longer than the
+// The host owns the lifecycle: the server exits → the host sees EOF after the
+// last byte, even when the tap is slow to get to the bytes the server wrote
+// just before it exited (here the host is slow to read, for longer than the
 // drain period).
 func TestHostGetsEveryByteTheServerWroteBeforeExitingWhenSlowToRead(t *testing.T) {
 	out := &slowSink{sink: newSink(true), first: make(chan struct{}), delay: 4 * 200 * time.Millisecond}
@@ -55,9 +55,9 @@ func TestHostGetsEveryByteTheServerWroteBeforeExitingWhenSlowToRead(t *testing.T
 	}
 }
 
-// Invariant 5's opt-in Drain, with a child that holds the server's stdout:
-// the tap exits soon after the server does and does not wait for the child
-// beyond its drain period; the host gets what the server wrote, then EOF.
+// The opt-in Drain, with a child that holds the server's stdout: the tap
+// exits soon after the server does and does not wait for the child beyond
+// its drain period; the host gets what the server wrote, then EOF.
 func TestTapExitsPromptlyWhenTheServerExitsLeavingAChildHoldingStdout(t *testing.T) {
 	const drain = 200 * time.Millisecond
 	s := startSession(t, Options{Argv: sh(`sleep 30 & echo "child $!" >&2; echo bye; exit 3`), Drain: drain, Record: true})
@@ -82,9 +82,9 @@ func TestTapExitsPromptlyWhenTheServerExitsLeavingAChildHoldingStdout(t *testing
 	}
 }
 
-// Invariant 5: SIGTERM (here from the context, as the tap's own SIGTERM
-// does) goes to the server's process group, so a child that holds its
-// stdout hears it too, and the tap ends.
+// The host owns the lifecycle: SIGTERM (here from the context, as the tap's
+// own SIGTERM does) goes to the server's process group, so a child that holds
+// its stdout hears it too, and the tap ends.
 func TestSignalReachesTheServersChildrenThroughItsProcessGroup(t *testing.T) {
 	s := startSession(t, Options{Argv: sh(`sleep 30 & echo "child $!" >&2; wait`), Drain: 200 * time.Millisecond, TermWait: 5 * time.Second})
 	s.err.waitFor(t, "\n")
@@ -101,9 +101,9 @@ func TestSignalReachesTheServersChildrenThroughItsProcessGroup(t *testing.T) {
 	}
 }
 
-// Invariant 5: the host closes stdin → the server's stdin is closed, the
-// server exits by itself, and the tap exits with its status after passing
-// on everything it wrote.
+// The host owns the lifecycle: the host closes stdin → the server's stdin is
+// closed, the server exits by itself, and the tap exits with its status after
+// passing on everything it wrote.
 func TestHostClosingStdinClosesTheServersStdinAndTheTapExitsWithItsStatus(t *testing.T) {
 	s := startSession(t, Options{Argv: sh(`cat; echo "server saw EOF"; exit 7`), Record: true})
 	s.write(t, []byte(`{"jsonrpc":"2.0","method":"early"}`+"\n"))
@@ -125,8 +125,8 @@ func TestHostClosingStdinClosesTheServersStdinAndTheTapExitsWithItsStatus(t *tes
 	}
 }
 
-// Invariant 5: a server that ignores SIGTERM is killed after the grace
-// periods, and the tap reports 128+SIGKILL.
+// The host owns the lifecycle: a server that ignores SIGTERM is killed after
+// the grace periods, and the tap reports 128+SIGKILL.
 func TestServerIgnoringSigtermIsKilledAfterTheGracePeriod(t *testing.T) {
 	s := startSession(t, Options{Argv: sh(`trap '' TERM; echo ready; exec sleep 30`), StdinWait: 100 * time.Millisecond, TermWait: 300 * time.Millisecond, Record: true})
 	s.out.waitFor(t, "ready\n")
@@ -147,9 +147,9 @@ func TestServerIgnoringSigtermIsKilledAfterTheGracePeriod(t *testing.T) {
 	}
 }
 
-// Invariant 5: a server that crashes in the middle of a line: the host
-// gets the partial line, then EOF; the file records the line with eof and
-// the exit by signal.
+// The host owns the lifecycle: a server that crashes in the middle of a line:
+// the host gets the partial line, then EOF; the file records the line with
+// eof and the exit by signal.
 func TestServerCrashingMidLineGivesTheHostThePartialLineAndEOF(t *testing.T) {
 	for _, framing := range []classify.Framing{classify.FramingNDJSON, classify.FramingLSP} {
 		t.Run(framing.String(), func(t *testing.T) {
@@ -240,12 +240,12 @@ func TestServerClosingStdoutButRunningGivesTheHostEOFAndEndsWhenTheHostLeaves(t 
 	t.Logf("the tap ended %v after the host closed stdin", s.ended.Sub(closed).Round(time.Millisecond))
 }
 
-// Issue 10 point 1 (invariant 5): the server exits → the host sees EOF
-// after the last byte, also when a child of the server holds its stdout
-// and writes to it later: the tap reads it until it closes, as a host
-// reading the server directly would, and has no timer of its own that
-// cuts it. Meanwhile the host's signal reaches the child through the
-// server's process group, and the tap then exits with the server's status.
+// The server exits → the host sees EOF after the last byte, also when a
+// child of the server holds its stdout and writes to it later: the tap
+// reads it until it closes, as a host reading the server directly would,
+// and has no timer of its own that cuts it. Meanwhile the host's signal
+// reaches the child through the server's process group, and the tap then
+// exits with the server's status.
 func TestChildHoldingStdoutAfterTheServerExitsIsReadUntilItCloses(t *testing.T) {
 	s := startSession(t, Options{Argv: sh(`(sleep 0.5; echo late; exec sleep 30) & echo "child $!" >&2; echo early; exit 3`), Record: true})
 	s.err.waitFor(t, "\n")
@@ -275,9 +275,9 @@ func TestChildHoldingStdoutAfterTheServerExitsIsReadUntilItCloses(t *testing.T) 
 	}
 }
 
-// Issue 10 point 1: the host closing stdin closes the server's stdin and
-// nothing more; a server that takes longer than the tap's old grace period
-// (2 s) to answer its last request gets the answer through.
+// The host closing stdin closes the server's stdin and nothing more; a
+// server that takes longer than the tap's old grace period (2 s) to answer
+// its last request gets the answer through.
 func TestServerAnsweringLongAfterStdinClosedIsNotStopped(t *testing.T) {
 	s := startSession(t, Options{Argv: sh(`cat >/dev/null; sleep 3; echo '{"jsonrpc":"2.0","id":1,"result":{}}'`), Record: true})
 	s.write(t, []byte(`{"jsonrpc":"2.0","id":1,"method":"slow"}`+"\n"))
@@ -291,9 +291,9 @@ func TestServerAnsweringLongAfterStdinClosedIsNotStopped(t *testing.T) {
 	}
 }
 
-// Issue 10 point 1: the host stops reading (closes its end of the tap's
-// stdout) → the tap closes its end of the server's stdout, and the server
-// sees EPIPE on its next write, as it would writing to the host directly.
+// The host stops reading (closes its end of the tap's stdout) → the tap
+// closes its end of the server's stdout, and the server sees EPIPE on its
+// next write, as it would writing to the host directly.
 func TestHostClosingItsStdoutClosesTheServersStdout(t *testing.T) {
 	out := &closingSink{sink: newSink(true)}
 	tp, err := New(Options{Argv: sh(`trap '' PIPE; echo ready; while echo tick; do sleep 0.01; done; echo "stdout closed" >&2; exit 5`)})
@@ -343,9 +343,9 @@ func (s *closingSink) Write(p []byte) (int, error) {
 	return s.sink.Write(p)
 }
 
-// Issue 10 point 2: a signal that comes before the server is started
-// ends the session cleanly: no server, 128+signal, and a session file with
-// its header and exit record.
+// A signal that comes before the server is started ends the session
+// cleanly: no server, 128+signal, and a session file with its header and
+// exit record.
 func TestSignalBeforeTheServerStartsEndsTheSessionCleanly(t *testing.T) {
 	sigs := make(chan os.Signal, 1)
 	sigs <- syscall.SIGTERM
@@ -373,11 +373,11 @@ func TestSignalBeforeTheServerStartsEndsTheSessionCleanly(t *testing.T) {
 	}
 }
 
-// Issue 10 point 3 (invariant 2): a live view that has stopped reading
-// (a tail stopped with SIGSTOP) does not hold the tap's exit: once the
-// server has exited, the tap gives each view what it has room for and
-// goes. The old tap waited 5 s for such a view; the exit takes
-// milliseconds otherwise, so 4 s tells the two apart on a busy machine.
+// A live view that has stopped reading (a tail stopped with SIGSTOP) does
+// not hold the tap's exit: once the server has exited, the tap gives each
+// view what it has room for and goes. The old tap waited 5 s for such a
+// view; the exit takes milliseconds otherwise, so 4 s tells the two apart
+// on a busy machine.
 func TestStuckViewDoesNotHoldTheTapsExit(t *testing.T) {
 	s := startListening(t)
 	_, _ = attach(t) // and never read again

@@ -13,11 +13,11 @@ type writerFunc func([]byte) (int, error)
 
 func (f writerFunc) Write(p []byte) (int, error) { return f(p) }
 
-// Invariant 3's "in order" across directions: a frame is handed to the
+// Frames are recorded in order across directions: a frame is handed to the
 // recorder before its receiver can read it, so the answer it brings about
-// is never recorded before it (the tracker, live and in rpctap check,
-// would call that answer unmatched). The receiver here answers the moment
-// it reads, as a fast server on another core does.
+// is never recorded before it (the tracker, live and in rpctap check, would
+// call that answer unmatched). The receiver here answers the moment it
+// reads, as a fast server on another core does.
 func TestFrameIsRecordedBeforeItsReceiverCanAnswerIt(t *testing.T) {
 	var mu sync.Mutex
 	var order []string

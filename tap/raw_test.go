@@ -11,10 +11,10 @@ import (
 	"github.com/rpctap/rpctap/sessions"
 )
 
-// issue 11 point 1: raw bytes go on the wire as they are (several frames,
-// a line with no newline when forced); a partial frame is refused with
-// the reason unless forced; the session file records each frame the
-// receiver reads with src inject, and a forced open end as partial.
+// Raw bytes go on the wire as they are (several frames, a line with no
+// newline when forced); a partial frame is refused with the reason unless
+// forced; the session file records each frame the receiver reads with src
+// inject, and a forced open end as partial.
 func TestRawInjectionIsWrittenAsGivenAndAPartialFrameOnlyWhenForced(t *testing.T) {
 	s := startSession(t, Options{Argv: []string{"/bin/cat"}, Framing: classify.FramingNDJSON, Record: true, Listen: true, NoRedact: true})
 	s.write(t, []byte(`{"jsonrpc":"2.0","method":"first"}`+"\n"))
@@ -66,8 +66,8 @@ func TestRawInjectionIsWrittenAsGivenAndAPartialFrameOnlyWhenForced(t *testing.T
 	}
 }
 
-// issue 11 point 1: on an lsp stream, a raw frame keeps its hand-made
-// header, recorded as the frame's header block.
+// On an lsp stream, a raw frame keeps its hand-made header, recorded as the
+// frame's header block.
 func TestRawLSPInjectionKeepsItsHandMadeHeader(t *testing.T) {
 	s := startSession(t, Options{Argv: []string{"/bin/cat"}, Framing: classify.FramingLSP, Record: true, Listen: true, NoRedact: true})
 	first := `{"jsonrpc":"2.0","method":"first"}`
@@ -97,9 +97,9 @@ func TestRawLSPInjectionKeepsItsHandMadeHeader(t *testing.T) {
 	}
 }
 
-// issue 11 point 2: a kept capture (the view's) holds however late the
-// answer comes: the answer is recorded as captured and never reaches the
-// host, though no one waits for it on the socket.
+// A kept capture (the view's) holds however late the answer comes: the
+// answer is recorded as captured and never reaches the host, though no one
+// waits for it on the socket.
 func TestKeptCaptureHoldsALateAnswerFromTheHost(t *testing.T) {
 	answer := `while read -r l; do sleep 1; id=$(printf '%s' "$l" | sed 's/.*"id":"\([^"]*\)".*/\1/'); printf '{"jsonrpc":"2.0","id":"%s","result":{}}\n' "$id"; done`
 	s := startSession(t, Options{Argv: sh(answer), Framing: classify.FramingNDJSON, Record: true, Listen: true, NoRedact: true})

@@ -114,8 +114,8 @@ func TestNoRedactRecordsTheExactBytes(t *testing.T) {
 	}
 }
 
-// issue 10 point 6: a spooled frame's record is masked and marked redacted
-// (the path frames over the parse limit take).
+// A spooled frame's record is masked and marked redacted (the path frames
+// over the parse limit take).
 func TestSpooledFrameIsRecordedMasked(t *testing.T) {
 	r, _ := sessions.NewRedactor([]string{"API_TOKEN=supersecret123"}, nil)
 	header := []byte("Content-Length: 999\r\nX-Token: supersecret123\r\n\r\n")
@@ -146,10 +146,10 @@ func TestSpooledFrameIsRecordedMasked(t *testing.T) {
 	}
 }
 
-// issue 10 point 6: every place the session file and the live views hold
-// a frame's bytes or what is derived from them is masked: the frame, the
-// derived id and method, an LSP header block, the header's argv and name,
-// what ls is told; a secret spelled with JSON escapes too.
+// Every place the session file and the live views hold a frame's bytes or
+// what is derived from them is masked: the frame, the derived id and
+// method, an LSP header block, the header's argv and name, what ls is told;
+// a secret spelled with JSON escapes too.
 func TestSecretsAreMaskedInDerivedFieldsHeadersArgvAndEscapedForms(t *testing.T) {
 	env := append(os.Environ(), "API_TOKEN=supersecret123")
 	frames := []string{
@@ -203,8 +203,8 @@ func TestSecretsAreMaskedInDerivedFieldsHeadersArgvAndEscapedForms(t *testing.T)
 	}
 }
 
-// issue 10 point 6: a frame over the parse limit is streamed into the
-// session file masked, however its pieces fall.
+// A frame over the parse limit is streamed into the session file masked,
+// however its pieces fall.
 func TestFramesOverTheParseLimitAreRecordedMasked(t *testing.T) {
 	if testing.Short() || raceEnabled {
 		t.Skip("moves tens of MiB")
@@ -245,8 +245,8 @@ func TestFramesOverTheParseLimitAreRecordedMasked(t *testing.T) {
 	}
 }
 
-// issue 10 point 6: the answer to a captured injection, which the tap
-// hands to rpctap inject to print, is masked like the record of it.
+// The answer to a captured injection, which the tap hands to rpctap inject
+// to print, is masked like the record of it.
 func TestCapturedAnswerIsMasked(t *testing.T) {
 	env := append(os.Environ(), "API_TOKEN=supersecret123")
 	answer := `s/.*"id":"\([^"]*\)".*/{"jsonrpc":"2.0","id":"\1","result":{"t":"\\u0073upersecret123"}}/`
@@ -262,9 +262,9 @@ func TestCapturedAnswerIsMasked(t *testing.T) {
 	}
 }
 
-// Issue 10 point 6: a server that cannot start is said with its command
-// masked, whether it was given as a path or as a name to look up in PATH
-// (exec's own error names the command too).
+// A server that cannot start is said with its command masked, whether it
+// was given as a path or as a name to look up in PATH (exec's own error
+// names the command too).
 func TestCannotStartSaysTheCommandMasked(t *testing.T) {
 	for _, argv0 := range []string{"supersecret123", "/no/such/supersecret123"} {
 		tp, err := New(Options{Argv: []string{argv0}, Env: []string{"API_TOKEN=supersecret123"}})
@@ -278,10 +278,10 @@ func TestCannotStartSaysTheCommandMasked(t *testing.T) {
 	}
 }
 
-// Issue 10 point 6: a frame too large to hold is judged by its first bytes
-// masked, as its record is masked: a secret in its id or method reaches
-// neither the tap's tracker (which pairs it with the masked request) nor
-// what the live views are told of it.
+// A frame too large to hold is judged by its first bytes masked, as its
+// record is masked: a secret in its id or method reaches neither the tap's
+// tracker (which pairs it with the masked request) nor what the live views
+// are told of it.
 func TestSpooledFrameIsJudgedMasked(t *testing.T) {
 	const limit = 4096
 	red, _ := sessions.NewRedactor([]string{"API_TOKEN=supersecret123"}, nil)
@@ -304,8 +304,8 @@ func TestSpooledFrameIsJudgedMasked(t *testing.T) {
 	}
 }
 
-// Issue 10 point 6: the header block of an LSP frame too large to hold is
-// masked in its record, as a held frame's is.
+// The header block of an LSP frame too large to hold is masked in its
+// record, as a held frame's is.
 func TestSpooledLSPFramesHeaderIsRecordedMasked(t *testing.T) {
 	if testing.Short() || raceEnabled {
 		t.Skip("moves tens of MiB")
@@ -337,9 +337,9 @@ func TestSpooledLSPFramesHeaderIsRecordedMasked(t *testing.T) {
 	}
 }
 
-// issue 11 point 5: a captured answer comes with its latency, measured by
-// the tap from its write of the injected frame to its read of the answer:
-// never less than the time the server took.
+// A captured answer comes with its latency, measured by the tap from its
+// write of the injected frame to its read of the answer: never less than
+// the time the server took.
 func TestCapturedAnswerCarriesItsLatency(t *testing.T) {
 	// The server answers each line after 300 ms.
 	answer := `while read -r l; do sleep 0.3; id=$(printf '%s' "$l" | sed 's/.*"id":"\([^"]*\)".*/\1/'); printf '{"jsonrpc":"2.0","id":"%s","result":{}}\n' "$id"; done`
@@ -355,10 +355,10 @@ func TestCapturedAnswerCarriesItsLatency(t *testing.T) {
 	}
 }
 
-// issue 11 point 4: the tracker treats an injected frame as the side it
-// impersonates: a request injected toward the server pairs with the
-// server's (captured) answer, and one injected toward the host with the
-// host's answer, each with its latency; a live view sees both pairs.
+// The tracker treats an injected frame as the side it impersonates: a
+// request injected toward the server pairs with the server's (captured)
+// answer, and one injected toward the host with the host's answer, each
+// with its latency; a live view sees both pairs.
 func TestTrackerPairsInjectedRequestsAsFromTheSideTheyImpersonate(t *testing.T) {
 	answer := `s/.*"id":"\([^"]*\)".*/{"jsonrpc":"2.0","id":"\1","result":{}}/`
 	s := startSession(t, Options{Argv: []string{"sed", "-u", answer}, Framing: classify.FramingNDJSON, Record: true, Listen: true, NoRedact: true})

@@ -18,9 +18,9 @@ import (
 // server's input), hostOut what the host reads, errOut where the server's
 // stderr goes. It returns the server's exit status.
 //
-// Run passes the host's steps on and adds none of its own (invariant 5):
-// hostIn ending closes the server's stdin; hostOut failing (the host
-// stopped reading) closes the tap's end of the server's stdout; SIGINT,
+// Run passes the host's steps on and adds none of its own (the host owns the
+// lifecycle): hostIn ending closes the server's stdin; hostOut failing (the
+// host stopped reading) closes the tap's end of the server's stdout; SIGINT,
 // SIGTERM and SIGHUP, and ctx's end as SIGTERM, go to the server's process
 // group. The server's exit ends the session once its stdout has closed.
 func (t *Tap) Run(ctx context.Context, hostIn io.Reader, hostOut io.WriteCloser, errOut io.Writer) (Result, error) {

@@ -27,6 +27,7 @@ type Running struct {
 	res  Result // set before done is closed
 	err  error
 
+	warn     func(string) // the Warn of its options
 	mu       sync.Mutex
 	warnings []string
 }
@@ -46,14 +47,8 @@ func Start(ctx context.Context, opts Options, p Pipes) (*Running, error) {
 // passed to the Warn of its options. A tap is started once, and not also
 // Run.
 func (t *Tap) Start(ctx context.Context, p Pipes) *Running {
-	r := &Running{tap: t, done: make(chan struct{})}
-	warn := t.opts.Warn
-	t.opts.Warn = func(msg string) {
-		r.mu.Lock()
-		r.warnings = append(r.warnings, msg)
-		r.mu.Unlock()
-		warn(msg)
-	}
+	r := &Running{tap: t, done: make(chan struct{}), warn: t.opts.Warn}
+	t.opts.Warn = r.Warn
 	go func() {
 		res, err := t.Run(ctx, p.In, p.Out, p.Err)
 		if p.After != nil {
@@ -95,7 +90,18 @@ func (r *Running) WaitFor(d time.Duration) bool {
 	}
 }
 
-// Warnings are what the tap has warned of so far, in order. They may be
+// Warn keeps msg among what the tap warns of, in order, and passes it to
+// the Warn of the tap's options, as the tap's own warnings are: what the
+// host played beside the tap warns of is said with them.
+func (r *Running) Warn(msg string) {
+	r.mu.Lock()
+	r.warnings = append(r.warnings, msg)
+	r.mu.Unlock()
+	r.warn(msg)
+}
+
+// Warnings are what the tap has warned of so far, with what Warn was
+// given, in order. They may be
 // read while the tap runs.
 func (r *Running) Warnings() []string {
 	r.mu.Lock()

@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -80,5 +81,36 @@ func TestStartRunsTheSessionBesideItsCaller(t *testing.T) {
 func TestStartRefusesWhatNewRefuses(t *testing.T) {
 	if _, err := Start(context.Background(), Options{}, Pipes{}); err == nil {
 		t.Error("no server command: no error")
+	}
+}
+
+// What the caller warns of beside the tap (Warn) is kept with what the
+// tap warns of, in the order they came, and passed on to the Warn of the
+// tap's options as the tap's own warnings are.
+func TestStartKeepsTheCallersWarningsWithTheTaps(t *testing.T) {
+	var mu sync.Mutex
+	var passed []string
+	opts := Options{Argv: sh("cat"), Record: true, Path: filepath.Join(t.TempDir(), "no", "such", "dir", "s.jsonl"), NoRedact: true,
+		Warn: func(s string) { mu.Lock(); passed = append(passed, s); mu.Unlock() }}
+	inR, inW := io.Pipe()
+	run, err := Start(context.Background(), opts, Pipes{In: inR, Out: newSink(false), Err: io.Discard})
+	if err != nil {
+		t.Fatal(err)
+	}
+	run.Warn("the host's first word")
+	inW.Write([]byte(`{"jsonrpc":"2.0","method":"n"}` + "\n"))
+	inW.Close()
+	if _, err := run.Wait(); err != nil {
+		t.Fatal(err)
+	}
+	run.Warn("the host's last word")
+	w := run.Warnings()
+	if len(w) < 3 || w[len(w)-1] != "the host's last word" || !slices.Contains(w, "the host's first word") || !slices.ContainsFunc(w, func(s string) bool { return strings.HasPrefix(s, "cannot record this session") }) {
+		t.Errorf("kept %q", w)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if strings.Join(w, "\n") != strings.Join(passed, "\n") {
+		t.Errorf("kept %q, passed on %q", w, passed)
 	}
 }

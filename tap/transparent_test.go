@@ -20,11 +20,10 @@ import (
 	"github.com/rpctap/rpctap/sessions"
 )
 
-// Invariant 1 (transparent) and 3 (nothing lost), as a property: random
-// byte streams, written into the tap in random pieces, come out of both
-// directions byte for byte, plus whole injected frames at frame
-// boundaries only; and the session file holds every frame of each
-// direction, in order and exact.
+// The tap is transparent and loses nothing, as a property: random byte
+// streams, written into the tap in random pieces, come out of both directions
+// byte for byte, plus whole injected frames at frame boundaries only; and the
+// session file holds every frame of each direction, in order and exact.
 //
 // The server is /bin/cat, so a stream crosses the tap twice: host → server
 // as written, then back server → host. What the host reads is the stream,
@@ -70,7 +69,7 @@ func randBody(rng *rand.Rand, n int, noLF bool) []byte {
 
 // randSize is a frame size: mostly small, sometimes past a read (64 KiB),
 // and with big set, past the relay's hold limit (1 MiB) up to 4 MiB, so
-// that the frame is streamed (issue 11: sizes up to several MiB).
+// that the frame is streamed: frames from a byte to several MiB.
 func randSize(rng *rand.Rand, big bool) int {
 	switch r := rng.IntN(100); {
 	case big:
@@ -193,10 +192,10 @@ func writeInPieces(rng *rand.Rand, w io.Writer, data []byte) error {
 // injector injects frames into one direction of a tap until the stream
 // closes or stop is closed, and keeps the frames that went in.
 //
-// Its frames are of random size (issue 11: an injection is never
-// interleaved inside a relayed frame, whatever the sizes): mostly small,
-// some past a read, and a few past the relay's hold limit, up to 3 MiB;
-// with bigFirst, the first one is.
+// Its frames are of random size (an injection is never interleaved inside a
+// relayed frame, whatever the sizes): mostly small, some past a read, and a
+// few past the relay's hold limit, up to 3 MiB; with bigFirst, the first
+// one is.
 type injector struct {
 	dir      classify.Direction
 	framing  classify.Framing

@@ -61,7 +61,7 @@ func waitFor(t *testing.T, tm *teatest.TestModel, what ...string) {
 			}
 		}
 		return true
-	}, teatest.WithDuration(15*time.Second), teatest.WithCheckInterval(20*time.Millisecond))
+	}, teatest.WithDuration(30*time.Second), teatest.WithCheckInterval(20*time.Millisecond))
 }
 
 func press(s string) tea.KeyMsg {
@@ -154,7 +154,7 @@ func TestFilterShowsOnlyMatchingFramesAndSaysWhenItDoesNotParse(t *testing.T) {
 	if strings.Contains(table, "tools/call") || strings.Contains(table, "initialize") {
 		t.Errorf("frames outside the filter show:\n%s", view)
 	}
-	// issue 10 point 20: of the frames the header counts (→8 ←9 !1).
+	// The filter line counts the same frames the header counts (→8 ←9 !1).
 	if !strings.Contains(view, "→8 ←9 !1") || !strings.Contains(view, "(2 of 18 frames)") {
 		t.Errorf("the filter line does not say how many of the header's frames match:\n%s", view)
 	}
@@ -328,10 +328,10 @@ func TestTextSearchReadsPayloadsInTheBackground(t *testing.T) {
 	}
 }
 
-// issue 10 point 9: in the list and the detail a peer's backslash never
-// reads as the view's own escape: the method \x1b[2J a peer typed shows
-// as \\x1b[2J, a real ESC as \x1b[2J; indented JSON is escaped as JSON, so
-// a raw U+202E shows as \u202e and the peer's JSON escapes as they are.
+// In the list and the detail a peer's backslash never reads as the view's
+// own escape: the method \x1b[2J a peer typed shows as \\x1b[2J, a real ESC
+// as \x1b[2J; indented JSON is escaped as JSON, so a raw U+202E shows as
+// \u202e and the peer's JSON escapes as they are.
 func TestViewShowsAPeersBackslashApartFromRealControls(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "typed.jsonl")
 	var b strings.Builder
@@ -360,8 +360,8 @@ func TestViewShowsAPeersBackslashApartFromRealControls(t *testing.T) {
 	}
 }
 
-// issue 10 point 15: keys typed in one burst come as one message of
-// several runes; each acts, as if typed alone.
+// Keys typed in one burst come as one message of several runes; each acts,
+// as if typed alone.
 func TestEveryKeyOfABurstActs(t *testing.T) {
 	tm := openDemo(t, 140, 40)
 	tm.Send(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("kkk")})
@@ -403,9 +403,9 @@ func bigSession(t *testing.T) string {
 	return path
 }
 
-// issue 10 point 13: a frame of megabytes is laid out as far as a budget
-// of lines goes, in lines that fit the pane; the pane says how much it
-// shows, and m shows more.
+// A frame of megabytes is laid out as far as a budget of lines goes, in
+// lines that fit the pane; the pane says how much it shows, and m shows
+// more.
 func TestAHugeFrameIsLaidOutAsFarAsTheScreenNeeds(t *testing.T) {
 	tm := startProgram(t, []*source.Source{openFile(t, bigSession(t))}, 80, 24)
 	waitFor(t, tm, "#7  server → host")
@@ -472,9 +472,9 @@ func checkFits(t *testing.T, view string, w, h int) {
 	}
 }
 
-// issue 10 point 14: every view fits 80×24, the default terminal: no line
-// is wider than 80 cells (none wraps), none is past the 24th; the table's
-// columns give way and its badges still show.
+// Every view fits 80×24, the default terminal: no line is wider than 80
+// cells (none wraps), none is past the 24th; the table's columns give way
+// and its badges still show.
 func TestEveryViewFitsTheDefaultTerminal(t *testing.T) {
 	long := strings.Repeat("a-very-long-name-", 8)
 	dir := t.TempDir()

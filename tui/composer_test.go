@@ -29,9 +29,8 @@ func openLiveComposer(t *testing.T, w, h int) (*teatest.TestModel, *source.Sourc
 
 func ctrl(k tea.KeyType) tea.KeyMsg { return tea.KeyMsg{Type: k} }
 
-// issue 11 point 1: the preview follows the text as it is typed: kind,
-// findings, the strict answer, the framing; q typed into the composer is
-// text, not quit.
+// The preview follows the text as it is typed: kind, findings, the strict
+// answer, the framing; q typed into the composer is text, not quit.
 func TestComposerPreviewsTheFrameAsTypedAndKeepsEveryKey(t *testing.T) {
 	tm, _ := openLiveComposer(t, 140, 40)
 	typeText(tm, `{"jsonrpc":"2.0","id":"q","method":"k/?"}`)
@@ -99,8 +98,8 @@ func finalCompose(t *testing.T, tm *teatest.TestModel) string {
 	return tm.FinalModel(t, teatest.WithFinalTimeout(5*time.Second)).View()
 }
 
-// issue 11 point 1: a frame a strict peer must refuse is sent only on a
-// second ctrl+s, after a one-line warning; it then reaches the server.
+// A frame a strict peer must refuse is sent only on a second ctrl+s, after
+// a one-line warning; it then reaches the server.
 func TestComposerWarnsOnceThenSendsThroughTheLiveTap(t *testing.T) {
 	tm, src := openLiveComposer(t, 140, 40)
 	typeText(tm, `{"jsonrpc":"2.0","id":{"n":1},"method":"composed-bad-id"}`)
@@ -125,7 +124,7 @@ func TestComposerWarnsOnceThenSendsThroughTheLiveTap(t *testing.T) {
 	finalCompose(t, tm)
 }
 
-// issue 11 point 1: a recording has no tap to inject into: i says so.
+// A recording has no tap to inject into: i says so.
 func TestComposerOfARecordingSaysInjectNeedsALiveTap(t *testing.T) {
 	tm := openDemo(t, 140, 40)
 	tm.Send(press("i"))
@@ -133,8 +132,7 @@ func TestComposerOfARecordingSaysInjectNeedsALiveTap(t *testing.T) {
 	finalView(t, tm)
 }
 
-// issue 11 point 1 (and issue 10 point 14): the composer fits 80×24,
-// its preview and warning cut to the width.
+// The composer fits 80×24, its preview and warning cut to the width.
 func TestComposerFitsTheDefaultTerminal(t *testing.T) {
 	tm, _ := openLiveComposer(t, 80, 24)
 	typeText(tm, `{"jsonrpc":"2.0","id":{"n":1},"method":"`+strings.Repeat("long-", 30)+`"}`)
@@ -164,8 +162,8 @@ func openLiveWith(t *testing.T, request string) *teatest.TestModel {
 	return tm
 }
 
-// issue 11 point 2: "reply to this" opens the composer on a response
-// with the request's id, going back the other way.
+// R (reply to this) opens the composer on a response with the request's
+// id, going back the other way.
 func TestReplyToARequestFillsTheComposerWithItsID(t *testing.T) {
 	tm := openLiveWithRequest(t)
 	tm.Send(press("R"))
@@ -173,8 +171,8 @@ func TestReplyToARequestFillsTheComposerWithItsID(t *testing.T) {
 	finalCompose(t, tm)
 }
 
-// issue 11 point 2: "resend this" opens the composer on the same frame
-// with a fresh id, going the same way.
+// I (resend this) opens the composer on the same frame with a fresh id,
+// going the same way.
 func TestResendARequestFillsTheComposerWithAFreshID(t *testing.T) {
 	tm := openLiveWithRequest(t)
 	tm.Send(press("I"))
@@ -182,8 +180,8 @@ func TestResendARequestFillsTheComposerWithAFreshID(t *testing.T) {
 	finalCompose(t, tm)
 }
 
-// issue 11 point 2: ctrl+k lists the catalog with each entry's rule;
-// enter fills the composer with the entry, to edit before sending.
+// In the composer, ctrl+k lists the catalog with each entry's rule; enter
+// fills the composer with the entry, to edit before sending.
 func TestCatalogPickFillsTheComposer(t *testing.T) {
 	tm, _ := openLiveComposer(t, 140, 40)
 	tm.Send(ctrl(tea.KeyCtrlK))
@@ -197,7 +195,7 @@ func TestCatalogPickFillsTheComposer(t *testing.T) {
 	}
 }
 
-// issue 11 point 1: ctrl+e opens the text in $EDITOR, in a file only the
+// In the composer, ctrl+e opens the text in $EDITOR, in a file only the
 // user can read, and the text the editor leaves comes back.
 func TestEditorEditsTheComposersText(t *testing.T) {
 	dir := t.TempDir()
@@ -218,9 +216,9 @@ printf '{"jsonrpc":"2.0","id":"mode-%s","method":"from-editor"}\n' "$(stat -c %a
 	finalCompose(t, tm)
 }
 
-// issue 11 point 1: a text with a raw escape (\x0a inside a frame on a
-// newline-framed stream) goes to the tap as the bytes typed, raw: the
-// server reads two frames, each recorded as injected.
+// A text with a raw escape (\x0a inside a frame on a newline-framed stream)
+// goes to the tap as the bytes typed, raw: the server reads two frames,
+// each recorded as injected.
 func TestComposerSendsRawEscapesAsTheBytesTyped(t *testing.T) {
 	tm, src := openLiveComposer(t, 140, 40)
 	typeText(tm, `{"jsonrpc":"2.0","method":"raw-a\x0a","params":"raw-b"}`)
@@ -253,9 +251,8 @@ func waitRecorded(t *testing.T, src *source.Source, what ...string) []byte {
 	}
 }
 
-// issue 11 point 1: a partial frame (\c: no newline after it) is refused
-// with the reason on screen; a second ctrl+s forces it, and the tap
-// records it as partial.
+// A partial frame (\c: no newline after it) is refused with the reason on
+// screen; a second ctrl+s forces it, and the tap records it as partial.
 func TestComposerRefusesAPartialFrameUntilForced(t *testing.T) {
 	tm, src := openLiveComposer(t, 140, 40)
 	typeText(tm, `{"jsonrpc":"2.0","method":"half"\c`)
@@ -296,10 +293,10 @@ func openAnswering(t *testing.T, w, h int) (*teatest.TestModel, *source.Source) 
 	return tm, src
 }
 
-// issue 11 point 2: ctrl+t lists a template for each tool of the last
+// In the composer, ctrl+t lists a template for each tool of the last
 // tools/list result; enter fills the composer with a tools/call whose
-// arguments are the tool's inputSchema as a skeleton, required first,
-// types as placeholders.
+// arguments are the tool's inputSchema as a skeleton, required first, types
+// as placeholders.
 func TestTemplatePickFillsAToolCallWithItsArgumentSkeleton(t *testing.T) {
 	tm, _ := openAnswering(t, 160, 40)
 	tm.Send(ctrl(tea.KeyCtrlT))
@@ -310,10 +307,9 @@ func TestTemplatePickFillsAToolCallWithItsArgumentSkeleton(t *testing.T) {
 	finalCompose(t, tm)
 }
 
-// issue 11 point 2: a request sent from the view has its answer captured:
-// the host never gets it, the list shows it CAPTURED, paired with the
-// injected request, both rows with its latency. Sent again, the same text
-// goes with a fresh id.
+// A request sent from the view has its answer captured: the host never gets
+// it, the list shows it CAPTURED, paired with the injected request, both
+// rows with its latency. Sent again, the same text goes with a fresh id.
 func TestCapturedReplyShowsPairedWithItsLatency(t *testing.T) {
 	tm, src := openAnswering(t, 160, 40)
 	tm.Send(ctrl(tea.KeyCtrlT))
@@ -361,7 +357,7 @@ func TestCapturedReplyShowsPairedWithItsLatency(t *testing.T) {
 	}
 }
 
-// issue 11 point 2: ctrl+o turns forwarding on for the next frame: its
+// In the composer, ctrl+o turns forwarding on for the next frame: its
 // answer goes on to the host, which never sent the request (an unmatched
 // response, on purpose); the send turns it off again.
 func TestForwardToggleSendsTheAnswerOnToTheHost(t *testing.T) {
@@ -379,8 +375,8 @@ func TestForwardToggleSendsTheAnswerOnToTheHost(t *testing.T) {
 	finalCompose(t, tm)
 }
 
-// issue 11 point 4: the composer's ids are chosen when it sends, not when
-// it opened: a template sent twice goes with two ids.
+// The composer's ids are chosen when it sends, not when it opened: a
+// template sent twice goes with two ids.
 func TestComposerGivesATemplateAFreshIDEachSend(t *testing.T) {
 	tm, src := openAnswering(t, 160, 40)
 	tm.Send(ctrl(tea.KeyCtrlT))
@@ -404,8 +400,8 @@ func TestComposerGivesATemplateAFreshIDEachSend(t *testing.T) {
 	}
 }
 
-// issue 11 point 1: a large text is previewed in a command, off Update;
-// the preview comes when it is ready.
+// A large text is previewed in a command, off Update; the preview comes
+// when it is ready.
 func TestComposerPreviewsALargeFrameOffUpdate(t *testing.T) {
 	tm, _ := openLiveComposer(t, 140, 40)
 	big := `{"jsonrpc":"2.0","method":"big","params":{"pad":"` + strings.Repeat("x", previewInline) + `"}}`
@@ -444,9 +440,9 @@ func composerAfter(t *testing.T, w, h int, frames ...string) (*teatest.TestModel
 	return tm, src
 }
 
-// issue 10 point 14: the composer's template picker and catalog fit
-// 80×24 with a long method name, long tool names and wide (CJK) text:
-// their rows are cut to the width, wide characters counted as two cells.
+// The composer's template picker and catalog fit 80×24 with a long method
+// name, long tool names and wide (CJK) text: their rows are cut to the
+// width, wide characters counted as two cells.
 func TestTemplatePickerAndCatalogFitTheDefaultTerminal(t *testing.T) {
 	cjk := strings.Repeat("日本語の説明文と中文的描述和한국어설명", 4)
 	long := "tools/" + strings.Repeat("very-long-method-name-", 6) + cjk
@@ -464,8 +460,8 @@ func TestTemplatePickerAndCatalogFitTheDefaultTerminal(t *testing.T) {
 	}
 }
 
-// issue 10 point 15: the composer's lists (the catalog, the templates)
-// are no text input: each key of a burst acts there, as in the traffic.
+// The composer's lists (the catalog, the templates) are no text input: each
+// key of a burst acts there, as in the traffic.
 func TestEveryKeyOfABurstActsInTheComposersLists(t *testing.T) {
 	for _, list := range []string{"ctrl+k", "ctrl+t"} {
 		t.Run(list, func(t *testing.T) {

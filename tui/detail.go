@@ -196,9 +196,31 @@ func (p *detailPane) View() string {
 func renderDetail(c *common, src *source.Source, pos int, raw bool, width, limit int) string {
 	s := c.styles
 	x := src.Index
-	started := src.Started()
 	e := x.At(pos)
 	var b strings.Builder
+	detailHead(&b, s, &e, src.Started())
+	ev, err := src.Record(pos)
+	if err != nil {
+		b.WriteString(s.SevError.Render("cannot read the frame back: " + err.Error()))
+		return ansi.Wrap(b.String(), max(width, 1), " ")
+	}
+	frame := ev.Frame
+	var m classify.Message
+	if e.Dir != classify.Err {
+		h, _ := x.Header()
+		m = h.Classify(frame, e.Dir, x.Profile())
+	}
+	detailFindings(&b, s, x, pos, &e, &m)
+	b.WriteString("\n")
+	// What is above is short: words wrap, and a word wider than the pane
+	// is cut.
+	head := ansi.Wrap(b.String(), max(width, 1), " ")
+	return detailBody(c, head, ev, raw, width, limit)
+}
+
+// detailHead writes entry e's title, what is known of it, and what it
+// pairs with; started is when its session started.
+func detailHead(b *strings.Builder, s Styles, e *sessions.Entry, started time.Time) {
 	dir := map[classify.Direction]string{classify.H2S: "host → server", classify.S2H: "server → host", classify.Err: "server stderr"}[e.Dir]
 	title := fmt.Sprintf("#%d  %s  %s", e.Seq, dir, e.Kind)
 	if e.Dir == classify.Err {
@@ -240,19 +262,12 @@ func renderDetail(c *common, src *source.Source, pos int, raw bool, width, limit
 	} else if e.Kind == classify.KindRequest {
 		b.WriteString(s.Near.Render("no answer yet") + "\n")
 	}
+}
 
-	ev, err := src.Record(pos)
-	if err != nil {
-		b.WriteString(s.SevError.Render("cannot read the frame back: " + err.Error()))
-		return ansi.Wrap(b.String(), max(width, 1), " ")
-	}
-	frame := ev.Frame
-	var m classify.Message
-	if e.Dir != classify.Err {
-		h, _ := x.Header()
-		m = h.Classify(frame, e.Dir, x.Profile())
-	}
-	// Findings: the frame's own, its batch members', the session's.
+// detailFindings writes the findings of entry e, at pos in x (its own,
+// its batch members', the session's), and what a strict receiver must
+// answer to m, its frame.
+func detailFindings(b *strings.Builder, s Styles, x *sessions.Index, pos int, e *sessions.Entry, m *classify.Message) {
 	var lines []string
 	for _, f := range x.Findings(pos) {
 		l := findingLine(s, f.Finding)
@@ -277,10 +292,14 @@ func renderDetail(c *common, src *source.Source, pos int, raw bool, width, limit
 			b.WriteString(s.Near.Render("and the receiver did not") + "\n")
 		}
 	}
-	b.WriteString("\n")
-	// What is above is short: words wrap, and a word wider than the pane
-	// is cut.
-	head := ansi.Wrap(b.String(), max(width, 1), " ")
+}
+
+// detailBody is head, then record ev's frame laid out in lines of at most
+// width cells, as far as limit lines go: pretty or raw, with a line
+// saying how to see more when it does not show it all.
+func detailBody(c *common, head string, ev *sessions.Event, raw bool, width, limit int) string {
+	s := c.styles
+	frame := ev.Frame
 	var body layout
 	if raw {
 		// The header block (LSP framing) and the frame, escaped.

@@ -33,10 +33,10 @@ func waitEnded(t *testing.T, src *source.Source) {
 	}
 }
 
-// Issue 10 point 11: a damaged session file that no tap writes (cut in a
-// line, lines after its exit record, binary) is read as it is and ends;
-// the view says when it ended without an exit record, or held no session
-// record at all, never loading or following forever.
+// A damaged session file that no tap writes (cut in a line, lines after its
+// exit record, binary) is read as it is and ends; the view says when it
+// ended without an exit record, or held no session record at all, never
+// loading or following forever.
 func TestDamagedSessionFileEndsAndSaysItHasNoExitRecord(t *testing.T) {
 	good, err := os.ReadFile(demoSession)
 	if err != nil {
@@ -70,9 +70,9 @@ func TestDamagedSessionFileEndsAndSaysItHasNoExitRecord(t *testing.T) {
 	finalView(t, tm)
 }
 
-// Issue 10 point 11: a file a live tap writes is followed while the tap
-// runs, and its source ends at the exit record once the tap is done,
-// though it was opened while the tap was live.
+// A file a live tap writes is followed while the tap runs, and its source
+// ends at the exit record once the tap is done, though it was opened while
+// the tap was live.
 func TestFileOfALiveTapIsFollowedUntilItsExitRecord(t *testing.T) {
 	info, host := startLiveTap(t)
 	io.WriteString(host, `{"jsonrpc":"2.0","id":1,"method":"ping"}`+"\n")

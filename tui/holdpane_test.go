@@ -40,10 +40,9 @@ func hostWrite(t *testing.T, host io.Writer, line string) {
 	}
 }
 
-// issue 12 point 1: the held pane lists held frames oldest first, a frame
-// behind a held one as waiting, each held one with the seconds it may
-// still be held, counting down; f forwards the selected one, and the
-// frame behind it goes on too.
+// The held pane lists held frames oldest first, a frame behind a held one
+// as waiting, each held one with the seconds it may still be held, counting
+// down; f forwards the selected one, and the frame behind it goes on too.
 func TestHeldPaneListsFramesOldestFirstCountingDownAndForwards(t *testing.T) {
 	tm, src, host := openHeldView(t, "method:hold/*", 30*time.Second)
 	hostWrite(t, host, `{"jsonrpc":"2.0","id":1,"method":"hold/first"}`)
@@ -63,7 +62,7 @@ func TestHeldPaneListsFramesOldestFirstCountingDownAndForwards(t *testing.T) {
 	}
 }
 
-// issue 12 point 1: e opens the composer on the held frame, with the
+// In the held pane, e opens the composer on the held frame, with the
 // preview; ctrl+s sends the text in its place, recorded src edit with the
 // original kept.
 func TestHeldPaneEditSendsTheComposersTextInPlaceOfTheFrame(t *testing.T) {
@@ -86,9 +85,9 @@ func TestHeldPaneEditSendsTheComposersTextInPlaceOfTheFrame(t *testing.T) {
 	finalView(t, tm)
 }
 
-// issue 12 point 1: a answers a held request in its receiver's place,
-// from a reply skeleton that carries the request's id; x drops a frame;
-// a frame that waits behind a held one is not itself decided.
+// In the held pane, a answers a held request in its receiver's place, from
+// a reply skeleton that carries the request's id; x drops a frame; a frame
+// that waits behind a held one is not itself decided.
 func TestHeldPaneAnswersInPlaceAndDrops(t *testing.T) {
 	tm, src, host := openHeldView(t, "dir:h2s method:hold/*", 30*time.Second)
 	hostWrite(t, host, `{"jsonrpc":"2.0","id":"req-9","method":"hold/answer"}`)
@@ -154,8 +153,7 @@ func TestAHeldRequestDecidedNotToGoOnIsNotPending(t *testing.T) {
 	finalView(t, tm)
 }
 
-// issue 12 point 2: a frame whose hold time runs out goes on, and the
-// pane says so.
+// A frame whose hold time runs out goes on, and the pane says so.
 func TestHeldPaneSaysWhenTheHoldTimeRanOut(t *testing.T) {
 	tm, _, host := openHeldView(t, "dir:h2s method:hold/*", time.Second)
 	hostWrite(t, host, `{"jsonrpc":"2.0","id":1,"method":"hold/late"}`)

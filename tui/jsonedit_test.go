@@ -9,9 +9,9 @@ import (
 	"github.com/muesli/termenv"
 )
 
-// issue 11 point 1: the composer's text is coloured as JSON by chroma's
-// lexer: a key, a string value, a number and a keyword each get a colour
-// of the style, and a terminal with no colour gets plain text.
+// The composer's text is coloured as JSON by chroma's lexer: a key, a
+// string value, a number and a keyword each get a colour of the style, and
+// a terminal with no colour gets plain text.
 func TestEditorColoursTheJSONItShows(t *testing.T) {
 	r := lipgloss.NewRenderer(io.Discard)
 	r.SetColorProfile(termenv.TrueColor)
@@ -37,9 +37,9 @@ func TestEditorColoursTheJSONItShows(t *testing.T) {
 	}
 }
 
-// issue 11 point 1: text that came from a peer stays escaped in the
-// composer: a frame resent from the list with bidi controls and a line
-// separator in its strings (valid JSON) shows them as escapes, never raw.
+// Text that came from a peer stays escaped in the composer: a frame resent
+// from the list with bidi controls and a line separator in its strings
+// (valid JSON) shows them as escapes, never raw.
 func TestComposerShowsPeerControlCharactersEscaped(t *testing.T) {
 	tm := openLiveWith(t, "{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"a\u202eb\u200fc\u2028d\"}")
 	tm.Send(press("I"))

@@ -3,6 +3,7 @@ package tui
 import (
 	"github.com/charmbracelet/bubbles/help"
 	tea "github.com/charmbracelet/bubbletea"
+	"github.com/rpctap/rpctap/sessions"
 )
 
 // A pane is one part of a session view: it takes the messages that are
@@ -39,3 +40,8 @@ func (m templatesMsg) sessionID() int    { return m.session }
 func (m holdOpenedMsg) sessionID() int   { return m.session }
 func (m holdEventMsg) sessionID() int    { return m.session }
 func (m editorDoneMsg) sessionID() int   { return m.session }
+
+// An indexTickMsg is the view's tick, passed to a pane fed from the
+// session's index (stats, pending): the pane takes in what the index
+// holds now.
+type indexTickMsg struct{ x *sessions.Index }

@@ -23,8 +23,8 @@ func TestTrafficPaneKeysBecomeIntents(t *testing.T) {
 		"n":     intentNextMatch,
 		"N":     intentNextMatch,
 		"y":     intentCopy,
-		"R":     intentReply,  // issue 11 point 2
-		"I":     intentResend, // issue 11 point 2
+		"R":     intentReply,  // reply to this frame
+		"I":     intentResend, // resend this frame
 		"j":     intentNone,
 	}
 	for k, want := range cases {
@@ -160,9 +160,8 @@ func TestPayloadExpressionsMatchNewEntriesInTheBackground(t *testing.T) {
 	}
 }
 
-// issue 10 point 13: the detail pane shows the selected frame or says it is
-// rendering it; a layout that comes back late, for a frame since left, is
-// never shown.
+// The detail pane shows the selected frame or says it is rendering it; a
+// layout that comes back late, for a frame since left, is never shown.
 func TestDetailPaneNeverShowsAnotherFramesContent(t *testing.T) {
 	v := loadedView(t)
 	d := v.detail
@@ -200,7 +199,7 @@ func TestDetailPaneNeverShowsAnotherFramesContent(t *testing.T) {
 	}
 }
 
-// issue 10 point 20: the pending pane says what it is, and how many.
+// The pending pane says what it is, and how many.
 func TestPendingPaneHasATitle(t *testing.T) {
 	p := newPendingPane(newCommon(asciiRenderer()), fixed(0), fixed(0))
 	p.SetSize(28, 5)
@@ -215,7 +214,7 @@ func TestPendingPaneHasATitle(t *testing.T) {
 	}
 }
 
-// issue 10 point 20: one size format everywhere.
+// Sizes are written in one format everywhere, none wider than its column.
 func TestFormatSize(t *testing.T) {
 	for n, want := range map[int64]string{0: "0 B", 1023: "1023 B", 1024: "1.0 KiB", 11878: "11.6 KiB",
 		120 << 10: "120 KiB", 1023 << 10: "1023 KiB", 19 << 20: "19.0 MiB", 5 << 30: "5.0 GiB"} {
@@ -225,8 +224,8 @@ func TestFormatSize(t *testing.T) {
 	}
 }
 
-// issue 10 point 20: the footer shows the keys of the view in use: the
-// picker's, the stats' (and how to leave them), the detail pane's.
+// The footer shows the keys of the view in use: the picker's, the stats'
+// (and how to leave them), the detail pane's.
 func TestFooterShowsTheKeysOfTheViewInUse(t *testing.T) {
 	m := New(asciiRenderer(), nil)
 	m.Update(tea.WindowSizeMsg{Width: 200, Height: 30})

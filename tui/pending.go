@@ -40,7 +40,7 @@ type pendingItem struct {
 }
 
 // newPendingPane makes the pane of a session whose clock and timeout the
-// pane reads when it draws (Source.Clock, Source.Timeout).
+// pane reads when it draws (source.Source.Clock, Timeout).
 func newPendingPane(c *common, clock, timeout func() time.Duration) *pendingPane {
 	return &pendingPane{c: c, clock: clock, timeout: timeout}
 }
@@ -114,10 +114,14 @@ func (p *pendingPane) find(seq int64) (int, bool) {
 	return i, false
 }
 
-// Update takes a message while the pane has focus: its keys.
+// Update takes the pane's messages: its keys while it has focus, and
+// the view's tick.
 func (p *pendingPane) Update(msg tea.Msg) (intent, tea.Cmd) {
-	if msg, ok := msg.(tea.KeyMsg); ok {
+	switch msg := msg.(type) {
+	case tea.KeyMsg:
 		return p.key(msg), nil
+	case indexTickMsg:
+		p.sync(msg.x)
 	}
 	return intent{}, nil
 }

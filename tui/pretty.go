@@ -63,113 +63,45 @@ func utf8Start(c byte) bool { return c&0xc0 != 0x80 }
 // is cut, and the layout ends there.
 func indentPrefix(src []byte, width, maxLines int) layout {
 	out := layout{isJSON: true}
-	var (
-		cur        []byte
-		depth      int
-		inString   bool
-		escaped    bool
-		needIndent bool
-		cut        bool
-	)
-	// flush adds the line built so far, escaped and broken at width; it
-	// reports false when the budget is spent.
-	flush := func() bool {
+	// add adds a line, escaped and broken at width; it reports false when
+	// the line had to be cut to fit the lines left.
+	add := func(l []byte) bool {
 		left := maxLines - len(out.lines)
 		// JSON is escaped as JSON (classify.AppendSafeJSON): what a
 		// terminal must not see becomes a JSON escape of the same
 		// character, so a peer's backslash is one of JSON's own and the
 		// text reads as the JSON it is.
-		l := string(classify.AppendSafeJSON(nil, cur))
-		if ansi.StringWidth(l) > left*width {
-			l = ansi.Truncate(l, left*width-1, "…")
-			cut = true
+		s := string(classify.AppendSafeJSON(nil, l))
+		fits := ansi.StringWidth(s) <= left*width
+		if !fits {
+			s = ansi.Truncate(s, left*width-1, "…")
 		}
-		out.lines = append(out.lines, strings.Split(ansi.Hardwrap(l, width, true), "\n")...)
-		return !cut && len(out.lines) < maxLines
+		out.lines = append(out.lines, strings.Split(ansi.Hardwrap(s, width, true), "\n")...)
+		return fits
 	}
-	// newline ends the line and begins the next, indented.
-	newline := func() bool {
-		if !flush() {
-			return false
-		}
-		cur = append(cur[:0], strings.Repeat("  ", depth)...)
-		return true
-	}
-	for i := 0; i < len(src); i++ {
-		c := src[i]
-		if inString {
-			cur = append(cur, c)
-			switch {
-			case escaped:
-				escaped = false
-			case c == '\\':
-				escaped = true
-			case c == '"':
-				inString = false
-			}
-		} else {
-			if c == ' ' || c == '\t' || c == '\n' || c == '\r' {
-				continue
-			}
-			if needIndent && c != '}' && c != ']' {
-				// The first member of an object or array.
-				needIndent = false
-				depth++
-				if !newline() {
-					out.used = i
-					return out
-				}
-			}
-			switch c {
-			case '"':
-				inString = true
-				cur = append(cur, c)
-			case '{', '[':
-				needIndent = true
-				cur = append(cur, c)
-			case ',':
-				cur = append(cur, c)
-				if !newline() {
-					out.used = i + 1
-					return out
-				}
-			case ':':
-				cur = append(cur, c, ' ')
-			case '}', ']':
-				if needIndent {
-					needIndent = false // empty: {} or []
-				} else {
-					depth--
-					if !newline() {
-						out.used = i
-						return out
-					}
-				}
-				cur = append(cur, c)
-			default:
-				cur = append(cur, c)
-			}
-		}
-		// A line longer than the budget left is cut before it is
-		// escaped: the bytes past what the lines can hold are never
-		// looked at.
-		if budget := (maxLines - len(out.lines)) * width; len(cur) > budget {
-			n := budget - 1
-			for n > 0 && !utf8Start(cur[n]) {
+	// A line is given as many bytes as the lines left can hold; one
+	// longer is cut before it is escaped, so the bytes past what the
+	// lines can hold are never looked at.
+	o := classify.IndentOptions{MaxLine: maxLines * width}
+	classify.Indent(src, o, func(l []byte, end int, cut bool) int {
+		if cut {
+			n := len(l) - 1
+			for n > 0 && !utf8Start(l[n]) {
 				n--
 			}
-			cur = append(cur[:n], "…"...)
-			flush()
-			out.used = i
-			return out
+			l = append(l[:n:n], "…"...)
 		}
-	}
-	out.used = len(src)
-	if len(cur) > 0 {
-		flush()
-	}
-	if cut {
-		out.used = len(src) - 1
-	}
+		out.used = end
+		if !add(l) || cut {
+			// What is shown is cut: not the whole frame, even when
+			// the cut line is its last.
+			out.used = min(end, len(src)-1)
+			return -1
+		}
+		if len(out.lines) >= maxLines {
+			return -1
+		}
+		return (maxLines - len(out.lines)) * width
+	})
 	return out
 }

@@ -40,8 +40,8 @@ func TestPrettyPrefixIndentsAsJSONIndentDoes(t *testing.T) {
 	}
 }
 
-// issue 10 point 13: a frame of megabytes is laid out only as far as the
-// budget of lines goes, each line within the width.
+// A frame of megabytes is laid out only as far as the budget of lines goes,
+// each line within the width.
 func TestPrettyPrefixIsBoundedByTheLinesItMayFill(t *testing.T) {
 	long := []byte(`{"jsonrpc":"2.0","id":1,"result":{"text":"` + strings.Repeat("x", 4<<20) + `"}}`)
 	var nested bytes.Buffer

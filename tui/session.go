@@ -259,14 +259,14 @@ func (v *sessionView) sync(now time.Time) tea.Cmd {
 	n := x.Len()
 	if n != v.lastLen {
 		v.lastLen = n
-		v.stats.sync(x)
+		v.stats.Update(indexTickMsg{x})
 	}
 	if v.composer != nil {
 		v.idsFresh()
 	}
 	scan := v.traffic.sync(v.id, v.src)
 	search := v.extendSearch()
-	v.pending.sync(x)
+	v.pending.Update(indexTickMsg{x})
 	var hold tea.Cmd
 	if !v.holdAsked && v.src.Socket() != "" && !v.src.Ended() {
 		// Without setting a filter: only to hear of the frames held.

@@ -94,10 +94,14 @@ func (m *methodStats) percentiles() {
 	m.sorted = true
 }
 
-// Update takes a message while the pane has focus: its keys.
+// Update takes the pane's messages: its keys while it has focus, and
+// the view's tick.
 func (p *statsPane) Update(msg tea.Msg) (intent, tea.Cmd) {
-	if msg, ok := msg.(tea.KeyMsg); ok {
+	switch msg := msg.(type) {
+	case tea.KeyMsg:
 		return p.key(msg), nil
+	case indexTickMsg:
+		p.sync(msg.x)
 	}
 	return intent{}, nil
 }

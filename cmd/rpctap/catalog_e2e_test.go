@@ -200,12 +200,12 @@ func catalogServers(t *testing.T) []catalogServer {
 const judgeTimeout = 2 * time.Second
 
 // The catalog results table (docs/catalog-results.md) is what this test
-// sees, issue 11's "done means": every catalog entry injected toward
-// server-everything and toward the Go SDK server, each followed by a
-// captured ping; the session file records what each server answered, and
-// rpctap check on it says whether the server followed the strict rule.
-// Run with -update to rewrite the table; without, the test fails when the
-// servers' behaviour no longer matches it.
+// sees: every catalog entry injected toward server-everything and toward
+// the Go SDK server, each followed by a captured ping; the session file
+// records what each server answered, and rpctap check on it says whether
+// the server followed the strict rule. Run with -update to rewrite the
+// table; without, the test fails when the servers' behaviour no longer
+// matches it.
 func TestCatalogResultsAgainstRealServers(t *testing.T) {
 	servers := catalogServers(t)
 	results := make([]map[string]string, len(servers))

@@ -186,9 +186,9 @@ func TestCheckTextShowsPeerTextEscaped(t *testing.T) {
 	}
 }
 
-// Issue 10 point 10: check pointed at a file that is not a session (an
-// empty file, binary junk, a plain JSON-RPC log) fails with exit status 2
-// and a sentence, instead of passing with "0 frames".
+// A check of a file that is not a session (an empty file, binary junk, a
+// plain JSON-RPC log) fails with exit status 2 and a sentence, instead of
+// passing with "0 frames".
 func TestCheckOfAFileThatIsNotASessionExitsTwo(t *testing.T) {
 	dir := t.TempDir()
 	junk := make([]byte, 4096)
@@ -216,9 +216,9 @@ func TestCheckOfAFileThatIsNotASessionExitsTwo(t *testing.T) {
 	}
 }
 
-// Issue 10 point 10: the lines check skips are named by their numbers, in
-// the text and in --json, and a header with fields of the wrong type or a
-// version this rpctap does not read is reported and fails the check.
+// The lines check skips are named by their numbers, in the text and in
+// --json, and a header with fields of the wrong type or a version this
+// rpctap does not read is reported and fails the check.
 func TestCheckNamesSkippedLinesAndHeaderFaults(t *testing.T) {
 	dir := t.TempDir()
 	const frame = `{"t":1,"dir":"h2s","frame":"{\"jsonrpc\":\"2.0\",\"method\":\"n\"}"}` + "\n"
@@ -273,8 +273,8 @@ func TestCheckNamesSkippedLinesAndHeaderFaults(t *testing.T) {
 	}
 }
 
-// Issue 14 point 3: check --format picks the report; --json stays as
-// --format json, and asking for two different formats is refused.
+// The --format flag of check picks the report; --json stays as --format
+// json, and asking for two different formats is refused.
 func TestCheckFormatFlagPicksTheReportAndJSONStaysAnAlias(t *testing.T) {
 	const path = "../../testdata/sessions/conversations/unmatched-response.jsonl"
 	for _, c := range []struct {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/rpctap/rpctap/classify"
 	"github.com/rpctap/rpctap/internal/demo"
+	"github.com/rpctap/rpctap/source"
 	"github.com/rpctap/rpctap/tap"
 	"github.com/rpctap/rpctap/tui"
 
@@ -113,13 +114,12 @@ func runDemo(stdout io.Writer, o demoOptions) error {
 	if err != nil {
 		return err
 	}
-	var warnings []string
 	var sigs <-chan os.Signal // nil: the tap catches them all
 	if !o.noUI {
 		hangup() // from now on, SIGHUP ends the view, and the view the demo
 		sigs = viewSignals()
 	}
-	opts.Signals, opts.Warn = sigs, func(s string) { warnings = append(warnings, s) }
+	opts.Signals = sigs
 	t, err := tap.New(opts)
 	if err != nil {
 		return usageError(err)
@@ -139,18 +139,14 @@ func runDemo(stdout io.Writer, o demoOptions) error {
 
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	var runErr error
-	ran := make(chan struct{})
-	go func() {
-		_, runErr = t.Run(ctx, tapIn, tapOut, io.Discard)
-		tapOut.Close()
-		close(ran)
-	}()
-	src, err := attachWhenUp(fmt.Sprint(os.Getpid()), ran)
+	run := t.Start(ctx, tap.Pipes{In: tapIn, Out: tapOut, Err: io.Discard, After: func() { tapOut.Close() }})
+	src, err := source.AttachWhenUp(fmt.Sprint(os.Getpid()), run.Done())
 	if err != nil {
 		host.Close()
-		if runErr != nil {
-			return runErr
+		if errors.Is(err, source.ErrGone) { // the session has ended
+			if _, runErr := run.Wait(); runErr != nil {
+				return runErr
+			}
 		}
 		return fmt.Errorf("the demo could not start: %w", err)
 	}
@@ -161,7 +157,7 @@ func runDemo(stdout io.Writer, o demoOptions) error {
 		err = runTail(stdout, src, nil, false, src.Yield)
 		src.Close()
 	} else {
-		err = runUI([]*tui.Source{src}, tui.WithDemo(runner, demoStates(runner)))
+		err = runUI([]*source.Source{src}, tui.WithDemo(runner, demoStates(runner)))
 		// The demo's host ends its session as a host does (LSP: shutdown
 		// and exit), and closes the server's stdin; the tap signals a
 		// server that has not exited within 3 s.
@@ -169,14 +165,11 @@ func runDemo(stdout io.Writer, o demoOptions) error {
 		endCtx, endNow := context.WithTimeout(ctx, 5*time.Second)
 		host.End(endCtx)
 		endNow()
-		select {
-		case <-ran:
-		case <-time.After(3 * time.Second):
-		}
+		run.WaitFor(3 * time.Second)
 		cancel()
 	}
-	if endHere(ran, t, &warnings) && err == nil && runErr != nil {
-		err = runErr
+	if endHere(run) && err == nil {
+		_, err = run.Wait()
 	}
 	return err
 }

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -31,11 +32,17 @@ func needPeer(t *testing.T, rel string) string {
 	return p
 }
 
-// rpctapBinary builds the binary once per test run.
-var builtBinary string
+// rpctapBinary builds the binary once per test run, also when tests
+// running at once ask for it together.
+var (
+	buildMu     sync.Mutex
+	builtBinary string
+)
 
 func rpctapBinary(t *testing.T) string {
 	t.Helper()
+	buildMu.Lock()
+	defer buildMu.Unlock()
 	if builtBinary != "" {
 		return builtBinary
 	}
@@ -107,8 +114,9 @@ func TestInspectorThroughTapMatchesDirectAndDoesNotHang(t *testing.T) {
 				t.Errorf("the host's output differs through the tap:\n direct %.300s\n tapped %.300s", direct, tapped)
 			}
 			// A wrapper that mishandles stdin EOF or SIGTERM makes the host
-			// wait for the server's own 60 s timeout; allow only noise.
-			if dTapped > dDirect+5*time.Second {
+			// wait for the server's own 60 s timeout; allow the noise of
+			// a loaded machine, well short of that.
+			if dTapped > dDirect+30*time.Second {
 				t.Errorf("through the tap the call took %v, directly %v", dTapped, dDirect)
 			}
 			doc := checkSessionHasNoErrors(t, record)
@@ -208,8 +216,8 @@ func TestInjectWithCaptureKeepsTheAnswerFromTheHost(t *testing.T) {
 	if err != nil || !bytes.Contains(reply, []byte(`"echo"`)) {
 		t.Fatalf("inject --capture: %v\n%s", err, reply)
 	}
-	// Issue 10 point 19: capturing a frame that gets no answer says why,
-	// and what to send instead.
+	// Capturing a frame that gets no answer says why, and what to send
+	// instead.
 	var refusal bytes.Buffer
 	refused := exec.Command(bin, "inject", "--tap", name, "--capture", `{"jsonrpc":"2.0","method":"notifications/x"}`)
 	refused.Stderr = &refusal
@@ -280,13 +288,13 @@ func lsSessionPaths(t *testing.T, env []string) []string {
 	return paths
 }
 
-// Issue 10 point 16: the inspector starts the server with a stripped
-// environment (no XDG_STATE_HOME), so the tap records under another
-// directory than the user's shell, with XDG_STATE_HOME set, looks in; a
-// host that starts it as env -i does leaves it no HOME, so it records under
-// its TMPDIR, or /tmp. The user's rpctap ls (and so the view's list, which
-// reads the same sessions.RecentSessions) still lists each session,
-// whatever XDG_STATE_HOME, HOME and TMPDIR either side has.
+// The inspector starts the server with a stripped environment (no
+// XDG_STATE_HOME), so the tap records under another directory than the
+// user's shell, with XDG_STATE_HOME set, looks in; a host that starts it as
+// env -i does leaves it no HOME, so it records under its TMPDIR, or /tmp.
+// The user's rpctap ls (and so the view's list, which reads the same
+// sessions.RecentSessions) still lists each session, whatever
+// XDG_STATE_HOME, HOME and TMPDIR either side has.
 func TestSessionsRecordedBehindARealHostAreListedWhateverTheEnvironment(t *testing.T) {
 	inspector := needPeer(t, "node_modules/.bin/inspector")
 	server := needPeer(t, "node_modules/.bin/mcp-server-everything")

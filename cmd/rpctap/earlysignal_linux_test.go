@@ -16,15 +16,15 @@ import (
 	"time"
 )
 
-// Invariant 5 from the first moment anything of the tap can catch a
-// signal: the first handler the process has for it, as /proc shows
-// (SigCgt). With cgo that is the C one package earlysignal installs
-// before the Go runtime starts; the kernel's exec and the dynamic loader
-// before it, a few hundred microseconds, run nothing of the program. The
-// signals come 0-20 ms after that handler appears, skewed towards 0:
-// through the Go runtime's start and the first package inits, where the
-// runtime's own handler used to end the tap before package earlysignal
-// had asked os/signal for them, and past the moment it has.
+// The host owns the lifecycle from the first moment anything of the tap can
+// catch a signal: the first handler the process has for it, as /proc shows
+// (SigCgt). With cgo that is the C one package earlysignal installs before
+// the Go runtime starts; the kernel's exec and the dynamic loader before it,
+// a few hundred microseconds, run nothing of the program. The signals come
+// 0-20 ms after that handler appears, skewed towards 0: through the Go
+// runtime's start and the first package inits, where the runtime's own
+// handler used to end the tap before package earlysignal had asked os/signal
+// for them, and past the moment it has.
 func TestSignalInTheTapsFirstMillisecondsEndsItCleanly(t *testing.T) {
 	bin := rpctapBinary(t)
 	if !builtWithCgo(t, bin) {

@@ -15,8 +15,8 @@ import (
 	"github.com/rpctap/rpctap/filter"
 	"github.com/rpctap/rpctap/sessions"
 	"github.com/rpctap/rpctap/sessions/export"
+	"github.com/rpctap/rpctap/source"
 	"github.com/rpctap/rpctap/tap"
-	"github.com/rpctap/rpctap/tui"
 )
 
 // evilSession writes a session file whose peers sent what a terminal must
@@ -76,7 +76,7 @@ func unsafeOnScreen(out []byte) (string, bool) {
 
 func tailOf(t *testing.T, path string, asJSON bool) []byte {
 	t.Helper()
-	src, err := tui.OpenFile(path, classify.DefaultTimeout)
+	src, err := source.OpenFile(path, classify.DefaultTimeout)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -89,10 +89,10 @@ func tailOf(t *testing.T, path string, asJSON bool) []byte {
 	return out.Bytes()
 }
 
-// issue 10 point 9: every JSON rpctap prints (tail --json, check --json,
-// ls --json, inject --capture, classify) is valid UTF-8 and valid JSON, with
-// control, bidi and format characters as \u escapes, and still says what
-// the peer sent.
+// Every JSON rpctap prints (tail --json, check --json, ls --json,
+// inject --capture, classify) is valid UTF-8 and valid JSON, with control,
+// bidi and format characters as \u escapes, and still says what the peer
+// sent.
 func TestJSONOutputsAreValidUTF8WithUnsafeCharactersEscaped(t *testing.T) {
 	path := evilSession(t)
 	tail := tailOf(t, path, true)
@@ -149,9 +149,9 @@ func TestJSONOutputsAreValidUTF8WithUnsafeCharactersEscaped(t *testing.T) {
 	}
 }
 
-// issue 10 point 9: the text views escape peer text with classify.Escape,
-// where a peer's backslash never reads as rpctap's own escape: the six
-// characters \x1b[2J a peer typed show as \\x1b[2J, a real ESC as \x1b[2J.
+// The text views escape peer text with classify.Escape, where a peer's
+// backslash never reads as rpctap's own escape: the six characters \x1b[2J
+// a peer typed show as \\x1b[2J, a real ESC as \x1b[2J.
 func TestTextOutputsShowAPeersBackslashApartFromRealControls(t *testing.T) {
 	path := evilSession(t)
 	tail := tailOf(t, path, false)
@@ -185,11 +185,11 @@ func TestTextOutputsShowAPeersBackslashApartFromRealControls(t *testing.T) {
 	}
 }
 
-// issue 10 point 9, end to end: every JSON the built binary prints, the
-// newer commands' too (sessions ls, diff, replay --as-host, catalog,
-// export json/har/otlp, check --format sarif), is valid UTF-8 and valid
-// JSON with control, bidi and format characters as \u escapes, and still
-// carries the peer's text (escaped, not dropped).
+// End to end: every JSON the built binary prints, the newer commands' too
+// (sessions ls, diff, replay --as-host, catalog, export json/har/otlp, check
+// --format sarif), is valid UTF-8 and valid JSON with control, bidi and
+// format characters as \u escapes, and still carries the peer's text
+// (escaped, not dropped).
 func TestEveryJSONTheBinaryPrintsIsSafeForATerminal(t *testing.T) {
 	bin := rpctapBinary(t)
 	dir := t.TempDir()
@@ -247,8 +247,8 @@ func TestEveryJSONTheBinaryPrintsIsSafeForATerminal(t *testing.T) {
 	}
 }
 
-// issue 10 point 9: inject --capture --json prints the captured answer
-// through the same escaping as every JSON output.
+// With --capture --json, inject prints the captured answer through the same
+// escaping as every JSON output.
 func TestInjectCaptureJSONEscapesTheAnswer(t *testing.T) {
 	var out bytes.Buffer
 	rep := tap.InjectReply{ID: `"a` + "\u202e" + `"`, Reply: []byte(`{"jsonrpc":"2.0","id":"a` + "\u202e" + `","error":{"code":1,"message":"` + "\u009b\u2028" + `"}}`)}

@@ -111,13 +111,13 @@ func onTerminal(t *testing.T, env []string, argv ...string) (cmd *exec.Cmd, scre
 	return cmd, screen, func() { master.Close() }
 }
 
-// issue 10 (a view whose terminal goes away): closing the terminal
-// window ends every view rpctap shows on a terminal, as q would, within
-// seconds, whether the process gets SIGHUP (watch and demo, whose taps
-// catch it) or ignores it (a shell's trap: then the terminal's reads and
-// requests fail). A tap that runs in the view's process ends as
-// q ends it: the held frames go, the server's stdin is closed, and the
-// session ends with the server's own exit (status 0, no signal).
+// Closing the terminal window ends every view rpctap shows on a terminal,
+// as q would, within seconds, whether the process gets SIGHUP (watch and
+// demo, whose taps catch it) or ignores it (a shell's trap: then the
+// terminal's reads and requests fail). A tap that runs in the view's
+// process ends as q ends it: the held frames go, the server's stdin is
+// closed, and the session ends with the server's own exit (status 0, no
+// signal).
 func TestAViewWhoseTerminalGoesAwayEndsAsQuitWould(t *testing.T) {
 	bin := rpctapBinary(t)
 	open, err := filepath.Abs("../../testdata/sessions/conversations/cancelled.jsonl")

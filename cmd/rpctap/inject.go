@@ -79,38 +79,7 @@ when the answer is an error, none came within --wait, or it is too large
 to print (over 1 MiB: the session file holds it, and a sentence says how
 to read it); 2 for a usage error, or when the tap cannot be reached or
 refuses the frame.`,
-		Args: func(cmd *cobra.Command, args []string) error {
-			sources := 0
-			for _, set := range []bool{len(args) > 0, o.file != "", o.catalog != "", o.method != ""} {
-				if set {
-					sources++
-				}
-			}
-			switch {
-			case sources > 1:
-				return usageError(errors.New("give one frame: FRAME, --file F, --catalog NAME or --method M, not several"))
-			case sources == 0:
-				return usageError(errors.New("give the frame to inject: rpctap inject FRAME, --file F (- for stdin), --catalog NAME (rpctap catalog lists them) or --method M, as in: rpctap inject --method tools/call --tool echo --arg message=hi"))
-			case len(args) > 1 && !looksLikeFrame(args[0]):
-				return usageError(fmt.Errorf("%s is not a frame; to name the tap, give --tap, as in: rpctap inject --tap %s '{\"jsonrpc\":\"2.0\",\"id\":\"rpctap-1\",\"method\":\"ping\"}' (rpctap ls lists the taps)", classify.EscapeString(args[0], 80), shellQuote(args[0])))
-			case len(args) > 1:
-				return usageError(errors.New("give the frame as one argument (quote it), as in: rpctap inject '{\"jsonrpc\":\"2.0\",\"id\":\"rpctap-1\",\"method\":\"ping\"}'"))
-			case o.json && !o.capture:
-				return usageError(errors.New("--json prints the captured answer: add --capture"))
-			case o.capture && o.forward:
-				return usageError(errors.New("--capture waits for the answer and keeps it from the other side; --forward lets it go on to that side: drop one of them"))
-			case o.force && !o.raw:
-				return usageError(errors.New("--force sends a partial raw frame: add --raw, as in: rpctap inject --raw --force '{\"jsonrpc\":\"2.0\"\\c'"))
-			case o.raw && (o.catalog != "" || o.method != ""):
-				return usageError(errors.New("--raw reads FRAME or --file in the raw syntax; --catalog and --method build their frames themselves"))
-			case (o.tool != "" || len(o.args) > 0) && o.method == "":
-				return usageError(errors.New("--tool and --arg fill a template: add --method, as in --method tools/call --tool echo --arg message=hi"))
-			}
-			if _, err := classify.ParseDirection(o.dir); err != nil || o.dir == "err" {
-				return usageError(errors.New("--dir is h2s (to the server, as if from the host) or s2h (to the host, as if from the server)"))
-			}
-			return nil
-		},
+		Args: func(cmd *cobra.Command, args []string) error { return o.check(args) },
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.dirSet = cmd.Flags().Changed("dir")
 			return runInject(cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr(), args, o)
@@ -133,6 +102,41 @@ refuses the frame.`,
 	f.BoolVar(&o.json, "json", false, "with --capture, print one JSON object per frame")
 	f.DurationVar(&o.wait, "wait", 10*time.Second, "with --capture, how long to wait for the answer")
 	return cmd
+}
+
+// check says what is wrong with the frame and flags inject is given, as
+// a usage error, or nil.
+func (o *injectOptions) check(args []string) error {
+	sources := 0
+	for _, set := range []bool{len(args) > 0, o.file != "", o.catalog != "", o.method != ""} {
+		if set {
+			sources++
+		}
+	}
+	switch {
+	case sources > 1:
+		return usageError(errors.New("give one frame: FRAME, --file F, --catalog NAME or --method M, not several"))
+	case sources == 0:
+		return usageError(errors.New("give the frame to inject: rpctap inject FRAME, --file F (- for stdin), --catalog NAME (rpctap catalog lists them) or --method M, as in: rpctap inject --method tools/call --tool echo --arg message=hi"))
+	case len(args) > 1 && !looksLikeFrame(args[0]):
+		return usageError(fmt.Errorf("%s is not a frame; to name the tap, give --tap, as in: rpctap inject --tap %s '{\"jsonrpc\":\"2.0\",\"id\":\"rpctap-1\",\"method\":\"ping\"}' (rpctap ls lists the taps)", classify.EscapeString(args[0], 80), shellQuote(args[0])))
+	case len(args) > 1:
+		return usageError(errors.New("give the frame as one argument (quote it), as in: rpctap inject '{\"jsonrpc\":\"2.0\",\"id\":\"rpctap-1\",\"method\":\"ping\"}'"))
+	case o.json && !o.capture:
+		return usageError(errors.New("--json prints the captured answer: add --capture"))
+	case o.capture && o.forward:
+		return usageError(errors.New("--capture waits for the answer and keeps it from the other side; --forward lets it go on to that side: drop one of them"))
+	case o.force && !o.raw:
+		return usageError(errors.New("--force sends a partial raw frame: add --raw, as in: rpctap inject --raw --force '{\"jsonrpc\":\"2.0\"\\c'"))
+	case o.raw && (o.catalog != "" || o.method != ""):
+		return usageError(errors.New("--raw reads FRAME or --file in the raw syntax; --catalog and --method build their frames themselves"))
+	case (o.tool != "" || len(o.args) > 0) && o.method == "":
+		return usageError(errors.New("--tool and --arg fill a template: add --method, as in --method tools/call --tool echo --arg message=hi"))
+	}
+	if _, err := classify.ParseDirection(o.dir); err != nil || o.dir == "err" {
+		return usageError(errors.New("--dir is h2s (to the server, as if from the host) or s2h (to the host, as if from the server)"))
+	}
+	return nil
 }
 
 func runInject(stdin io.Reader, stdout, stderr io.Writer, args []string, o injectOptions) error {

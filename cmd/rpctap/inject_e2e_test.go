@@ -36,11 +36,11 @@ func hostScript(t *testing.T, name string, inject func(h *liveHost)) (*liveHost,
 	return h, h.lines()
 }
 
-// issue 11, done means: with a long-lived host → rpctap run →
-// server-everything, rpctap inject --method tools/call --tool echo
-// --capture gets the answer and prints it with its latency, and the
-// host's output is what it is without the injection; a notification
-// injected toward the host reaches it.
+// With a long-lived host → rpctap run → server-everything,
+// rpctap inject --method tools/call --tool echo --capture gets the answer
+// and prints it with its latency, and the host's output is what it is
+// without the injection; a notification injected toward the host reaches
+// it.
 func TestInjectedToolCallIsAnsweredToRpctapAndTheHostSeesNothingOfIt(t *testing.T) {
 	_, plain := hostScript(t, fmt.Sprintf("e2e-plain-%d", time.Now().UnixNano()), nil)
 	var printed []byte
@@ -97,11 +97,11 @@ func TestInjectedToolCallIsAnsweredToRpctapAndTheHostSeesNothingOfIt(t *testing.
 	g.close(t)
 }
 
-// issue 11, done means: with the inspector CLI as host, its output and
-// exit status are the same with and without an injection during its call;
-// and the same when the injection gives up waiting for its answer, which
-// comes late, during the inspector's call: the inspector never reads it,
-// and the session records it as captured.
+// With the inspector CLI as host, its output and exit status are the same
+// with and without an injection during its call; and the same when the
+// injection gives up waiting for its answer, which comes late, during the
+// inspector's call: the inspector never reads it, and the session records
+// it as captured.
 func TestInspectorIsTheSameWithAnInjectionDuringItsCall(t *testing.T) {
 	inspector := needPeer(t, "node_modules/.bin/inspector")
 	server := needPeer(t, "node_modules/.bin/mcp-server-everything")
@@ -170,10 +170,10 @@ func TestInspectorIsTheSameWithAnInjectionDuringItsCall(t *testing.T) {
 	}
 }
 
-// issue 11 point 1: rpctap inject --raw writes the bytes as given to
-// server-everything: two frames in one argument (\x0a between them), a
-// partial frame refused with the reason, then forced and completed by a
-// second raw write; the server answers every frame it reads.
+// With --raw, rpctap inject writes the bytes as given to server-everything:
+// two frames in one argument (\x0a between them), a partial frame refused
+// with the reason, then forced and completed by a second raw write; the
+// server answers every frame it reads.
 func TestRawInjectionReachesServerEverythingAsWritten(t *testing.T) {
 	server := needPeer(t, "node_modules/.bin/mcp-server-everything")
 	h := startLiveHost(t, fmt.Sprintf("e2e-raw-%d", time.Now().UnixNano()), server, "stdio")
@@ -204,10 +204,10 @@ func TestRawInjectionReachesServerEverythingAsWritten(t *testing.T) {
 	}
 }
 
-// issue 11 point 2: an injection as the live view makes it (capture kept,
-// no one waiting on the socket) toward server-everything: the answer,
-// though it comes after the client's wait, never reaches the host; it is
-// recorded as captured, and paired with the request, with its latency.
+// An injection as the live view makes it (capture kept, no one waiting on
+// the socket) toward server-everything: the answer, though it comes after
+// the client's wait, never reaches the host; it is recorded as captured,
+// and paired with the request, with its latency.
 func TestViewStyleCaptureKeepsALateAnswerFromTheHost(t *testing.T) {
 	server := needPeer(t, "node_modules/.bin/mcp-server-everything")
 	h := startLiveHost(t, fmt.Sprintf("e2e-keep-%d", time.Now().UnixNano()), server, "stdio")

@@ -9,7 +9,7 @@ import (
 	"github.com/rpctap/rpctap/inject"
 )
 
-// issue 11 point 5: rpctap catalog [--json] lists every entry with its
+// The catalog command (rpctap catalog [--json]) lists every entry with its
 // one-line rule.
 func TestCatalogCommandListsEveryEntryWithItsRule(t *testing.T) {
 	var out bytes.Buffer
@@ -37,8 +37,8 @@ func TestCatalogCommandListsEveryEntryWithItsRule(t *testing.T) {
 	}
 }
 
-// issue 11 point 5: inject's usage errors say what to type, before any tap
-// is looked for.
+// The usage errors of inject say what to type, before any tap is looked
+// for.
 func TestInjectUsageErrorsSayWhatToType(t *testing.T) {
 	for _, c := range []struct {
 		args []string

@@ -169,11 +169,11 @@ func heldRecords(t *testing.T, path string) []sessions.Event {
 	}
 }
 
-// issue 12, done means: through the built binary, with cat as the server
-// (it echoes what it reads), frames that match --intercept are held until
-// the view forwards, edits, drops or answers them; a frame behind a held
-// one waits for it while the other direction flows; and the session file
-// says what became of each.
+// Through the built binary, with cat as the server (it echoes what it
+// reads), frames that match --intercept are held until the view forwards,
+// edits, drops or answers them; a frame behind a held one waits for it
+// while the other direction flows; and the session file says what became of
+// each.
 func TestInterceptHoldsAndTheViewForwardsEditsDropsAndRepliesInPlace(t *testing.T) {
 	name := fmt.Sprintf("e2e-hold-%d", time.Now().UnixNano())
 	h := startLiveHostWith(t, name, []string{"--intercept", "dir:h2s method:hold/*"}, "cat")
@@ -284,12 +284,12 @@ func TestInterceptHoldsAndTheViewForwardsEditsDropsAndRepliesInPlace(t *testing.
 	}
 }
 
-// issue 12: the view shows a held frame's secrets masked, and a person
-// edits (or quotes, in a reply) what they see. Through the built binary,
-// with cat as the server: the masks an edit left as they were reach the
-// server as the real secret, a mask the person changed goes as typed, a
-// reply that quotes a mask gives the host the real secret; and neither
-// what the view is told nor the session file ever carries the secret.
+// The view shows a held frame's secrets masked, and a person edits (or
+// quotes, in a reply) what they see. Through the built binary, with cat as
+// the server: the masks an edit left as they were reach the server as the
+// real secret, a mask the person changed goes as typed, a reply that quotes
+// a mask gives the host the real secret; and neither what the view is told
+// nor the session file ever carries the secret.
 func TestAnEditOfAMaskedHeldFrameForwardsTheRealSecret(t *testing.T) {
 	const secret = "tok-8f3a9c2e71"
 	name := fmt.Sprintf("e2e-unmask-%d", time.Now().UnixNano())
@@ -331,9 +331,9 @@ func TestAnEditOfAMaskedHeldFrameForwardsTheRealSecret(t *testing.T) {
 	}
 }
 
-// issue 12, done means: hold is never forever. A frame goes on as it was
-// when its hold time runs out, and when the view that set the intercept
-// goes away; the view and the file say which.
+// Hold is never forever. A frame goes on as it was when its hold time runs
+// out, and when the view that set the intercept goes away; the view and the
+// file say which.
 func TestHeldFramesGoOnWhenTheHoldTimeRunsOutOrTheViewDetaches(t *testing.T) {
 	name := fmt.Sprintf("e2e-release-%d", time.Now().UnixNano())
 	h := startLiveHostWith(t, name, []string{"--intercept", "method:slow", "--hold-timeout", "1s"}, "cat")
@@ -378,9 +378,9 @@ func TestHeldFramesGoOnWhenTheHoldTimeRunsOutOrTheViewDetaches(t *testing.T) {
 	}
 }
 
-// issue 12, done means: intercept toggled on and off under traffic in
-// both directions never loses, duplicates or reorders a frame, and never
-// splits one, with frames large and small.
+// Intercept toggled on and off under traffic in both directions never
+// loses, duplicates or reorders a frame, and never splits one, with frames
+// large and small.
 func TestInterceptToggledUnderTrafficBothWaysKeepsEveryFrameWholeAndInOrder(t *testing.T) {
 	name := fmt.Sprintf("e2e-toggle-%d", time.Now().UnixNano())
 	h := startLiveHostWith(t, name, nil, "cat")
@@ -468,11 +468,11 @@ func TestInterceptToggledUnderTrafficBothWaysKeepsEveryFrameWholeAndInOrder(t *t
 	t.Logf("%d frames each way, %d held on the way", len(sent), held)
 }
 
-// issue 12, done means: the inspector CLI as host and server-everything,
-// with rpctap run --intercept method:tools/call between them. The held
-// call edited (another echo message): the inspector prints the edited
-// answer. Answered in place: the inspector prints the reply typed in the
-// view, and server-everything never read the call. Dropped: the inspector
+// End to end with real peers: the inspector CLI as host and
+// server-everything, with rpctap run --intercept method:tools/call between
+// them. The held call edited (another echo message): the inspector prints the
+// edited answer. Answered in place: the inspector prints the reply typed in
+// the view, and server-everything never read the call. Dropped: the inspector
 // times out, as with a server that never answers.
 func TestInspectorWithInterceptedToolCallEditedAnsweredInPlaceAndDropped(t *testing.T) {
 	inspector := needPeer(t, "node_modules/.bin/inspector")
@@ -551,9 +551,9 @@ func TestInspectorWithInterceptedToolCallEditedAnsweredInPlaceAndDropped(t *test
 	})
 }
 
-// Invariant 7: what a direction holds is bounded. Past 1024 frames held,
-// the tap lets them all go on as they were, in order, says so to the view
-// and on its stderr, and holds again from the next match.
+// What a direction holds is bounded, whatever a client sends. Past 1024
+// frames held, the tap lets them all go on as they were, in order, says so to
+// the view and on its stderr, and holds again from the next match.
 func TestHoldingPastTheBoundLetsEveryHeldFrameGoOnInOrder(t *testing.T) {
 	name := fmt.Sprintf("e2e-overflow-%d", time.Now().UnixNano())
 	h := startLiveHostWith(t, name, []string{"--intercept", "dir:h2s"}, "cat")

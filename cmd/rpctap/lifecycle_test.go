@@ -19,15 +19,15 @@ import (
 	"github.com/rpctap/rpctap/sessions"
 )
 
-// Invariant 5 through the built binary: the host owns the server's
-// lifecycle, and rpctap run passes each of its steps on.
+// Through the built binary: the host owns the server's lifecycle, and
+// rpctap run passes each of its steps on.
 
 // oldGrace is longer than the grace period after which the tap used to
 // stop the server on its own, once the host had closed stdin (2 s): a
 // host that waits this long shows that the tap no longer does.
 const oldGrace = 3 * time.Second
 
-// Issue 10 point 1: the tap never stops the server on a timer of its own.
+// The tap never stops the server on a timer of its own.
 func TestTapNeverStopsTheServerOnATimerOfItsOwn(t *testing.T) {
 	rpctapBinary(t) // built once, before the subtests run in parallel
 
@@ -120,15 +120,14 @@ func TestTapNeverStopsTheServerOnATimerOfItsOwn(t *testing.T) {
 	})
 }
 
-// Issue 10 point 2: a signal at any moment from the tap's start is passed
-// on to the server, or, before the server exists, ends the tap with
-// 128+signal and a session file with its header and exit record; no
-// server is ever left behind. The signals come 3-480 ms after the tap
-// says it catches them (earlysignal's fd 3),
-// many while the binary initialises its packages (a syntax highlighter's
-// tables take from tens to hundreds of milliseconds), where the tap used
-// to die of them. The first milliseconds, before the tap says so, are
-// TestSignalInTheTapsFirstMillisecondsEndsItCleanly's.
+// A signal at any moment from the tap's start is passed on to the server,
+// or, before the server exists, ends the tap with 128+signal and a session
+// file with its header and exit record; no server is ever left behind. The
+// signals come 3-480 ms after the tap says it catches them (earlysignal's
+// fd 3), many while the binary initialises its packages (a syntax
+// highlighter's tables take from tens to hundreds of milliseconds), where
+// the tap used to die of them. The first milliseconds, before the tap says
+// so, are TestSignalInTheTapsFirstMillisecondsEndsItCleanly's.
 func TestSignalDuringStartupEndsTheTapCleanly(t *testing.T) {
 	bin := rpctapBinary(t)
 	tries := 30
@@ -321,8 +320,8 @@ func runWatchCmd(t *testing.T, env []string, args ...string) (string, int) {
 	return watchOnTerminal(t, env, args...)
 }
 
-// Issue 10 point 17: a server that cannot start is said at once, as
-// rpctap run says it, not after waiting for a tap that never comes up.
+// A server that cannot start is said at once, as rpctap run says it, not
+// after waiting for a tap that never comes up.
 func TestWatchWithAServerThatCannotStartSaysSoAtOnce(t *testing.T) {
 	env := watchEnv(t, t.TempDir())
 	stderr, code := runWatchCmd(t, env, "--", "/no/such/server")
@@ -332,9 +331,9 @@ func TestWatchWithAServerThatCannotStartSaysSoAtOnce(t *testing.T) {
 	}
 }
 
-// Issue 10 point 17: a server's command that is there but cannot run says
-// why and what to do, in watch as in run: a directory is no program, a
-// file that is not executable wants chmod +x.
+// A server's command that is there but cannot run says why and what to do,
+// in watch as in run: a directory is no program, a file that is not
+// executable wants chmod +x.
 func TestAServerThatCannotRunSaysWhatToDo(t *testing.T) {
 	dir := t.TempDir()
 	script := filepath.Join(dir, "server.sh")
@@ -355,9 +354,9 @@ func TestAServerThatCannotRunSaysWhatToDo(t *testing.T) {
 	}
 }
 
-// Issue 10 point 18: the host's output (tool results among it) is kept
-// beside the session file, under its name, readable by its owner only,
-// and not left in the temporary directory.
+// The host's output (tool results among it) is kept beside the session
+// file, under its name, readable by its owner only, and not left in the
+// temporary directory.
 func TestWatchKeepsTheHostsOutputWithTheSessionOwnerOnly(t *testing.T) {
 	dir := t.TempDir()
 	env := watchEnv(t, dir)
@@ -410,8 +409,8 @@ func TestTheViewNamesTheHostsLogByAPathThatOpens(t *testing.T) {
 	}
 }
 
-// Issue 10 point 18: when the host ends before it starts the server, its
-// last lines are printed one a line, each escaped, as it wrote them.
+// When the host ends before it starts the server, its last lines are
+// printed one a line, each escaped, as it wrote them.
 func TestTheHostsLastLinesArePrintedOneALine(t *testing.T) {
 	stderr, code := runWatchCmd(t, watchEnv(t, t.TempDir()), "--host", `echo one; printf 'two \033[2J\r\n'; exit 3`, "--", "cat")
 	if code != 2 || !strings.Contains(stderr, "the host exited before it started the server") || !strings.HasSuffix(stderr, ":\none\ntwo \\x1b[2J\n") {
@@ -419,9 +418,9 @@ func TestTheHostsLastLinesArePrintedOneALine(t *testing.T) {
 	}
 }
 
-// Issue 10 point 6: what rpctap prints of its own about a server or a
-// host masks secrets too: the server command that cannot start, and the
-// host's last lines when the host ends before it starts the server.
+// What rpctap prints of its own about a server or a host masks secrets too:
+// the server command that cannot start, and the host's last lines when the
+// host ends before it starts the server.
 func TestStartErrorsAndTheHostsLastLinesAreMasked(t *testing.T) {
 	env := append(watchEnv(t, t.TempDir()), "API_TOKEN=supersecret123")
 	for what, args := range map[string][]string{
@@ -435,8 +434,8 @@ func TestStartErrorsAndTheHostsLastLinesAreMasked(t *testing.T) {
 	}
 }
 
-// Issue 10 point 6: the host's output that watch keeps beside the session
-// is masked as the session is.
+// The host's output that watch keeps beside the session is masked as the
+// session is.
 func TestWatchKeepsTheHostsOutputMasked(t *testing.T) {
 	env := append(watchEnv(t, t.TempDir()), "API_TOKEN=supersecret123")
 	stderr, _ := runWatchCmd(t, env, "--host", "echo from-host supersecret123; sleep 30 | {}", "--", "cat")

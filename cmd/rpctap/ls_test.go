@@ -10,7 +10,7 @@ import (
 	"github.com/rpctap/rpctap/tui"
 )
 
-// issue 10 point 20: ls writes sizes as the UI's picker does.
+// The sizes ls writes read as those of the UI's picker.
 func TestLsWritesSizesAsTheUIDoes(t *testing.T) {
 	var b strings.Builder
 	writeLsText(&b, nil, []sessions.SessionFile{{Path: "/s/a.jsonl", Size: 123456, Modified: time.Now()}})

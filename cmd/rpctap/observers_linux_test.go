@@ -17,10 +17,10 @@ import (
 	"time"
 )
 
-// Observers of a tap that records no file (architecture invariants 2, 4
-// and 7): a view that stops reading costs the tap a fixed bound of
-// memory, whatever crosses meanwhile, and is told how many frames it
-// missed; tail says so and exits 1.
+// Observers of a tap that records no file neither slow it nor grow its
+// memory, whatever they or the peers do: a view that stops reading costs the
+// tap a fixed bound of memory, whatever crosses meanwhile, and is told how
+// many frames it missed; tail says so and exits 1.
 
 // startNoFileTap starts `rpctap run --no-record -- cat` listening on its
 // socket, and waits until the socket is there.

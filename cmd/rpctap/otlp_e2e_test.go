@@ -16,10 +16,10 @@ import (
 	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
 )
 
-// Issue 14 point 2, end to end: rpctap run --otlp-endpoint between a host
-// (this test) and the real server-everything sends a span per answered
-// request to an OTLP/HTTP collector, each a child of the span its
-// request's _meta.traceparent names, with the answer's error code.
+// End to end: rpctap run --otlp-endpoint between a host (this test) and the
+// real server-everything sends a span per answered request to an OTLP/HTTP
+// collector, each a child of the span its request's _meta.traceparent
+// names, with the answer's error code.
 func TestRunSendsASpanPerAnsweredRequestToTheCollector(t *testing.T) {
 	server := needPeer(t, "node_modules/.bin/mcp-server-everything")
 	bin := rpctapBinary(t)

@@ -174,14 +174,13 @@ func watchSession(t *testing.T, dir string) string {
 	return string(b)
 }
 
-// issue 12, done means: rpctap watch -- the Go SDK's server (no host)
-// discovers it (revision 2026-07-28: server/discover, no initialize),
-// lists its tools, and a tools/call from the composer's form (ctrl+t,
-// the echo tool's template) gets its answer. On that revision every
-// request carries the protocol version in _meta (point 4): the
-// template's does, and the server answers it as a 2026-07-28 request
-// (its serverInfo in the result's _meta, which it leaves out for a
-// request with none).
+// In tmux, rpctap watch -- the Go SDK's server (no host) discovers it
+// (revision 2026-07-28: server/discover, no initialize), lists its tools,
+// and a tools/call from the composer's form (ctrl+t, the echo tool's
+// template) gets its answer. On that revision every request carries the
+// protocol version in _meta: the template's does, and the server answers it
+// as a 2026-07-28 request (its serverInfo in the result's _meta, which it
+// leaves out for a request with none).
 func TestWatchWithNoHostPlaysTheHostOfTheGoSDKServer(t *testing.T) {
 	server := needPeer(t, "bin/server")
 	dir := t.TempDir()

@@ -197,30 +197,33 @@ func runReplayServer(cmd *cobra.Command, argv []string, o replayOptions) error {
 	signal.Ignore(syscall.SIGPIPE)
 	ctx, stop := replaySignals(nil)
 	defer stop()
-	var realDone <-chan tapRan
+	var realTap *tap.Running
 	if len(argv) > 0 {
 		// The real server behind a tap of its own, which records what is
-		// forwarded; its stderr is replay's.
-		t, err := tap.New(tap.Options{Argv: argv, Framing: framing, Record: !o.noRecord, Redact: red.Flags, Signals: make(chan os.Signal), Warn: func(msg string) {
+		// forwarded; its stderr is replay's. Replay is its host.
+		toServer, hostIn := io.Pipe()
+		fromServer, hostOut := io.Pipe()
+		realTap, err = tap.Start(ctx, tap.Options{Argv: argv, Framing: framing, Record: !o.noRecord, Redact: red.Flags, Signals: make(chan os.Signal), Warn: func(msg string) {
 			if !o.quiet {
 				fmt.Fprintln(stderr, "rpctap replay:", msg)
 			}
+		}}, tap.Pipes{In: toServer, Out: hostOut, Err: stderr, After: func() {
+			hostOut.Close()
+			toServer.Close()
 		}})
 		if err != nil {
 			return usageError(err)
 		}
 		// The replay masks its own session as the tap masks the real
 		// server's.
-		opts.Redactor = t.Redactor()
-		var p tapPipes
-		p, realDone = runBehindTap(ctx, t, framing, stderr)
-		opts.Forward = &replay.Forward{To: p.toServer, From: p.fromServer, Close: p.toServer.Close}
+		opts.Redactor = realTap.Tap().Redactor()
+		opts.Forward = &replay.Forward{To: hostIn, From: replay.Bodies(classify.NewFrameReader(fromServer, framing, 0)), Close: hostIn.Close}
 	} else if opts.Redactor, err = sessions.NewRedactor(os.Environ(), red.Flags); err != nil {
 		return usageError(err)
 	}
 	st, err := replay.Serve(ctx, o.asServer, replay.Bodies(classify.NewFrameReader(cmd.InOrStdin(), framing, 0)), cmd.OutOrStdout(), opts)
-	if realDone != nil {
-		<-realDone // the real server has its stdin closed, and exits
+	if realTap != nil {
+		realTap.Wait() // the real server has its stdin closed, and exits
 	}
 	if err := stoppedBy(ctx); err != nil {
 		return err
@@ -253,33 +256,6 @@ func (o replayOptions) redaction(path string, stderr io.Writer) (replay.Redactio
 			classify.EscapeString(names, 200), classify.EscapeString(red.Unset[0], 80), classify.EscapeString(red.Unset[0], 80))
 	}
 	return red, nil
-}
-
-// tapPipes are replay's ends of a tap it plays the host of.
-type tapPipes struct {
-	toServer   *io.PipeWriter
-	fromServer replay.FrameSource
-	reader     *io.PipeReader // what fromServer reads
-}
-
-type tapRan struct {
-	res tap.Result
-	err error
-}
-
-// runBehindTap runs the tap t with replay as its host, and says on the
-// channel how it ended.
-func runBehindTap(ctx context.Context, t *tap.Tap, framing classify.Framing, stderr io.Writer) (tapPipes, <-chan tapRan) {
-	toServer, hostIn := io.Pipe()
-	fromServer, hostOut := io.Pipe()
-	done := make(chan tapRan, 1)
-	go func() {
-		res, err := t.Run(ctx, toServer, hostOut, stderr)
-		hostOut.Close()
-		toServer.Close()
-		done <- tapRan{res, err}
-	}()
-	return tapPipes{toServer: hostIn, fromServer: replay.Bodies(classify.NewFrameReader(fromServer, framing, 0)), reader: fromServer}, done
 }
 
 func runReplayHost(cmd *cobra.Command, argv []string, o replayOptions) error {
@@ -330,30 +306,27 @@ func runReplayHost(cmd *cobra.Command, argv []string, o replayOptions) error {
 	// it is the host's).
 	serverErr := &lineEscaper{w: stderr}
 	errOut := t.MaskingWriter(serverErr)
-	done := make(chan tapRan, 1)
-	go func() {
-		res, err := t.Run(context.Background(), conn.ServerInput(), conn.ServerOutput(), errOut)
+	running := t.Start(context.Background(), tap.Pipes{In: conn.ServerInput(), Out: conn.ServerOutput(), Err: errOut, After: func() {
 		errOut.Close()
 		serverErr.Close()
 		conn.ServerOutput().Close()
 		conn.ServerInput().Close()
-		done <- tapRan{res, err}
-	}()
+	}})
 	rep, err := conn.Play(ctx)
-	r := <-done
+	res, runErr := running.Wait()
 	if err := stoppedBy(ctx); err != nil {
 		return err
 	}
 	if err != nil {
 		return exitError{code: 2, msg: plainFileError(err)}
 	}
-	if r.err != nil {
-		return exitError{code: 2, msg: r.err.Error()}
+	if runErr != nil {
+		return exitError{code: 2, msg: runErr.Error()}
 	}
 	out := cmd.OutOrStdout()
 	// The server's command line is masked as the tap masks it in the
 	// session's header (a --token=SECRET argument).
-	run := replay.HostRun{File: o.asHost, Argv: redact.MaskStrings(argv), Session: r.res.Path, ExitCode: r.res.ExitCode}
+	run := replay.HostRun{File: o.asHost, Argv: redact.MaskStrings(argv), Session: res.Path, ExitCode: res.ExitCode}
 	if o.json {
 		replay.WriteHostJSON(out, run, rep)
 	} else {

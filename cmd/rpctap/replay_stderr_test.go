@@ -10,11 +10,10 @@ import (
 )
 
 // replay --as-host is the host of the server it starts, so the server's
-// stderr is shown to the user: masked as the session file is, with
-// control, escape and bidi characters escaped, a line at a time (issue
-// 10 point 6: every byte rpctap writes to a screen goes through one
-// masking step; the brief: untrusted peer text never reaches the
-// terminal raw).
+// stderr is shown to the user: masked as the session file is, with control,
+// escape and bidi characters escaped, a line at a time (every byte rpctap
+// writes to a screen goes through one masking step, and untrusted peer text
+// never reaches the terminal raw).
 func TestReplayAsHostShowsTheServersStderrMaskedAndEscaped(t *testing.T) {
 	bin := rpctapBinary(t)
 	dir := t.TempDir()

@@ -18,7 +18,7 @@ import (
 	"github.com/rpctap/rpctap/sessions"
 )
 
-// Invariant 3: when the session file stops taking writes for a while (a
+// Nothing is lost: when the session file stops taking writes for a while (a
 // full disk; here a file size limit the test lifts), the traffic goes on,
 // rpctap says so once and says when the file takes writes again, and the
 // file accounts for every frame: the ones it holds plus the ones its gap
@@ -62,8 +62,8 @@ func TestSessionFileCountsTheFramesItCouldNotHold(t *testing.T) {
 	}
 	held, missing, gaps, skipped := sessionCounts(t, r.path)
 	t.Logf("held %v, missing %v in %d gap records, %d lines skipped", held, missing, gaps, skipped)
-	// Issue 10 point 4: every record in the file is whole, and the last
-	// line says how many frames of each direction the file is missing.
+	// Every record in the file is whole, and the last line says how many
+	// frames of each direction the file is missing.
 	if skipped != 0 {
 		t.Errorf("%d lines of the file are not whole records", skipped)
 	}
@@ -101,10 +101,10 @@ func TestSessionHeaderTheFileCannotTakeLeavesTrafficAlone(t *testing.T) {
 	}
 }
 
-// Issue 10 point 4, end to end: a file that fills and never takes writes
-// again (here a file size limit never lifted) holds whole records only,
-// and rpctap's last line on stderr says how many frames of each direction
-// it is missing: all those that crossed and are not in it.
+// End to end: a file that fills and never takes writes again (here a file
+// size limit never lifted) holds whole records only, and rpctap's last line
+// on stderr says how many frames of each direction it is missing: all those
+// that crossed and are not in it.
 func TestSessionFileThatNeverTakesWritesAgainSaysWhatItMisses(t *testing.T) {
 	r := startRunWrapped(t, []string{"/bin/sh", "-c", `ulimit -S -f 64 && exec "$0" "$@"`}, nil, []string{"/bin/cat"})
 	const n = 3000

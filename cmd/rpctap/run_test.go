@@ -232,10 +232,10 @@ func sigIgn(t *testing.T, path string) string {
 	return string(m[1])
 }
 
-// Invariant 3's failure case, whole: the session file cannot be opened,
-// or stops taking writes part-way (a full disk, here a file size limit).
-// The traffic goes on unchanged, and rpctap says so in one line on stderr,
-// and, when the file misses frames, at exit how many (issue 10 point 4).
+// The session file failing, every way: it cannot be opened, or stops taking
+// writes part-way (a full disk, here a file size limit). The traffic goes on
+// unchanged, and rpctap says so in one line on stderr, and, when the file
+// misses frames, at exit how many.
 func TestSessionFileFailureLeavesTrafficAloneAndSaysSoInOneLine(t *testing.T) {
 	frames := make([]byte, 0, 1<<20)
 	for i := 0; len(frames) < 1<<20; i++ {
@@ -288,9 +288,10 @@ func TestSessionFileFailureLeavesTrafficAloneAndSaysSoInOneLine(t *testing.T) {
 	}
 }
 
-// Invariant 1 and 4 for one 200 MiB line through the built binary: the
-// host reads it back byte for byte, the session file holds it exactly,
-// and the tap's peak memory stays far below the line's size.
+// The relay is transparent and its memory bounded for one 200 MiB line
+// through the built binary: the host reads it back byte for byte, the session
+// file holds it exactly, and the tap's peak memory stays far below the line's
+// size.
 func TestHugeLineIsRelayedExactlyWithBoundedMemory(t *testing.T) {
 	if testing.Short() {
 		t.Skip("moves 200 MiB each way and writes about a GiB to disk")

@@ -12,13 +12,13 @@ import (
 	"time"
 )
 
-// issue 10 point 6: a secret of the tap's environment appears on no
-// output path rpctap has, read from a session that a real tap recorded
-// (the secret in the id, the method, params, a JSON-escaped spelling,
-// the server's argv and its stderr): the file, tail (text and --json),
-// check in every format, sessions ls --json, diff --json, every export,
-// and replay --as-host's report, its --json and its stderr, each run
-// with the secret still in its environment.
+// A secret of the tap's environment appears on no output path rpctap has,
+// read from a session that a real tap recorded (the secret in the id, the
+// method, params, a JSON-escaped spelling, the server's argv and its
+// stderr): the file, tail (text and --json), check in every format,
+// sessions ls --json, diff --json, every export, and replay --as-host's
+// report, its --json and its stderr, each run with the secret still in its
+// environment.
 func TestNoOutputPathShowsASecretOfTheTapsEnvironment(t *testing.T) {
 	bin := rpctapBinary(t)
 	dir := t.TempDir()

@@ -44,10 +44,10 @@ func stateSessionDir(t *testing.T) string {
 
 func exists(p string) bool { _, err := os.Stat(p); return err == nil }
 
-// Issue 14 point 4: prune removes the session files older than its age,
-// and only those: never a file that is no session, nor a live tap's; it
-// lists and keeps everything with --dry-run, and asks first (refusing
-// when it cannot ask) without --yes.
+// Pruning sessions removes the files older than the age given, and only
+// those: never a file that is no session, nor a live tap's; it lists and
+// keeps everything with --dry-run, and asks first (refusing when it cannot
+// ask) without --yes.
 func TestSessionsPruneRemovesOnlyOldSessionFilesAndAsksFirst(t *testing.T) {
 	dir := stateSessionDir(t)
 	now := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)

@@ -18,7 +18,7 @@ import (
 	"github.com/rpctap/rpctap/classify"
 	"github.com/rpctap/rpctap/filter"
 	"github.com/rpctap/rpctap/sessions"
-	"github.com/rpctap/rpctap/tui"
+	"github.com/rpctap/rpctap/source"
 )
 
 // startListening starts `rpctap run --name NAME --record FILE -- cat`
@@ -108,10 +108,10 @@ func (r *tapRun) echo(t *testing.T, frame string) {
 	}
 }
 
-// Issue 10 point 7: a socket client that sends a line with no end (1 GB
-// of it) is answered with an error and cut off at the request bound; the
-// tap's memory stays small and traffic flows before, during and after.
-// A malformed request gets an error and a closed connection too.
+// A socket client that sends a line with no end (1 GB of it) is answered
+// with an error and cut off at the request bound; the tap's memory stays
+// small and traffic flows before, during and after. A malformed request
+// gets an error and a closed connection too.
 func TestSocketClientSendingALineWithNoEndLeavesTheTapsMemoryBounded(t *testing.T) {
 	r, _, socket := startListening(t)
 	r.echo(t, `{"jsonrpc":"2.0","id":1,"method":"before"}`)
@@ -170,8 +170,8 @@ func TestSocketClientSendingALineWithNoEndLeavesTheTapsMemoryBounded(t *testing.
 	r.echo(t, `{"jsonrpc":"2.0","id":4,"method":"last"}`)
 }
 
-// Issue 10 point 20: inject --file takes a frame too large for the
-// command line (20 MB), from a file or from stdin, and it arrives whole.
+// With --file, inject takes a frame too large for the command line (20 MB),
+// from a file or from stdin, and it arrives whole.
 func TestInjectFileSendsATwentyMegabyteFrameWhole(t *testing.T) {
 	r, name, _ := startListening(t)
 	r.echo(t, `{"jsonrpc":"2.0","id":1,"method":"ping"}`)
@@ -197,8 +197,8 @@ func TestInjectFileSendsATwentyMegabyteFrameWhole(t *testing.T) {
 	}
 }
 
-// Issue 10 point 20: a tap whose socket file is deleted says so on its
-// stderr and listens there again, so that views find it.
+// A tap whose socket file is deleted says so on its stderr and listens
+// there again, so that views find it.
 func TestTapWhoseSocketIsDeletedSaysSoAndListensAgain(t *testing.T) {
 	r, name, socket := startListening(t)
 	if err := os.Remove(socket); err != nil {
@@ -221,8 +221,7 @@ func TestTapWhoseSocketIsDeletedSaysSoAndListensAgain(t *testing.T) {
 	r.echo(t, `{"jsonrpc":"2.0","id":1,"method":"ping"}`)
 }
 
-// Issue 10 point 5: twenty tails attached to one tap each print every
-// frame.
+// Twenty tails attached to one tap each print every frame.
 func TestTwentyTailsEachGetEveryFrame(t *testing.T) {
 	r, name, _ := startListening(t)
 	const tails, frames = 20, 2000
@@ -278,9 +277,9 @@ func TestTwentyTailsEachGetEveryFrame(t *testing.T) {
 	}
 }
 
-// Issue 10 point 5: tail is an observer that yields: it asks its source
-// to yield before it works through each batch of records, and prints
-// nothing while the source holds it back.
+// Like every observer, tail yields: it asks its source to yield before it
+// works through each batch of records, and prints nothing while the source
+// holds it back.
 func TestTailYieldsBeforeEachBatchOfRecords(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "s.jsonl")
 	var b bytes.Buffer
@@ -296,7 +295,7 @@ func TestTailYieldsBeforeEachBatchOfRecords(t *testing.T) {
 	if err := os.WriteFile(path, b.Bytes(), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	src, err := tui.OpenFile(path, time.Second)
+	src, err := source.OpenFile(path, time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -338,10 +337,9 @@ func TestTailYieldsBeforeEachBatchOfRecords(t *testing.T) {
 	}
 }
 
-// Issue 10 point 7 (review): a client that announces a frame and sends it
-// a byte now and then holds the injection for at most the request
-// timeout: another inject then goes through, instead of waiting for the
-// slow one to finish.
+// A client that announces a frame and sends it a byte now and then holds
+// the injection for at most the request timeout: another inject then goes
+// through, instead of waiting for the slow one to finish.
 func TestASlowInjectionDoesNotHoldTheOthersBack(t *testing.T) {
 	r, name, socket := startListening(t)
 	r.echo(t, `{"jsonrpc":"2.0","id":1,"method":"ping"}`)

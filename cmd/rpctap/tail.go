@@ -1,21 +1,14 @@
 package main
 
 import (
-	"bufio"
 	"context"
-	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"os"
-	"strings"
-	"time"
-	"unicode/utf8"
 
 	"github.com/rpctap/rpctap/classify"
 	"github.com/rpctap/rpctap/filter"
-	"github.com/rpctap/rpctap/sessions"
-	"github.com/rpctap/rpctap/tui"
+	"github.com/rpctap/rpctap/source"
 	"github.com/spf13/cobra"
 )
 
@@ -46,9 +39,9 @@ with status 1.`,
 			if len(args) == 1 {
 				target = args[0]
 			}
-			open := tui.OpenTarget
+			open := source.Open
 			if follow {
-				open = tui.OpenTargetFollowing
+				open = source.OpenFollowing
 			}
 			src, err := open(target)
 			if err != nil {
@@ -71,7 +64,7 @@ with status 1.`,
 // damaged: no session record at all (exit status 2, as check), lines it
 // could not read, or no exit record; and what tail did not get of a live
 // tap that records no file (exit status 1).
-func tailEnd(stderr io.Writer, src *tui.Source) error {
+func tailEnd(stderr io.Writer, src *source.Source) error {
 	if missed, cut := src.Missed(); missed > 0 || cut {
 		// A tap with no file keeps no frame for a view that falls behind.
 		const record = "to see every frame, record the session (rpctap run without --no-record) and tail that"
@@ -100,213 +93,16 @@ func tailEnd(stderr io.Writer, src *tui.Source) error {
 	return nil
 }
 
-// tailBatch is how many entries tail prints between two looks at whether
-// the tap is short of CPU.
-const tailBatch = 1024
+// tailBatch is source.TailBatch, for the tests.
+const tailBatch = source.TailBatch
 
-// runTail prints entries as the source indexes them, until it ends. It is
-// an observer: all of it works at a lower priority, it waits while the
-// tap says it is short of CPU (yield, the source's Yield, and the
-// source's indexing, for seconds at a time), reads the records on in
-// file order, and writes its lines in large writes.
-func runTail(w io.Writer, src *tui.Source, f *filter.Filter, asJSON bool, yield func(context.Context)) error {
-	src.Background()
-	src.BackgroundProcess()
-	src.Patient()
-	recs := src.Records()
-	defer recs.Close()
-	bw := bufio.NewWriterSize(w, 64<<10)
-	// On a terminal, tail ends when the terminal goes away, though
-	// nothing comes to write (a process that ignores SIGHUP lives on).
-	tty, _ := w.(*os.File)
-	if tty != nil && terminalGone(tty) {
-		tty = nil // not a terminal (a file, a pipe, /dev/null) from the start
+// runTail is source.Tail for w: on a terminal, tail ends when the
+// terminal goes away, though nothing comes to write (a process that
+// ignores SIGHUP lives on).
+func runTail(w io.Writer, src *source.Source, f *filter.Filter, asJSON bool, yield func(context.Context)) error {
+	o := source.TailOptions{JSON: asJSON, Yield: yield}
+	if tty, ok := w.(*os.File); ok && !terminalGone(tty) { // a file, a pipe, /dev/null: never a terminal
+		o.Gone = func() bool { return terminalGone(tty) }
 	}
-	x := src.Index
-	next := 0
-	for {
-		ended := src.Ended()
-		n := x.Len()
-		for ; next < n; next++ {
-			if next%tailBatch == 0 {
-				if err := bw.Flush(); err != nil {
-					return err
-				}
-				yield(context.Background())
-			}
-			e := x.At(next)
-			if e.Event != "" {
-				if err := tailEvent(bw, recs, next, e, asJSON); err != nil {
-					return err
-				}
-				continue
-			}
-			if !e.IsFrame() {
-				continue
-			}
-			var ev *sessions.Event
-			var evErr error
-			read := false
-			record := func() (*sessions.Event, error) {
-				if !read {
-					ev, evErr = recs.At(next)
-					read = true
-				}
-				return ev, evErr
-			}
-			fr := tui.FilterFrame(&e, func() []byte {
-				if ev, err := record(); err == nil {
-					return ev.Frame
-				}
-				return nil
-			})
-			if !f.Match(fr) {
-				continue
-			}
-			rec, _ := record()
-			if err := tailLine(bw, src, next, e, rec, asJSON); err != nil {
-				return err
-			}
-		}
-		if err := bw.Flush(); err != nil {
-			return err
-		}
-		if ended && next >= x.Len() {
-			if st := src.State(); strings.HasPrefix(st, "error") {
-				return errors.New(strings.TrimPrefix(st, "error: "))
-			}
-			return nil
-		}
-		if tty != nil && terminalGone(tty) {
-			return nil
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-}
-
-// tailEvent prints an event of the session: a note of rpctap's own (a
-// demo's caption), escaped as peer text is (the session file may come
-// from anywhere), and the frames a gap says are missing. (How the server
-// ended is tail's end, not a line.)
-func tailEvent(w io.Writer, recs *tui.Records, pos int, e sessions.Entry, asJSON bool) error {
-	ev, err := recs.At(pos)
-	if err != nil || ev.Gap {
-		return nil
-	}
-	var text string
-	out := map[string]any{"seq": e.Seq, "t": e.T}
-	switch ev.Kind {
-	case sessions.EventNote:
-		if ev.Text == "" {
-			return nil
-		}
-		text, out["note"] = classify.EscapeString(ev.Text, 0), ev.Text
-	case sessions.EventGap:
-		what := "frames"
-		if ev.Dir == classify.Err {
-			what = "lines"
-		}
-		text = fmt.Sprintf("%d %s %s missing: the tap could not record them", ev.Missing, what, ev.Dir.Toward())
-		out["gap"] = map[string]any{"dir": ev.Dir.String(), "missing": ev.Missing}
-	default:
-		return nil
-	}
-	if asJSON {
-		return sessions.PrintJSON(w, out, false)
-	}
-	_, err = fmt.Fprintf(w, "%6d %10s # %s\n", e.Seq, fmt.Sprintf("%d.%03d", e.T/1e6, (e.T/1e3)%1000), text)
-	return err
-}
-
-// tailLine prints one frame: its entry e at position pos, and its record
-// ev (nil when it could not be read back), with what became of it in the
-// tap.
-func tailLine(w io.Writer, src *tui.Source, pos int, e sessions.Entry, ev *sessions.Event, asJSON bool) error {
-	var frame []byte
-	fate := e.Fate()
-	if ev != nil {
-		frame, fate = ev.Frame, sessions.FateOf(ev)
-	}
-	if asJSON {
-		out := map[string]any{"seq": e.Seq, "t": e.T, "dir": e.Dir.String(), "size": e.Size}
-		if e.Dir != classify.Err {
-			out["kind"] = e.Kind.String()
-		}
-		if e.ID != "" {
-			out["id"] = json.RawMessage(e.ID)
-			if !json.Valid([]byte(e.ID)) {
-				out["id"] = e.ID
-			}
-		}
-		if e.Method != "" {
-			out["method"] = e.Method
-		}
-		if e.Pair != 0 {
-			out["pair"] = e.Pair
-			out["latency_us"] = e.Latency.Microseconds()
-		}
-		if e.Status.String() != "" {
-			out["status"] = e.Status.String()
-		}
-		var fs []map[string]any
-		for _, f := range src.Index.Findings(pos) {
-			fm := map[string]any{"code": f.Code.String(), "severity": f.Severity.String(), "message": f.Message}
-			if f.Related != 0 {
-				fm["related"] = f.Related
-			}
-			fs = append(fs, fm)
-		}
-		if fs != nil {
-			out["findings"] = fs
-		}
-		if !fate.IsZero() {
-			out["fate"] = json.RawMessage(fate.AppendJSON(nil))
-		}
-		if frame != nil {
-			// frame is the frame's JSON; frame_text the frame as text,
-			// with frame_b64 its exact bytes when they are not UTF-8 (the
-			// text then has U+FFFD for them).
-			switch valid := utf8.Valid(frame); {
-			case valid && json.Valid(frame):
-				out["frame"] = json.RawMessage(frame)
-			case valid:
-				out["frame_text"] = string(frame)
-			default:
-				out["frame_text"] = string(frame)
-				out["frame_b64"] = frame
-			}
-		}
-		return sessions.PrintJSON(w, out, false)
-	}
-	dir := map[classify.Direction]string{classify.H2S: "→", classify.S2H: "←", classify.Err: "!"}[e.Dir]
-	kind := e.Kind.String()
-	if e.Dir == classify.Err {
-		kind = "stderr"
-	}
-	var flags []string
-	for _, c := range e.Codes.Codes() {
-		flags = append(flags, c.String())
-	}
-	line := fmt.Sprintf("%6d %10s %s %-12s", e.Seq, fmt.Sprintf("%d.%03d", e.T/1e6, (e.T/1e3)%1000), dir, kind)
-	if e.ID != "" {
-		line += " id=" + classify.EscapeString(e.ID, 40)
-	}
-	if e.Method != "" {
-		line += " " + classify.EscapeString(e.Method, 80)
-	}
-	if e.Latency > 0 && e.Kind == classify.KindResponse {
-		line += fmt.Sprintf(" (%s)", e.Latency.Round(time.Microsecond))
-	}
-	if len(flags) > 0 {
-		line += " [" + strings.Join(flags, " ") + "]"
-	}
-	if words := fate.Words(); len(words) > 0 {
-		line += " fate=" + strings.Join(words, ",")
-	}
-	line += "  " + classify.Escape(frame, 160)
-	if fate.Original != nil {
-		line += "  original: " + classify.Escape(fate.Original, 160)
-	}
-	_, err := fmt.Fprintln(w, line)
-	return err
+	return source.Tail(w, src, f, o)
 }

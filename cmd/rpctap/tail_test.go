@@ -14,12 +14,11 @@ import (
 	"github.com/rpctap/rpctap/sessions"
 )
 
-// Issue 10 point 11: rpctap tail on a session file no tap writes prints
-// what it can and exits, whatever the file's end: cut in a line, lines
-// after its exit record. It says on stderr what was wrong with the file;
-// a file with no session record at all (binary, a plain JSON-RPC log,
-// empty) exits 2 with a sentence, as check does (point 10). -f is there to
-// follow a file anyway.
+// On a session file no tap writes, rpctap tail prints what it can and
+// exits, whatever the file's end: cut in a line, lines after its exit
+// record. It says on stderr what was wrong with the file; a file with no
+// session record at all (binary, a plain JSON-RPC log, empty) exits 2 with
+// a sentence, as check does. -f is there to follow a file anyway.
 func TestTailOfADamagedFilePrintsAndExits(t *testing.T) {
 	good, err := os.ReadFile("../../testdata/sessions/recorded/session.jsonl")
 	if err != nil {

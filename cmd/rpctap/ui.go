@@ -1,7 +1,7 @@
 package main
 
 import (
-	"github.com/rpctap/rpctap/tui"
+	"github.com/rpctap/rpctap/source"
 	"github.com/spf13/cobra"
 )
 
@@ -13,9 +13,9 @@ func newUICmd() *cobra.Command {
 session file (opened read-only, also while a tap still writes it) or a live
 tap (its name, pid or socket). q quits the view; live taps keep running.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			var srcs []*tui.Source
+			var srcs []*source.Source
 			for _, a := range args {
-				src, err := tui.OpenTarget(a)
+				src, err := source.Open(a)
 				if err != nil {
 					return err
 				}

@@ -11,8 +11,8 @@ import (
 	"github.com/rpctap/rpctap/tap"
 )
 
-// Issue 10 point 19: argument errors are one sentence saying what to type,
-// with an example, never cobra's defaults; each exits 2.
+// Argument errors are one sentence saying what to type, with an example,
+// never cobra's defaults; each exits 2.
 func TestArgumentErrorsSayWhatToTypeWithAnExample(t *testing.T) {
 	for _, c := range []struct {
 		args []string
@@ -81,8 +81,8 @@ func TestArgumentErrorsSayWhatToTypeWithAnExample(t *testing.T) {
 	}
 }
 
-// Issue 10 point 19: rpctap run's own flags stop at the server's command,
-// so rpctap run ls -la runs ls -la (as env, nice and timeout do) instead of
+// The flags of rpctap run stop at the server's command, so
+// rpctap run ls -la runs ls -la (as env, nice and timeout do) instead of
 // refusing -l.
 func TestRunTakesFlagsAfterTheServerCommandAsTheServers(t *testing.T) {
 	cmd := exec.Command(rpctapBinary(t), "run", "--no-record", "--no-listen", "echo", "-n", "--version")
@@ -92,8 +92,8 @@ func TestRunTakesFlagsAfterTheServerCommandAsTheServers(t *testing.T) {
 	}
 }
 
-// Issue 10 point 19: with several live taps to choose from, the error
-// gives the user's own command line back with the tap named by its pid.
+// With several live taps to choose from, the error gives the user's own
+// command line back with the tap named by its pid.
 func TestSeveralLiveTapsAreNamedWithTheCommandToType(t *testing.T) {
 	root := newRootCmd()
 	amb := &tap.AmbiguousError{Target: "srv", Taps: []tap.Info{{Name: "srv", PID: 41}, {Name: "srv", PID: 42}}}

@@ -1,22 +1,22 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"os"
 	"time"
 
 	tea "github.com/charmbracelet/bubbletea"
+	"github.com/rpctap/rpctap/source"
 	"github.com/rpctap/rpctap/tap"
 	"github.com/rpctap/rpctap/tui"
 )
 
 // runUI runs the program on the terminal device: keys come from it, never
 // from a protocol pipe.
-func runUI(srcs []*tui.Source, opts ...tui.Option) error { return runUIUntil(nil, srcs, opts...) }
+func runUI(srcs []*source.Source, opts ...tui.Option) error { return runUIUntil(nil, srcs, opts...) }
 
 // runUIUntil is runUI that also ends, as q ends it, when quit closes.
-func runUIUntil(quit <-chan struct{}, srcs []*tui.Source, opts ...tui.Option) error {
+func runUIUntil(quit <-chan struct{}, srcs []*source.Source, opts ...tui.Option) error {
 	c, err := loadUserConfig() // its theme
 	if err != nil {
 		return usageError(err)
@@ -57,39 +57,17 @@ func runUIUntil(quit <-chan struct{}, srcs []*tui.Source, opts ...tui.Option) er
 func openTerminal() (*os.File, error) { return os.OpenFile("/dev/tty", os.O_RDWR, 0) }
 
 // endHere ends a tap that runs in this process: it waits up to 5 s for
-// its Run to return (ran closes then), then says on stderr what the tap
-// warned about and where its session is. It reports whether Run returned.
-func endHere(ran <-chan struct{}, t *tap.Tap, warnings *[]string) bool {
-	select {
-	case <-ran:
-	case <-time.After(5 * time.Second):
-		return false // the tap still runs: its warnings are not ours to read yet
+// its session to end, then says on stderr what the tap warned about and
+// where its session is. It reports whether the session ended.
+func endHere(run *tap.Running) bool {
+	if !run.WaitFor(5 * time.Second) {
+		return false // the tap still runs: its warnings are not said yet
 	}
-	for _, w := range *warnings {
+	for _, w := range run.Warnings() {
 		fmt.Fprintln(os.Stderr, "rpctap:", w)
 	}
-	if p := t.Path(); p != "" {
+	if p := run.Path(); p != "" {
 		fmt.Fprintln(os.Stderr, "rpctap: session recorded in", p)
 	}
 	return true
-}
-
-// errGone says the process that was to start the tap ended first.
-var errGone = errors.New("the tap's starter ended before the tap came up")
-
-// attachWhenUp waits for the tap named target to serve its socket and
-// attaches to it; it gives up when gone closes (errGone) or after 15 s.
-func attachWhenUp(target string, gone <-chan struct{}) (*tui.Source, error) {
-	deadline := time.Now().Add(15 * time.Second)
-	for time.Now().Before(deadline) {
-		if info, err := tap.FindTap(target); err == nil {
-			return tui.OpenLive(info, 0)
-		}
-		select {
-		case <-gone:
-			return nil, errGone
-		case <-time.After(30 * time.Millisecond):
-		}
-	}
-	return nil, errors.New("the tap did not come up within 15 s; is the host starting the server?")
 }

@@ -20,6 +20,7 @@ import (
 	"github.com/rpctap/rpctap/internal/hostconfig"
 	"github.com/rpctap/rpctap/internal/playhost"
 	"github.com/rpctap/rpctap/sessions"
+	"github.com/rpctap/rpctap/source"
 	"github.com/rpctap/rpctap/tap"
 	"github.com/rpctap/rpctap/tui"
 	"github.com/spf13/cobra"
@@ -100,16 +101,9 @@ refused before anything starts, unless --force writes over it.
 
 func runWatch(host string, argv []string, framing classify.Framing, profile classify.Profile, open, record string, force bool) error {
 	if host != "" {
-		var tapFlags []string // the tap the host starts records where watch was told
-		if record != "" {
-			abs, err := filepath.Abs(record)
-			if err != nil {
-				return err
-			}
-			tapFlags = append(tapFlags, "--record", abs)
-			if force {
-				tapFlags = append(tapFlags, "--force")
-			}
+		tapFlags, err := recordFlags(record, force)
+		if err != nil {
+			return err
 		}
 		return runWatchHost(host, argv, framing, profile, tapFlags...)
 	}
@@ -121,64 +115,45 @@ func runWatch(host string, argv []string, framing classify.Framing, profile clas
 	// stops the server, with SIGKILL if SIGTERM does not. A language
 	// server (--framing lsp, --profile lsp or --open) gets an LSP host
 	// instead, which ends the session with shutdown and exit on quit.
-	var wmu sync.Mutex
-	var warnings []string
-	warn := func(s string) { wmu.Lock(); warnings = append(warnings, s); wmu.Unlock() }
 	lsp := framing == classify.FramingLSP || profile == classify.LSP || open != ""
 	hangup() // from now on, SIGHUP ends the view, and the view the tap
 	opts := playhost.TapOptions(argv, framing, profile, lsp, record, force)
-	opts.Warn, opts.Signals = warn, viewSignals()
+	opts.Signals = viewSignals()
 	t, err := tap.New(opts)
 	if err != nil {
 		return usageError(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	var res tap.Result
-	var runErr error
-	ran := make(chan struct{})
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
+	// The view shows the server's stderr; its last lines are kept, masked
+	// as the session file masks them, to be said when the server fails.
+	errTail := &tailBuffer{max: 16 << 10}
+	errOut := t.MaskingWriter(errTail)
+	run := t.Start(ctx, tap.Pipes{In: inR, Out: outW, Err: errOut, After: func() { errOut.Close() }})
 	hostCtx, quitHost := context.WithCancel(ctx)
 	defer quitHost()
 	hostDone := make(chan struct{})
 	go func() {
 		wd, _ := os.Getwd()
 		if lsp {
-			(&playhost.LSP{W: inW, R: outR, Root: wd, Open: open, Name: "rpctap", Warn: warn}).Run(hostCtx)
+			(&playhost.LSP{W: inW, R: outR, Root: wd, Open: open, Name: "rpctap", Warn: run.Warn}).Run(hostCtx)
 		} else {
-			(&playhost.MCP{W: inW, R: outR, Root: wd, Name: "rpctap", Warn: warn}).Run(hostCtx)
+			(&playhost.MCP{W: inW, R: outR, Root: wd, Name: "rpctap", Warn: run.Warn}).Run(hostCtx)
 		}
 		close(hostDone)
 		io.Copy(io.Discard, outR) // the server's output is read to its end
 	}()
-	// The view shows the server's stderr; its last lines are kept, masked
-	// as the session file masks them, to be said when the server fails.
-	errTail := &tailBuffer{max: 16 << 10}
-	errOut := t.MaskingWriter(errTail)
-	go func() {
-		res, runErr = t.Run(ctx, inR, outW, errOut)
-		errOut.Close()
-		close(ran)
-	}()
-	src, err := attachWhenUp(fmt.Sprint(os.Getpid()), ran)
-	if errors.Is(err, errGone) {
-		// The tap ended before its socket came up: the server could not
-		// start, or exited at once.
-		if runErr != nil {
-			return exitError{code: max(res.ExitCode, 1), msg: runErr.Error()}
-		}
-		msg := fmt.Sprintf("%s %s before the view could attach", classify.EscapeString(argv[0], 200), exitWords(res)) + errTail.said()
-		if res.Path != "" {
-			msg += "\nrpctap: session recorded in " + res.Path
-		}
-		return exitError{code: max(res.ExitCode, 1), msg: msg}
+	src, err := source.AttachWhenUp(fmt.Sprint(os.Getpid()), run.Done())
+	if errors.Is(err, source.ErrGone) {
+		return endedBeforeTheView(run, argv, errTail)
 	}
 	if err != nil {
 		cancel()
 		return err
 	}
-	uiErr := runUI([]*tui.Source{src})
+	uiErr := runUI([]*source.Source{src})
 	// rpctap's host ends its session, and the frames the user's filter
 	// holds go on (the host's answers to them would wait behind them,
 	// and so would the end of the server's output). An LSP host sends
@@ -198,20 +173,51 @@ func runWatch(host string, argv []string, framing classify.Framing, profile clas
 	if !lsp {
 		inW.Close()
 	}
-	byItself := true // the server exited without rpctap signalling it
-	select {
-	case <-ran:
-	case <-time.After(3 * time.Second):
-		byItself = false
-	}
+	byItself := run.WaitFor(3 * time.Second) // the server exited without rpctap signalling it
 	cancel()
-	if !endHere(ran, t, &warnings) || uiErr != nil {
+	if !endHere(run) || uiErr != nil {
 		return uiErr
 	}
-	// watch exits as a server that ended by itself did, as run does:
-	// what a host would see of it, said on stderr with its last words
-	// there. One that rpctap had to stop ended because the user quit:
-	// that is said, and watch exits 0.
+	res, _ := run.Wait()
+	return watchExit(argv, res, byItself, lsp, errTail)
+}
+
+// recordFlags are the flags that have the tap a host starts record where
+// watch was told (--record, --force).
+func recordFlags(record string, force bool) ([]string, error) {
+	if record == "" {
+		return nil, nil
+	}
+	abs, err := filepath.Abs(record)
+	if err != nil {
+		return nil, err
+	}
+	flags := []string{"--record", abs}
+	if force {
+		flags = append(flags, "--force")
+	}
+	return flags, nil
+}
+
+// endedBeforeTheView says that the tap ended before its socket came up:
+// the server could not start, or exited at once.
+func endedBeforeTheView(run *tap.Running, argv []string, errTail *tailBuffer) error {
+	res, runErr := run.Wait()
+	if runErr != nil {
+		return exitError{code: max(res.ExitCode, 1), msg: runErr.Error()}
+	}
+	msg := fmt.Sprintf("%s %s before the view could attach", classify.EscapeString(argv[0], 200), exitWords(res)) + errTail.said()
+	if res.Path != "" {
+		msg += "\nrpctap: session recorded in " + res.Path
+	}
+	return exitError{code: max(res.ExitCode, 1), msg: msg}
+}
+
+// watchExit is how watch ends after its view: as a server that ended by
+// itself did, as run does (what a host would see of it, said on stderr
+// with its last words there). One that rpctap had to stop (byItself
+// false) ended because the user quit: that is said, and watch exits 0.
+func watchExit(argv []string, res tap.Result, byItself, lsp bool, errTail *tailBuffer) error {
 	name := classify.EscapeString(argv[0], 200)
 	switch {
 	case !byItself:
@@ -292,53 +298,21 @@ func runWatchHost(host string, argv []string, framing classify.Framing, profile 
 	name := fmt.Sprintf("%s-%d", filepath.Base(argv[0]), os.Getpid())
 	tapCmd := []string{self, "run", "--name", name, "--framing", framing.String(), "--profile", profile.String()}
 	tapCmd = append(append(append(tapCmd, tapFlags...), "--"), argv...)
-	var quoted []string
-	for _, a := range tapCmd {
-		quoted = append(quoted, shellQuote(a))
-	}
-	line := host
-	if strings.Contains(host, "{}") {
-		line = strings.ReplaceAll(host, "{}", strings.Join(quoted, " "))
-	} else {
-		line = host + " -- " + strings.Join(quoted, " ")
-	}
 	logf, err := openHostLog(name)
 	if err != nil {
 		return err
 	}
 	defer logf.Close()
 	logPath := logf.Name()
-	// The host's output (tool results among it) is kept masked, as the
-	// session is: it goes to the log through a pipe and a masking writer.
-	masked, err := sessions.MaskingWriter(os.Environ(), nil, logf)
-	if err != nil {
-		return err
-	}
-	pr, pw, err := os.Pipe()
-	if err != nil {
-		return err
-	}
 	// SIGINT, SIGTERM and SIGHUP end watch, host and all, from before the
 	// host starts: the default action would leave the host running.
 	sigs := make(chan os.Signal, 1)
 	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
 	defer signal.Stop(sigs)
-	cmd := exec.Command("sh", "-c", line)
-	cmd.Stdout, cmd.Stderr = pw, pw
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	err = cmd.Start()
-	pw.Close()
+	cmd, copied, err := startHost(hostShellLine(host, tapCmd), logf)
 	if err != nil {
-		pr.Close()
-		return fmt.Errorf("cannot start the host: %w", err)
+		return err
 	}
-	copied := make(chan struct{})
-	go func() {
-		io.Copy(masked, pr)
-		masked.Close()
-		pr.Close()
-		close(copied)
-	}()
 	// logged waits for the host's output to reach the log, when the host
 	// and its children have let go of it; a child that holds on to it
 	// keeps what it writes later from the log.
@@ -348,56 +322,18 @@ func runWatchHost(host string, argv []string, framing classify.Framing, profile 
 		case <-time.After(2 * time.Second):
 		}
 	}
-	// The host is reaped only once watch has done with its process
-	// group (stopHost): until then its id cannot be another group's.
-	// Where the host cannot be waited for unreaped, a host that was
-	// reaped has its group left alone.
-	exited := make(chan struct{})
-	returned := make(chan struct{})
-	defer close(returned)
-	var reaped atomic.Bool
-	go func() {
-		if awaitExit(cmd.Process.Pid) {
-			close(exited)
-			<-returned
-		} else {
-			defer close(exited)
-			defer reaped.Store(true)
-		}
-		cmd.Wait()
-	}()
-	stop := func() {
-		if !reaped.Load() {
-			stopHost(cmd.Process.Pid)
-		}
-	}
-	var stopSig syscall.Signal // set before stopped closes
-	stopped := make(chan struct{})
-	go func() {
-		select {
-		case sig := <-sigs:
-			stopSig = sig.(syscall.Signal)
-			close(stopped)
-		case <-returned:
-		}
-	}()
-	waited := make(chan struct{}) // the host exited, or watch was stopped
-	go func() {
-		select {
-		case <-exited:
-		case <-stopped:
-		}
-		close(waited)
-	}()
-	src, err := attachWhenUp(name, waited)
+	h := watchHostProcess(cmd, sigs)
+	defer close(h.returned)
+	stop, stopped := h.stop, h.stopped
+	src, err := source.AttachWhenUp(name, h.waited)
 	if err != nil {
 		stop()
 		select {
 		case <-stopped:
-			return exitError{code: 128 + int(stopSig), msg: fmt.Sprintf("stopped by %s before the host started the server; the host is stopped too (its output is in %s)", tap.SignalName(stopSig), logPath)}
+			return exitError{code: 128 + int(h.stopSig), msg: fmt.Sprintf("stopped by %s before the host started the server; the host is stopped too (its output is in %s)", tap.SignalName(h.stopSig), logPath)}
 		default:
 		}
-		if errors.Is(err, errGone) {
+		if errors.Is(err, source.ErrGone) {
 			err = errors.New("the host exited before it started the server")
 		}
 		logged()
@@ -411,7 +347,7 @@ func runWatchHost(host string, argv []string, framing classify.Framing, profile 
 			logPath = p
 		}
 	}
-	uiErr := runUIUntil(stopped, []*tui.Source{src}, tui.WithStatus(hostLogStatus(logPath, src.Path)))
+	uiErr := runUIUntil(stopped, []*source.Source{src}, tui.WithStatus(hostLogStatus(logPath, src.Path)))
 	stop()
 	logged()
 	fmt.Fprintln(os.Stderr, "rpctap: the host's output is in", logPath)
@@ -422,12 +358,108 @@ func runWatchHost(host string, argv []string, framing classify.Framing, profile 
 	case <-stopped:
 		// The terminal gone ends the view as q does; a stop by SIGINT or
 		// SIGTERM says so in the exit status.
-		if uiErr == nil && stopSig != syscall.SIGHUP {
-			uiErr = exitError{code: 128 + int(stopSig)}
+		if uiErr == nil && h.stopSig != syscall.SIGHUP {
+			uiErr = exitError{code: 128 + int(h.stopSig)}
 		}
 	default:
 	}
 	return uiErr
+}
+
+// A hostProcess is watch's host as it runs: stopped closes when a
+// signal (stopSig, set before) stops watch, waited when the host exited
+// or watch was stopped, and watch closes returned when it is done.
+type hostProcess struct {
+	stopped, waited, returned chan struct{}
+	stopSig                   syscall.Signal
+	stop                      func() // ends the host's process group, unless it was reaped
+}
+
+// watchHostProcess watches cmd, the started host, and sigs. The host is
+// reaped only once watch has done with its process group (stopHost):
+// until then its id cannot be another group's. Where the host cannot be
+// waited for unreaped, a host that was reaped has its group left alone.
+func watchHostProcess(cmd *exec.Cmd, sigs <-chan os.Signal) *hostProcess {
+	h := &hostProcess{stopped: make(chan struct{}), waited: make(chan struct{}), returned: make(chan struct{})}
+	exited := make(chan struct{})
+	var reaped atomic.Bool
+	go func() {
+		if awaitExit(cmd.Process.Pid) {
+			close(exited)
+			<-h.returned
+		} else {
+			defer close(exited)
+			defer reaped.Store(true)
+		}
+		cmd.Wait()
+	}()
+	h.stop = func() {
+		if !reaped.Load() {
+			stopHost(cmd.Process.Pid)
+		}
+	}
+	go func() {
+		select {
+		case sig := <-sigs:
+			h.stopSig = sig.(syscall.Signal)
+			close(h.stopped)
+		case <-h.returned:
+		}
+	}()
+	go func() {
+		select {
+		case <-exited:
+		case <-h.stopped:
+		}
+		close(h.waited)
+	}()
+	return h
+}
+
+// hostShellLine is the shell command line of watch's host: host with
+// the tap's command (tapCmd, quoted) where it says {}, or after " -- ".
+func hostShellLine(host string, tapCmd []string) string {
+	var quoted []string
+	for _, a := range tapCmd {
+		quoted = append(quoted, shellQuote(a))
+	}
+	if strings.Contains(host, "{}") {
+		return strings.ReplaceAll(host, "{}", strings.Join(quoted, " "))
+	}
+	return host + " -- " + strings.Join(quoted, " ")
+}
+
+// startHost starts watch's host (line, run by sh in a process group of
+// its own), its output going to logf; copied closes once all of the
+// output is in the log. The host's output (tool results among it) is
+// kept masked, as the session is: it goes to the log through a pipe and
+// a masking writer.
+func startHost(line string, logf *os.File) (cmd *exec.Cmd, copied <-chan struct{}, err error) {
+	masked, err := sessions.MaskingWriter(os.Environ(), nil, logf)
+	if err != nil {
+		return nil, nil, err
+	}
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		return nil, nil, err
+	}
+	cmd = exec.Command("sh", "-c", line)
+	cmd.Stdout, cmd.Stderr = pw, pw
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	err = cmd.Start()
+	pw.Close()
+	if err != nil {
+		pr.Close()
+		return nil, nil, fmt.Errorf("cannot start the host: %w", err)
+	}
+	done := make(chan struct{})
+	go func() {
+		io.Copy(masked, pr)
+		masked.Close()
+		pr.Close()
+		close(done)
+	}()
+	return cmd, done, nil
 }
 
 // hostGrace is how long watch's host has to end after SIGTERM before what

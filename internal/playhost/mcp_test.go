@@ -83,9 +83,9 @@ func TestPlayingTheHostOfServerEverything(t *testing.T) {
 	}
 }
 
-// issue 12 point 3: the same with the Go SDK's server, on revision
-// 2026-07-28: server/discover, no initialize, and the lists with the
-// client's info in _meta; a tools/call sent then gets its answer.
+// The same with the Go SDK's server, on revision 2026-07-28:
+// server/discover, no initialize, and the lists with the client's info in
+// _meta; a tools/call sent then gets its answer.
 func TestPlayingTheHostOfTheGoSDKServer(t *testing.T) {
 	server := peer(t, "bin/server")
 	tp, rec, _ := playing(t, []string{server}, `"method":"server/discover"`, `"method":"tools/list"`, `\"tools\":[`)

@@ -262,38 +262,47 @@ func WriteSARIF(w io.Writer, f File, rep *Report) error {
 		return err
 	}
 	put(`,"results":[`)
-	loc := func(line int) sarifLocation {
-		var l sarifLocation
-		l.Physical.Artifact.URI = uri
-		l.Physical.Region.StartLine = max(line, 1)
-		return l
-	}
 	for i, cf := range rep.Findings {
 		if i > 0 {
 			put(",\n")
 		} else {
 			put("\n")
 		}
-		r := sarifResult{RuleID: cf.Code.String(), RuleIndex: index[cf.Code], Level: sarifLevel(cf.Severity),
-			Message: sarifText{Text: cf.Message}, Locations: []sarifLocation{loc(cf.Line)}}
-		if cf.Related > 0 {
-			r.Related = []sarifRelated{{ID: 1, sarifLocation: loc(cf.Related), Message: sarifText{Text: "the frame this finding links to"}}}
-		}
-		p := sarifProps{ID: classify.EscapeString(cf.ID, 200), Method: classify.EscapeString(cf.Method, 200), Frame: cf.Frame, ByUser: cf.ByUser}
-		p.Dir, p.Kind, p.Member = cf.Place()
-		if !cf.Fate.IsZero() {
-			p.Fate = cf.Fate.AppendJSON(nil)
-		}
-		if p.Dir != "" || p.Kind != "" || p.Member != nil || p.ID != "" || p.Method != "" || p.Frame != "" || p.Fate != nil || p.ByUser {
-			r.Props = &p
-		}
-		if cf.ByUser && !f.FailOnUser {
-			r.Suppressions = []sarifSuppression{{Kind: "external", Justification: "about a frame the user injected or edited in rpctap, or its answer: not a peer's fault"}}
-		}
-		if err := value(r); err != nil {
+		if err := value(sarifResultOf(cf, index[cf.Code], uri, f.FailOnUser)); err != nil {
 			return err
 		}
 	}
 	put("\n]}]}\n")
 	return bw.Flush()
+}
+
+// sarifResultOf is the result of finding cf, whose rule is at index in
+// the rules, in the session file at uri; a finding of the user's own is
+// suppressed unless failOnUser.
+func sarifResultOf(cf Finding, index int, uri string, failOnUser bool) sarifResult {
+	r := sarifResult{RuleID: cf.Code.String(), RuleIndex: index, Level: sarifLevel(cf.Severity),
+		Message: sarifText{Text: cf.Message}, Locations: []sarifLocation{sarifLocationOf(uri, cf.Line)}}
+	if cf.Related > 0 {
+		r.Related = []sarifRelated{{ID: 1, sarifLocation: sarifLocationOf(uri, cf.Related), Message: sarifText{Text: "the frame this finding links to"}}}
+	}
+	p := sarifProps{ID: classify.EscapeString(cf.ID, 200), Method: classify.EscapeString(cf.Method, 200), Frame: cf.Frame, ByUser: cf.ByUser}
+	p.Dir, p.Kind, p.Member = cf.Place()
+	if !cf.Fate.IsZero() {
+		p.Fate = cf.Fate.AppendJSON(nil)
+	}
+	if p.Dir != "" || p.Kind != "" || p.Member != nil || p.ID != "" || p.Method != "" || p.Frame != "" || p.Fate != nil || p.ByUser {
+		r.Props = &p
+	}
+	if cf.ByUser && !failOnUser {
+		r.Suppressions = []sarifSuppression{{Kind: "external", Justification: "about a frame the user injected or edited in rpctap, or its answer: not a peer's fault"}}
+	}
+	return r
+}
+
+// sarifLocationOf is line of the session file at uri.
+func sarifLocationOf(uri string, line int) sarifLocation {
+	var l sarifLocation
+	l.Physical.Artifact.URI = uri
+	l.Physical.Region.StartLine = max(line, 1)
+	return l
 }

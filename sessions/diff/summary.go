@@ -137,41 +137,13 @@ func summarize(path string, ig sessions.Ignore) (*summary, error) {
 		switch m.Kind {
 		case classify.KindRequest:
 			if ev.Dir == classify.H2S {
-				method := s.intern(m.Method())
-				h, idn, _ := hs.HashCall(method, frame)
-				name, group := method, method
-				if n := sessions.CallNameOf(method, idn.Parts); n != "" {
-					name = s.intern(method + " " + n)
-					if groupedByName(method) {
-						group = name
-					}
-				}
-				inFlight[line] = pendingCall{call: idn.Call, params: h, method: method, group: group, name: name, off: rd.Offset(),
-					startup: !s.answered, masked: ev.Redacted}
+				inFlight[line] = s.request(&hs, m.Method(), frame, rd.Offset(), ev.Redacted)
 			}
 		case classify.KindResponse:
 			if ev.Dir == classify.S2H {
 				s.answered = true
 			}
-			for _, p := range obs.Pairs {
-				pc, ok := inFlight[p.Request]
-				if !ok {
-					continue
-				}
-				delete(inFlight, p.Request)
-				// A request asked before the server's first answer
-				// waited for the server to start: not a call's latency.
-				if lat := p.Latency.Microseconds(); lat >= 0 && !pc.startup {
-					s.latency[pc.group] = append(s.latency[pc.group], int32(min(lat, math.MaxInt32)))
-				}
-				// A listing's answer is compared item by item instead.
-				if _, seen := s.calls[pc.params]; !seen && !isListing(p.Method) {
-					out, _ := hs.Hash(frame)
-					s.calls[pc.params] = call{req: p.Request, resp: line, reqOff: pc.off, respOff: rd.Offset(),
-						key: pc.call.Key, params: pc.params, outcome: out, method: pc.method, name: pc.name, masked: pc.masked || ev.Redacted}
-				}
-				s.listing(p.Method, line, frame)
-			}
+			s.answers(&hs, inFlight, obs.Pairs, line, frame, rd.Offset(), ev.Redacted)
 		}
 	}
 	if !hasHeader && records == 0 {
@@ -179,6 +151,47 @@ func summarize(path string, ig sessions.Ignore) (*summary, error) {
 		return nil, fmt.Errorf("%s: %w", path, sessions.ErrNoRecords)
 	}
 	return s, nil
+}
+
+// request is the call a host request makes, its frame read from the
+// file at off (masked: the recording masked a secret in it).
+func (s *summary) request(hs *sessions.Hasher, method string, frame []byte, off int64, masked bool) pendingCall {
+	method = s.intern(method)
+	h, idn, _ := hs.HashCall(method, frame)
+	name, group := method, method
+	if n := sessions.CallNameOf(method, idn.Parts); n != "" {
+		name = s.intern(method + " " + n)
+		if groupedByName(method) {
+			group = name
+		}
+	}
+	return pendingCall{call: idn.Call, params: h, method: method, group: group, name: name, off: off,
+		startup: !s.answered, masked: masked}
+}
+
+// answers takes in the pairs a response of line (its frame read from the
+// file at off) makes with the calls in flight: each call's latency, the
+// first answer of each call, and the listings.
+func (s *summary) answers(hs *sessions.Hasher, inFlight map[int64]pendingCall, pairs []classify.Pair, line int64, frame []byte, off int64, masked bool) {
+	for _, p := range pairs {
+		pc, ok := inFlight[p.Request]
+		if !ok {
+			continue
+		}
+		delete(inFlight, p.Request)
+		// A request asked before the server's first answer
+		// waited for the server to start: not a call's latency.
+		if lat := p.Latency.Microseconds(); lat >= 0 && !pc.startup {
+			s.latency[pc.group] = append(s.latency[pc.group], int32(min(lat, math.MaxInt32)))
+		}
+		// A listing's answer is compared item by item instead.
+		if _, seen := s.calls[pc.params]; !seen && !isListing(p.Method) {
+			out, _ := hs.Hash(frame)
+			s.calls[pc.params] = call{req: p.Request, resp: line, reqOff: pc.off, respOff: off,
+				key: pc.call.Key, params: pc.params, outcome: out, method: pc.method, name: pc.name, masked: pc.masked || masked}
+		}
+		s.listing(p.Method, line, frame)
+	}
 }
 
 func (s *summary) intern(v string) string { return sessions.InternIn(s.interned, v) }

@@ -107,12 +107,15 @@ type Options struct {
 	Timeout        time.Duration
 	MethodTimeouts map[string]time.Duration
 	// Cuts bound long values in the text formats (zero: DefaultCuts).
-	Cuts Cuts
+	Cuts classify.Cuts
 	// Source names the session file in the export (its path as given).
 	Source string
 	// Version is rpctap's version, for the HAR creator and OTLP scope.
 	Version string
 }
+
+// DefaultCuts are the cuts of the text exports.
+var DefaultCuts = classify.Cuts{String: 240, Elements: 100}
 
 // An Result says what an export wrote.
 type Result struct {
@@ -255,7 +258,7 @@ type exporter struct {
 	hasHdr bool
 	counts sessions.Counts
 	red    *sessions.Redactor
-	cuts   Cuts
+	cuts   classify.Cuts
 	res    Result
 	// fold: records at positions [foldFrom, foldTo) are left out.
 	foldFrom, foldTo int
@@ -273,7 +276,7 @@ type exporter struct {
 
 func openExport(path string, opts Options) (*exporter, error) {
 	s := &exporter{opts: opts, red: opts.Redactor, cuts: opts.Cuts}
-	if s.cuts == (Cuts{}) {
+	if s.cuts == (classify.Cuts{}) {
 		s.cuts = DefaultCuts
 	}
 	iopts := s.pairs.CollectPairs(sessions.IndexOptions{Profile: opts.Profile, Timeout: opts.Timeout, MethodTimeouts: opts.MethodTimeouts})

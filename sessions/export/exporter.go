@@ -116,7 +116,7 @@ func (s *exporter) prettyFrame(dst []byte, e *sessions.Entry, frame []byte) ([]b
 	if !s.knownJSON(e, frame) && !classify.Valid(frame) {
 		return dst, false
 	}
-	s.buf = appendPretty(s.buf[:0], frame, s.cuts)
+	s.buf = classify.AppendPretty(s.buf[:0], frame, s.cuts)
 	return classify.AppendSafeJSON(dst, s.buf), true
 }
 
@@ -127,7 +127,7 @@ func (s *exporter) original(dst, orig []byte) (out []byte, isJSON bool) {
 	if !classify.Valid(orig) {
 		return classify.AppendEscaped(dst, orig, 4*s.cuts.String), false
 	}
-	s.buf = appendPretty(s.buf[:0], orig, s.cuts)
+	s.buf = classify.AppendPretty(s.buf[:0], orig, s.cuts)
 	return classify.AppendSafeJSON(dst, s.buf), true
 }
 

@@ -1,5 +1,5 @@
 // Command liveview is the live view of .ci/bench/live: it attaches to a
-// live tap with tui.OpenLive, as "rpctap ui" does, and runs the real
+// live tap with source.OpenLive, as "rpctap ui" does, and runs the real
 // terminal UI (tui.New, a lipgloss renderer with true colour on io.Discard)
 // in a Bubble Tea program fed by that source, so that the program's own
 // tick picks up the index as in the real UI. While frames pour in it sends a
@@ -59,6 +59,7 @@ import (
 	"github.com/muesli/termenv"
 	"github.com/rpctap/rpctap/classify"
 	"github.com/rpctap/rpctap/sessions"
+	"github.com/rpctap/rpctap/source"
 	"github.com/rpctap/rpctap/tap"
 	"github.com/rpctap/rpctap/tui"
 )
@@ -139,7 +140,7 @@ type probe struct {
 	seenTick bool            // a tick was handled since reset
 
 	// With -open: the first View after a tick that took in a screenful.
-	src      *tui.Source
+	src      *source.Source
 	tickLen  int
 	firstAt  time.Time
 	firstTxt string
@@ -232,10 +233,10 @@ func (p *probe) waitTick(limit time.Duration) bool {
 }
 
 // startUI runs the real model in a Bubble Tea program with no terminal.
-func startUI(src *tui.Source) (*probe, *tea.Program, <-chan error) {
+func startUI(src *source.Source) (*probe, *tea.Program, <-chan error) {
 	r := lipgloss.NewRenderer(io.Discard)
 	r.SetColorProfile(termenv.TrueColor) // draw as for a real terminal
-	p := &probe{m: tui.New(r, []*tui.Source{src}), src: src}
+	p := &probe{m: tui.New(r, []*source.Source{src}), src: src}
 	prog := tea.NewProgram(p, tea.WithInput(nil), tea.WithOutput(io.Discard), tea.WithoutSignalHandler())
 	done := make(chan error, 1)
 	go func() {
@@ -269,7 +270,7 @@ func runLive() error {
 	if err != nil {
 		return err
 	}
-	src, err := tui.OpenLive(info, classify.DefaultTimeout)
+	src, err := source.OpenLive(info, classify.DefaultTimeout)
 	if err != nil {
 		return err
 	}
@@ -484,7 +485,7 @@ func runRaw() error {
 // screen of rows and the whole file.
 func runOpen(path string) error {
 	start := time.Now()
-	src, err := tui.OpenFile(path, classify.DefaultTimeout)
+	src, err := source.OpenFile(path, classify.DefaultTimeout)
 	if err != nil {
 		return err
 	}

@@ -1,46 +1,66 @@
-package export
+package classify
 
 import (
 	"bytes"
+	"encoding/json"
 	"strconv"
+	"strings"
+	"testing"
 	"unicode/utf8"
 )
 
-// Cuts bound what a pretty-printed frame shows of long values.
-type Cuts struct {
-	// String is the most bytes of a string's text shown (0: no cut); the
-	// rest is replaced by a marker with the string's full size.
-	String int
-	// Elements is the most members of an array or object shown (0: no
-	// cut); the rest is replaced by a marker saying how many are left out.
-	Elements int
+// The exports' appendPretty, which skipped the members it cut with a
+// walker of its own, kept as the oracle of AppendPretty: for any valid
+// JSON and any cuts, both write the same bytes. Run it with
+//
+//	go test -run XXX -fuzz FuzzAppendPrettyMatchesItsOracle -fuzztime 60s ./classify
+func FuzzAppendPrettyMatchesItsOracle(f *testing.F) {
+	cuts := [][2]uint8{{0, 0}, {1, 1}, {4, 2}, {70, 4}}
+	for k, frame := range envelopeFrames() {
+		c := cuts[k%len(cuts)]
+		f.Add(frame, c[0], c[1])
+	}
+	for _, s := range []string{`{"a":[1,2,3,4,5,6,7],"o":{"a":1,"b":2,"c":3,"d":4,"e":5}}`, " [ 1 , \"x y\" , { } , [ [ ] ] ] ",
+		`"` + strings.Repeat("é\\u00e9x\\\"", 40) + `"`, `{"` + strings.Repeat("k", 80) + `":[[],{}]}`} {
+		for _, c := range cuts {
+			f.Add([]byte(s), c[0], c[1])
+		}
+	}
+	f.Fuzz(func(t *testing.T, js []byte, str, elements uint8) {
+		if !json.Valid(js) {
+			return
+		}
+		c := Cuts{String: int(str), Elements: int(elements)}
+		got := AppendPretty([]byte("x"), js, c)
+		want := oracleAppendPretty([]byte("x"), js, c)
+		if !bytes.Equal(got, want) {
+			t.Fatalf("%q cut %+v:\n%s\noracle:\n%s", js, c, got, want)
+		}
+	})
 }
 
-// DefaultCuts are the cuts of the text exports.
-var DefaultCuts = Cuts{String: 240, Elements: 100}
-
-// appendPretty appends the JSON text js, which must be valid JSON,
+// oracleAppendPretty appends the JSON text js, which must be valid JSON,
 // indented by two spaces a level from indent, with values cut as c says.
 // A cut string keeps its start and ends with "…" and its size in bytes
 // ("…(880 bytes in all)"); the members of an array or object past the
 // cut become one string member (or key) saying how many were left out.
 // The result is valid JSON. It is not made safe for a terminal: pass it
-// through classify.AppendSafeJSON.
-func appendPretty(dst, js []byte, c Cuts) []byte {
-	p := pretty{js: js, c: c, dst: dst}
+// through AppendSafeJSON.
+func oracleAppendPretty(dst, js []byte, c Cuts) []byte {
+	p := oraclePretty{js: js, c: c, dst: dst}
 	p.skipSpace()
 	p.value(0)
 	return p.dst
 }
 
-type pretty struct {
+type oraclePretty struct {
 	js  []byte
 	i   int
 	c   Cuts
 	dst []byte
 }
 
-func (p *pretty) skipSpace() {
+func (p *oraclePretty) skipSpace() {
 	for p.i < len(p.js) {
 		switch p.js[p.i] {
 		case ' ', '\t', '\n', '\r':
@@ -51,7 +71,7 @@ func (p *pretty) skipSpace() {
 	}
 }
 
-func (p *pretty) newline(depth int) {
+func (p *oraclePretty) newline(depth int) {
 	p.dst = append(p.dst, '\n')
 	for range depth {
 		p.dst = append(p.dst, ' ', ' ')
@@ -59,7 +79,7 @@ func (p *pretty) newline(depth int) {
 }
 
 // value writes the value at p.i and moves past it.
-func (p *pretty) value(depth int) {
+func (p *oraclePretty) value(depth int) {
 	if p.i >= len(p.js) {
 		return
 	}
@@ -82,7 +102,7 @@ func (p *pretty) value(depth int) {
 	}
 }
 
-func (p *pretty) container(depth int) {
+func (p *oraclePretty) container(depth int) {
 	open := p.js[p.i]
 	close := byte(']')
 	if open == '{' {
@@ -142,7 +162,7 @@ func (p *pretty) container(depth int) {
 
 // skipMember moves past one member of a container (a key and its value
 // in an object) without writing it.
-func (p *pretty) skipMember(object bool) {
+func (p *oraclePretty) skipMember(object bool) {
 	if object {
 		p.skipValue()
 		p.skipSpace()
@@ -153,12 +173,12 @@ func (p *pretty) skipMember(object bool) {
 }
 
 // skipValue moves past the value at p.i.
-func (p *pretty) skipValue() {
+func (p *oraclePretty) skipValue() {
 	depth := 0
 	for p.i < len(p.js) {
 		switch p.js[p.i] {
 		case '"':
-			p.i = stringEnd(p.js, p.i)
+			p.i = oracleStringEnd(p.js, p.i)
 			if depth == 0 {
 				return
 			}
@@ -187,8 +207,8 @@ func (p *pretty) skipValue() {
 	}
 }
 
-// stringEnd returns the index just past the JSON string that starts at i.
-func stringEnd(js []byte, i int) int {
+// oracleStringEnd returns the index just past the JSON string that starts at i.
+func oracleStringEnd(js []byte, i int) int {
 	for i++; i < len(js); {
 		k := bytes.IndexByte(js[i:], '"')
 		if k < 0 {
@@ -208,9 +228,9 @@ func stringEnd(js []byte, i int) int {
 }
 
 // str writes the string at p.i, cut when it is long.
-func (p *pretty) str() {
+func (p *oraclePretty) str() {
 	start := p.i
-	end := stringEnd(p.js, start)
+	end := oracleStringEnd(p.js, start)
 	p.i = end
 	body := p.js[start+1 : max(start+1, end-1)]
 	if p.c.String <= 0 || len(body) <= p.c.String+32 {
@@ -240,4 +260,22 @@ func (p *pretty) str() {
 	p.dst = append(p.dst, "…("...)
 	p.dst = strconv.AppendInt(p.dst, int64(len(body)), 10)
 	p.dst = append(p.dst, ` bytes in all)"`...)
+}
+
+// BenchmarkAppendPretty lays out a 1 KiB frame as the exports do, with
+// the oracle beside it as the baseline of the same run.
+func BenchmarkAppendPretty(b *testing.B) {
+	frame := frame1KiB(true)
+	for _, c := range []struct {
+		name string
+		fn   func(dst, js []byte, c Cuts) []byte
+	}{{"Indent", AppendPretty}, {"oracle", oracleAppendPretty}} {
+		b.Run(c.name, func(b *testing.B) {
+			var dst []byte
+			b.SetBytes(int64(len(frame)))
+			for b.Loop() {
+				dst = c.fn(dst[:0], frame, Cuts{String: 240, Elements: 100})
+			}
+		})
+	}
 }
