@@ -67,6 +67,9 @@ const (
 	CodeDeprecatedFeature
 	CodeUnknownTool
 	CodeToolError
+	CodeToolArgumentsInvalid
+	CodeToolResultInvalid
+	CodeBadToolSchema
 	CodeProgressUnknownToken
 	CodeProgressNotIncreasing
 	CodeCancelUnknown
@@ -131,6 +134,9 @@ var codeNames = [...]string{
 	CodeDeprecatedFeature:       "deprecated-feature",
 	CodeUnknownTool:             "unknown-tool",
 	CodeToolError:               "tool-error",
+	CodeToolArgumentsInvalid:    "tool-arguments-invalid",
+	CodeToolResultInvalid:       "tool-result-invalid",
+	CodeBadToolSchema:           "bad-tool-schema",
 	CodeProgressUnknownToken:    "progress-unknown-token",
 	CodeProgressNotIncreasing:   "progress-not-increasing",
 	CodeCancelUnknown:           "cancel-unknown",

@@ -150,8 +150,10 @@ func (t *Tools) CheckCall(name string, arguments []byte) (SchemaProblem, bool) {
 	if !ok || lt.in == nil {
 		return SchemaProblem{}, false
 	}
-	if len(bytes.TrimSpace(arguments)) == 0 {
-		arguments = []byte("{}") // no arguments: an empty object, as a host sends it
+	if a := bytes.TrimSpace(arguments); len(a) == 0 || string(a) == "null" {
+		// No arguments (or null, which hosts send for none): an empty
+		// object, as the server reads it.
+		arguments = []byte("{}")
 	}
 	msg, bad := validate(lt.in, arguments)
 	if !bad {

@@ -162,6 +162,9 @@ type flight struct {
 	// flags are what the MCP rules noted of it (flLogLevel, …).
 	rev   revision
 	flags uint8
+	// tool is the name a tools/call request called (its buffer is
+	// reused with the flight), for the rules on its result.
+	tool []byte
 	// progress is the latest progress value of its token, if hasProgress.
 	progress    float64
 	hasProgress bool

@@ -31,6 +31,12 @@ func (t *Tracker) request(seq int64, at time.Duration, m *Message) {
 	f.key = append(f.key[:0], k...)
 	f.hash = t.flights.hash(f.key)
 	f.rev, f.flags = rev, flags
+	f.tool = f.tool[:0]
+	if t.Profile() == MCP && method == "tools/call" {
+		if name, ok := StringValue(Member(m.Params(), "name")); ok {
+			f.tool = append(f.tool, name...)
+		}
+	}
 	if flags&flLogLevel != 0 {
 		t.mcp.logLevels++
 	}

@@ -40,6 +40,9 @@ type mcpState struct {
 	tools, toolsNext map[string]struct{}
 	toolsSeen        bool
 	toolsStale       bool
+	// schemas holds the tools' schemas of the latest complete list, and
+	// schemasNext those of the pages of one under way (see Tools).
+	schemas, schemasNext *Tools
 	// logLevels counts the host's requests in flight that set
 	// io.modelcontextprotocol/logLevel.
 	logLevels int
@@ -341,6 +344,29 @@ func (t *Tracker) checkTool(seq int64, m *Message) {
 	}
 	if _, listed := t.mcp.tools[string(name)]; !listed {
 		t.emit(seq, CodeUnknownTool, Warn, "The call names a tool that the latest tools/list did not list; the server will answer it with an error (MCP: a client calls the tools that tools/list returns).", 0)
+		return
+	}
+	if t.mcp.schemas == nil {
+		return
+	}
+	if tool, ok := StringValue(Member(m.Params(), "name")); ok {
+		if p, bad := t.mcp.schemas.CheckCall(tool, Member(m.Params(), "arguments")); bad {
+			t.emit(seq, CodeToolArgumentsInvalid, Warn, p.Text, 0)
+		}
+	}
+}
+
+// checkToolResult raises tool-result-invalid for a result of a tools/call
+// of tool that its outputSchema does not allow.
+func (t *Tracker) checkToolResult(seq int64, res []byte, f *flight) {
+	if !t.mcp.toolsSeen || t.mcp.toolsStale || t.mcp.schemas == nil || len(f.tool) == 0 {
+		return
+	}
+	if s, _ := rawText(Member(res, "resultType")); string(s) == "input_required" {
+		return // not the tool's result yet: the call goes on with a retry
+	}
+	if p, bad := t.mcp.schemas.CheckResult(string(f.tool), res); bad {
+		t.emit(seq, CodeToolResultInvalid, Error, p.Text, f.seq)
 	}
 }
 
@@ -416,7 +442,10 @@ func (t *Tracker) mcpAnswer(seq int64, m *Message, f *flight) {
 		t.discovered(res)
 	}
 	if f.method == "tools/list" {
-		t.listedTools(res, f.flags&flCursor != 0)
+		t.listedTools(seq, res, f.flags&flCursor != 0, f)
+	}
+	if f.method == "tools/call" {
+		t.checkToolResult(seq, res, f)
 	}
 	if f.method == "tools/call" && mayBeError(res) && string(Member(res, "isError")) == "true" {
 		t.emit(seq, CodeToolError, Info, "The tool failed (isError: true): a tool-level error in the result, not a protocol error; the model reads its content.", f.seq)
@@ -511,9 +540,17 @@ func (t *Tracker) discovered(res []byte) {
 
 // listedTools takes a tools/list result: a first page starts a new list,
 // and the page without nextCursor completes it.
-func (t *Tracker) listedTools(res []byte, later bool) {
+func (t *Tracker) listedTools(seq int64, res []byte, later bool, f *flight) {
+	var problems []SchemaProblem
 	if !later || t.mcp.toolsNext == nil {
 		t.mcp.toolsNext = map[string]struct{}{}
+		t.mcp.schemasNext = &Tools{}
+		problems = t.mcp.schemasNext.SetList(res)
+	} else {
+		problems = t.mcp.schemasNext.AddPage(res)
+	}
+	for _, p := range problems {
+		t.emit(seq, CodeBadToolSchema, Error, p.Text, f.seq)
 	}
 	eachElement(Member(res, "tools"), func(tool []byte) bool {
 		if name, ok := StringValue(Member(tool, "name")); ok && len(t.mcp.toolsNext) < maxTools {
@@ -528,8 +565,9 @@ func (t *Tracker) listedTools(res []byte, later bool) {
 		t.mcp.toolsSeen = false // too many to judge
 	} else {
 		t.mcp.tools, t.mcp.toolsSeen, t.mcp.toolsStale = t.mcp.toolsNext, true, false
+		t.mcp.schemas = t.mcp.schemasNext
 	}
-	t.mcp.toolsNext = nil
+	t.mcp.toolsNext, t.mcp.schemasNext = nil, nil
 }
 
 // inputRequests judges the input requests of an input_required result

@@ -210,6 +210,34 @@ func TestTrackerJudgesFramesByTheRevisionInForce(t *testing.T) {
 			{9, S2H, `{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}`},
 			{10, H2S, `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"new"}}`},
 		}), "11:unknown-tool"},
+		// tool-arguments-invalid, tool-result-invalid, bad-tool-schema
+		{"a call whose arguments break the listed tool's inputSchema", TrackerOptions{}, steps(handshake("2025-11-25", allClientCaps), []step{
+			{1, H2S, `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`},
+			{2, S2H, `{"jsonrpc":"2.0","id":1,"result":{"tools":[{"name":"get-sum","inputSchema":{"type":"object","properties":{"a":{"type":"number"},"b":{"type":"number"}},"required":["a","b"]}}]}}`},
+			{3, H2S, `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"get-sum","arguments":{"a":1,"b":2}}}`},
+			{4, H2S, `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"get-sum","arguments":{"a":"one","b":2}}}`},
+		}), "7:tool-arguments-invalid"},
+		{"a result whose structuredContent breaks the tool's outputSchema", TrackerOptions{}, steps(handshake("2025-11-25", allClientCaps), []step{
+			{1, H2S, `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`},
+			{2, S2H, `{"jsonrpc":"2.0","id":1,"result":{"tools":[{"name":"w","inputSchema":{"type":"object"},"outputSchema":{"type":"object","properties":{"t":{"type":"number"}},"required":["t"]}}]}}`},
+			{3, H2S, `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"w"}}`},
+			{4, S2H, `{"jsonrpc":"2.0","id":2,"result":{"content":[],"structuredContent":{"t":20}}}`},
+			{5, H2S, `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"w"}}`},
+			{6, S2H, `{"jsonrpc":"2.0","id":3,"result":{"content":[],"structuredContent":{"t":"warm"}}}`},
+			{7, H2S, `{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"w"}}`},
+			{8, S2H, `{"jsonrpc":"2.0","id":4,"result":{"content":[],"isError":true}}`},
+		}), "11:tool-error 9:tool-result-invalid"},
+		{"2026-07-28: an input_required result is not the tool's result", TrackerOptions{}, steps(discover(`["2026-07-28"]`, serverCaps), []step{
+			{1, H2S, req26("1", "tools/list", "")},
+			{2, S2H, `{"jsonrpc":"2.0","id":1,"result":{` + cache26 + `,"tools":[{"name":"w","inputSchema":{"type":"object"},"outputSchema":{"type":"object","required":["t"]}}]}}`},
+			{3, H2S, `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"elicitation":{}}},"name":"w"}}`},
+			{4, S2H, `{"jsonrpc":"2.0","id":2,"result":{"resultType":"input_required","inputRequests":{"e":{"method":"elicitation/create","params":{}}}}}`},
+		}), ""},
+		{"a listed tool whose inputSchema is no object schema", TrackerOptions{}, steps(handshake("2025-11-25", allClientCaps), []step{
+			{1, H2S, `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`},
+			{2, S2H, `{"jsonrpc":"2.0","id":1,"result":{"tools":[{"name":"a","inputSchema":{"type":"array"}},{"name":"b","inputSchema":{"type":"object"}}]}}`},
+			{3, H2S, `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"a","arguments":{"x":1}}}`},
+		}), "5:bad-tool-schema"},
 		// tool-error
 		{"a tool result with isError true", TrackerOptions{}, steps(handshake("2025-11-25", allClientCaps), []step{
 			{1, H2S, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x"}}`},

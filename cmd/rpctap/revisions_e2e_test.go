@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/rpctap/rpctap/classify"
@@ -84,6 +85,26 @@ func TestRealPeersBreakNoRuleAboveTheEnvelope(t *testing.T) {
 		fallback := filepath.Join(dir, "fallback.jsonl")
 		timed(t, dir, client, "-call", `get-sum={"a":2,"b":3}`, "--", bin, "run", "--no-listen", "--record", fallback, "--", everything, "stdio")
 		noRuleAboveTheEnvelopeBroken(t, bin, fallback)
+		// The tools' schemas as server-everything lists them (draft-07
+		// among them, an outputSchema on get-structured-content) judge
+		// its calls and results: none of the valid ones, and the one
+		// call whose arguments break get-sum's inputSchema.
+		schemas := filepath.Join(dir, "schemas.jsonl")
+		timed(t, dir, client, "-call", `echo={"message":"hi"}`, "-call", `get-structured-content={"location":"Chicago"}`,
+			"-call", `get-annotated-message={"messageType":"error","includeImage":true}`, "-call", `get-resource-links={"count":2}`,
+			"-call", `get-sum={"a":"one","b":2}`, "--", bin, "run", "--no-listen", "--record", schemas, "--", everything, "stdio")
+		var invalid []string
+		for _, f := range checkBinaryFindings(t, bin, schemas) {
+			switch {
+			case f.Code == "tool-arguments-invalid":
+				invalid = append(invalid, f.Message)
+			case aboveEnvelope(f.Code) && (f.Severity == "error" || f.Severity == "warn"):
+				t.Errorf("schemas.jsonl line %d: %s %s: %s", f.Line, f.Severity, f.Code, f.Message)
+			}
+		}
+		if len(invalid) != 1 || !strings.Contains(invalid[0], `"get-sum"`) || !strings.Contains(invalid[0], "at /a") {
+			t.Errorf("tool-arguments-invalid findings %q, want the one call of get-sum with a string for a", invalid)
+		}
 	})
 	t.Run("gopls", func(t *testing.T) {
 		drive := needPeer(t, "bin/lspdrive")

@@ -61,7 +61,7 @@ func TestDiffReportsEachKnownDifferenceOnceAndNothingElse(t *testing.T) {
 		{"a schema changed", func(f []frameAt) []frameAt {
 			f[4].frame = strings.Replace(f[4].frame, `"a":{"type":"number"}`, `"a":{"type":"string"}`, 1)
 			return f
-		}, DiffToolChanged, "add", false, "/inputSchema/properties/a/type", ""},
+		}, DiffToolChanged, "add", false, "/inputSchema/properties/a/type", "tool-arguments-invalid"},
 		{"an outcome changed", func(f []frameAt) []frameAt {
 			f[6].frame = `{"jsonrpc":"2.0","id":2,"result":{"content":[{"type":"text","text":"HI"}]}}`
 			return f
