@@ -70,6 +70,7 @@ const (
 	CodeToolArgumentsInvalid
 	CodeToolResultInvalid
 	CodeBadToolSchema
+	CodeToolDrift
 	CodeProgressUnknownToken
 	CodeProgressNotIncreasing
 	CodeCancelUnknown
@@ -137,6 +138,7 @@ var codeNames = [...]string{
 	CodeToolArgumentsInvalid:    "tool-arguments-invalid",
 	CodeToolResultInvalid:       "tool-result-invalid",
 	CodeBadToolSchema:           "bad-tool-schema",
+	CodeToolDrift:               "tool-drift",
 	CodeProgressUnknownToken:    "progress-unknown-token",
 	CodeProgressNotIncreasing:   "progress-not-increasing",
 	CodeCancelUnknown:           "cancel-unknown",

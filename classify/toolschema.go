@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
 	"sort"
 	"strings"
 	"sync"
@@ -358,4 +359,49 @@ func escapePointer(toks []string) []string {
 		out[i] = strings.ReplaceAll(strings.ReplaceAll(t, "~", "~0"), "/", "~1")
 	}
 	return out
+}
+
+// driftFields are the parts of a tool's definition that tool-drift
+// compares: what a model reads of the tool and what its calls must be.
+var driftFields = []string{"title", "description", "inputSchema", "outputSchema", "annotations"}
+
+// Drift gives a tool-drift problem for each tool of t that earlier, an
+// earlier complete list, also listed with another definition: the
+// fields that changed, compared as JSON values (the order of members
+// does not count). Tools added or removed are no drift.
+func (t *Tools) Drift(earlier *Tools) []SchemaProblem {
+	if t == nil || earlier == nil {
+		return nil
+	}
+	var names []string
+	for name := range t.tools {
+		if _, ok := earlier.tools[name]; ok {
+			names = append(names, name)
+		}
+	}
+	sort.Strings(names)
+	var problems []SchemaProblem
+	for _, name := range names {
+		if changed := changedFields(earlier.tools[name].def, t.tools[name].def); len(changed) > 0 {
+			problems = append(problems, SchemaProblem{Code: "tool-drift", Tool: name,
+				Text: fmt.Sprintf("tool %s changed its %s since an earlier tools/list of this session; a host that approved the tool saw another definition (MCP security: clients should treat tool definitions as untrusted and show changes)", quoteName(name), strings.Join(changed, ", "))})
+		}
+	}
+	return problems
+}
+
+// changedFields names the driftFields whose values differ between the
+// definitions a and b.
+func changedFields(a, b []byte) []string {
+	var da, db map[string]any
+	if json.Unmarshal(a, &da) != nil || json.Unmarshal(b, &db) != nil {
+		return nil
+	}
+	var changed []string
+	for _, f := range driftFields {
+		if !reflect.DeepEqual(da[f], db[f]) {
+			changed = append(changed, f)
+		}
+	}
+	return changed
 }

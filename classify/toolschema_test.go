@@ -167,3 +167,15 @@ func TestALaterPageAddsToTheList(t *testing.T) {
 		t.Error("a call of a tool on the second page was not judged")
 	}
 }
+
+func TestDriftNamesTheFieldsThatChanged(t *testing.T) {
+	a := listed(t, `{"tools":[{"name":"x","title":"X","description":"d","inputSchema":{"type":"object"},"annotations":{"readOnlyHint":true}}]}`)
+	b := listed(t, `{"tools":[{"name":"x","title":"X","description":"d2","inputSchema":{"type":"object","required":["q"]},"annotations":{"readOnlyHint":true}}]}`)
+	p := b.Drift(a)
+	if len(p) != 1 || p[0].Code != "tool-drift" || !strings.Contains(p[0].Text, "description, inputSchema") || strings.Contains(p[0].Text, "annotations") {
+		t.Errorf("drift %+v, want one naming description and inputSchema only", p)
+	}
+	if p := a.Drift(a); len(p) != 0 {
+		t.Errorf("a list drifted from itself: %+v", p)
+	}
+}

@@ -565,6 +565,9 @@ func (t *Tracker) listedTools(seq int64, res []byte, later bool, f *flight) {
 		t.mcp.toolsSeen = false // too many to judge
 	} else {
 		t.mcp.tools, t.mcp.toolsSeen, t.mcp.toolsStale = t.mcp.toolsNext, true, false
+		for _, p := range t.mcp.schemasNext.Drift(t.mcp.schemas) {
+			t.emit(seq, CodeToolDrift, Warn, p.Text, f.seq)
+		}
 		t.mcp.schemas = t.mcp.schemasNext
 	}
 	t.mcp.toolsNext, t.mcp.schemasNext = nil, nil
