@@ -1,10 +1,15 @@
 package classify
 
 import (
+	"bytes"
 	"fmt"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
 )
 
 const sumList = `{"tools":[
@@ -178,4 +183,28 @@ func TestDriftNamesTheFieldsThatChanged(t *testing.T) {
 	if p := a.Drift(a); len(p) != 0 {
 		t.Errorf("a list drifted from itself: %+v", p)
 	}
+}
+
+// decodeValue reads JSON as the validator's own decoder does: the same
+// maps, slices, strings, json.Numbers, booleans and nulls.
+func FuzzDecodeValueMatchesTheValidatorsDecoder(f *testing.F) {
+	for _, s := range []string{`{"a":1,"b":[true,false,null,"x\u00e9\n"],"c":{"d":-1.5e3}}`, `[]`, `{}`, `"\ud83d\ude00"`, `0`, `{"a":1,"a":2}`, `{"\u0061":"k"}`, ` [ 1 , {"x" : [ ] } ] `} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		if !Valid(raw) || !utf8.Valid(raw) {
+			return // not judged, or left to the validator's decoder
+		}
+		want, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
+		if err != nil {
+			return // the validator's decoder refuses it (trailing data): it is not judged
+		}
+		got, ok := decodeValue(raw, 0)
+		if !ok {
+			return // too deep: left to the validator's decoder
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("decodeValue(%q) = %#v, the validator's decoder %#v", raw, got, want)
+		}
+	})
 }
