@@ -123,11 +123,36 @@ func pump(t *testing.T, r *tapRun, n, size int) int64 {
 			t.Fatal("the frames did not cross within 120 s")
 		}
 	}
+	// The kernel's high-water mark of the tap's own memory, read while it
+	// still runs. (Not the rusage of its exit: the clone that became the
+	// tap shared the test process's memory until exec, and its maxrss
+	// counts that too, however large this process has grown.)
+	hwm := peakRSS(t, r.cmd.Process.Pid)
 	r.stdin.Close()
 	if code := r.wait(t, 60*time.Second); code != 0 {
 		t.Fatalf("the tap exited %d: %s", code, r.stderr)
 	}
-	return r.cmd.ProcessState.SysUsage().(*syscall.Rusage).Maxrss << 10
+	return hwm
+}
+
+// peakRSS reads the peak resident set size of process pid (VmHWM).
+func peakRSS(t *testing.T, pid int) int64 {
+	t.Helper()
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for line := range strings.SplitSeq(string(b), "\n") {
+		if rest, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			kb, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 10, 64)
+			if err != nil {
+				t.Fatalf("VmHWM of %d: %q", pid, line)
+			}
+			return kb << 10
+		}
+	}
+	t.Fatalf("/proc/%d/status has no VmHWM", pid)
+	return 0
 }
 
 // resume lets a stopped tail go on once the tap has ended, and returns
