@@ -630,7 +630,9 @@ func TestReplayReadsTheRecordingsMasksOnce(t *testing.T) {
 			p.compare(&CallResult{}, recorded, now, masked)
 		})
 	}
-	if plain, masked := allocs(false), allocs(true); masked > plain {
+	// Building the 50 masks again would cost 50 allocations or more; the
+	// race detector's runtime may add one here or there.
+	if plain, masked := allocs(false), allocs(true); masked > plain+5 {
 		t.Errorf("comparing a masked answer made %.0f allocations, an unmasked one %.0f: the masks are built again for each answer", masked, plain)
 	}
 }
