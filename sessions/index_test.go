@@ -856,16 +856,7 @@ func TestFramesOverTheHeadersParseLimitAreJudgedAsTheWriterDid(t *testing.T) {
 // and while it waits the index grows no further; once it lets go, the
 // rest is indexed.
 func TestPaceHoldsIndexingBackBetweenBatches(t *testing.T) {
-	var recs []any
-	for i := range 5000 {
-		recs = append(recs, sessions.FrameRecord{T: int64(i), Dir: classify.H2S,
-			Frame: fmt.Appendf(nil, `{"jsonrpc":"2.0","method":"n","params":{"i":%d}}`, i)})
-	}
-	path, _ := writeSession(t, testHeader(), recs...)
-	data, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	recs, data := notesSession(t, 5000)
 	held, release := make(chan struct{}, 1), make(chan struct{})
 	var once sync.Once
 	x := sessions.NewIndex(sessions.IndexOptions{Pace: func(ctx context.Context) {
@@ -902,6 +893,22 @@ func TestPaceHoldsIndexingBackBetweenBatches(t *testing.T) {
 	}
 }
 
+// notesSession is a session file of n notifications host → server: its
+// records and its bytes.
+func notesSession(t *testing.T, n int) (recs []any, data []byte) {
+	t.Helper()
+	for i := range n {
+		recs = append(recs, sessions.FrameRecord{T: int64(i), Dir: classify.H2S,
+			Frame: fmt.Appendf(nil, `{"jsonrpc":"2.0","method":"n","params":{"i":%d}}`, i)})
+	}
+	path, _ := writeSession(t, testHeader(), recs...)
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return recs, data
+}
+
 // trickle is a stream that a tap writes as it goes: it gives its parts
 // one at a time, saying it waits (as a tap.Follower does) before each
 // part after the first.
@@ -931,16 +938,7 @@ func (r *trickle) Read(p []byte) (int, error) {
 // flushes, long before a batch is full: Pace is asked there too, or a
 // view would keep up with a busy tap batch by small batch.
 func TestPaceIsAskedAtEachEndOfAStreamBeingWritten(t *testing.T) {
-	var recs []any
-	for i := range 30 {
-		recs = append(recs, sessions.FrameRecord{T: int64(i), Dir: classify.H2S,
-			Frame: fmt.Appendf(nil, `{"jsonrpc":"2.0","method":"n","params":{"i":%d}}`, i)})
-	}
-	path, _ := writeSession(t, testHeader(), recs...)
-	data, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	recs, data := notesSession(t, 30)
 	lines := bytes.SplitAfter(data, []byte("\n"))
 	parts := [][]byte{bytes.Join(lines[:11], nil), bytes.Join(lines[11:21], nil), bytes.Join(lines[21:], nil)}
 	var paced atomic.Int32
