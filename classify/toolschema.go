@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"reflect"
 	"sort"
 	"strings"
 	"sync"
@@ -72,6 +71,22 @@ func (t *Tools) Listed(name string) (seen, listed bool) {
 	}
 	_, ok := t.tools[name]
 	return true, ok
+}
+
+// Definitions are the listed tools' definitions, compacted, or nil when
+// no list was seen.
+func (t *Tools) Definitions() Definitions {
+	if !t.listed {
+		return nil
+	}
+	d := make(Definitions, len(t.tools))
+	for name, lt := range t.tools {
+		var b bytes.Buffer
+		if json.Compact(&b, lt.def) == nil {
+			d[name] = b.Bytes()
+		}
+	}
+	return d
 }
 
 // Definition is the definition of the listed tool name, as listed.
@@ -430,10 +445,6 @@ func escapePointer(toks []string) []string {
 	return out
 }
 
-// driftFields are the parts of a tool's definition that tool-drift
-// compares: what a model reads of the tool and what its calls must be.
-var driftFields = []string{"title", "description", "inputSchema", "outputSchema", "annotations"}
-
 // Drift gives a tool-drift problem for each tool of t that earlier, an
 // earlier complete list, also listed with another definition: the
 // fields that changed, compared as JSON values (the order of members
@@ -451,26 +462,10 @@ func (t *Tools) Drift(earlier *Tools) []SchemaProblem {
 	sort.Strings(names)
 	var problems []SchemaProblem
 	for _, name := range names {
-		if changed := changedFields(earlier.tools[name].def, t.tools[name].def); len(changed) > 0 {
+		if changed := changedFields(DefTool, earlier.tools[name].def, t.tools[name].def); len(changed) > 0 {
 			problems = append(problems, SchemaProblem{Code: "tool-drift", Tool: name,
 				Text: fmt.Sprintf("tool %s changed its %s since an earlier tools/list of this session; a host that approved the tool saw another definition (MCP security: clients should treat tool definitions as untrusted and show changes)", quoteName(name), strings.Join(changed, ", "))})
 		}
 	}
 	return problems
-}
-
-// changedFields names the driftFields whose values differ between the
-// definitions a and b.
-func changedFields(a, b []byte) []string {
-	var da, db map[string]any
-	if json.Unmarshal(a, &da) != nil || json.Unmarshal(b, &db) != nil {
-		return nil
-	}
-	var changed []string
-	for _, f := range driftFields {
-		if !reflect.DeepEqual(da[f], db[f]) {
-			changed = append(changed, f)
-		}
-	}
-	return changed
 }

@@ -24,6 +24,11 @@ type TrackerOptions struct {
 	// MaxRemembered caps the answered requests remembered for
 	// duplicate-response (default 10,000).
 	MaxRemembered int
+	// Baseline, when not nil, gives the definitions the user accepted
+	// for the MCP server of the given name (its serverInfo name), or nil
+	// for none; the session's lists are judged against them (tool-drift).
+	// It is called once the server has named itself.
+	Baseline func(server string) *Baseline
 }
 
 // DefaultTimeout is how long a request may wait for its answer.

@@ -43,6 +43,18 @@ type mcpState struct {
 	// schemas holds the tools' schemas of the latest complete list, and
 	// schemasNext those of the pages of one under way (see Tools).
 	schemas, schemasNext *Tools
+	// server is the name the server gives in its serverInfo (the
+	// initialize result's, or under 2026-07-28 a result's _meta), and
+	// baseline what the user accepted for it (TrackerOptions.Baseline),
+	// or nil; baselineSaid holds the changes against it already reported,
+	// so that a list listed again says each once.
+	server       string
+	baseline     *Baseline
+	baselineSaid map[string]struct{}
+	// defs are the latest complete prompts/list and
+	// resources/templates/list (the tools' are in schemas), and defsNext
+	// the pages of one under way.
+	defs, defsNext [definitionKinds]Definitions
 	// logLevels counts the host's requests in flight that set
 	// io.modelcontextprotocol/logLevel.
 	logLevels int
@@ -64,7 +76,7 @@ const (
 const (
 	flLogLevel    uint8 = 1 << iota // the request set io.modelcontextprotocol/logLevel
 	flUnsupported                   // its revision is not one server/discover offered
-	flCursor                        // a tools/list request for a later page
+	flCursor                        // a tools/list, prompts/list or resources/templates/list request for a later page
 	flCapsKnown                     // the request carried clientCapabilities
 	flRoots                         // … with roots
 	flSampling                      // … with sampling
@@ -154,7 +166,7 @@ func (t *Tracker) mcpRequest(seq int64, m *Message, md *reqMeta) (revision, uint
 				flags |= flElicitation
 			}
 		}
-		if m.MethodIs("tools/list") && Member(m.Params(), "cursor") != nil {
+		if (m.MethodIs("tools/list") || m.MethodIs("prompts/list") || m.MethodIs("resources/templates/list")) && Member(m.Params(), "cursor") != nil {
 			flags |= flCursor
 		}
 		if rev == rev20260728 && (md.version == nil || md.caps == nil) {
@@ -435,6 +447,9 @@ func (t *Tracker) mcpAnswer(seq int64, m *Message, f *flight) {
 	if res == nil || m.Dir != S2H {
 		return
 	}
+	if t.mcp.server == "" {
+		t.serverInfo(Member(Member(res, "_meta"), "io.modelcontextprotocol/serverInfo"))
+	}
 	if f.flags&flUnsupported != 0 {
 		t.emit(seq, CodeUnsupportedVersion, Warn, "The request asked for a revision that the server's server/discover did not offer, and the server answered with a result; MCP 2026-07-28: it MUST answer error -32022 (UnsupportedProtocolVersionError).", f.seq)
 	}
@@ -443,6 +458,12 @@ func (t *Tracker) mcpAnswer(seq int64, m *Message, f *flight) {
 	}
 	if f.method == "tools/list" {
 		t.listedTools(seq, res, f.flags&flCursor != 0, f)
+	}
+	if f.method == "prompts/list" {
+		t.listedDefinitions(seq, DefPrompt, res, f)
+	}
+	if f.method == "resources/templates/list" {
+		t.listedDefinitions(seq, DefTemplate, res, f)
 	}
 	if f.method == "tools/call" {
 		t.checkToolResult(seq, res, f)
@@ -509,6 +530,7 @@ func (t *Tracker) handshakeAnswer(seq int64, m *Message) {
 		t.mcp.serverCaps = append(t.mcp.serverCaps[:0], caps...)
 		t.mcp.serverCapsSeen, t.mcp.serverCapsFrom = true, "its initialize result"
 	}
+	t.serverInfo(Member(res, "serverInfo"))
 	answered := Member(res, "protocolVersion")
 	asked := t.mcp.hsRev
 	t.mcp.hsRev = parseRevision(answered)
@@ -569,8 +591,61 @@ func (t *Tracker) listedTools(seq int64, res []byte, later bool, f *flight) {
 			t.emit(seq, CodeToolDrift, Warn, p.Text, f.seq)
 		}
 		t.mcp.schemas = t.mcp.schemasNext
+		t.againstBaseline(seq, DefTool, t.mcp.schemas.Definitions(), f)
 	}
 	t.mcp.toolsNext, t.mcp.schemasNext = nil, nil
+}
+
+// listedDefinitions takes a prompts/list or resources/templates/list
+// result as listedTools takes a tools/list one: its pages gathered, and
+// the complete list compared with the baseline.
+func (t *Tracker) listedDefinitions(seq int64, k DefinitionKind, res []byte, f *flight) {
+	if f.flags&flCursor == 0 || t.mcp.defsNext[k] == nil {
+		t.mcp.defsNext[k] = Definitions{}
+	}
+	if !t.mcp.defsNext[k].AddPage(k, res) || len(t.mcp.defsNext[k]) > maxTools {
+		t.mcp.defsNext[k] = nil // not a list, or too long to judge
+		return
+	}
+	if cur := Member(res, "nextCursor"); cur != nil && string(cur) != "null" {
+		return
+	}
+	t.mcp.defs[k], t.mcp.defsNext[k] = t.mcp.defsNext[k], nil
+	t.againstBaseline(seq, k, t.mcp.defs[k], f)
+}
+
+// serverInfo takes the server's serverInfo (an Implementation): its name
+// names the baseline the session is judged against.
+func (t *Tracker) serverInfo(info []byte) {
+	name, ok := StringValue(Member(info, "name"))
+	if !ok || name == "" || name == t.mcp.server {
+		return
+	}
+	t.mcp.server, t.mcp.baseline = name, nil
+	if t.opts.Baseline != nil {
+		t.mcp.baseline = t.opts.Baseline(name)
+	}
+}
+
+// againstBaseline reports tool-drift for each way the complete list now,
+// of kind k, differs from the baseline accepted for the server, each
+// change once in the session.
+func (t *Tracker) againstBaseline(seq int64, k DefinitionKind, now Definitions, f *flight) {
+	b := t.mcp.baseline
+	if b == nil || b.Lists[k] == nil || now == nil {
+		return
+	}
+	for _, c := range CompareDefinitions(k, b.Lists[k], now) {
+		said := c.said()
+		if _, ok := t.mcp.baselineSaid[said]; ok {
+			continue
+		}
+		if t.mcp.baselineSaid == nil {
+			t.mcp.baselineSaid = map[string]struct{}{}
+		}
+		t.mcp.baselineSaid[said] = struct{}{}
+		t.emit(seq, CodeToolDrift, Warn, c.againstBaselineText(b), f.seq)
+	}
 }
 
 // inputRequests judges the input requests of an input_required result
@@ -650,4 +725,18 @@ func eachElement(arr []byte, fn func(val []byte) bool) {
 		s.pos++
 		s.skipSpace()
 	}
+}
+
+// Server is the name the MCP server gave in its serverInfo, or "".
+func (t *Tracker) Server() string { return t.mcp.server }
+
+// Listed gives the latest complete list of each kind of definitions the
+// server listed so far (nil for a kind never listed), as a baseline of
+// the server would hold them.
+func (t *Tracker) Listed() [definitionKinds]Definitions {
+	lists := t.mcp.defs
+	if t.mcp.schemas != nil {
+		lists[DefTool] = t.mcp.schemas.Definitions()
+	}
+	return lists
 }

@@ -167,6 +167,9 @@ type IndexOptions struct {
 	// not call the Index. isError says the answer (a batch's member that
 	// answers, not the batch) was an error.
 	OnPair func(p classify.Pair, isError bool)
+	// Baseline, when not nil, gives the baseline accepted for an MCP
+	// server by its name (see classify.TrackerOptions.Baseline).
+	Baseline func(server string) *classify.Baseline
 }
 
 // An Index is the compact, in-memory index of one session: an entry a
@@ -369,6 +372,7 @@ func (x *Index) startTracker() {
 		LSPFraming:     x.framings.LSP(),
 		Timeout:        x.header.TimeoutOr(x.opts.Timeout),
 		MethodTimeouts: x.opts.MethodTimeouts,
+		Baseline:       x.opts.Baseline,
 	})
 	x.profile = x.tr.Profile()
 	x.profileHint.Store(uint32(x.profile))

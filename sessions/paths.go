@@ -24,11 +24,8 @@ import (
 //     That directory must then be the user's own and closed to others; a
 //     directory someone else made there is refused.
 func StateDir() (string, error) {
-	if xdg := os.Getenv("XDG_STATE_HOME"); filepath.IsAbs(xdg) {
-		return makeDir(filepath.Join(xdg, "rpctap", "sessions"))
-	}
-	if home := os.Getenv("HOME"); home != "" {
-		return makeDir(filepath.Join(home, ".local", "state", "rpctap", "sessions"))
+	if root, ok := stateRoot(); ok {
+		return makeDir(filepath.Join(root, "sessions"))
 	}
 	base := filepath.Join(os.TempDir(), "rpctap-"+strconv.Itoa(os.Getuid()))
 	if err := os.Mkdir(base, 0o700); err != nil && !os.IsExist(err) {
@@ -38,6 +35,19 @@ func StateDir() (string, error) {
 		return "", err
 	}
 	return makeDir(filepath.Join(base, "sessions"))
+}
+
+// stateRoot is rpctap's directory of the state directories named by the
+// environment (XDG_STATE_HOME, else HOME), not made; false when neither
+// names one.
+func stateRoot() (string, bool) {
+	if xdg := os.Getenv("XDG_STATE_HOME"); filepath.IsAbs(xdg) {
+		return filepath.Join(xdg, "rpctap"), true
+	}
+	if home := os.Getenv("HOME"); home != "" {
+		return filepath.Join(home, ".local", "state", "rpctap"), true
+	}
+	return "", false
 }
 
 func makeDir(dir string) (string, error) {

@@ -258,7 +258,7 @@ func openSessionFile(path string, timeout time.Duration, always bool) (*Source, 
 	}
 	f.Close()
 	s := &Source{Name: filepath.Base(path), Path: path, timeout: timeout,
-		Index: sessions.NewIndex(sessions.IndexOptions{Timeout: timeout})}
+		Index: sessions.NewIndex(sessions.IndexOptions{Timeout: timeout, Baseline: sessions.BaselineLookup(nil)})}
 	s.state.Store("loading")
 	ctx, cancel := context.WithCancel(context.Background())
 	s.cancel = cancel
@@ -383,7 +383,7 @@ func OpenLive(info tap.Info, timeout time.Duration) (*Source, error) {
 	if own {
 		lower, lowerAll = func() {}, nil
 	}
-	opts := sessions.IndexOptions{Timeout: timeout, Worker: lower}
+	opts := sessions.IndexOptions{Timeout: timeout, Worker: lower, Baseline: sessions.BaselineLookup(nil)}
 	var fw *tap.Follower
 	s := &Source{Name: info.Name, Path: info.Session, socket: info.Socket, timeout: timeout, lower: lower, lowerAll: lowerAll}
 	if info.Session != "" {

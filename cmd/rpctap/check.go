@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/rpctap/rpctap/classify"
@@ -19,7 +21,9 @@ type checkOptions struct {
 	format         string // text, json, junit or sarif
 	profile        classify.Profile
 	timeout        time.Duration
-	failOn         classify.Severity // 0: never fail
+	failOn         classify.Severity // 0: no severity fails
+	failOnCodes    []classify.Code   // findings of these codes fail too, whatever their severity
+	noBaseline     bool              // judge no list against a baseline
 	name           string            // what to call stdin in the report
 	methodTimeouts map[string]time.Duration
 	// failOnInjected counts the user's own findings (about frames the
@@ -33,7 +37,7 @@ func newCheckCmd() *cobra.Command {
 	var methodTimeouts []string
 	var asJSON bool
 	cmd := &cobra.Command{
-		Use:   "check [--format text|json|junit|sarif] [--profile P] [--timeout D] [--fail-on error|warn|info|none] FILE|-",
+		Use:   "check [--format text|json|junit|sarif] [--profile P] [--timeout D] [--fail-on error|warn|info|none|drift|CODE,...] FILE|-",
 		Short: "Judge a recorded session and report every finding with its line",
 		Long: `Runs the envelope reader and the session tracker over a session file
 (or stdin with -) and reports every finding with the 1-based line of the
@@ -53,6 +57,16 @@ reached the receiver, which owes it nothing (no timeout, no
 unanswered-at-end). Each finding says what became of its frame in the
 tap (injected, captured, held, edited with the original, dropped,
 answered in place, expired).
+
+When a baseline was accepted for the session's MCP server (rpctap
+baseline accept), the tools, prompts and resource templates it lists are
+judged against it: each change is a tool-drift finding (--no-baseline
+judges none).
+
+--fail-on takes a severity (a finding at or above it fails), finding
+codes (a finding of one of them fails, whatever its severity), or both,
+separated by commas: --fail-on error,drift fails on errors and on any
+drift, --fail-on drift on drift alone. drift is short for tool-drift.
 
 Lines that are not records are skipped and named by their line numbers;
 faults of the header line (a field of the wrong type, a format version
@@ -78,15 +92,8 @@ empty file, binary data, a plain JSON-RPC log).`,
 			if o.profile, err = classify.ParseProfile(profile); err != nil {
 				return usageError(err)
 			}
-			switch failOn {
-			case "none":
-				o.failOn = 0
-			default:
-				sev, ok := classify.ParseSeverity(failOn)
-				if !ok {
-					return usageError(fmt.Errorf("unknown --fail-on %q: use error, warn, info or none", failOn))
-				}
-				o.failOn = sev
+			if o.failOn, o.failOnCodes, err = parseFailOn(failOn); err != nil {
+				return usageError(err)
 			}
 			if o.methodTimeouts, err = parseMethodTimeouts(methodTimeouts); err != nil {
 				return usageError(err)
@@ -99,7 +106,8 @@ empty file, binary data, a plain JSON-RPC log).`,
 	cmd.Flags().StringVar(&profile, "profile", "auto", "rules to judge by: auto (the file's, else from the traffic), jsonrpc, mcp or lsp")
 	cmd.Flags().DurationVar(&o.timeout, "timeout", 0, "how long a request may wait for its answer (default: the session's own, else 30s)")
 	methodTimeoutFlag(cmd.Flags(), &methodTimeouts)
-	cmd.Flags().StringVar(&failOn, "fail-on", "error", "exit 1 when a finding at or above this severity exists: error, warn, info or none")
+	cmd.Flags().StringVar(&failOn, "fail-on", "error", "exit 1 when a finding at or above this severity exists (error, warn, info or none), or one of these codes (drift, or any finding code); a comma-separated list")
+	cmd.Flags().BoolVar(&o.noBaseline, "no-baseline", false, "judge no list against the baseline accepted for the server (rpctap baseline)")
 	cmd.Flags().BoolVar(&o.failOnInjected, "fail-on-injected", false, "findings about frames you injected or edited fail the check too (by default they are reported apart)")
 	return cmd
 }
@@ -119,7 +127,11 @@ func runCheck(stdin io.Reader, stdout io.Writer, path string, o checkOptions) er
 		in = f
 		name = path
 	}
-	rep, err := check.Run(bufio.NewReaderSize(in, 1<<20), check.Options{Profile: o.profile, Timeout: o.timeout, MethodTimeouts: o.methodTimeouts})
+	copts := check.Options{Profile: o.profile, Timeout: o.timeout, MethodTimeouts: o.methodTimeouts}
+	if !o.noBaseline {
+		copts.Baseline = sessions.BaselineLookup(func(msg string) { fmt.Fprintln(os.Stderr, "rpctap:", msg) })
+	}
+	rep, err := check.Run(bufio.NewReaderSize(in, 1<<20), copts)
 	if errors.Is(err, sessions.ErrNoRecords) {
 		return exitError{code: 2, msg: notSession(classify.EscapeString(name, 200), rep) + frameLogHint(path)}
 	}
@@ -154,7 +166,43 @@ func runCheck(stdin io.Reader, stdout io.Writer, path string, o checkOptions) er
 	if o.failOn != 0 && (worst >= o.failOn || len(rep.HeaderFaults) > 0) {
 		return exitError{code: 1}
 	}
+	for _, f := range rep.Findings {
+		if (!f.ByUser || o.failOnInjected) && slices.Contains(o.failOnCodes, f.Code) {
+			return exitError{code: 1}
+		}
+	}
 	return nil
+}
+
+// parseFailOn reads --fail-on: a severity, finding codes, or both, in a
+// comma-separated list ("none" alone fails on nothing).
+func parseFailOn(v string) (classify.Severity, []classify.Code, error) {
+	var sev classify.Severity
+	var codes []classify.Code
+	sevGiven := false
+	for _, item := range strings.Split(v, ",") {
+		item = strings.TrimSpace(item)
+		if item == "drift" {
+			item = classify.CodeToolDrift.String()
+		}
+		if item == "none" {
+			sevGiven = true
+			continue
+		}
+		if s, ok := classify.ParseSeverity(item); ok {
+			if sevGiven && sev != 0 {
+				return 0, nil, fmt.Errorf("--fail-on %q names two severities: give one (the lowest that should fail), e.g. --fail-on warn,drift", v)
+			}
+			sev, sevGiven = s, true
+			continue
+		}
+		c, ok := classify.ParseCode(item)
+		if !ok {
+			return 0, nil, fmt.Errorf("unknown --fail-on %q: use error, warn, info or none, drift, or a finding code (docs/findings.md lists the codes), e.g. --fail-on error,drift", classify.EscapeString(item, 60))
+		}
+		codes = append(codes, c)
+	}
+	return sev, codes, nil
 }
 
 // notSession says why a file with no session record cannot be checked.

@@ -361,3 +361,35 @@ func TestCheckReportsTheUsersOwnFindingsApart(t *testing.T) {
 		}
 	}
 }
+
+// --fail-on takes a severity, finding codes (drift for tool-drift), or
+// both; two severities or an unknown word are refused with an example.
+func TestFailOnTakesASeverityAndFindingCodes(t *testing.T) {
+	for _, tc := range []struct {
+		in    string
+		sev   classify.Severity
+		codes string
+		bad   string
+	}{
+		{"error", classify.Error, "", ""},
+		{"none", 0, "", ""},
+		{"drift", 0, "tool-drift", ""},
+		{"warn, drift,timeout", classify.Warn, "tool-drift timeout", ""},
+		{"warn,error", 0, "", "names two severities"},
+		{"drfit", 0, "", `unknown --fail-on "drfit"`},
+	} {
+		sev, codes, err := parseFailOn(tc.in)
+		var names []string
+		for _, c := range codes {
+			names = append(names, c.String())
+		}
+		switch {
+		case tc.bad != "":
+			if err == nil || !strings.Contains(err.Error(), tc.bad) || !strings.Contains(err.Error(), "e.g. --fail-on") {
+				t.Errorf("--fail-on %s: error %v, want one saying %q with an example", tc.in, err, tc.bad)
+			}
+		case err != nil || sev != tc.sev || strings.Join(names, " ") != tc.codes:
+			t.Errorf("--fail-on %s: %v %q %v; want %v %q", tc.in, sev, names, err, tc.sev, tc.codes)
+		}
+	}
+}

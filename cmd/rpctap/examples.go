@@ -48,6 +48,16 @@ var examples = map[string]string{
 	"rpctap diff": `  rpctap diff before.jsonl after.jsonl
   rpctap diff before.jsonl after.jsonl --exit-code --duration-ratio 2
   rpctap diff before.jsonl after.jsonl --json | jq .`,
+	"rpctap baseline": `  rpctap baseline accept trusted.jsonl
+  rpctap check --fail-on error,drift new.jsonl
+  rpctap baseline show new.jsonl`,
+	"rpctap baseline accept": `  rpctap baseline accept trusted.jsonl
+  rpctap baseline accept --server my-server trusted.jsonl`,
+	"rpctap baseline show": `  rpctap baseline show
+  rpctap baseline show mcp-servers/everything
+  rpctap baseline show new.jsonl --json`,
+	"rpctap baseline reset": `  rpctap baseline reset mcp-servers/everything
+  rpctap baseline reset trusted.jsonl`,
 	"rpctap classify": `  echo '{"jsonrpc":"2.0","id":null,"method":"ping"}' | rpctap classify --profile mcp
   rpctap classify --framing lsp --dir s2h < frames.bin`,
 	"rpctap inject": `  rpctap inject '{"jsonrpc":"2.0","id":"x","method":"ping"}' --capture

@@ -84,7 +84,8 @@ func runExport(stdout, stderr io.Writer, path string, f exportFlags) error {
 	if path == "-" {
 		return usageError(errors.New("export reads the session file twice (an index first, then the records), so it needs a file, not stdin: save it first, then rpctap export FILE"))
 	}
-	opts := export.Options{Format: format, MaxFrames: f.maxFrames, Profile: profile, Timeout: f.timeout, Source: path}
+	opts := export.Options{Format: format, MaxFrames: f.maxFrames, Profile: profile, Timeout: f.timeout, Source: path,
+		Baseline: sessions.BaselineLookup(func(msg string) { fmt.Fprintln(os.Stderr, "rpctap:", msg) })}
 	if !f.noRedact {
 		if opts.Redactor, err = sessions.NewRedactor(os.Environ(), f.redact); err != nil {
 			return usageError(err)

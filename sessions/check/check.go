@@ -29,6 +29,9 @@ type Options struct {
 	Timeout time.Duration
 	// MethodTimeouts override Timeout per method.
 	MethodTimeouts map[string]time.Duration
+	// Baseline, when not nil, gives the baseline accepted for an MCP
+	// server by its name (see classify.TrackerOptions.Baseline).
+	Baseline func(server string) *classify.Baseline
 }
 
 // A Finding is one finding about one line of a session file.
@@ -89,6 +92,11 @@ type Report struct {
 	HeaderFaults []string
 	// Profile is the profile the session was judged by in the end.
 	Profile classify.Profile
+	// Server is the name the MCP server gave in its serverInfo, or "";
+	// Listed holds the latest complete list of each kind of definitions
+	// it listed (what rpctap baseline accept keeps).
+	Server string
+	Listed [3]classify.Definitions
 }
 
 // Count returns how many of the peers' findings have severity s (those
@@ -161,6 +169,7 @@ func Run(r io.Reader, opts Options) (*Report, error) {
 		LSPFraming:     framing == classify.FramingLSP,
 		Timeout:        hdr.TimeoutOr(opts.Timeout),
 		MethodTimeouts: opts.MethodTimeouts,
+		Baseline:       opts.Baseline,
 	})
 	c.tr = tr
 	for {
@@ -210,6 +219,7 @@ func Run(r io.Reader, opts Options) (*Report, error) {
 	rep.Skipped, rep.SkippedLines, rep.HeaderFaults = rd.Skipped(), rd.SkippedLines(), rd.HeaderFaults()
 	rep.SkippedBytes = rd.SkippedBytes()
 	rep.Profile = tr.Profile()
+	rep.Server, rep.Listed = tr.Server(), tr.Listed()
 	if !hasHeader && records == 0 {
 		return rep, sessions.ErrNoRecords
 	}

@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/rpctap/rpctap/classify"
@@ -156,7 +157,10 @@ func compareMethods(a, b *summary) []Difference {
 }
 
 // compareLists finds the tools, prompts and resources added, removed or
-// changed.
+// changed. Tools and prompts are compared as a baseline is (a change is
+// one in the fields classify.CompareDefinitions compares); resources,
+// which a server lists as what it holds rather than as definitions a
+// host trusts, by their whole value.
 func compareLists(a, b *summary, ig sessions.Ignore) []Difference {
 	var out []Difference
 	add := func(d Difference) { out = append(out, d) }
@@ -167,12 +171,34 @@ func compareLists(a, b *summary, ig sessions.Ignore) []Difference {
 		listedA, listedB        bool
 		added, removed, changed string
 		removedIsRegression     bool
+		kind                    classify.DefinitionKind
+		definitions             bool // compared as definitions (by kind's fields)
 	}{
-		{a.tools, b.tools, a.listed[0], b.listed[0], DiffToolAdded, DiffToolRemoved, DiffToolChanged, true},
-		{a.prompts, b.prompts, a.listed[1], b.listed[1], DiffPromptAdded, DiffPromptRemoved, DiffPromptChanged, false},
-		{a.resources, b.resources, a.listed[2], b.listed[2], DiffResourceAdded, DiffResourceRemoved, DiffResourceChanged, false},
+		{a.tools, b.tools, a.listed[0], b.listed[0], DiffToolAdded, DiffToolRemoved, DiffToolChanged, true, classify.DefTool, true},
+		{a.prompts, b.prompts, a.listed[1], b.listed[1], DiffPromptAdded, DiffPromptRemoved, DiffPromptChanged, false, classify.DefPrompt, true},
+		{a.resources, b.resources, a.listed[2], b.listed[2], DiffResourceAdded, DiffResourceRemoved, DiffResourceChanged, false, 0, false},
 	}
 	for _, d := range defs {
+		if d.definitions {
+			for _, c := range classify.CompareDefinitions(d.kind, definitionsOf(d.a), definitionsOf(d.b)) {
+				va, vb := d.a[c.Name], d.b[c.Name]
+				switch {
+				case c.Removed:
+					if d.listedB {
+						add(Difference{Kind: d.removed, Name: c.Name, LineA: va.line, Regression: d.removedIsRegression})
+					}
+				case c.Added:
+					if d.listedA {
+						add(Difference{Kind: d.added, Name: c.Name, LineB: vb.line})
+					}
+				default:
+					if cs := inFields(ig.Diff(va.def, vb.def, sessions.MaxChanges), c.Fields); len(cs) > 0 {
+						add(Difference{Kind: d.changed, Name: c.Name, LineA: va.line, LineB: vb.line, Changes: cs})
+					}
+				}
+			}
+			continue
+		}
 		for _, k := range sessions.SortedKeys(d.a, d.b) {
 			va, inA := d.a[k]
 			vb, inB := d.b[k]
@@ -189,6 +215,29 @@ func compareLists(a, b *summary, ig sessions.Ignore) []Difference {
 				if cs := ig.Diff(va.def, vb.def, sessions.MaxChanges); len(cs) > 0 {
 					add(Difference{Kind: d.changed, Name: k, LineA: va.line, LineB: vb.line, Changes: cs})
 				}
+			}
+		}
+	}
+	return out
+}
+
+func definitionsOf(m map[string]definition) classify.Definitions {
+	d := make(classify.Definitions, len(m))
+	for name, v := range m {
+		d[name] = v.def
+	}
+	return d
+}
+
+// inFields keeps the changes at or under one of the top-level members
+// fields.
+func inFields(cs []sessions.Change, fields []string) []sessions.Change {
+	out := cs[:0]
+	for _, c := range cs {
+		for _, f := range fields {
+			if rest, ok := strings.CutPrefix(c.Path, "/"+f); ok && (rest == "" || rest[0] == '/') {
+				out = append(out, c)
+				break
 			}
 		}
 	}

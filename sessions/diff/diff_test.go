@@ -62,6 +62,10 @@ func TestDiffReportsEachKnownDifferenceOnceAndNothingElse(t *testing.T) {
 			f[4].frame = strings.Replace(f[4].frame, `"a":{"type":"number"}`, `"a":{"type":"string"}`, 1)
 			return f
 		}, DiffToolChanged, "add", false, "/inputSchema/properties/a/type", "tool-arguments-invalid"},
+		{"a description changed", func(f []frameAt) []frameAt {
+			f[4].frame = strings.Replace(f[4].frame, `"Echoes"`, `"Echoes, and mails it away"`, 1)
+			return f
+		}, DiffToolChanged, "echo", false, "/description", ""},
 		{"an outcome changed", func(f []frameAt) []frameAt {
 			f[6].frame = `{"jsonrpc":"2.0","id":2,"result":{"content":[{"type":"text","text":"HI"}]}}`
 			return f
@@ -110,6 +114,15 @@ func TestDiffOfASessionWithItselfOrWithOtherIdsAndMetaFindsNothing(t *testing.T)
 	})
 	if rep := diffOf(t, base, renumbered); len(rep.Differences) != 0 {
 		t.Errorf("ids, _meta, member order and escapes count as differences:%s", describe(rep.Differences))
+	}
+	// A tool is compared as a baseline compares it: by what a model
+	// reads of it and what its calls must be, not its _meta or icons.
+	relisted := mcpConversation(func(f []frameAt) []frameAt {
+		f[4].frame = `{"jsonrpc":"2.0","id":1,"result":{"tools":[{"_meta":{"build":7},"icons":[{"src":"e.png"}],"inputSchema":{"properties":{"message":{"type":"string"}},"type":"object"},"description":"Echoes","name":"echo"},` + addTool + `]}}`
+		return f
+	})
+	if rep := diffOf(t, base, relisted); len(rep.Differences) != 0 {
+		t.Errorf("a tool's _meta, icons and member order count as differences:%s", describe(rep.Differences))
 	}
 }
 

@@ -106,6 +106,9 @@ type Options struct {
 	Profile        classify.Profile
 	Timeout        time.Duration
 	MethodTimeouts map[string]time.Duration
+	// Baseline, when not nil, gives the baseline accepted for an MCP
+	// server by its name (see classify.TrackerOptions.Baseline).
+	Baseline func(server string) *classify.Baseline
 	// Cuts bound long values in the text formats (zero: DefaultCuts).
 	Cuts classify.Cuts
 	// Source names the session file in the export (its path as given).
@@ -279,7 +282,7 @@ func openExport(path string, opts Options) (*exporter, error) {
 	if s.cuts == (classify.Cuts{}) {
 		s.cuts = DefaultCuts
 	}
-	iopts := s.pairs.CollectPairs(sessions.IndexOptions{Profile: opts.Profile, Timeout: opts.Timeout, MethodTimeouts: opts.MethodTimeouts})
+	iopts := s.pairs.CollectPairs(sessions.IndexOptions{Profile: opts.Profile, Timeout: opts.Timeout, MethodTimeouts: opts.MethodTimeouts, Baseline: opts.Baseline})
 	x, err := sessions.IndexFile(path, iopts, nil)
 	if err != nil {
 		return nil, err // it says "reading the session file"

@@ -4,6 +4,14 @@
 // server reports exactly that one difference.
 package main
 
-import "github.com/rpctap/rpctap/testdata/peers/gosdk/tools"
+import (
+	"flag"
 
-func main() { tools.Serve(true) }
+	"github.com/rpctap/rpctap/testdata/peers/gosdk/tools"
+)
+
+func main() {
+	describe := flag.String("echo-description", "", "the description echo is listed with (default: its own)")
+	flag.Parse()
+	tools.Serve(true, *describe)
+}

@@ -6,8 +6,18 @@
 //	sleep {duration}           waits (e.g. "1.5s"), honouring cancellation
 //
 // It writes one line to stderr when it starts and when it stops.
+// -echo-description TEXT lists echo with another description, as a new
+// build of the server might.
 package main
 
-import "github.com/rpctap/rpctap/testdata/peers/gosdk/tools"
+import (
+	"flag"
 
-func main() { tools.Serve(false) }
+	"github.com/rpctap/rpctap/testdata/peers/gosdk/tools"
+)
+
+func main() {
+	describe := flag.String("echo-description", "", "the description echo is listed with (default: its own)")
+	flag.Parse()
+	tools.Serve(false, *describe)
+}

@@ -69,15 +69,19 @@ func sleep(ctx context.Context, req *mcp.CallToolRequest, in sleepIn) (*mcp.Call
 
 // Serve runs the server on stdio until stdin closes; drifted makes echo
 // answer in upper case, every other answer (tools, schemas, server info)
-// being the same.
-func Serve(drifted bool) {
+// being the same. echoDescription is the description echo is listed with
+// ("" for its own), as a new build of the server might list it.
+func Serve(drifted bool, echoDescription string) {
+	if echoDescription == "" {
+		echoDescription = "Echoes back the message"
+	}
 	log.SetFlags(0)
 	log.SetPrefix("gosdk-server: ")
 	s := mcp.NewServer(&mcp.Implementation{Name: "rpctap-gosdk-server", Version: "v0.1.0"}, nil)
 	if drifted {
-		mcp.AddTool(s, &mcp.Tool{Name: "echo", Description: "Echoes back the message"}, echoUpper)
+		mcp.AddTool(s, &mcp.Tool{Name: "echo", Description: echoDescription}, echoUpper)
 	} else {
-		mcp.AddTool(s, &mcp.Tool{Name: "echo", Description: "Echoes back the message"}, echo)
+		mcp.AddTool(s, &mcp.Tool{Name: "echo", Description: echoDescription}, echo)
 	}
 	mcp.AddTool(s, &mcp.Tool{Name: "add", Description: "Adds two numbers"}, add)
 	mcp.AddTool(s, &mcp.Tool{Name: "sleep", Description: "Sleeps for a duration, then answers"}, sleep)
