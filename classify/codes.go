@@ -77,6 +77,7 @@ const (
 	CodeAfterShutdown
 	CodeExitWithoutShutdown
 	CodeUnknownDocument
+	CodeMRTRMismatch
 
 	codeEnd
 )
@@ -142,6 +143,7 @@ var codeNames = [...]string{
 	CodeProgressUnknownToken:    "progress-unknown-token",
 	CodeProgressNotIncreasing:   "progress-not-increasing",
 	CodeCancelUnknown:           "cancel-unknown",
+	CodeMRTRMismatch:            "mrtr-mismatch",
 	CodeAfterShutdown:           "after-shutdown",
 	CodeExitWithoutShutdown:     "exit-without-shutdown",
 	CodeUnknownDocument:         "unknown-document",

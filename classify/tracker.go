@@ -65,6 +65,14 @@ type Pair struct {
 	// Member is the response's index in its batch (0 when the response
 	// frame is no batch).
 	Member int
+	// Origin is the first request of the multi round-trip call (MCP
+	// 2026-07-28) that Request retries, or 0 when it retries none;
+	// CallLatency then runs from that first request to this response
+	// (else it is Latency). InputRequired says the response asked the
+	// host for input: the call goes on in a retry.
+	Origin        int64
+	CallLatency   time.Duration
+	InputRequired bool
 }
 
 // PendingRequest is a request still waiting for its answer.
@@ -163,6 +171,10 @@ type flight struct {
 	tokBuf            []byte // token's reusable buffer
 	tokHash           uint64
 	newer             *flight // a later request that reused the id
+	// origin is the first request of the multi round-trip call the
+	// request retries (0: none), sent at originSent.
+	origin     int64
+	originSent time.Duration
 	// rev is the MCP revision that governs the request and its answer;
 	// flags are what the MCP rules noted of it (flLogLevel, …).
 	rev   revision

@@ -31,6 +31,8 @@ func (t *Tracker) request(seq int64, at time.Duration, m *Message) {
 	f.key = append(f.key[:0], k...)
 	f.hash = t.flights.hash(f.key)
 	f.rev, f.flags = rev, flags
+	f.origin, f.originSent = t.mcp.retryOf, t.mcp.retrySent
+	t.mcp.retryOf = 0
 	f.tool = f.tool[:0]
 	if t.Profile() == MCP && method == "tools/call" {
 		if name, ok := StringValue(Member(m.Params(), "name")); ok {
@@ -246,7 +248,7 @@ func (t *Tracker) response(seq int64, at time.Duration, m *Message) {
 	case ok && f.state == cancelled:
 		t.answerRules(seq, m, f)
 		f.state = answeredS
-		t.pairs = append(t.pairs, Pair{Request: f.seq, Response: seq, Method: f.method, Latency: at - f.sent, Member: t.member})
+		t.pairs = append(t.pairs, t.newPair(seq, at, f))
 		return
 	case ok && f.state == gapped:
 		// Its answer was not among the frames missing after all.
@@ -346,8 +348,19 @@ func (t *Tracker) nFlightsFrom(dir Direction) int {
 	return n
 }
 
+// newPair is the pair of the response seq, at at, with its request f.
+func (t *Tracker) newPair(seq int64, at time.Duration, f *flight) Pair {
+	p := Pair{Request: f.seq, Response: seq, Method: f.method, Latency: at - f.sent, Member: t.member, CallLatency: at - f.sent}
+	if f.origin != 0 {
+		p.Origin, p.CallLatency = f.origin, at-f.originSent
+	}
+	p.InputRequired = t.mcp.inputRequired
+	t.mcp.inputRequired = false
+	return p
+}
+
 func (t *Tracker) pair(seq int64, at time.Duration, f *flight) {
-	t.pairs = append(t.pairs, Pair{Request: f.seq, Response: seq, Method: f.method, Latency: at - f.sent, Member: t.member})
+	t.pairs = append(t.pairs, t.newPair(seq, at, f))
 	if f.timedOut {
 		t.emit(seq, CodeLateResponse, Warn, "The answer came after its request had timed out; a host may have given up on it.", f.seq)
 	}

@@ -3,6 +3,8 @@ package classify
 import (
 	"bytes"
 	"strconv"
+	"strings"
+	"time"
 )
 
 var isErrorKey = []byte(`"isError"`)
@@ -55,6 +57,15 @@ type mcpState struct {
 	// resources/templates/list (the tools' are in schemas), and defsNext
 	// the pages of one under way.
 	defs, defsNext [definitionKinds]Definitions
+	// awaiting holds the input_required results whose retry has not come
+	// yet, oldest first (at most maxAwaiting); retryOf and retrySent name
+	// the first request of the call the request being observed retries,
+	// for its flight; inputRequired says the answer being observed asked
+	// for input, for its pair.
+	awaiting      []awaitingRetry
+	retryOf       int64
+	retrySent     time.Duration
+	inputRequired bool
 	// logLevels counts the host's requests in flight that set
 	// io.modelcontextprotocol/logLevel.
 	logLevels int
@@ -177,6 +188,9 @@ func (t *Tracker) mcpRequest(seq int64, m *Message, md *reqMeta) (revision, uint
 		}
 		if m.MethodIs("tools/call") {
 			t.checkTool(seq, m)
+		}
+		if m.MethodIs("tools/call") || m.MethodIs("prompts/get") || m.MethodIs("resources/read") {
+			t.retried(seq, m)
 		}
 	}
 	t.methodRules(seq, m, rev)
@@ -479,7 +493,9 @@ func (t *Tracker) mcpAnswer(seq int64, m *Message, f *flight) {
 		t.emit(seq, CodeMissingResultType, Error, "The result has no resultType; revision 2026-07-28 of MCP requires it on every result (\"complete\" or \"input_required\"), and a client reads its absence as an older server's result.", f.seq)
 	}
 	if s, _ := rawText(rt); string(s) == "input_required" {
-		t.inputRequests(seq, Member(res, "inputRequests"), f)
+		reqs := Member(res, "inputRequests")
+		t.inputRequests(seq, reqs, f)
+		t.awaitRetry(seq, res, reqs, f)
 		return
 	}
 	switch f.method {
@@ -646,6 +662,146 @@ func (t *Tracker) againstBaseline(seq int64, k DefinitionKind, now Definitions, 
 		t.mcp.baselineSaid[said] = struct{}{}
 		t.emit(seq, CodeToolDrift, Warn, c.againstBaselineText(b), f.seq)
 	}
+}
+
+// An awaitingRetry is an input_required result whose retry is to come:
+// what the call's requests are (method, tool), the keys of its
+// inputRequests and its requestState, the call's first request, and the
+// result's own frame.
+type awaitingRetry struct {
+	method, tool string
+	state        []byte // the raw requestState, nil when the result had none
+	keys         []string
+	origin       int64
+	originSent   time.Duration
+	result       int64
+}
+
+// maxAwaiting bounds the input_required results awaiting a retry; past
+// it the oldest is forgotten (its retry then goes unlinked and unjudged).
+const maxAwaiting = 256
+
+// awaitRetry keeps the input_required result seq, of request f, for the
+// retry that answers it.
+func (t *Tracker) awaitRetry(seq int64, res, reqs []byte, f *flight) {
+	t.mcp.inputRequired = true
+	if f.method != "tools/call" && f.method != "prompts/get" && f.method != "resources/read" {
+		return
+	}
+	w := awaitingRetry{method: f.method, tool: string(f.tool), origin: f.seq, originSent: f.sent, result: seq}
+	if f.origin != 0 {
+		w.origin, w.originSent = f.origin, f.originSent
+	}
+	if st := Member(res, "requestState"); st != nil && string(st) != "null" {
+		w.state = append([]byte(nil), st...)
+	}
+	eachMember(reqs, func(key []byte, escaped bool, _ []byte) bool {
+		if k, ok := memberKey(key, escaped); ok && len(w.keys) < 64 {
+			w.keys = append(w.keys, k)
+		}
+		return true
+	})
+	if len(t.mcp.awaiting) == maxAwaiting {
+		t.mcp.awaiting = append(t.mcp.awaiting[:0], t.mcp.awaiting[1:]...)
+	}
+	t.mcp.awaiting = append(t.mcp.awaiting, w)
+}
+
+// retried links a host request that retries a multi round-trip call (it
+// carries inputResponses or requestState) to the call's first request,
+// and judges it against the input_required result it answers: every
+// input request answered, the requestState sent back as it was
+// (mrtr-mismatch). The result answered is the latest awaiting one with
+// the same requestState, else the latest of the same method and tool;
+// none (a result before the recording began, or forgotten) judges nothing.
+func (t *Tracker) retried(seq int64, m *Message) {
+	params := m.Params()
+	responses, state := Member(params, "inputResponses"), Member(params, "requestState")
+	if state != nil && string(state) == "null" {
+		state = nil
+	}
+	if responses == nil && state == nil {
+		return
+	}
+	tool := ""
+	if m.MethodIs("tools/call") {
+		tool, _ = StringValue(Member(params, "name"))
+	}
+	method := m.Method()
+	at := -1
+	for i := len(t.mcp.awaiting) - 1; i >= 0 && state != nil; i-- {
+		if w := &t.mcp.awaiting[i]; w.method == method && w.state != nil && sameJSONString(w.state, state) {
+			at = i
+			break
+		}
+	}
+	for i := len(t.mcp.awaiting) - 1; i >= 0 && at < 0; i-- {
+		if w := &t.mcp.awaiting[i]; w.method == method && w.tool == tool {
+			at = i
+		}
+	}
+	if at < 0 {
+		return
+	}
+	w := t.mcp.awaiting[at]
+	t.mcp.awaiting = append(t.mcp.awaiting[:at], t.mcp.awaiting[at+1:]...)
+	t.mcp.retryOf, t.mcp.retrySent = w.origin, w.originSent
+	var wrong []string
+	if missing := missingKeys(w.keys, responses); len(missing) > 0 {
+		wrong = append(wrong, "its inputResponses hold no answer for input request "+strings.Join(missing, ", "))
+	}
+	switch {
+	case w.state != nil && state == nil:
+		wrong = append(wrong, "it does not send back the requestState the result gave")
+	case w.state == nil && state != nil:
+		wrong = append(wrong, "it sends a requestState the result never gave")
+	case w.state != nil && !sameJSONString(w.state, state):
+		wrong = append(wrong, "its requestState is not the one the result gave")
+	}
+	if len(wrong) > 0 {
+		t.emit(seq, CodeMRTRMismatch, Warn, "The retry of the call whose result was input_required "+strings.Join(wrong, ", and ")+"; MCP 2026-07-28 (multi round-trip requests): a retry answers every input request by its key and echoes requestState unchanged.", w.result)
+	}
+}
+
+// missingKeys are the keys of the input requests that responses, the
+// retry's inputResponses, has no member for, quoted and escaped.
+func missingKeys(keys []string, responses []byte) []string {
+	var have map[string]bool
+	if len(keys) > 0 {
+		have = map[string]bool{}
+		eachMember(responses, func(key []byte, escaped bool, _ []byte) bool {
+			if k, ok := memberKey(key, escaped); ok {
+				have[k] = true
+			}
+			return true
+		})
+	}
+	var missing []string
+	for _, k := range keys {
+		if !have[k] {
+			missing = append(missing, quoteName(k))
+		}
+	}
+	return missing
+}
+
+// memberKey is an object member's key as a string, its escapes read.
+func memberKey(key []byte, escaped bool) (string, bool) {
+	if !escaped {
+		return string(key), true
+	}
+	return StringValue(append(append([]byte{'"'}, key...), '"'))
+}
+
+// sameJSONString reports whether two raw JSON values are the same string
+// (however escaped), or byte for byte the same value otherwise.
+func sameJSONString(a, b []byte) bool {
+	if bytes.Equal(a, b) {
+		return true
+	}
+	sa, okA := StringValue(a)
+	sb, okB := StringValue(b)
+	return okA && okB && sa == sb
 }
 
 // inputRequests judges the input requests of an input_required result

@@ -3,6 +3,7 @@ package classify
 import (
 	"strings"
 	"testing"
+	"time"
 )
 
 // handshake opens an MCP session of revision rev: initialize with the
@@ -269,6 +270,17 @@ func TestTrackerJudgesFramesByTheRevisionInForce(t *testing.T) {
 			{1, H2S, req26("1", "tools/list", "")},
 			{2, S2H, `{"jsonrpc":"2.0","id":1,"result":{` + cache26 + `,"_meta":{"io.modelcontextprotocol/serverInfo":{"name":"s","version":"2"}},"tools":[{"name":"a","description":"adds","inputSchema":{"type":"object"}},{"name":"b","inputSchema":{"type":"object","required":["z"]}}]}}`},
 		}), "4:tool-drift"},
+		// mrtr-mismatch
+		{"2026-07-28: a retry that answers every input request and echoes requestState", TrackerOptions{}, mrtrCall(`"inputResponses":{"e":{"action":"accept"},"r":{"action":"decline"}},"requestState":"s\u0031"`), ""},
+		{"2026-07-28: a retry that leaves an input request unanswered", TrackerOptions{}, mrtrCall(`"inputResponses":{"e":{"action":"accept"}},"requestState":"s1"`), "5:mrtr-mismatch"},
+		{"2026-07-28: a retry that changes requestState", TrackerOptions{}, mrtrCall(`"inputResponses":{"e":{},"r":{}},"requestState":"s2"`), "5:mrtr-mismatch"},
+		{"2026-07-28: a retry that drops requestState", TrackerOptions{}, mrtrCall(`"inputResponses":{"e":{},"r":{}}`), "5:mrtr-mismatch"},
+		{"2026-07-28: a call of another tool is no retry", TrackerOptions{}, steps(discover(`["2026-07-28"]`, serverCaps), []step{
+			{1, H2S, `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"elicitation":{}}},"name":"w"}}`},
+			{2, S2H, `{"jsonrpc":"2.0","id":2,"result":{"resultType":"input_required","requestState":"s1","inputRequests":{"e":{"method":"elicitation/create","params":{}}}}}`},
+			{3, H2S, req26("3", "tools/call", `"name":"v","inputResponses":{}`)},
+			{4, S2H, `{"jsonrpc":"2.0","id":3,"result":{` + done26 + `,"content":[]}}`},
+		}), ""},
 		// tool-error
 		{"a tool result with isError true", TrackerOptions{}, steps(handshake("2025-11-25", allClientCaps), []step{
 			{1, H2S, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x"}}`},
@@ -383,5 +395,39 @@ func baselineOf(server string) func(string) *Baseline {
 			DefPrompt:   {"p": []byte(`{"name":"p"}`)},
 			DefTemplate: {"f:///{x}": []byte(`{"uriTemplate":"f:///{x}","name":"f"}`)},
 		}}
+	}
+}
+
+// mrtrCall is a 2026-07-28 session with a tool call whose result asks
+// for two elicitations (e and r) with requestState "s1", then the retry with
+// the params given (step 5), and its result.
+func mrtrCall(retry string) []step {
+	return steps(discover(`["2026-07-28"]`, serverCaps), []step{
+		{1, H2S, `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"elicitation":{}}},"name":"w"}}`},
+		{2, S2H, `{"jsonrpc":"2.0","id":2,"result":{"resultType":"input_required","requestState":"s1","inputRequests":{"e":{"method":"elicitation/create","params":{}},"r":{"method":"elicitation/create","params":{}}}}}`},
+		{30, H2S, `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"elicitation":{}}},"name":"w",` + retry + `}}`},
+		{45, S2H, `{"jsonrpc":"2.0","id":3,"result":{` + done26 + `,"content":[]}}`},
+	})
+}
+
+// A retry of a multi round-trip call is one call with its first request:
+// its pair names that request, and the call's latency runs from it; the
+// input_required answer's pair says the call goes on.
+func TestARetryIsPairedAsOneCallWithItsFirstRequest(t *testing.T) {
+	_, pairs := run(t, TrackerOptions{}, mrtrCall(`"inputResponses":{"e":{},"r":{}},"requestState":"s1"`), 100)
+	var calls []Pair
+	for _, p := range pairs {
+		if p.Method == "tools/call" {
+			calls = append(calls, p)
+		}
+	}
+	if len(calls) != 2 {
+		t.Fatalf("tools/call pairs %+v, want 2", calls)
+	}
+	if first := calls[0]; first.Origin != 0 || !first.InputRequired || first.CallLatency != time.Millisecond {
+		t.Errorf("the input_required answer's pair %+v: want no origin, InputRequired, call latency 1ms", first)
+	}
+	if retry := calls[1]; retry.Request != 5 || retry.Origin != 3 || retry.InputRequired || retry.Latency != 15*time.Millisecond || retry.CallLatency != 44*time.Millisecond {
+		t.Errorf("the retry's pair %+v: want request 5, origin 3, latency 15ms, call latency 44ms", retry)
 	}
 }
