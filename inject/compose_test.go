@@ -54,6 +54,27 @@ func TestParseRawReadsTheEscapeSyntax(t *testing.T) {
 	}
 }
 
+// ParseRawLines reads the same syntax with no exception for JSON written
+// over several lines: each of its lines is a frame, sent as it is.
+func TestParseRawLinesKeepsEachLineOfPrettyPrintedJSON(t *testing.T) {
+	got, err := ParseRawLines("{\n  \"jsonrpc\": \"2.0\",\n  \"method\": \"ping\"\n}\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"{", `  "jsonrpc": "2.0",`, `  "method": "ping"`, "}"}
+	if len(got) != len(want) {
+		t.Fatalf("%d frames %v, want %q", len(got), got, want)
+	}
+	for i, f := range got {
+		if string(f.Body) != want[i] || f.Raw {
+			t.Errorf("frame %d is %q raw %v, want %q with its framing", i, f.Body, f.Raw, want[i])
+		}
+	}
+	if _, err := ParseRawLines(`ab\x4`); err == nil || !strings.Contains(err.Error(), `line 1: \x at column 3 needs two hex digits`) {
+		t.Errorf("a short byte escape: %v", err)
+	}
+}
+
 // The preview reads the frames as their receiver will: kind, findings,
 // strict answer, framing on the wire, a one-line warning for frames a
 // strict peer refuses, partial frames.

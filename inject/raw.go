@@ -48,6 +48,14 @@ func ParseRaw(text string) ([]Frame, error) {
 	if f, ok := prettyJSON(text); ok {
 		return []Frame{f}, nil
 	}
+	return ParseRawLines(text)
+}
+
+// ParseRawLines is ParseRaw without its exception for pretty-printed
+// JSON: every line but an empty one is a frame, whatever the lines hold,
+// so that the line feeds written are the bytes sent (rpctap inject --raw reads its text
+// so, the bytes as they are).
+func ParseRawLines(text string) ([]Frame, error) {
 	var frames []Frame
 	for i, line := range bytes.Split([]byte(text), []byte("\n")) {
 		if len(line) == 0 {

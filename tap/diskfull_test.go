@@ -252,6 +252,9 @@ func TestGapRecordsWrittenAtTheEndComeBeforeTheExitInTime(t *testing.T) {
 		switch e.Kind {
 		case sessions.EventGap:
 			gaps++
+			if exits > 0 {
+				t.Errorf("line %d: a gap record after the exit: no frame goes missing once the server has exited", e.Line)
+			}
 		case sessions.EventExit:
 			exits++
 		}

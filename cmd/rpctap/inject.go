@@ -241,9 +241,11 @@ func oneLine(b []byte) []byte {
 	return out.Bytes()
 }
 
-// parseRaw reads text in the raw syntax (inject.ParseRaw).
+// parseRaw reads text in the raw syntax, a frame a line, JSON written
+// over several lines too: --raw sends the bytes as they are
+// (inject.ParseRawLines).
 func parseRaw(text []byte) ([]inject.Frame, error) {
-	frames, err := inject.ParseRaw(string(text))
+	frames, err := inject.ParseRawLines(string(text))
 	if err != nil {
 		return nil, usageError(fmt.Errorf("the raw frame: %w", err))
 	}

@@ -341,8 +341,9 @@ func TestLateAnswersToInjectedRequestsNeverReachTheHost(t *testing.T) {
 }
 
 // A frame written as pretty-printed JSON (--file, or stdin) is sent as one
-// line: server-everything reads it and answers it.
-func TestInjectSendsPrettyPrintedJSONAsOneFrame(t *testing.T) {
+// line: server-everything reads it and answers it. With --raw the file's
+// bytes go as they are: each of its lines is a frame.
+func TestInjectSendsPrettyPrintedJSONAsOneFrameAndRawAsWritten(t *testing.T) {
 	server := needPeer(t, "node_modules/.bin/mcp-server-everything")
 	h := startLiveHost(t, fmt.Sprintf("e2e-pretty-%d", time.Now().UnixNano()), server, "stdio")
 	h.handshake(t)
@@ -359,10 +360,24 @@ func TestInjectSendsPrettyPrintedJSONAsOneFrame(t *testing.T) {
 	if out, err := cmd.CombinedOutput(); err != nil || !strings.Contains(string(out), "Echo: pretty") {
 		t.Errorf("inject --file - of pretty JSON: %v: %s", err, out)
 	}
+	rawFile := filepath.Join(t.TempDir(), "raw.json")
+	if err := os.WriteFile(rawFile, []byte("{\"jsonrpc\": \"2.0\",\n \"id\": \"rpctap-raw-lines\", \"method\": \"ping\"}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if out, code := h.inject(t, "--raw", "--file", rawFile); code != 0 {
+		t.Errorf("inject --raw --file of JSON over two lines: exit %d: %s", code, out)
+	}
+	h.waitRecorded(t, `rpctap-raw-lines`)
 	h.close(t)
 	rec, _ := os.ReadFile(h.record)
 	if !bytes.Contains(rec, []byte(`"src":"inject","kind":"request","id":"rpctap-pretty","method":"tools/call","frame":"{\"jsonrpc\":\"2.0\",\"id\":\"rpctap-pretty\",\"method\":\"tools/call\",\"params\":{\"name\":\"echo\",\"arguments\":{\"message\":\"pretty\"}}}"`)) {
 		t.Errorf("the session file lacks the call as one compact line:\n%s", rec)
+	}
+	for _, want := range []string{`"src":"inject","kind":"not-json","frame":"{\"jsonrpc\": \"2.0\","}`,
+		`"src":"inject","kind":"not-json","frame":" \"id\": \"rpctap-raw-lines\", \"method\": \"ping\"}"}`} {
+		if !bytes.Contains(rec, []byte(want)) {
+			t.Errorf("inject --raw did not send the file's lines as they are: the session file lacks %s:\n%s", want, rec)
+		}
 	}
 }
 
