@@ -963,9 +963,9 @@ func TestTheRetryOfAMultiRoundTripCallIsTiedToItsFirstRequest(t *testing.T) {
 		return sessions.FrameRecord{T: t, Dir: dir, Frame: []byte(s)}
 	}
 	path, _ := writeSession(t, testHeader(),
-		frame(1000, classify.H2S, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{`+meta+`,"name":"confirm"}}`),                                                                       // line 2
+		frame(1000, classify.H2S, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{`+meta+`,"name":"confirm"}}`),                                                                    // line 2
 		frame(3000, classify.S2H, `{"jsonrpc":"2.0","id":1,"result":{"resultType":"input_required","requestState":"s","inputRequests":{"c":{"method":"elicitation/create","params":{}}}}}`), // line 3
-		frame(8000, classify.H2S, `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{`+meta+`,"name":"confirm","inputResponses":{"c":{"action":"accept"}},"requestState":"s"}}`),   // line 4
+		frame(8000, classify.H2S, `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{`+meta+`,"name":"confirm","inputResponses":{"c":{"action":"accept"}},"requestState":"s"}}`),      // line 4
 		frame(9000, classify.S2H, `{"jsonrpc":"2.0","id":2,"result":{"resultType":"complete","content":[]}}`),                                                                               // line 5
 	)
 	x := indexFile(t, path, sessions.IndexOptions{})
