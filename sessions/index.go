@@ -394,6 +394,19 @@ func (x *Index) startTracker() {
 	x.profileHint.Store(uint32(x.profile))
 }
 
+// CheckToolCall judges the arguments of a tools/call of the tool name
+// against its inputSchema as the session listed it so far (see
+// classify.Tracker.CheckToolCall): how the composer judges a call before
+// it is sent.
+func (x *Index) CheckToolCall(name string, arguments []byte) (classify.SchemaProblem, bool) {
+	x.mu.Lock() // a validation counts its work in the compiled schema
+	defer x.mu.Unlock()
+	if x.tr == nil {
+		return classify.SchemaProblem{}, false
+	}
+	return x.tr.CheckToolCall(name, arguments)
+}
+
 // Profile is the profile the session is judged by so far.
 func (x *Index) Profile() classify.Profile {
 	x.mu.RLock()
