@@ -59,14 +59,9 @@ func checkCodes(t *testing.T, path string) map[string]bool {
 // added to classify without a demo step fails here.
 // notInDemoYet are the codes no demo run can show until the demo has a
 // session of MCP revision 2026-07-28 from its first request
-// (log-without-level needs one with no handshake, mrtr-mismatch a multi
-// round-trip call retried wrongly), an LSP run that
-// exits with no shutdown (its one run shuts down, for after-shutdown),
-// and a server that lists a tool with a bad schema or an outputSchema,
-// or lists its tools again changed (the demo servers list the same
-// well-formed tools each time, with no outputSchema).
-var notInDemoYet = map[classify.Code]bool{classify.CodeLogWithoutLevel: true, classify.CodeExitWithoutShutdown: true,
-	classify.CodeToolResultInvalid: true, classify.CodeBadToolSchema: true, classify.CodeToolDrift: true, classify.CodeMRTRMismatch: true}
+// (log-without-level needs one with no handshake) and an LSP run that
+// exits with no shutdown (its one run shuts down, for after-shutdown).
+var notInDemoYet = map[classify.Code]bool{classify.CodeLogWithoutLevel: true, classify.CodeExitWithoutShutdown: true}
 
 func TestDemoRunsShowEveryFindingCode(t *testing.T) {
 	runs := map[string][]string{"strict": {"--server", "strict"}, "lenient": {"--server", "lenient"}, "lsp": {"--lsp"}}

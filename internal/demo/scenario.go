@@ -264,5 +264,23 @@ func revisionSteps(raw func(name, frame, caption string) Step, misbehave func(na
 				method, params := h.callParams("misbehave", map[string]any{"case": "progress-not-increasing"}, "back-"+h.id())
 				h.request(ctx, method, params)
 			}},
+		{Name: "tool-result-invalid", Caption: "The host calls forecast, listed with an outputSchema that wants a number for temp: the server's structuredContent has a string there, and a host that validates refuses the result.",
+			run: func(ctx context.Context, h *Host) { h.call(ctx, "forecast", nil) }},
+		{Name: "mrtr-mismatch", Caption: "A 2026-07-28 call asks the host to confirm (input_required, with a requestState): the host's retry answers no input request and sends back another requestState, so the server cannot finish the call.",
+			run: func(ctx context.Context, h *Host) {
+				h.send(`{"jsonrpc":"2.0","id":"demo-confirm","method":"tools/call","params":{` + meta26Elicit + `,"name":"confirm","arguments":{}}}`)
+				h.settle(ctx)
+				h.send(`{"jsonrpc":"2.0","id":"demo-confirm-retry","method":"tools/call","params":{` + meta26Elicit + `,"name":"confirm","arguments":{},"inputResponses":{},"requestState":"demo-state-0"}}`)
+				h.settle(ctx)
+			}},
+		{Name: "tool-drift", Caption: "The server's tool list changes: echo's description now says more, which a host that approved echo never saw (tool-drift), and a new tool has an array for its inputSchema, where arguments are always an object (bad-tool-schema).",
+			run: func(ctx context.Context, h *Host) {
+				h.call(ctx, "misbehave", map[string]any{"case": "tool-drift"})
+				h.request(ctx, "tools/list", nil)
+			}},
 	}
 }
+
+// meta26Elicit is the _meta of a 2026-07-28 request from a host that can
+// answer elicitations.
+const meta26Elicit = `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"elicitation":{}}}`
