@@ -59,12 +59,12 @@ func checkCodes(t *testing.T, path string) map[string]bool {
 // added to classify without a demo step fails here.
 // notInDemoYet are the codes no demo run can show until the demo has a
 // session of MCP revision 2026-07-28 from its first request
-// (log-without-level needs one with no handshake) and an LSP run that
-// exits with no shutdown (its one run shuts down, for after-shutdown).
-var notInDemoYet = map[classify.Code]bool{classify.CodeLogWithoutLevel: true, classify.CodeExitWithoutShutdown: true}
+// (log-without-level needs one with no handshake).
+var notInDemoYet = map[classify.Code]bool{classify.CodeLogWithoutLevel: true}
 
 func TestDemoRunsShowEveryFindingCode(t *testing.T) {
-	runs := map[string][]string{"strict": {"--server", "strict"}, "lenient": {"--server", "lenient"}, "lsp": {"--lsp"}}
+	runs := map[string][]string{"strict": {"--server", "strict"}, "lenient": {"--server", "lenient"}, "lsp": {"--lsp"},
+		"lsp-exit": {"--lsp", "--scenario", "exit-without-shutdown"}}
 	found := map[string][]string{}
 	var mu sync.Mutex
 	var wg sync.WaitGroup

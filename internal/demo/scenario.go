@@ -37,7 +37,7 @@ func Steps(scenario string, lsp bool) ([]Step, error) {
 	case "edge-cases":
 		return append(session[:1:1], edges...), nil
 	}
-	for _, s := range append(session[1:], edges...) {
+	for _, s := range append(append(session[1:], edges...), soloSteps(lsp)...) {
 		if s.Name == scenario {
 			return []Step{session[0], s}, nil
 		}
@@ -48,7 +48,7 @@ func Steps(scenario string, lsp bool) ([]Step, error) {
 // StepNames lists every step a --scenario may name.
 func StepNames(lsp bool) []string {
 	var names []string
-	for _, s := range append(sessionSteps(lsp), edgeSteps(lsp)...) {
+	for _, s := range append(append(sessionSteps(lsp), edgeSteps(lsp)...), soloSteps(lsp)...) {
 		names = append(names, s.Name)
 	}
 	return names
@@ -106,6 +106,23 @@ func lspSessionSteps() []Step {
 		cancelStep(`The editor cancels a slow command with $/cancelRequest: the server stops; LSP still wants an answer to a cancelled request, and this server sends none.`, true),
 		secretStep(),
 	}
+}
+
+// soloSteps are steps that end the session in a way no step may follow,
+// and so are in no scenario: each runs only when --scenario names it.
+func soloSteps(lsp bool) []Step {
+	if !lsp {
+		return nil
+	}
+	return []Step{{Name: "exit-without-shutdown", Caption: "The editor sends exit without asking for shutdown first: LSP wants shutdown, then exit; a server that exits so ends with code 1, and may lose what shutdown would have saved.",
+		run: func(ctx context.Context, h *Host) {
+			h.send(`{"jsonrpc":"2.0","method":"exit"}`)
+			select {
+			case <-h.Done():
+			case <-time.After(10 * time.Second):
+			case <-ctx.Done():
+			}
+		}}}
 }
 
 func progressStep(caption string) Step {
