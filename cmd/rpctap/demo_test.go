@@ -57,14 +57,12 @@ func checkCodes(t *testing.T, path string) map[string]bool {
 // frame, untracked, which takes 10,000 requests in flight, and
 // frames-missing, which takes a session file with no room left). A code
 // added to classify without a demo step fails here.
-// notInDemoYet are the codes no demo run can show until the demo has a
-// session of MCP revision 2026-07-28 from its first request
-// (log-without-level needs one with no handshake).
-var notInDemoYet = map[classify.Code]bool{classify.CodeLogWithoutLevel: true}
+// notInDemoYet are the codes no demo run can show yet.
+var notInDemoYet = map[classify.Code]bool{}
 
 func TestDemoRunsShowEveryFindingCode(t *testing.T) {
 	runs := map[string][]string{"strict": {"--server", "strict"}, "lenient": {"--server", "lenient"}, "lsp": {"--lsp"},
-		"lsp-exit": {"--lsp", "--scenario", "exit-without-shutdown"}}
+		"lsp-exit": {"--lsp", "--scenario", "exit-without-shutdown"}, "revision-2026": {"--scenario", "revision-2026"}}
 	found := map[string][]string{}
 	var mu sync.Mutex
 	var wg sync.WaitGroup

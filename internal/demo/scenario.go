@@ -23,6 +23,7 @@ var Scenarios = []struct{ Name, About string }{
 	{"tour", "a normal session, then every edge case (the default)"},
 	{"session", "a normal session: handshake, tools, progress, a server request, a cancellation, a masked secret"},
 	{"edge-cases", "the handshake, then every edge case of the catalog and the envelope rules"},
+	{"revision-2026", "a session of MCP revision 2026-07-28: no handshake, each request names its revision in _meta"},
 }
 
 // Steps returns the steps of a scenario: one of Scenarios, or the name of
@@ -36,6 +37,11 @@ func Steps(scenario string, lsp bool) ([]Step, error) {
 		return session, nil
 	case "edge-cases":
 		return append(session[:1:1], edges...), nil
+	case "revision-2026":
+		if lsp {
+			return nil, fmt.Errorf("the revision-2026 scenario is an MCP session; run it without --lsp")
+		}
+		return revision2026Steps(), nil
 	}
 	for _, s := range append(append(session[1:], edges...), soloSteps(lsp)...) {
 		if s.Name == scenario {
@@ -105,6 +111,24 @@ func lspSessionSteps() []Step {
 			run: func(ctx context.Context, h *Host) { h.call(ctx, "roots", nil) }},
 		cancelStep(`The editor cancels a slow command with $/cancelRequest: the server stops; LSP still wants an answer to a cancelled request, and this server sends none.`, true),
 		secretStep(),
+	}
+}
+
+// revision2026Steps are a session of MCP revision 2026-07-28: the host
+// asks server/discover instead of a handshake, and every request carries
+// its revision and capabilities in _meta.
+func revision2026Steps() []Step {
+	return []Step{
+		{Name: "discover", Caption: "A 2026-07-28 host opens no session: it asks server/discover what revisions and capabilities the server has, and names its revision and capabilities in each request's _meta.",
+			run: func(ctx context.Context, h *Host) {
+				h.send(`{"jsonrpc":"2.0","id":"demo-discover","method":"server/discover","params":{` + meta26 + `}}`)
+				h.settle(ctx)
+			}},
+		{Name: "log-without-level", Caption: "The server logs (notifications/message) while a call is in flight that set no io.modelcontextprotocol/logLevel: 2026-07-28 sends log messages only to a request that asked for them.",
+			run: func(ctx context.Context, h *Host) {
+				h.send(`{"jsonrpc":"2.0","id":"demo-log","method":"tools/call","params":{` + meta26 + `,"name":"misbehave","arguments":{"case":"log-without-level"}}}`)
+				h.settle(ctx)
+			}},
 	}
 }
 

@@ -182,6 +182,12 @@ func (s *server) immediate(method string) (any, *rpcError) {
 	switch method {
 	case "ping":
 		return struct{}{}, nil
+	case "server/discover":
+		// Only in revision 2026-07-28, whose results all say their
+		// resultType, and whose lists carry cache hints.
+		return map[string]any{"resultType": "complete", "ttlMs": 0, "cacheScope": "private", "supportedVersions": []string{"2025-06-18", "2026-07-28"},
+			"capabilities": map[string]any{"tools": map[string]any{"listChanged": true}, "resources": map[string]any{}, "prompts": map[string]any{}, "logging": map[string]any{}},
+			"_meta":        map[string]any{"io.modelcontextprotocol/serverInfo": map[string]any{"name": "rpctap-demo-server", "version": "1"}}}, nil
 	case "tools/list":
 		s.mu.Lock()
 		drifted := s.drifted
@@ -457,6 +463,11 @@ func (s *server) misbehave(id []byte, name string, token json.RawMessage) {
 	switch name {
 	case "tool-error":
 		s.out.WriteFrame(reply(id, map[string]any{"content": []any{map[string]any{"type": "text", "text": "the tool failed"}}, "isError": true}, nil))
+		return
+	case "log-without-level":
+		// A 2026-07-28 call that set no io.modelcontextprotocol/logLevel.
+		s.out.WriteFrame(notify("notifications/message", map[string]any{"level": "info", "data": "the demo server logs while it works"}))
+		s.out.WriteFrame(reply(id, map[string]any{"resultType": "complete", "content": []any{map[string]any{"type": "text", "text": "logged"}}}, nil))
 		return
 	case "tool-drift":
 		s.mu.Lock()
