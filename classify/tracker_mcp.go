@@ -7,7 +7,11 @@ import (
 	"time"
 )
 
-var isErrorKey = []byte(`"isError"`)
+var (
+	isErrorKey        = []byte(`"isError"`)
+	requestStateKey   = []byte(`"requestState"`)
+	inputResponsesKey = []byte(`"inputResponses"`)
+)
 
 // This file holds the MCP rules above the envelope (the project's
 // mcp-revisions design note): which revision governs each frame, and
@@ -51,6 +55,7 @@ type mcpState struct {
 	// or nil; baselineSaid holds the changes against it already reported,
 	// so that a list listed again says each once.
 	server       string
+	serverLooks  int // 2026-07-28 results searched for the server's name
 	baseline     *Baseline
 	baselineSaid map[string]struct{}
 	// defs are the latest complete prompts/list and
@@ -74,6 +79,10 @@ type mcpState struct {
 	cancelledTokens [16]string
 	cancelledNext   int
 }
+
+// maxServerLooks bounds the 2026-07-28 results searched for the
+// server's name (see mcpAnswer).
+const maxServerLooks = 16
 
 // maxTools bounds the tool names remembered; past it the list is not
 // judged. maxCaps bounds the capabilities kept of each side; larger ones
@@ -189,7 +198,7 @@ func (t *Tracker) mcpRequest(seq int64, m *Message, md *reqMeta) (revision, uint
 		if m.MethodIs("tools/call") {
 			t.checkTool(seq, m)
 		}
-		if m.MethodIs("tools/call") || m.MethodIs("prompts/get") || m.MethodIs("resources/read") {
+		if rev == rev20260728 && (m.MethodIs("tools/call") || m.MethodIs("prompts/get") || m.MethodIs("resources/read")) {
 			t.retried(seq, m)
 		}
 	}
@@ -461,7 +470,10 @@ func (t *Tracker) mcpAnswer(seq int64, m *Message, f *flight) {
 	if res == nil || m.Dir != S2H {
 		return
 	}
-	if t.mcp.server == "" {
+	if t.mcp.server == "" && f.rev == rev20260728 && t.mcp.serverLooks < maxServerLooks {
+		// A 2026-07-28 server names itself in its results' _meta: in
+		// its first results, or never.
+		t.mcp.serverLooks++
 		t.serverInfo(Member(Member(res, "_meta"), "io.modelcontextprotocol/serverInfo"))
 	}
 	if f.flags&flUnsupported != 0 {
@@ -716,7 +728,20 @@ func (t *Tracker) awaitRetry(seq int64, res, reqs []byte, f *flight) {
 // none (a result before the recording began, or forgotten) judges nothing.
 func (t *Tracker) retried(seq int64, m *Message) {
 	params := m.Params()
-	responses, state := Member(params, "inputResponses"), Member(params, "requestState")
+	if !bytes.Contains(params, requestStateKey) && !bytes.Contains(params, inputResponsesKey) {
+		return // most calls: a quick search, as mayBeError's (no peer writes these names with escapes)
+	}
+	var responses, state []byte
+	eachMember(params, func(key []byte, escaped bool, val []byte) bool {
+		switch {
+		case escaped:
+		case string(key) == "inputResponses":
+			responses = val
+		case string(key) == "requestState":
+			state = val
+		}
+		return true
+	})
 	if state != nil && string(state) == "null" {
 		state = nil
 	}
