@@ -12,6 +12,7 @@ import (
 
 func main() {
 	describe := flag.String("echo-description", "", "the description echo is listed with (default: its own)")
+	withConfirm := flag.Bool("confirm", false, "add the tool confirm {action}, a multi round-trip call that asks the host to confirm (elicitation)")
 	flag.Parse()
-	tools.Serve(true, *describe)
+	tools.Serve(true, *describe, *withConfirm)
 }
