@@ -190,7 +190,7 @@ func retryParams(params, result []byte, s *session) (string, error) {
 		RequestState json.RawMessage `json:"requestState"`
 	}
 	if err := json.Unmarshal(result, &r); err != nil {
-		return "", fmt.Errorf("its inputRequests cannot be read (%v)", err)
+		return "", fmt.Errorf("its inputRequests cannot be read (%s)", classify.EscapeString(err.Error(), 200))
 	}
 	keys := make([]string, 0, len(r.InputRequests))
 	for k := range r.InputRequests {
