@@ -883,6 +883,18 @@ func eachElement(arr []byte, fn func(val []byte) bool) {
 	}
 }
 
+// CheckToolCall judges arguments for a tools/call of the tool name as
+// the session's latest complete tools/list says its inputSchema is: a
+// tool-arguments-invalid problem, or none (no list, a list the server
+// said changed, a tool not listed, arguments that cannot be judged).
+// It is how a call still being composed is judged before it is sent.
+func (t *Tracker) CheckToolCall(name string, arguments []byte) (SchemaProblem, bool) {
+	if !t.mcp.toolsSeen || t.mcp.toolsStale || t.mcp.schemas == nil {
+		return SchemaProblem{}, false
+	}
+	return t.mcp.schemas.CheckCall(name, arguments)
+}
+
 // Server is the name the MCP server gave in its serverInfo, or "".
 func (t *Tracker) Server() string { return t.mcp.server }
 

@@ -21,6 +21,10 @@ type Options struct {
 	Profile classify.Profile
 	// IDs, when set, tells which ids collide with requests in flight.
 	IDs *IDs
+	// Tools, when set, judges the arguments of a tools/call sent to the
+	// server against the tool's inputSchema as the session listed it
+	// (a live view passes its index's).
+	Tools func(name string, arguments []byte) (classify.SchemaProblem, bool)
 }
 
 // A Preview says what the receiver will read when frames are sent.
@@ -48,6 +52,15 @@ type Preview struct {
 	// Placeholder is where the first of the frames given that still
 	// holds a template's StringPlaceholder holds it; nil when none does.
 	Placeholder *PlaceholderAt
+	// BadArguments is the first tools/call read whose arguments break
+	// its tool's inputSchema (Options.Tools); nil when none does.
+	BadArguments *SchemaAt
+}
+
+// A SchemaAt is a tool rule's problem and the frame it is of.
+type SchemaAt struct {
+	Frame   int // the frame's index in Preview.Frames
+	Problem classify.SchemaProblem
 }
 
 // An ErrorAt is a finding of error severity and the frame it is of.
@@ -120,6 +133,12 @@ func PreviewFrames(frames []Frame, o Options) Preview {
 	for i := range p.Frames {
 		if f, ok := firstError(&p.Frames[i].Message); ok {
 			p.FirstError = &ErrorAt{Frame: i, Finding: f}
+			break
+		}
+	}
+	for i := range p.Frames {
+		if pb, ok := p.Frames[i].badArguments(o); ok {
+			p.BadArguments = &SchemaAt{Frame: i, Problem: pb}
 			break
 		}
 	}
@@ -251,6 +270,25 @@ func (p *Preview) read(frame []byte, info classify.FrameInfo, open bool, o Optio
 		p.collisions(&r.Message, len(p.Frames), o)
 	}
 	return r
+}
+
+// badArguments judges r, when it is a tools/call to the server, by
+// o.Tools (a batch's calls too).
+func (r *Read) badArguments(o Options) (classify.SchemaProblem, bool) {
+	if o.Tools == nil || o.Dir != classify.H2S {
+		return classify.SchemaProblem{}, false
+	}
+	for _, m := range append([]classify.Message{r.Message}, r.Message.Members...) {
+		if m.Kind != classify.KindRequest || !m.MethodIs("tools/call") {
+			continue
+		}
+		if name, ok := classify.StringValue(classify.Member(m.Params(), "name")); ok {
+			if pb, bad := o.Tools(name, classify.Member(m.Params(), "arguments")); bad {
+				return pb, true
+			}
+		}
+	}
+	return classify.SchemaProblem{}, false
 }
 
 func (p *Preview) collisions(m *classify.Message, i int, o Options) {

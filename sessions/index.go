@@ -103,6 +103,21 @@ type Entry struct {
 	// Latency is the time from request to response, on both sides of a pair.
 	Latency time.Duration
 	Status  Status
+	// Call ties the frames of a multi round-trip call together.
+	Call CallLink
+}
+
+// A CallLink ties the requests of a multi round-trip call (MCP
+// 2026-07-28: a result input_required, then a retry) to the call's first
+// request. The zero CallLink is a frame of no such call.
+type CallLink struct {
+	// Origin is the call's first request, on a retry and on its answer.
+	Origin int64
+	// CallLatency is the time from the first request, on a retry's answer.
+	CallLatency time.Duration
+	// InputRequired is set on an answer that asked the host for input:
+	// the call goes on in a retry.
+	InputRequired bool
 }
 
 // IsFrame reports whether the entry is a frame rather than an event record.
@@ -204,10 +219,11 @@ type Index struct {
 
 	methodIDs  map[string]uint32
 	lastMethod uint32
-	messages   map[string]string // interned finding messages, bounded
-	batches    map[int64]int32   // batch entries: requests still unanswered, when more than one
-	full       []byte            // an lsp header and body, joined to split again
-	loading    bool              // ReadFile or Follow has started
+	messages   map[string]string  // interned finding messages, bounded
+	batches    map[int64]int32    // batch entries: requests still unanswered, when more than one
+	calls      map[int64]CallLink // the frames of multi round-trip calls, by line
+	full       []byte             // an lsp header and body, joined to split again
+	loading    bool               // ReadFile or Follow has started
 	// profile is the tracker's profile after the last record; profileHint
 	// holds it for the goroutine that classifies ahead (ReadFile).
 	profile     classify.Profile
@@ -376,6 +392,19 @@ func (x *Index) startTracker() {
 	})
 	x.profile = x.tr.Profile()
 	x.profileHint.Store(uint32(x.profile))
+}
+
+// CheckToolCall judges the arguments of a tools/call of the tool name
+// against its inputSchema as the session listed it so far (see
+// classify.Tracker.CheckToolCall): how the composer judges a call before
+// it is sent.
+func (x *Index) CheckToolCall(name string, arguments []byte) (classify.SchemaProblem, bool) {
+	x.mu.Lock() // a validation counts its work in the compiled schema
+	defer x.mu.Unlock()
+	if x.tr == nil {
+		return classify.SchemaProblem{}, false
+	}
+	return x.tr.CheckToolCall(name, arguments)
 }
 
 // Profile is the profile the session is judged by so far.

@@ -288,6 +288,15 @@ func (x *Index) method(name string) uint32 {
 
 // pair links the response being added (p, m) with its request.
 func (x *Index) pair(p *entry, m *classify.Message, pr classify.Pair, isErr bool) {
+	if pr.Origin != 0 || pr.InputRequired {
+		if x.calls == nil {
+			x.calls = map[int64]CallLink{}
+		}
+		x.calls[p.seq] = CallLink{Origin: pr.Origin, CallLatency: pr.CallLatency, InputRequired: pr.InputRequired}
+		if pr.Origin != 0 {
+			x.calls[pr.Request] = CallLink{Origin: pr.Origin}
+		}
+	}
 	if p.pair == 0 {
 		p.pair, p.latency = pr.Request, pr.Latency
 		if m.Kind != classify.KindBatch {

@@ -64,6 +64,7 @@ func (x *Index) entry(e *entry) Entry {
 		Pair:     e.pair,
 		Latency:  e.latency,
 		Status:   e.status(),
+		Call:     x.calls[e.seq],
 	}
 }
 

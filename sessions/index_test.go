@@ -953,3 +953,33 @@ func TestPaceIsAskedAtEachEndOfAStreamBeingWritten(t *testing.T) {
 		t.Errorf("Pace was asked %d times for a stream that reached its end twice before it ended, want at each end", n)
 	}
 }
+
+// The frames of a multi round-trip call are tied to its first request:
+// the answer that asked for input says so, and the retry and its answer
+// name the first request, the answer with the call's whole latency.
+func TestTheRetryOfAMultiRoundTripCallIsTiedToItsFirstRequest(t *testing.T) {
+	meta := `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"elicitation":{}}}`
+	frame := func(t int64, dir classify.Direction, s string) sessions.FrameRecord {
+		return sessions.FrameRecord{T: t, Dir: dir, Frame: []byte(s)}
+	}
+	path, _ := writeSession(t, testHeader(),
+		frame(1000, classify.H2S, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{`+meta+`,"name":"confirm"}}`),                                                                    // line 2
+		frame(3000, classify.S2H, `{"jsonrpc":"2.0","id":1,"result":{"resultType":"input_required","requestState":"s","inputRequests":{"c":{"method":"elicitation/create","params":{}}}}}`), // line 3
+		frame(8000, classify.H2S, `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{`+meta+`,"name":"confirm","inputResponses":{"c":{"action":"accept"}},"requestState":"s"}}`),      // line 4
+		frame(9000, classify.S2H, `{"jsonrpc":"2.0","id":2,"result":{"resultType":"complete","content":[]}}`),                                                                               // line 5
+	)
+	x := indexFile(t, path, sessions.IndexOptions{})
+	for _, tc := range []struct {
+		line int64
+		want sessions.CallLink
+	}{
+		{2, sessions.CallLink{}},
+		{3, sessions.CallLink{InputRequired: true, CallLatency: 2 * time.Millisecond}},
+		{4, sessions.CallLink{Origin: 2}},
+		{5, sessions.CallLink{Origin: 2, CallLatency: 8 * time.Millisecond}},
+	} {
+		if got := entryBySeq(t, x, tc.line).Call; got != tc.want {
+			t.Errorf("line %d: %+v, want %+v", tc.line, got, tc.want)
+		}
+	}
+}

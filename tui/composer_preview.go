@@ -65,8 +65,9 @@ func (p *composer) warning() string { return p.warn }
 // findWarning is why frames with their preview need a second ctrl+s: a
 // frame a strict receiver must refuse, or a partial one (the preview's
 // warning); a frame with an error finding (its receiver reads it as
-// broken, as a null id under MCP); a frame that still holds a template's
-// placeholder.
+// broken, as a null id under MCP); a tools/call whose arguments break
+// the tool's inputSchema as the session listed it; a frame that still
+// holds a template's placeholder.
 func (p *composer) findWarning() string {
 	pv := &p.preview
 	switch {
@@ -75,6 +76,8 @@ func (p *composer) findWarning() string {
 	case pv.FirstError != nil:
 		f := pv.FirstError.Finding
 		return fmt.Sprintf("%s has an error (%s): %s", inject.FrameName(pv.FirstError.Frame, len(pv.Frames)), f.Code, f.Message)
+	case pv.BadArguments != nil:
+		return inject.FrameName(pv.BadArguments.Frame, len(pv.Frames)) + ": " + pv.BadArguments.Problem.Text
 	case pv.Placeholder != nil:
 		// Short: with the note's "ctrl+s again sends it anyway: "
 		// it fits 80 columns.

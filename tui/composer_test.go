@@ -527,3 +527,36 @@ func TestComposerAsksASecondSendForAnErrorOrAPlaceholder(t *testing.T) {
 		}
 	}
 }
+
+// A tools/call whose arguments break the tool's inputSchema, as the
+// session listed it, goes only on a second ctrl+s, the first naming the
+// tool, the path and the keyword; valid arguments go at once.
+func TestComposerAsksASecondSendForArgumentsTheToolsSchemaRefuses(t *testing.T) {
+	var tools classify.Tools
+	tools.SetList([]byte(`{"tools":[{"name":"echo","inputSchema":{"type":"object","properties":{"message":{"type":"string"}},"required":["message"]}}]}`))
+	opts := inject.Options{Profile: classify.MCP, IDs: inject.NewIDs(), Tools: tools.CheckCall}
+	for _, c := range []struct {
+		text string
+		why  string // in the note the first ctrl+s leaves; "": sent at once
+	}{
+		{`{"jsonrpc":"2.0","id":"rpctap-1","method":"tools/call","params":{"name":"echo","arguments":{"message":42}}}`, `ctrl+s again sends it anyway: this frame: the arguments of tools/call "echo" do not validate against the tool's inputSchema: at /message, got number, want string`},
+		{`{"jsonrpc":"2.0","id":"rpctap-1","method":"tools/call","params":{"name":"echo","arguments":{}}}`, `required`},
+		{`{"jsonrpc":"2.0","id":"rpctap-1","method":"tools/call","params":{"name":"echo","arguments":{"message":"hi"}}}`, ""},
+		{`{"jsonrpc":"2.0","id":"rpctap-1","method":"tools/call","params":{"name":"other","arguments":{"message":42}}}`, ""},
+	} {
+		p := newComposer(newCommon(asciiRenderer()), 1, classify.H2S, opts, nil, map[string]bool{})
+		p.SetSize(200, 10)
+		p.fill(c.text, classify.H2S)
+		in := p.send()
+		switch {
+		case c.why == "" && in.send == nil:
+			t.Errorf("%s was not sent at once: %s", c.text, p.noteText)
+		case c.why != "" && in.send != nil:
+			t.Errorf("%s went with one ctrl+s", c.text)
+		case c.why != "" && !strings.Contains(p.noteText, c.why):
+			t.Errorf("%s: the first ctrl+s says %q, not why (%s)", c.text, p.noteText, c.why)
+		case c.why != "" && p.send().send == nil:
+			t.Errorf("%s did not go with a second ctrl+s: %s", c.text, p.noteText)
+		}
+	}
+}

@@ -257,10 +257,25 @@ func detailHead(b *strings.Builder, s Styles, e *sessions.Entry, started time.Ti
 		}
 		b.WriteString(s.Dim.Render("  (p jumps there)"))
 		b.WriteString("\n")
+		detailCall(b, e)
 	} else if e.Kind == classify.KindRequest && e.Status == sessions.StatusGap {
 		b.WriteString(s.Near.Render("no answer in the file: it may be among the frames the file is missing") + "\n")
 	} else if e.Kind == classify.KindRequest {
 		b.WriteString(s.Near.Render("no answer yet") + "\n")
+	}
+}
+
+// detailCall says where entry e stands in a multi round-trip call.
+func detailCall(b *strings.Builder, e *sessions.Entry) {
+	c := e.Call
+	switch {
+	case c.InputRequired:
+		b.WriteString("asked the host for input: the call goes on in a retry (MCP multi round-trip)\n")
+	case c.Origin != 0 && e.Kind == classify.KindResponse:
+		fmt.Fprintf(b, "ends the call first sent as #%d, after %s in all\n", c.Origin, fmtLatency(c.CallLatency))
+	}
+	if c.Origin != 0 && e.Kind == classify.KindRequest {
+		fmt.Fprintf(b, "a retry of the call first sent as #%d (MCP multi round-trip)\n", c.Origin)
 	}
 }
 

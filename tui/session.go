@@ -203,7 +203,7 @@ func (v *sessionView) template(reply bool) (string, classify.Direction, error) {
 // profile, and the ids of requests in flight (the framing is
 // injectFraming's, for the direction the frames go).
 func (v *sessionView) injectOptions() inject.Options {
-	return inject.Options{Profile: v.src.Index.Profile(), IDs: v.idsFresh()}
+	return inject.Options{Profile: v.src.Index.Profile(), IDs: v.idsFresh(), Tools: v.src.Index.CheckToolCall}
 }
 
 // injectFraming is the framing the tap gives a frame injected in dir:

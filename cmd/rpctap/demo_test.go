@@ -57,19 +57,12 @@ func checkCodes(t *testing.T, path string) map[string]bool {
 // frame, untracked, which takes 10,000 requests in flight, and
 // frames-missing, which takes a session file with no room left). A code
 // added to classify without a demo step fails here.
-// notInDemoYet are the codes no demo run can show until the demo has a
-// session of MCP revision 2026-07-28 from its first request
-// (log-without-level needs one with no handshake, mrtr-mismatch a multi
-// round-trip call retried wrongly), an LSP run that
-// exits with no shutdown (its one run shuts down, for after-shutdown),
-// and a server that lists a tool with a bad schema or an outputSchema,
-// or lists its tools again changed (the demo servers list the same
-// well-formed tools each time, with no outputSchema).
-var notInDemoYet = map[classify.Code]bool{classify.CodeLogWithoutLevel: true, classify.CodeExitWithoutShutdown: true,
-	classify.CodeToolResultInvalid: true, classify.CodeBadToolSchema: true, classify.CodeToolDrift: true, classify.CodeMRTRMismatch: true}
+// notInDemoYet are the codes no demo run can show yet.
+var notInDemoYet = map[classify.Code]bool{}
 
 func TestDemoRunsShowEveryFindingCode(t *testing.T) {
-	runs := map[string][]string{"strict": {"--server", "strict"}, "lenient": {"--server", "lenient"}, "lsp": {"--lsp"}}
+	runs := map[string][]string{"strict": {"--server", "strict"}, "lenient": {"--server", "lenient"}, "lsp": {"--lsp"},
+		"lsp-exit": {"--lsp", "--scenario", "exit-without-shutdown"}, "revision-2026": {"--scenario", "revision-2026"}}
 	found := map[string][]string{}
 	var mu sync.Mutex
 	var wg sync.WaitGroup

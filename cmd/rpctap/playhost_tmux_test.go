@@ -181,6 +181,31 @@ func watchSession(t *testing.T, dir string) string {
 // protocol version in _meta: the template's does, and the server answers it
 // as a 2026-07-28 request (its serverInfo in the result's _meta, which it
 // leaves out for a request with none).
+// A tools/call typed in the composer whose arguments break the tool's
+// inputSchema, as server-everything listed it, says so before it is
+// sent, and goes only on a second ctrl+s.
+func TestTheComposerShowsArgumentsThatBreakTheToolsSchemaBeforeSending(t *testing.T) {
+	server := needPeer(t, "node_modules/.bin/mcp-server-everything")
+	dir := t.TempDir()
+	env := watchEnv(t, dir)
+	waitfor, keys, _ := tmuxScreen(t, 100, 30, env[len(env)-3:], rpctapBinary(t), "watch", "--", server, "stdio")
+	waitfor("tools/list", "0 pending")
+	keys("i")
+	waitfor("ctrl+s send")
+	keys("-l", `{"jsonrpc":"2.0","id":"sum-1","method":"tools/call","params":{"name":"get-sum","arguments":{"a":"one","b":2}}}`)
+	waitfor(`the arguments of tools/call "get-sum" do not validate`)
+	keys("C-s")
+	waitfor("ctrl+s again sends it anyway")
+	keys("C-s")
+	waitfor(`sent "sum-1" to the server`)
+	keys("Escape")
+	keys("q")
+	waitfor("session recorded in")
+	if b := watchSession(t, dir); !strings.Contains(b, `tool-arguments-invalid`) && !strings.Contains(b, `get-sum`) {
+		t.Errorf("the session has no call of get-sum:\n%s", b)
+	}
+}
+
 func TestWatchWithNoHostPlaysTheHostOfTheGoSDKServer(t *testing.T) {
 	server := needPeer(t, "bin/server")
 	dir := t.TempDir()

@@ -23,6 +23,7 @@ var Scenarios = []struct{ Name, About string }{
 	{"tour", "a normal session, then every edge case (the default)"},
 	{"session", "a normal session: handshake, tools, progress, a server request, a cancellation, a masked secret"},
 	{"edge-cases", "the handshake, then every edge case of the catalog and the envelope rules"},
+	{"revision-2026", "a session of MCP revision 2026-07-28: no handshake, each request names its revision in _meta"},
 }
 
 // Steps returns the steps of a scenario: one of Scenarios, or the name of
@@ -36,8 +37,13 @@ func Steps(scenario string, lsp bool) ([]Step, error) {
 		return session, nil
 	case "edge-cases":
 		return append(session[:1:1], edges...), nil
+	case "revision-2026":
+		if lsp {
+			return nil, fmt.Errorf("the revision-2026 scenario is an MCP session; run it without --lsp")
+		}
+		return revision2026Steps(), nil
 	}
-	for _, s := range append(session[1:], edges...) {
+	for _, s := range append(append(session[1:], edges...), soloSteps(lsp)...) {
 		if s.Name == scenario {
 			return []Step{session[0], s}, nil
 		}
@@ -48,7 +54,7 @@ func Steps(scenario string, lsp bool) ([]Step, error) {
 // StepNames lists every step a --scenario may name.
 func StepNames(lsp bool) []string {
 	var names []string
-	for _, s := range append(sessionSteps(lsp), edgeSteps(lsp)...) {
+	for _, s := range append(append(sessionSteps(lsp), edgeSteps(lsp)...), soloSteps(lsp)...) {
 		names = append(names, s.Name)
 	}
 	return names
@@ -106,6 +112,41 @@ func lspSessionSteps() []Step {
 		cancelStep(`The editor cancels a slow command with $/cancelRequest: the server stops; LSP still wants an answer to a cancelled request, and this server sends none.`, true),
 		secretStep(),
 	}
+}
+
+// revision2026Steps are a session of MCP revision 2026-07-28: the host
+// asks server/discover instead of a handshake, and every request carries
+// its revision and capabilities in _meta.
+func revision2026Steps() []Step {
+	return []Step{
+		{Name: "discover", Caption: "A 2026-07-28 host opens no session: it asks server/discover what revisions and capabilities the server has, and names its revision and capabilities in each request's _meta.",
+			run: func(ctx context.Context, h *Host) {
+				h.send(`{"jsonrpc":"2.0","id":"demo-discover","method":"server/discover","params":{` + meta26 + `}}`)
+				h.settle(ctx)
+			}},
+		{Name: "log-without-level", Caption: "The server logs (notifications/message) while a call is in flight that set no io.modelcontextprotocol/logLevel: 2026-07-28 sends log messages only to a request that asked for them.",
+			run: func(ctx context.Context, h *Host) {
+				h.send(`{"jsonrpc":"2.0","id":"demo-log","method":"tools/call","params":{` + meta26 + `,"name":"misbehave","arguments":{"case":"log-without-level"}}}`)
+				h.settle(ctx)
+			}},
+	}
+}
+
+// soloSteps are steps that end the session in a way no step may follow,
+// and so are in no scenario: each runs only when --scenario names it.
+func soloSteps(lsp bool) []Step {
+	if !lsp {
+		return nil
+	}
+	return []Step{{Name: "exit-without-shutdown", Caption: "The editor sends exit without asking for shutdown first: LSP wants shutdown, then exit; a server that exits so ends with code 1, and may lose what shutdown would have saved.",
+		run: func(ctx context.Context, h *Host) {
+			h.send(`{"jsonrpc":"2.0","method":"exit"}`)
+			select {
+			case <-h.Done():
+			case <-time.After(10 * time.Second):
+			case <-ctx.Done():
+			}
+		}}}
 }
 
 func progressStep(caption string) Step {
@@ -264,5 +305,23 @@ func revisionSteps(raw func(name, frame, caption string) Step, misbehave func(na
 				method, params := h.callParams("misbehave", map[string]any{"case": "progress-not-increasing"}, "back-"+h.id())
 				h.request(ctx, method, params)
 			}},
+		{Name: "tool-result-invalid", Caption: "The host calls forecast, listed with an outputSchema that wants a number for temp: the server's structuredContent has a string there, and a host that validates refuses the result.",
+			run: func(ctx context.Context, h *Host) { h.call(ctx, "forecast", nil) }},
+		{Name: "mrtr-mismatch", Caption: "A 2026-07-28 call asks the host to confirm (input_required, with a requestState): the host's retry answers no input request and sends back another requestState, so the server cannot finish the call.",
+			run: func(ctx context.Context, h *Host) {
+				h.send(`{"jsonrpc":"2.0","id":"demo-confirm","method":"tools/call","params":{` + meta26Elicit + `,"name":"confirm","arguments":{}}}`)
+				h.settle(ctx)
+				h.send(`{"jsonrpc":"2.0","id":"demo-confirm-retry","method":"tools/call","params":{` + meta26Elicit + `,"name":"confirm","arguments":{},"inputResponses":{},"requestState":"demo-state-0"}}`)
+				h.settle(ctx)
+			}},
+		{Name: "tool-drift", Caption: "The server's tool list changes: echo's description now says more, which a host that approved echo never saw (tool-drift), and a new tool has an array for its inputSchema, where arguments are always an object (bad-tool-schema).",
+			run: func(ctx context.Context, h *Host) {
+				h.call(ctx, "misbehave", map[string]any{"case": "tool-drift"})
+				h.request(ctx, "tools/list", nil)
+			}},
 	}
 }
+
+// meta26Elicit is the _meta of a 2026-07-28 request from a host that can
+// answer elicitations.
+const meta26Elicit = `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"elicitation":{}}}`

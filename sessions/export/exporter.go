@@ -88,7 +88,10 @@ func (s *exporter) stats() ([]MethodStats, error) {
 		}
 	}
 	for _, p := range s.pairs.List() {
-		b.answer(p.Method, p.Latency, p.Error)
+		if p.InputRequired {
+			continue // the call goes on in a retry, whose answer counts it once
+		}
+		b.answer(p.Method, p.CallLatency, p.Error)
 	}
 	return b.done(), nil
 }

@@ -185,8 +185,14 @@ func (s *exporter) jsonDoc(w io.Writer) error {
 		if p.respMsg != nil {
 			j.raw(`,"response":{"line":`).int(p.resp.Seq).raw(`,"time":`).time(s.at(p.resp.T)).raw(`,"frame":`).message(p.respMsg).fate(p.respEv).raw("}")
 			j.raw(`,"latency_ms":`).ms(p.latency)
+			if p.resp.Call.Origin != 0 {
+				j.raw(`,"call_latency_ms":`).ms(p.resp.Call.CallLatency)
+			}
 		} else {
 			j.raw(`,"response":null`)
+		}
+		if p.req.Call.Origin != 0 {
+			j.raw(`,"retry_of":`).int(p.req.Call.Origin)
 		}
 		j.raw(`,"status":`).str(p.status())
 		if p.respMsg != nil {

@@ -26,6 +26,8 @@ type exportPair struct {
 // the user dropped it in the tap, and its receiver never read it).
 func (p *exportPair) status() string {
 	switch {
+	case p.resp != nil && p.resp.Call.InputRequired:
+		return "input_required"
 	case p.respMsg == nil && p.reqEv.Held == sessions.HeldDropped:
 		return "dropped"
 	case p.respMsg == nil && p.req.Status == sessions.StatusOK:
