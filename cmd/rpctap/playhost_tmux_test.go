@@ -386,7 +386,8 @@ func waitWrapped(t *testing.T, screen func() string, text string) {
 // input_required, asking for an elicitation; rpctap's host answers it as
 // it answers the server's own elicitation/create (declined) and retries
 // the call with that answer and the requestState, and the view shows the
-// final result. The session breaks no rule above the envelope.
+// final result as the end of the call the composer sent. The session
+// breaks no rule above the envelope.
 func TestWatchWithNoHostCompletesACallThatAsksForInput(t *testing.T) {
 	server := needPeer(t, "bin/server")
 	dir := t.TempDir()
@@ -400,12 +401,21 @@ func TestWatchWithNoHostCompletesACallThatAsksForInput(t *testing.T) {
 	waitfor(`"<string>" still at params.arguments.action`) // sent as it is on a second ctrl+s
 	keys("C-s")
 	waitfor("CAPTURED", `"rpctap-host-3" tools/call`)
+	first := ""
+	for _, line := range strings.Split(screen(), "\n") {
+		if f := strings.Fields(strings.Trim(line, "│ ")); len(f) > 0 && strings.Contains(line, `+request     "rpctap-1"`) {
+			first = f[0]
+		}
+	}
+	if first == "" {
+		t.Fatalf("no row of the composer's call:\n%s", screen())
+	}
 	keys("Escape")
 	waitfor("↑/k up")
 	keys("/")
 	keys("-l", `id:"rpctap-host-3" kind:response`)
 	keys("Enter")
-	waitfor("(1 of ")
+	waitfor("(1 of ", "ends the call first sent as #"+first+", after ") // one call, from the composer's request
 	keys("r")
 	waitfor("Raw bytes")
 	waitWrapped(t, screen, `ing\\u003e not confirmed (decline)"}],"resultType":"complete"}}`)

@@ -121,7 +121,9 @@ func TestRealPeersBreakNoRuleAboveTheEnvelope(t *testing.T) {
 // 2026-07-28) breaks no rule above the envelope, and the session, as
 // check and export read it through the built binary, holds the
 // input_required result, asking for the elicitation, and the retry that
-// answers it with the requestState echoed, then the final result.
+// answers it with the requestState echoed, then the final result: one
+// call in the export (the retry names the first request, its answer
+// carries the latency from it).
 func TestAMultiRoundTripCallOfRealPeersRaisesNoFinding(t *testing.T) {
 	bin := rpctapBinary(t)
 	client := needPeer(t, "bin/client")
@@ -157,29 +159,41 @@ func TestAMultiRoundTripCallOfRealPeersRaisesNoFinding(t *testing.T) {
 	var doc struct {
 		Pairs []struct {
 			Request struct {
+				Line   int    `json:"line"`
 				Method string `json:"method"`
 				Frame  frame  `json:"frame"`
 			} `json:"request"`
 			Response struct {
 				Frame frame `json:"frame"`
 			} `json:"response"`
-			Status string `json:"status"`
+			Status      string   `json:"status"`
+			RetryOf     int      `json:"retry_of"`
+			Latency     float64  `json:"latency_ms"`
+			CallLatency *float64 `json:"call_latency_ms"`
 		} `json:"pairs"`
 	}
 	if err := json.Unmarshal(exported, &doc); err != nil {
 		t.Fatalf("rpctap export --format json: %v\n%s", err, exported)
 	}
 	var calls []frame
-	for _, p := range doc.Pairs {
+	var rounds []int // the pairs of tools/call
+	for i, p := range doc.Pairs {
 		if p.Request.Method == "tools/call" {
-			if p.Status != "ok" {
-				t.Errorf("a tools/call pair's status is %q", p.Status)
-			}
 			calls = append(calls, p.Request.Frame, p.Response.Frame)
+			rounds = append(rounds, i)
 		}
 	}
 	if len(calls) != 4 {
 		t.Fatalf("%d tools/call requests, want the call and its retry:\n%s", len(calls)/2, exported)
+	}
+	// One call: the first round asked for input, the retry names the
+	// first request, and its answer carries the whole call's latency.
+	one, two := doc.Pairs[rounds[0]], doc.Pairs[rounds[1]]
+	if one.Status != "input_required" || one.RetryOf != 0 || one.CallLatency != nil {
+		t.Errorf("the first round: status %q, retry_of %d, call_latency_ms %v", one.Status, one.RetryOf, one.CallLatency)
+	}
+	if two.Status != "ok" || two.RetryOf != one.Request.Line || two.CallLatency == nil || *two.CallLatency < two.Latency+one.Latency {
+		t.Errorf("the retry: status %q, retry_of %d (the first request is line %d), latency_ms %v, call_latency_ms %v", two.Status, two.RetryOf, one.Request.Line, two.Latency, two.CallLatency)
 	}
 	first, asked, retry, final := calls[0], calls[1], calls[2], calls[3]
 	if first.Params.InputResponses != nil || first.Params.RequestState != nil {
