@@ -381,7 +381,7 @@ func waitWrapped(t *testing.T, screen func() string, text string) {
 	}
 }
 
-// In tmux at 120×40, rpctap watch -- the Go SDK's server -confirm (no
+// In tmux at 120×40, rpctap watch -- the Go SDK's server -mrtr (no
 // host): a tools/call of confirm from the composer's template is answered
 // input_required, asking for an elicitation; rpctap's host answers it as
 // it answers the server's own elicitation/create (declined) and retries
@@ -393,7 +393,7 @@ func TestWatchWithNoHostCompletesACallThatAsksForInput(t *testing.T) {
 	dir := t.TempDir()
 	env := watchEnv(t, dir)
 	bin := rpctapBinary(t)
-	waitfor, keys, screen := tmuxScreen(t, 120, 40, env[len(env)-3:], bin, "watch", "--", server, "-confirm")
+	waitfor, keys, screen := tmuxScreen(t, 120, 40, env[len(env)-3:], bin, "watch", "--", server, "-mrtr")
 	waitfor("server/discov", "tools/list", "Pending (0)")
 	keys("i")
 	pickTemplate(t, waitfor, keys, screen, "tools/call confirm")

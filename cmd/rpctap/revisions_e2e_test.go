@@ -130,7 +130,7 @@ func TestAMultiRoundTripCallOfRealPeersRaisesNoFinding(t *testing.T) {
 	server := needPeer(t, "bin/server")
 	dir := t.TempDir()
 	record := filepath.Join(dir, "mrtr.jsonl")
-	out, _ := timed(t, dir, client, "-accept-elicitation", "-call", `confirm={"action":"deploy"}`, "--", bin, "run", "--no-listen", "--record", record, "--", server, "-confirm")
+	out, _ := timed(t, dir, client, "-accept-elicitation", "-call", `confirm={"action":"deploy"}`, "--", bin, "run", "--no-listen", "--record", record, "--", server, "-mrtr")
 	if !strings.Contains(string(out), `"text":"confirmed deploy"`) {
 		t.Fatalf("the client's call did not complete:\n%s", out)
 	}

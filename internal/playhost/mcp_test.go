@@ -109,7 +109,7 @@ func TestPlayingTheHostOfTheGoSDKServer(t *testing.T) {
 // echoed, and the server's final result ends the call.
 func TestPlayingTheHostRetriesAComposedCallThatAsksForInput(t *testing.T) {
 	server := peer(t, "bin/server")
-	tp, _, _ := playing(t, []string{server, "-confirm"}, `"method":"server/discover"`, `\"name\":\"confirm\"`)
+	tp, _, _ := playing(t, []string{server, "-mrtr"}, `"method":"server/discover"`, `\"name\":\"confirm\"`)
 	call := `{"jsonrpc":"2.0","id":"rpctap-1","method":"tools/call","params":{"name":"confirm","arguments":{"action":"deploy"},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"elicitation":{}}}}}`
 	if _, err := tp.Inject(classify.H2S, []byte(call), tap.InjectOptions{Capture: true, Keep: true}); err != nil {
 		t.Fatal(err)
@@ -135,6 +135,43 @@ func TestPlayingTheHostRetriesAComposedCallThatAsksForInput(t *testing.T) {
 	}
 	if !strings.Contains(final, `\"resultType\":\"complete\"`) {
 		t.Errorf("the final answer: %s", final)
+	}
+}
+
+// A composed call whose input_required result asks for sampling (the Go
+// SDK's server's summarize), which rpctap's host does not give, is left
+// as the server answered it: no retry, and the host says why and what to
+// do.
+func TestPlayingTheHostLeavesACallThatAsksForSampling(t *testing.T) {
+	server := peer(t, "bin/server")
+	path := filepath.Join(t.TempDir(), "s.jsonl")
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	warned := make(chan string, 4)
+	host := &MCP{W: inW, R: outR, Root: "/work/root", Warn: func(s string) { warned <- s }}
+	tp := watchTap(t, []string{server, "-mrtr"}, false, path, host.Answers)
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() { host.Run(ctx); io.Copy(io.Discard, outR) }()
+	ran := make(chan struct{})
+	go func() { tp.Run(ctx, inR, outW, io.Discard); close(ran) }()
+	defer func() { cancel(); <-ran }()
+	waitFor(t, path, `\"name\":\"summarize\"`)
+	call := `{"jsonrpc":"2.0","id":"rpctap-1","method":"tools/call","params":{"name":"summarize","arguments":{"text":"a long text"},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"sampling":{}}}}}`
+	if _, err := tp.Inject(classify.H2S, []byte(call), tap.InjectOptions{Capture: true, Keep: true}); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case w := <-warned:
+		if want := `the server answered tools/call input_required, and rpctap's host did not retry it: input request "summary" asks for "sampling/createMessage", which rpctap's host does not answer; answer it from the composer`; !strings.HasPrefix(w, want) {
+			t.Errorf("the warning: %s\nwant it to begin: %s", w, want)
+		}
+	case <-time.After(60 * time.Second):
+		b, _ := os.ReadFile(path)
+		t.Fatalf("no warning:\n%s", b)
+	}
+	rec := waitFor(t, path, `\"method\":\"sampling/createMessage\"`)
+	if bytes.Contains(rec, []byte(`inputResponses`)) {
+		t.Errorf("a retry went out:\n%s", rec)
 	}
 }
 

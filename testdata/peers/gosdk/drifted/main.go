@@ -12,7 +12,7 @@ import (
 
 func main() {
 	describe := flag.String("echo-description", "", "the description echo is listed with (default: its own)")
-	withConfirm := flag.Bool("confirm", false, "add the tool confirm {action}, a multi round-trip call that asks the host to confirm (elicitation)")
+	mrtr := flag.Bool("mrtr", false, "add the multi round-trip tools: confirm {action} (asks for an elicitation) and summarize {text} (asks for sampling)")
 	flag.Parse()
-	tools.Serve(true, *describe, *withConfirm)
+	tools.Serve(true, *describe, *mrtr)
 }

@@ -112,12 +112,46 @@ func confirm(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult
 	return text(in.Action + " not confirmed (" + answer.Action + ")"), nil
 }
 
+type summarizeIn struct {
+	Text string `json:"text"`
+}
+
+// summarizeSchema is summarize's inputSchema.
+var summarizeSchema = json.RawMessage(`{"type":"object","properties":{"text":{"type":"string","description":"the text to summarize"}},"required":["text"]}`)
+
+// summarize is a multi round-trip call that asks the host for sampling:
+// the first call answers input_required with a sampling/createMessage
+// under the key "summary"; the retry that carries the model's message
+// answers with its text.
+func summarize(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	var in summarizeIn
+	if err := json.Unmarshal(req.Params.Arguments, &in); err != nil || in.Text == "" {
+		return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: `summarize takes {"text": TEXT}`}}}, nil
+	}
+	switch answer := req.Params.InputResponses["summary"].(type) {
+	case *mcp.CreateMessageWithToolsResult:
+		for _, c := range answer.Content {
+			if t, ok := c.(*mcp.TextContent); ok {
+				return text(t.Text), nil
+			}
+		}
+		return text("(the model gave no text)"), nil
+	}
+	return &mcp.CallToolResult{
+		InputRequests: mcp.InputRequestMap{"summary": &mcp.CreateMessageParams{
+			MaxTokens: 100,
+			Messages:  []*mcp.SamplingMessage{{Role: "user", Content: &mcp.TextContent{Text: "Summarize in one line: " + in.Text}}},
+		}},
+		RequestState: "summarize",
+	}, nil
+}
+
 // Serve runs the server on stdio until stdin closes; drifted makes echo
 // answer in upper case, every other answer (tools, schemas, server info)
 // being the same. echoDescription is the description echo is listed with
-// ("" for its own), as a new build of the server might list it. withConfirm
-// adds the tool confirm, a multi round-trip call.
-func Serve(drifted bool, echoDescription string, withConfirm bool) {
+// ("" for its own), as a new build of the server might list it. mrtr adds
+// the multi round-trip tools confirm and summarize.
+func Serve(drifted bool, echoDescription string, mrtr bool) {
 	if echoDescription == "" {
 		echoDescription = "Echoes back the message"
 	}
@@ -131,8 +165,9 @@ func Serve(drifted bool, echoDescription string, withConfirm bool) {
 	}
 	mcp.AddTool(s, &mcp.Tool{Name: "add", Description: "Adds two numbers"}, add)
 	mcp.AddTool(s, &mcp.Tool{Name: "sleep", Description: "Sleeps for a duration, then answers"}, sleep)
-	if withConfirm {
+	if mrtr {
 		s.AddTool(&mcp.Tool{Name: "confirm", Description: "Asks the host to confirm an action (elicitation), then answers what was confirmed", InputSchema: confirmSchema}, confirm)
+		s.AddTool(&mcp.Tool{Name: "summarize", Description: "Asks the host's model to summarize a text (sampling), then answers the summary", InputSchema: summarizeSchema}, summarize)
 	}
 	log.Print("running on stdio")
 	if err := s.Run(context.Background(), &mcp.StdioTransport{}); err != nil {
