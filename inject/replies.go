@@ -114,6 +114,19 @@ func HostReply(req *classify.Message, h Host) []byte {
 	return resultReply(req, f.result(req.Params(), h))
 }
 
+// HostResult is the result rpctap's own host gives a request of the
+// method, with params, as HostReply answers it with one; false when it
+// gives none (it refuses what it cannot do, and knows no other method).
+// A multi round-trip call's input requests are answered with it: their
+// answers are results only.
+func HostResult(method string, params []byte, h Host) (string, bool) {
+	f, ok := fits[method]
+	if !ok || f.refusal != "" {
+		return "", false
+	}
+	return f.result(params, h), true
+}
+
 // ReplyTo builds a response skeleton to the request req, to send back the
 // other way (req.Dir.Opposite()): its id, and the result that fits its
 // method (an empty object for a method the table does not know).

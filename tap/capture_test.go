@@ -1,6 +1,7 @@
 package tap
 
 import (
+	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -172,5 +173,46 @@ func TestAFrameNoCaptureWaitsForIsOnlyLookedAtForItsID(t *testing.T) {
 	}
 	if !c.take([]byte(`{"jsonrpc":"2.0","id":"rpctap-1","result":{}}`), 0) || c.active() {
 		t.Error("the answer the capture waits for was not taken")
+	}
+}
+
+// Options.Answers gets each request injected toward the server with no
+// one waiting for its answer (keep), raw bytes' requests each, with its
+// answer; never one whose injector waits for the answer itself.
+func TestAnswersGetsTheKeptInjectionsAndTheirAnswers(t *testing.T) {
+	told := make(chan string, 8)
+	opts := Options{Argv: sh(pingsOnly), Framing: classify.FramingNDJSON, Record: true, Listen: true, NoRedact: true,
+		Answers: func(req, ans []byte) { told <- string(req) + " " + string(ans) }}
+	s := startSession(t, opts)
+	s.write(t, []byte(`{"jsonrpc":"2.0","id":"warm","method":"ping"}`+"\n"))
+	s.out.waitFor(t, "warm")
+	if rep, err := SendInjectWith(liveSocket(t), InjectRequest{Dir: "h2s", Capture: true, Frame: []byte(`{"jsonrpc":"2.0","id":"waited","method":"ping"}`)}); err != nil || !rep.OK || !strings.Contains(string(rep.Reply), `"waited"`) {
+		t.Fatalf("inject: %v %+v", err, rep)
+	}
+	raw := `{"jsonrpc":"2.0","id":"rpctap-1","method":"ping"}` + "\n" + `{"jsonrpc":"2.0","method":"note"}` + "\n" + `{"jsonrpc":"2.0","id":"rpctap-2","method":"ping"}` + "\n"
+	if rep, err := SendInjectWith(liveSocket(t), InjectRequest{Dir: "h2s", Raw: true, Capture: true, Keep: true, Frame: []byte(raw)}); err != nil || !rep.OK {
+		t.Fatalf("inject: %v %+v", err, rep)
+	}
+	var got []string
+	for len(got) < 2 {
+		select {
+		case s := <-told:
+			got = append(got, s)
+		case <-time.After(generous):
+			t.Fatalf("Answers got %q, want both kept pings", got)
+		}
+	}
+	sort.Strings(got)
+	for i, id := range []string{"rpctap-1", "rpctap-2"} {
+		if want := `{"jsonrpc":"2.0","id":"` + id + `","method":"ping"} {"jsonrpc":"2.0","id":"` + id + `","result":{}}`; got[i] != want {
+			t.Errorf("Answers got %s, want %s", got[i], want)
+		}
+	}
+	s.in.Close()
+	s.wait(t, generous)
+	select {
+	case s := <-told:
+		t.Errorf("Answers got %s, whose injector waited for it", s)
+	default:
 	}
 }

@@ -212,7 +212,8 @@ func (t *Tap) Inject(dir classify.Direction, body []byte, o InjectOptions) (Inje
 	if m.HasID() && len(inj.parts) == 1 {
 		res.ID = string(m.ID().Raw)
 	}
-	var kept []string // the ids captured besides res.key
+	var kept []string     // the ids captured besides res.key
+	var told []toldAnswer // the requests whose answers go to Options.Answers
 	switch {
 	case o.Capture && !o.Keep:
 		if m.Kind != classify.KindRequest {
@@ -240,6 +241,9 @@ func (t *Tap) Inject(dir classify.Direction, body []byte, o InjectOptions) (Inje
 				res.cancel(kept...)
 				return InjectResult{}, err
 			}
+			if t.opts.Answers != nil && dir == classify.H2S {
+				told = append(told, toldAnswer{request: append([]byte(nil), p.body...), answer: ch})
+			}
 			if res.Reply == nil {
 				res.key, res.Reply = q.ID().Key(), ch
 			} else {
@@ -253,7 +257,26 @@ func (t *Tap) Inject(dir classify.Direction, body []byte, o InjectOptions) (Inje
 		return InjectResult{}, err
 	}
 	res.Sent = inj.sent
+	for _, a := range told {
+		go a.tell(t.opts.Answers)
+	}
 	return res, nil
+}
+
+// A toldAnswer is an injected request whose answer, kept from the host
+// with no one waiting for it, goes to Options.Answers. As many wait at
+// once as captures do (maxKept at most).
+type toldAnswer struct {
+	request []byte
+	answer  chan Captured
+}
+
+// tell hands the request and its answer to fn once the answer comes
+// (never, for one given back to the host or too large to hold).
+func (a toldAnswer) tell(fn func(request, answer []byte)) {
+	if ans, ok := <-a.answer; ok && ans.Body != nil {
+		fn(a.request, ans.Body)
+	}
 }
 
 // framingOf is the framing of the stream a relay feeds: what its own

@@ -60,6 +60,16 @@ type Options struct {
 	// goroutine, which traffic waits for when it falls behind: it must
 	// return at once (hand the Call to a bounded queue, or drop it).
 	Calls func(Call)
+
+	// Answers, when set, receives each request injected toward the server
+	// whose answer is kept from the host with no one waiting for it
+	// (InjectOptions.Keep, as the view's composer and rpctap inject send),
+	// with that answer's body, as the tap reads it: on a goroutine of its
+	// own, once per request, never for an answer too large to hold or one
+	// given back to the host (see captureSet.release). rpctap's own host
+	// reads them to carry on the calls the user composed (a multi
+	// round-trip call's retry).
+	Answers func(request, answer []byte)
 }
 
 // A Tap runs one server between a host's stdio and the server's.

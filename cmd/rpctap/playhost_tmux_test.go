@@ -380,3 +380,51 @@ func waitWrapped(t *testing.T, screen func() string, text string) {
 		}
 	}
 }
+
+// In tmux at 120×40, rpctap watch -- the Go SDK's server -mrtr (no
+// host): a tools/call of confirm from the composer's template is answered
+// input_required, asking for an elicitation; rpctap's host answers it as
+// it answers the server's own elicitation/create (declined) and retries
+// the call with that answer and the requestState, and the view shows the
+// final result as the end of the call the composer sent. The session
+// breaks no rule above the envelope.
+func TestWatchWithNoHostCompletesACallThatAsksForInput(t *testing.T) {
+	server := needPeer(t, "bin/server")
+	dir := t.TempDir()
+	env := watchEnv(t, dir)
+	bin := rpctapBinary(t)
+	waitfor, keys, screen := tmuxScreen(t, 120, 40, env[len(env)-3:], bin, "watch", "--", server, "-mrtr")
+	waitfor("server/discov", "tools/list", "Pending (0)")
+	keys("i")
+	pickTemplate(t, waitfor, keys, screen, "tools/call confirm")
+	keys("C-s")
+	waitfor(`"<string>" still at params.arguments.action`) // sent as it is on a second ctrl+s
+	keys("C-s")
+	waitfor("CAPTURED", `"rpctap-host-3" tools/call`)
+	first := ""
+	for _, line := range strings.Split(screen(), "\n") {
+		if f := strings.Fields(strings.Trim(line, "│ ")); len(f) > 0 && strings.Contains(line, `+request     "rpctap-1"`) {
+			first = f[0]
+		}
+	}
+	if first == "" {
+		t.Fatalf("no row of the composer's call:\n%s", screen())
+	}
+	keys("Escape")
+	waitfor("↑/k up")
+	keys("/")
+	keys("-l", `id:"rpctap-host-3" kind:response`)
+	keys("Enter")
+	waitfor("(1 of ", "ends the call first sent as #"+first+", after ") // one call, from the composer's request
+	keys("r")
+	waitfor("Raw bytes")
+	waitWrapped(t, screen, `ing\\u003e not confirmed (decline)"}],"resultType":"complete"}}`)
+	keys("q")
+	waitfor("session recorded in")
+	b := watchSession(t, dir)
+	if !strings.Contains(b, `\"inputResponses\":{\"confirm\":{\"action\":\"decline\"}}`) || !strings.Contains(b, `\"requestState\":\"confirm:\\u003cstring\\u003e\"`) {
+		t.Errorf("no retry with the declined elicitation and the requestState:\n%s", b)
+	}
+	files, _ := filepath.Glob(filepath.Join(dir, "state", "rpctap", "sessions", "*.jsonl"))
+	noRuleAboveTheEnvelopeBroken(t, bin, files[0])
+}

@@ -115,3 +115,97 @@ func TestRealPeersBreakNoRuleAboveTheEnvelope(t *testing.T) {
 		noRuleAboveTheEnvelopeBroken(t, bin, record)
 	})
 }
+
+// A multi round-trip call between real peers (the MCP Go SDK's client,
+// which accepts the elicitation, and its server's confirm tool, under
+// 2026-07-28) breaks no rule above the envelope, and the session, as
+// check and export read it through the built binary, holds the
+// input_required result, asking for the elicitation, and the retry that
+// answers it with the requestState echoed, then the final result: one
+// call in the export (the retry names the first request, its answer
+// carries the latency from it).
+func TestAMultiRoundTripCallOfRealPeersRaisesNoFinding(t *testing.T) {
+	bin := rpctapBinary(t)
+	client := needPeer(t, "bin/client")
+	server := needPeer(t, "bin/server")
+	dir := t.TempDir()
+	record := filepath.Join(dir, "mrtr.jsonl")
+	out, _ := timed(t, dir, client, "-accept-elicitation", "-call", `confirm={"action":"deploy"}`, "--", bin, "run", "--no-listen", "--record", record, "--", server, "-mrtr")
+	if !strings.Contains(string(out), `"text":"confirmed deploy"`) {
+		t.Fatalf("the client's call did not complete:\n%s", out)
+	}
+	noRuleAboveTheEnvelopeBroken(t, bin, record) // mrtr-mismatch among them
+	exported, err := exec.Command(bin, "export", record, "--format", "json").Output()
+	if err != nil {
+		t.Fatalf("rpctap export --format json: %v", err)
+	}
+	type frame struct {
+		Params struct {
+			Name           string                     `json:"name"`
+			InputResponses map[string]json.RawMessage `json:"inputResponses"`
+			RequestState   *string                    `json:"requestState"`
+		} `json:"params"`
+		Result struct {
+			ResultType    string `json:"resultType"`
+			RequestState  string `json:"requestState"`
+			InputRequests map[string]struct {
+				Method string `json:"method"`
+			} `json:"inputRequests"`
+			Content []struct {
+				Text string `json:"text"`
+			} `json:"content"`
+		} `json:"result"`
+	}
+	var doc struct {
+		Pairs []struct {
+			Request struct {
+				Line   int    `json:"line"`
+				Method string `json:"method"`
+				Frame  frame  `json:"frame"`
+			} `json:"request"`
+			Response struct {
+				Frame frame `json:"frame"`
+			} `json:"response"`
+			Status      string   `json:"status"`
+			RetryOf     int      `json:"retry_of"`
+			Latency     float64  `json:"latency_ms"`
+			CallLatency *float64 `json:"call_latency_ms"`
+		} `json:"pairs"`
+	}
+	if err := json.Unmarshal(exported, &doc); err != nil {
+		t.Fatalf("rpctap export --format json: %v\n%s", err, exported)
+	}
+	var calls []frame
+	var rounds []int // the pairs of tools/call
+	for i, p := range doc.Pairs {
+		if p.Request.Method == "tools/call" {
+			calls = append(calls, p.Request.Frame, p.Response.Frame)
+			rounds = append(rounds, i)
+		}
+	}
+	if len(calls) != 4 {
+		t.Fatalf("%d tools/call requests, want the call and its retry:\n%s", len(calls)/2, exported)
+	}
+	// One call: the first round asked for input, the retry names the
+	// first request, and its answer carries the whole call's latency.
+	one, two := doc.Pairs[rounds[0]], doc.Pairs[rounds[1]]
+	if one.Status != "input_required" || one.RetryOf != 0 || one.CallLatency != nil {
+		t.Errorf("the first round: status %q, retry_of %d, call_latency_ms %v", one.Status, one.RetryOf, one.CallLatency)
+	}
+	if two.Status != "ok" || two.RetryOf != one.Request.Line || two.CallLatency == nil || *two.CallLatency < two.Latency+one.Latency {
+		t.Errorf("the retry: status %q, retry_of %d (the first request is line %d), latency_ms %v, call_latency_ms %v", two.Status, two.RetryOf, one.Request.Line, two.Latency, two.CallLatency)
+	}
+	first, asked, retry, final := calls[0], calls[1], calls[2], calls[3]
+	if first.Params.InputResponses != nil || first.Params.RequestState != nil {
+		t.Errorf("the first call already carries inputResponses or requestState: %+v", first.Params)
+	}
+	if asked.Result.ResultType != "input_required" || asked.Result.InputRequests["confirm"].Method != "elicitation/create" || asked.Result.RequestState == "" {
+		t.Errorf("the first answer is not input_required asking elicitation/create under \"confirm\" with a requestState: %+v", asked.Result)
+	}
+	if retry.Params.Name != "confirm" || retry.Params.InputResponses["confirm"] == nil || retry.Params.RequestState == nil || *retry.Params.RequestState != asked.Result.RequestState {
+		t.Errorf("the retry does not answer \"confirm\" and echo requestState %q: %+v", asked.Result.RequestState, retry.Params)
+	}
+	if final.Result.ResultType != "complete" || len(final.Result.Content) != 1 || final.Result.Content[0].Text != "confirmed deploy" {
+		t.Errorf("the final answer: %+v", final.Result)
+	}
+}

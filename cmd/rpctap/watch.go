@@ -37,7 +37,10 @@ this terminal. With no --host, rpctap is the host of an MCP server: it sends
 server/discover, or initialize when the server refuses that, lists tools,
 resources and prompts, and answers each of the server's requests at once
 with a reply that fits it (roots/list: the working directory; elicitation
-declined; sampling refused). With --framing lsp, --profile lsp or --open
+declined; sampling refused). A call from the composer that the server
+answers input_required (revision 2026-07-28) is retried by rpctap's host
+with the same replies to its input requests and the requestState, until
+the server gives the call's result. With --framing lsp, --profile lsp or --open
 FILE, rpctap is the host of a language server: initialize (rootUri the
 working directory) and initialized, FILE opened, the server's requests
 answered at once (workspace/configuration: no settings;
@@ -119,6 +122,11 @@ func runWatch(host string, argv []string, framing classify.Framing, profile clas
 	hangup() // from now on, SIGHUP ends the view, and the view the tap
 	opts := playhost.TapOptions(argv, framing, profile, lsp, record, force)
 	opts.Signals = viewSignals()
+	wd, _ := os.Getwd()
+	mcpHost := &playhost.MCP{Root: wd, Name: "rpctap"}
+	if !lsp {
+		opts.Answers = mcpHost.Answers // the composer's calls that ask for input are retried
+	}
 	t, err := tap.New(opts)
 	if err != nil {
 		return usageError(err)
@@ -136,11 +144,11 @@ func runWatch(host string, argv []string, framing classify.Framing, profile clas
 	defer quitHost()
 	hostDone := make(chan struct{})
 	go func() {
-		wd, _ := os.Getwd()
 		if lsp {
 			(&playhost.LSP{W: inW, R: outR, Root: wd, Open: open, Name: "rpctap", Warn: run.Warn}).Run(hostCtx)
 		} else {
-			(&playhost.MCP{W: inW, R: outR, Root: wd, Name: "rpctap", Warn: run.Warn}).Run(hostCtx)
+			mcpHost.W, mcpHost.R, mcpHost.Warn = inW, outR, run.Warn
+			mcpHost.Run(hostCtx)
 		}
 		close(hostDone)
 		io.Copy(io.Discard, outR) // the server's output is read to its end

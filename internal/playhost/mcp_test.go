@@ -3,6 +3,7 @@ package playhost
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"io"
 	"os"
 	"path/filepath"
@@ -29,10 +30,12 @@ func peer(t *testing.T, rel string) string {
 
 // watchTap is the tap rpctap watch runs, with no --host and no flag but
 // --open when lsp, between rpctap's own host and the server argv; it
-// records to path.
-func watchTap(t *testing.T, argv []string, lsp bool, path string, env ...string) *tap.Tap {
+// records to path, and hands the answers to the composer's requests to
+// answers (nil: none), as rpctap watch hands them to its MCP host.
+func watchTap(t *testing.T, argv []string, lsp bool, path string, answers func(request, answer []byte), env ...string) *tap.Tap {
 	t.Helper()
 	opts := TapOptions(argv, classify.FramingAuto, classify.Auto, lsp, path, false)
+	opts.Answers = answers
 	opts.Env = append(append(os.Environ(), "XDG_RUNTIME_DIR="+t.TempDir()), env...)
 	tp, err := tap.New(opts)
 	if err != nil {
@@ -47,11 +50,11 @@ func watchTap(t *testing.T, argv []string, lsp bool, path string, env ...string)
 func playing(t *testing.T, argv []string, want ...string) (*tap.Tap, []byte, func()) {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "s.jsonl")
-	tp := watchTap(t, argv, false, path)
-	ctx, cancel := context.WithCancel(context.Background())
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
 	host := &MCP{W: inW, R: outR, Root: "/work/root", Warn: func(s string) { t.Log(s) }}
+	tp := watchTap(t, argv, false, path, host.Answers)
+	ctx, cancel := context.WithCancel(context.Background())
 	go func() { host.Run(ctx); io.Copy(io.Discard, outR) }()
 	ran := make(chan struct{})
 	go func() { tp.Run(ctx, inR, outW, io.Discard); close(ran) }()
@@ -97,6 +100,81 @@ func TestPlayingTheHostOfTheGoSDKServer(t *testing.T) {
 	}
 }
 
+// A multi round-trip call the user composed (the Go SDK's server's
+// confirm, sent as the composer sends it, its answer kept from the host
+// with no one waiting) is carried on by rpctap's host: the server's
+// input_required result asks for an elicitation, which the host declines,
+// as it declines the server's own elicitation/create; it retries the call
+// with that answer under the input request's key and the requestState
+// echoed, and the server's final result ends the call.
+func TestPlayingTheHostRetriesAComposedCallThatAsksForInput(t *testing.T) {
+	server := peer(t, "bin/server")
+	tp, _, _ := playing(t, []string{server, "-mrtr"}, `"method":"server/discover"`, `\"name\":\"confirm\"`)
+	call := `{"jsonrpc":"2.0","id":"rpctap-1","method":"tools/call","params":{"name":"confirm","arguments":{"action":"deploy"},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"elicitation":{}}}}}`
+	if _, err := tp.Inject(classify.H2S, []byte(call), tap.InjectOptions{Capture: true, Keep: true}); err != nil {
+		t.Fatal(err)
+	}
+	rec := waitFor(t, tp.Path(), `\"resultType\":\"input_required\"`, `deploy not confirmed (decline)`)
+	var retry, final string
+	for _, line := range strings.Split(string(rec), "\n") {
+		switch {
+		case strings.Contains(line, `\"inputResponses\"`):
+			retry = line
+		case strings.Contains(line, `deploy not confirmed`):
+			final = line
+		}
+	}
+	for _, want := range []string{`"id":"rpctap-host-`, `\"name\":\"confirm\"`, `\"arguments\":{\"action\":\"deploy\"}`,
+		`\"inputResponses\":{\"confirm\":{\"action\":\"decline\"}}`, `\"requestState\":\"confirm:deploy\"`, `\"io.modelcontextprotocol/protocolVersion\":\"2026-07-28\"`} {
+		if !strings.Contains(retry, want) {
+			t.Errorf("the retry has no %s: %s", want, retry)
+		}
+	}
+	if strings.Contains(retry, `"src":"inject"`) || strings.Contains(final, `"captured":true`) {
+		t.Errorf("the retry is not rpctap's host's own, answered to it:\n%s\n%s", retry, final)
+	}
+	if !strings.Contains(final, `\"resultType\":\"complete\"`) {
+		t.Errorf("the final answer: %s", final)
+	}
+}
+
+// A composed call whose input_required result asks for sampling (the Go
+// SDK's server's summarize), which rpctap's host does not give, is left
+// as the server answered it: no retry, and the host says why and what to
+// do.
+func TestPlayingTheHostLeavesACallThatAsksForSampling(t *testing.T) {
+	server := peer(t, "bin/server")
+	path := filepath.Join(t.TempDir(), "s.jsonl")
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	warned := make(chan string, 4)
+	host := &MCP{W: inW, R: outR, Root: "/work/root", Warn: func(s string) { warned <- s }}
+	tp := watchTap(t, []string{server, "-mrtr"}, false, path, host.Answers)
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() { host.Run(ctx); io.Copy(io.Discard, outR) }()
+	ran := make(chan struct{})
+	go func() { tp.Run(ctx, inR, outW, io.Discard); close(ran) }()
+	defer func() { cancel(); <-ran }()
+	waitFor(t, path, `\"name\":\"summarize\"`)
+	call := `{"jsonrpc":"2.0","id":"rpctap-1","method":"tools/call","params":{"name":"summarize","arguments":{"text":"a long text"},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"sampling":{}}}}}`
+	if _, err := tp.Inject(classify.H2S, []byte(call), tap.InjectOptions{Capture: true, Keep: true}); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case w := <-warned:
+		if want := `the server answered tools/call input_required, and rpctap's host did not retry it: input request "summary" asks for "sampling/createMessage", which rpctap's host does not answer; answer it from the composer`; !strings.HasPrefix(w, want) {
+			t.Errorf("the warning: %s\nwant it to begin: %s", w, want)
+		}
+	case <-time.After(60 * time.Second):
+		b, _ := os.ReadFile(path)
+		t.Fatalf("no warning:\n%s", b)
+	}
+	rec := waitFor(t, path, `\"method\":\"sampling/createMessage\"`)
+	if bytes.Contains(rec, []byte(`inputResponses`)) {
+		t.Errorf("a retry went out:\n%s", rec)
+	}
+}
+
 // LSP: with no host, rpctap sends gopls initialize and initialized, opens
 // the file it is given, and answers gopls's workspace/configuration at
 // once, a null for each item (nothing is held); a hover injected on Greet
@@ -107,7 +185,7 @@ func TestPlayingTheHostOfGopls(t *testing.T) {
 	root, _ := filepath.Abs("../../testdata/lsp/hello")
 	file := filepath.Join(root, "main.go")
 	path := filepath.Join(t.TempDir(), "s.jsonl")
-	tp := watchTap(t, []string{"env", "GO_TELEMETRY_CHILD=2", gopls, "serve"}, true, path, "GOFLAGS=-mod=mod", "GOPROXY=off")
+	tp := watchTap(t, []string{"env", "GO_TELEMETRY_CHILD=2", gopls, "serve"}, true, path, nil, "GOFLAGS=-mod=mod", "GOPROXY=off")
 	hostCtx, quit := context.WithCancel(context.Background())
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -184,6 +262,38 @@ func TestLanguageIDsFromExtensions(t *testing.T) {
 	for path, want := range map[string]string{"a/main.go": "go", "x.PY": "python", "go.mod": "go.mod", "README": "plaintext", "a.ts": "typescript"} {
 		if got := LanguageID(path); got != want {
 			t.Errorf("%s: %s, want %s", path, got, want)
+		}
+	}
+}
+
+// The retry of a call that asked for input is the call's own params with
+// an answer to each input request by its key, from the replies rpctap's
+// host gives the server's own requests (roots/list its root,
+// elicitation/create declined), the requestState byte for byte (escapes
+// kept; none when the result gave none or null), any earlier
+// inputResponses replaced, and the host's _meta when the call had none.
+// A call that asks for what the host does not give (sampling, an unknown
+// method) is not retried, and the error names the input request.
+func TestTheRetryOfACallThatAsksForInput(t *testing.T) {
+	s := &session{meta: json.RawMessage(`{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}`), host: inject.Host{Root: "/work/root"}}
+	asks := `"inputRequests":{"r":{"method":"roots/list"},"k\u00e9":{"method":"elicitation/create","params":{"message":"ok?"}}}`
+	for _, c := range []struct{ params, result, want string }{
+		{`{"name":"confirm","arguments":{"a":1}}`, `{"resultType":"input_required",` + asks + `,"requestState":"s\u003c1>"}`,
+			`{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"},"arguments":{"a":1},"inputResponses":{"ké":{"action":"decline"},"r":{"roots":[{"uri":"file:///work/root","name":"root"}]}},"name":"confirm","requestState":"s\u003c1>"}`},
+		{`{"name":"x","_meta":{"mine":true},"inputResponses":{"old":{}},"requestState":"old"}`, `{"resultType":"input_required",` + asks + `,"requestState":null}`,
+			`{"_meta":{"mine":true},"inputResponses":{"ké":{"action":"decline"},"r":{"roots":[{"uri":"file:///work/root","name":"root"}]}},"name":"x"}`},
+		{``, `{"resultType":"input_required","inputRequests":{}}`,
+			`{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"},"inputResponses":{}}`},
+	} {
+		got, err := retryParams([]byte(c.params), []byte(c.result), s)
+		if err != nil || got != c.want {
+			t.Errorf("retry of %s after %s:\n got %s (%v)\nwant %s", c.params, c.result, got, err, c.want)
+		}
+	}
+	for method, say := range map[string]string{"sampling/createMessage": `"sampling/createMessage"`, "tasks/get": `"tasks/get"`} {
+		_, err := retryParams([]byte(`{"name":"x"}`), []byte(`{"resultType":"input_required","inputRequests":{"r":{"method":"roots/list"},"m":{"method":"`+method+`"}}}`), s)
+		if err == nil || !strings.Contains(err.Error(), `input request "m" asks for `+say+", which rpctap's host does not answer") {
+			t.Errorf("%s: %v", method, err)
 		}
 	}
 }

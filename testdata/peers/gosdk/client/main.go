@@ -10,7 +10,10 @@
 // -call 'get-sum={"a":2,"b":3}' or -call 'sleep={"duration":"1s"}'.
 // -call-timeout makes a call give up (the SDK then sends
 // notifications/cancelled); such a call is reported with "cancelled":true and
-// does not make the exit status non-zero.
+// does not make the exit status non-zero. -accept-elicitation declares the
+// elicitation capability and accepts every elicitation with
+// {"confirmed": true} (the SDK then retries a multi round-trip call with
+// the answer by itself, or answers an older server's elicitation/create).
 package main
 
 import (
@@ -51,6 +54,7 @@ func main() {
 	timeout := flag.Duration("timeout", 60*time.Second, "overall time limit")
 	callTimeout := flag.Duration("call-timeout", 0, "time limit per tool call (0: none); on expiry the call is cancelled")
 	terminate := flag.Duration("terminate", 2*time.Second, "after closing the server's stdin, wait this long before SIGTERM")
+	acceptElicitation := flag.Bool("accept-elicitation", false, "declare elicitation and accept each one with {\"confirmed\": true}")
 	flag.Var(&calls, "call", "tool call NAME=JSON-ARGS (repeatable; default echo and add)")
 	flag.Usage = func() {
 		fmt.Fprintln(os.Stderr, "usage: client [flags] -- CMD ARGS...")
@@ -71,7 +75,14 @@ func main() {
 
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Stderr = os.Stderr
-	client := mcp.NewClient(&mcp.Implementation{Name: "rpctap-gosdk-client", Version: "v0.1.0"}, nil)
+	var opts *mcp.ClientOptions
+	if *acceptElicitation {
+		opts = &mcp.ClientOptions{ElicitationHandler: func(ctx context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			emit(map[string]any{"step": "elicitation", "message": req.Params.Message})
+			return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"confirmed": true}}, nil
+		}}
+	}
+	client := mcp.NewClient(&mcp.Implementation{Name: "rpctap-gosdk-client", Version: "v0.1.0"}, opts)
 	cs, err := client.Connect(ctx, &mcp.CommandTransport{Command: cmd, TerminateDuration: *terminate}, nil)
 	if err != nil {
 		fail("connect: %v", err)

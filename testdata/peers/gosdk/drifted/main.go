@@ -12,6 +12,7 @@ import (
 
 func main() {
 	describe := flag.String("echo-description", "", "the description echo is listed with (default: its own)")
+	mrtr := flag.Bool("mrtr", false, "add the multi round-trip tools: confirm {action} (asks for an elicitation) and summarize {text} (asks for sampling)")
 	flag.Parse()
-	tools.Serve(true, *describe)
+	tools.Serve(true, *describe, *mrtr)
 }

@@ -5,6 +5,13 @@
 //	add   {a, b}               returns a+b (also as structured content)
 //	sleep {duration}           waits (e.g. "1.5s"), honouring cancellation
 //
+// With -mrtr, also two multi round-trip calls (MCP 2026-07-28:
+// input_required, asking the host for input, then the retry's answer):
+//
+//	confirm {action}           asks for an elicitation, returns
+//	                           "confirmed ACTION" or "ACTION not confirmed (decline)"
+//	summarize {text}           asks for sampling, returns the model's text
+//
 // It writes one line to stderr when it starts and when it stops.
 // -echo-description TEXT lists echo with another description, as a new
 // build of the server might.
@@ -18,6 +25,7 @@ import (
 
 func main() {
 	describe := flag.String("echo-description", "", "the description echo is listed with (default: its own)")
+	mrtr := flag.Bool("mrtr", false, "add the multi round-trip tools: confirm {action} (asks for an elicitation) and summarize {text} (asks for sampling)")
 	flag.Parse()
-	tools.Serve(false, *describe)
+	tools.Serve(false, *describe, *mrtr)
 }
