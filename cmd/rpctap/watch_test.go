@@ -64,6 +64,18 @@ func TestWatchSaysWhyAServerFailedAtStartUpAndExitsWithItsStatus(t *testing.T) {
 	}
 }
 
+// A real server that fails at start-up: server-everything, given a
+// transport it does not know, says so on stderr and exits 1; watch says
+// that line among its last ones and exits 1.
+func TestWatchSaysWhyServerEverythingFailedAtStartUp(t *testing.T) {
+	server := needPeer(t, "node_modules/.bin/mcp-server-everything")
+	stderr, code := runWatchCmd(t, watchEnv(t, t.TempDir()), "--", server, "no-such-transport")
+	said := " exited with status 1; the last lines of its stderr:\n"
+	if code != 1 || !strings.Contains(stderr, said) || !strings.Contains(stderr[strings.Index(stderr, said)+1:], "\nUnknown transport: no-such-transport\n") {
+		t.Errorf("watch -- mcp-server-everything no-such-transport: exit %d, said\n%s\nwant exit 1, %q and the server's line", code, stderr, said)
+	}
+}
+
 // A server that exits by itself while the view shows it: the header
 // says its exit status, and watch, once quit, exits with it and says
 // the server's last stderr lines.
