@@ -5,6 +5,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -78,6 +79,12 @@ func TestWatchStoppedBeforeTheHostStartsTheServerTakesTheHostWithIt(t *testing.T
 			for deadline := time.Now().Add(10 * time.Second); len(processesWith(mark)) < 3; time.Sleep(10 * time.Millisecond) {
 				if time.Now().After(deadline) {
 					t.Fatalf("the host did not start within 10 s (processes %v); the screen: %q", processesWith(mark), screen())
+				}
+			}
+			// The blank terminal says what watch waits for, and how to stop it.
+			for deadline := time.Now().Add(10 * time.Second); !strings.Contains(screen(), "waiting for the host to start the server (up to 15 s); ^C stops the host and watch"); time.Sleep(10 * time.Millisecond) {
+				if time.Now().After(deadline) {
+					t.Fatalf("watch did not say what it waits for; the screen: %q", screen())
 				}
 			}
 			c.stop(cmd, closeWindow)

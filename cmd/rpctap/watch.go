@@ -333,7 +333,13 @@ func runWatchHost(host string, argv []string, framing classify.Framing, profile 
 	h := watchHostProcess(cmd, sigs)
 	defer close(h.returned)
 	stop, stopped := h.stop, h.stopped
+	// Until the host starts the server the terminal is blank and keys do
+	// nothing: a host that takes its time is said, with how to stop it.
+	waiting := time.AfterFunc(time.Second, func() {
+		fmt.Fprintln(os.Stderr, "rpctap: waiting for the host to start the server (up to 15 s); ^C stops the host and watch")
+	})
 	src, err := source.AttachWhenUp(name, h.waited)
+	waiting.Stop()
 	if err != nil {
 		stop()
 		select {
