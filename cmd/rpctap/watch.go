@@ -334,12 +334,21 @@ func runWatchHost(host string, argv []string, framing classify.Framing, profile 
 	defer close(h.returned)
 	stop, stopped := h.stop, h.stopped
 	// Until the host starts the server the terminal is blank and keys do
-	// nothing: a host that takes its time is said, with how to stop it.
-	waiting := time.AfterFunc(time.Second, func() {
-		fmt.Fprintln(os.Stderr, "rpctap: waiting for the host to start the server (up to 15 s); ^C stops the host and watch")
+	// nothing: a host that takes its time is said, with how to stop it,
+	// never once the view may have started.
+	var waitMu sync.Mutex
+	attached := false
+	time.AfterFunc(time.Second, func() {
+		waitMu.Lock()
+		defer waitMu.Unlock()
+		if !attached {
+			fmt.Fprintln(os.Stderr, "rpctap: waiting for the host to start the server (up to 15 s); ^C stops the host and watch")
+		}
 	})
 	src, err := source.AttachWhenUp(name, h.waited)
-	waiting.Stop()
+	waitMu.Lock()
+	attached = true
+	waitMu.Unlock()
 	if err != nil {
 		stop()
 		select {
