@@ -154,7 +154,10 @@ func runWatch(host string, argv []string, framing classify.Framing, profile clas
 		io.Copy(io.Discard, outR) // the server's output is read to its end
 	}()
 	src, err := source.AttachWhenUp(fmt.Sprint(os.Getpid()), run.Done())
-	if errors.Is(err, source.ErrGone) {
+	// A server that exits at once may end the tap between its socket
+	// coming up and the view's attach: that is its failure too, not a
+	// tap gone missing.
+	if errors.Is(err, source.ErrGone) || err != nil && run.WaitFor(time.Second) {
 		return endedBeforeTheView(run, argv, errTail)
 	}
 	if err != nil {

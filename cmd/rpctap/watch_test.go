@@ -64,6 +64,21 @@ func TestWatchSaysWhyAServerFailedAtStartUpAndExitsWithItsStatus(t *testing.T) {
 	}
 }
 
+// A server that exits at once may end the tap between its socket coming
+// up and the view's attach (about 1 start in 20 here): watch then says
+// the server's status and last words all the same, not that the tap is
+// gone (exit 2, "no tap listens at … any more").
+func TestWatchSaysTheStatusOfAServerThatExitsAsTheViewAttaches(t *testing.T) {
+	env := watchEnv(t, t.TempDir())
+	const starts = 50
+	for i := range starts {
+		stderr, code := runWatchCmd(t, env, "--", "sh", "-c", "echo starting >&2; exit 7")
+		if code != 7 || !strings.Contains(stderr, "rpctap: sh exited with status 7") || !strings.Contains(stderr, "the last lines of its stderr:\nstarting\n") {
+			t.Fatalf("start %d of %d: exit %d, said %q; want exit 7 and the server's last line", i+1, starts, code, stderr)
+		}
+	}
+}
+
 // A real server that fails at start-up: server-everything, given a
 // transport it does not know, says so on stderr and exits 1; watch says
 // that line among its last ones and exits 1.
