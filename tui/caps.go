@@ -198,20 +198,24 @@ func (p *capsPane) layOut() {
 	who(capsLabel("Host"), c.Client)
 	who(capsLabel("Server"), c.Server)
 	if c.Profile != classify.LSP {
-		p.revisions(c, add, under)
+		p.revisions(c, add)
 	}
 	declared := func(title string, d classify.Declared) {
 		if d.Seq == 0 {
 			return
 		}
 		add(d.Seq, capsHeading, title+" ("+d.From+")")
-		for _, l := range prettyPrefix(d.JSON, max(p.width-seqW-3, 8), capsJSONLines).lines {
+		lay := prettyPrefix(d.JSON, max(p.width-seqW-3, 8), capsJSONLines)
+		for _, l := range lay.lines {
 			under(d.Seq, capsJSON, "  "+l)
+		}
+		if lay.used < len(d.JSON) {
+			under(d.Seq, capsNote, "  … the rest is in the frame (enter)")
 		}
 	}
 	declared("Server capabilities", c.ServerCaps)
 	if c.Profile == classify.LSP {
-		p.registrations(c, add, under)
+		p.registrations(c, add)
 	}
 	declared("Host capabilities", c.ClientCaps)
 	if c.RequestCaps.Seq != 0 {
@@ -231,7 +235,7 @@ func (p *capsPane) layOut() {
 
 // revisions lays out the MCP revisions in force: the handshake's, those
 // server/discover offered, and those the requests carried.
-func (p *capsPane) revisions(c *classify.Capabilities, add, under func(int64, capsKind, string)) {
+func (p *capsPane) revisions(c *classify.Capabilities, add func(int64, capsKind, string)) {
 	seen := false
 	if c.AskedSeq != 0 {
 		add(c.AskedSeq, capsText, capsLabel("Revision")+" "+esc(c.Asked)+" asked by the host (initialize request)")
@@ -272,7 +276,7 @@ func (p *capsPane) revisions(c *classify.Capabilities, add, under func(int64, ca
 }
 
 // registrations lays out the LSP server's dynamic registrations.
-func (p *capsPane) registrations(c *classify.Capabilities, add, under func(int64, capsKind, string)) {
+func (p *capsPane) registrations(c *classify.Capabilities, add func(int64, capsKind, string)) {
 	if len(c.Registrations) == 0 {
 		add(0, capsNote, "Dynamic registrations: none (client/registerCapability)")
 		return

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/rpctap/rpctap/classify"
 	"github.com/rpctap/rpctap/source"
 )
 
@@ -114,5 +115,22 @@ func TestCapabilitiesPaneShowsTheLSPServersRegistrations(t *testing.T) {
 	view := finalView(t, tm)
 	if strings.Contains(view, "didChangeWatchedFiles") {
 		t.Errorf("an unregistered capability shows:\n%s", view)
+	}
+}
+
+// Capabilities too long for the pane's budget of lines say that the rest
+// is in their frame.
+func TestCapabilitiesTooLongToLayOutSayTheRestIsInTheirFrame(t *testing.T) {
+	var members []string
+	for i := range 2000 {
+		members = append(members, fmt.Sprintf(`"feature%d":{}`, i))
+	}
+	p := newCapsPane(newCommon(asciiRenderer()))
+	p.snap = classify.Capabilities{Profile: classify.MCP, ServerCaps: classify.Declared{JSON: []byte("{" + strings.Join(members, ",") + "}"), Seq: 7, From: "initialize result"}}
+	p.synced = 0
+	p.SetSize(80, 20)
+	last := p.lines[len(p.lines)-1]
+	if !strings.Contains(last.text, "the rest is in the frame") || last.seq != 7 || len(p.lines) > capsJSONLines+10 {
+		t.Errorf("%d lines, the last %+v", len(p.lines), last)
 	}
 }
