@@ -145,6 +145,8 @@ type Tracker struct {
 	// The rules above the envelope.
 	mcp mcpState
 	lsp lspState
+	// What Capabilities gives of the peers (see tracker_caps.go).
+	caps capsState
 
 	// sent lists requests in the order they were sent (from sentHead on;
 	// entries of requests no longer in flight are stale), so that a full

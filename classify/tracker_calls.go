@@ -296,7 +296,7 @@ func (t *Tracker) answerRules(seq int64, m *Message, f *flight) {
 	case MCP:
 		t.mcpAnswer(seq, m, f)
 	case LSP:
-		t.lspAnswer(m, f)
+		t.lspAnswer(seq, m, f)
 	}
 }
 

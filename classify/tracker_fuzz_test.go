@@ -56,5 +56,10 @@ func FuzzTrackerRules(f *testing.F) {
 		if tr.mcp.logLevels < 0 || tr.mcp.logLevels > tr.InFlight() {
 			t.Fatalf("%d requests with a log level in flight, %d in flight", tr.mcp.logLevels, tr.InFlight())
 		}
+		// What Capabilities keeps stays within its bounds.
+		c := tr.Capabilities()
+		if len(c.Registrations) > maxRegistered || len(c.Carried) > maxCarried || len(c.ServerCaps.JSON) > maxCaps || len(c.ClientCaps.JSON) > maxCaps || len(c.RequestCaps.JSON) > maxCaps || len(c.Server.Name) > maxInfoText || len(c.Client.Version) > maxInfoText {
+			t.Fatalf("the capabilities outgrow their bounds: %d registrations, %d revisions", len(c.Registrations), len(c.Carried))
+		}
 	})
 }

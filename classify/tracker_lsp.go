@@ -45,12 +45,25 @@ func (t *Tracker) lspMessage(seq int64, m *Message) {
 	if t.initState < 2 && t.initState != 0 && !lspEarly[string(name)] {
 		t.emit(seq, CodeBeforeInitialize, Error, "The server sent this before it answered initialize; LSP allows it only window/showMessage, window/logMessage, telemetry/event, window/showMessageRequest and $/progress until then.", t.initSeq)
 	}
-	if m.Kind == KindRequest && m.MethodIs("client/registerCapability") {
+	switch {
+	case m.Kind != KindRequest:
+	case m.MethodIs("client/registerCapability"):
 		t.registered(m)
+		t.lspRegistered(seq, m)
+	case m.MethodIs("client/unregisterCapability"):
+		t.lspUnregistered(m)
 	}
 }
 
 func (t *Tracker) lspFromClient(seq int64, m *Message, name []byte) {
+	if seq == t.initSeq && m.MethodIs("initialize") {
+		params := m.Params()
+		if caps := Member(params, "capabilities"); caps != nil && len(caps) <= maxCaps {
+			t.caps.lspClientCaps = append(t.caps.lspClientCaps[:0], caps...)
+			t.caps.lspClientCapsSeq = seq
+		}
+		t.clientInfo(seq, Member(params, "clientInfo"), "initialize request")
+	}
 	exit := m.MethodIs("exit")
 	switch {
 	case exit && !t.lsp.shutdown:
@@ -125,12 +138,13 @@ func (t *Tracker) registered(m *Message) {
 }
 
 // lspAnswer takes the server's answer to initialize: its capabilities.
-func (t *Tracker) lspAnswer(m *Message, f *flight) {
+func (t *Tracker) lspAnswer(seq int64, m *Message, f *flight) {
 	if f.seq != t.initSeq || f.dir != H2S {
 		return
 	}
 	if caps := Member(m.Result(), "capabilities"); caps != nil && len(caps) <= maxCaps {
 		t.lsp.caps = append(t.lsp.caps[:0], caps...)
-		t.lsp.capsSeen = true
+		t.lsp.capsSeen, t.caps.lspCapsSeq = true, seq
 	}
+	t.serverIdentity(seq, Member(m.Result(), "serverInfo"), "initialize result")
 }

@@ -105,7 +105,7 @@ const (
 
 // reqMeta is what a request's params._meta says, read in one pass.
 type reqMeta struct {
-	token, version, caps, level []byte
+	token, version, caps, level, info []byte
 }
 
 func requestMeta(meta []byte) (md reqMeta) {
@@ -119,6 +119,8 @@ func requestMeta(meta []byte) (md reqMeta) {
 			md.caps = val
 		case keyIs(key, esc, "io.modelcontextprotocol/logLevel"):
 			md.level = val
+		case keyIs(key, esc, "io.modelcontextprotocol/clientInfo"):
+			md.info = val
 		}
 		return true
 	})
@@ -165,11 +167,16 @@ func (t *Tracker) mcpRequest(seq int64, m *Message, md *reqMeta) (revision, uint
 				t.mcp.hsSeen, t.mcp.hsRev = true, rev
 				if caps := Member(m.Params(), "capabilities"); caps != nil && len(caps) <= maxCaps {
 					t.mcp.clientCaps = append(t.mcp.clientCaps[:0], caps...)
-					t.mcp.clientCapsSeen = true
+					t.mcp.clientCapsSeen, t.caps.clientCapsSeq = true, seq
 				}
+				t.caps.asked, t.caps.askedSeq = versionText(Member(m.Params(), "protocolVersion")), seq
+				t.clientInfo(seq, Member(m.Params(), "clientInfo"), "initialize request")
 			}
 		case m.MethodIs("server/discover"):
 			rev = rev20260728 // the method exists in no other revision
+		}
+		if md.version != nil || md.caps != nil || md.info != nil {
+			t.requestCarried(seq, md)
 		}
 		if md.level != nil {
 			flags |= flLogLevel
@@ -474,13 +481,17 @@ func (t *Tracker) mcpAnswer(seq int64, m *Message, f *flight) {
 		// A 2026-07-28 server names itself in its results' _meta: in
 		// its first results, or never.
 		t.mcp.serverLooks++
-		t.serverInfo(Member(Member(res, "_meta"), "io.modelcontextprotocol/serverInfo"))
+		info := Member(Member(res, "_meta"), "io.modelcontextprotocol/serverInfo")
+		t.serverInfo(info)
+		if t.mcp.server != "" {
+			t.serverIdentity(seq, info, "result _meta")
+		}
 	}
 	if f.flags&flUnsupported != 0 {
 		t.emit(seq, CodeUnsupportedVersion, Warn, "The request asked for a revision that the server's server/discover did not offer, and the server answered with a result; MCP 2026-07-28: it MUST answer error -32022 (UnsupportedProtocolVersionError).", f.seq)
 	}
 	if f.method == "server/discover" {
-		t.discovered(res)
+		t.discovered(seq, res)
 	}
 	if f.method == "tools/list" {
 		t.listedTools(seq, res, f.flags&flCursor != 0, f)
@@ -557,9 +568,12 @@ func (t *Tracker) handshakeAnswer(seq int64, m *Message) {
 	if caps := Member(res, "capabilities"); caps != nil && len(caps) <= maxCaps {
 		t.mcp.serverCaps = append(t.mcp.serverCaps[:0], caps...)
 		t.mcp.serverCapsSeen, t.mcp.serverCapsFrom = true, "its initialize result"
+		t.caps.serverCapsSeq = seq
 	}
 	t.serverInfo(Member(res, "serverInfo"))
+	t.serverIdentity(seq, Member(res, "serverInfo"), "initialize result")
 	answered := Member(res, "protocolVersion")
+	t.caps.answered, t.caps.answeredSeq = versionText(answered), seq
 	asked := t.mcp.hsRev
 	t.mcp.hsRev = parseRevision(answered)
 	if asked != revUnknown && t.mcp.hsRev > asked {
@@ -569,7 +583,7 @@ func (t *Tracker) handshakeAnswer(seq int64, m *Message) {
 
 // discovered takes a server/discover result: the revisions the server
 // offers and its capabilities.
-func (t *Tracker) discovered(res []byte) {
+func (t *Tracker) discovered(seq int64, res []byte) {
 	list := Member(res, "supportedVersions")
 	if list == nil {
 		return
@@ -581,10 +595,11 @@ func (t *Tracker) discovered(res []byte) {
 		}
 		return true
 	})
-	t.mcp.supportedSeen = true
+	t.mcp.supportedSeen, t.caps.offeredSeq = true, seq
 	if caps := Member(res, "capabilities"); caps != nil && len(caps) <= maxCaps && !t.mcp.hsSeen {
 		t.mcp.serverCaps = append(t.mcp.serverCaps[:0], caps...)
 		t.mcp.serverCapsSeen, t.mcp.serverCapsFrom = true, "its server/discover result"
+		t.caps.serverCapsSeq = seq
 	}
 }
 

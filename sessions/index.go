@@ -416,3 +416,15 @@ func (x *Index) Profile() classify.Profile {
 	}
 	return x.tr.Profile()
 }
+
+// Capabilities is what the session's peers said of themselves in the
+// records indexed so far: their identities, revisions and capabilities,
+// each with the line it came from (see classify.Capabilities).
+func (x *Index) Capabilities() classify.Capabilities {
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	if x.tr == nil {
+		return classify.Capabilities{Profile: x.opts.Profile}
+	}
+	return x.tr.Capabilities()
+}

@@ -983,3 +983,16 @@ func TestTheRetryOfAMultiRoundTripCallIsTiedToItsFirstRequest(t *testing.T) {
 		}
 	}
 }
+
+// The capabilities the index gives name the file's lines: the demo
+// session's handshake is on lines 2 and 5.
+func TestIndexCapabilitiesNameTheLinesTheyCameFrom(t *testing.T) {
+	x := indexFile(t, "../testdata/sessions/recorded/session.jsonl", sessions.IndexOptions{})
+	c := x.Capabilities()
+	if c.Client.Name != "demo-host" || c.Client.Seq != 2 || c.Server.Name != "demo-server" || c.Server.Version != "0.3" || c.Server.Seq != 5 {
+		t.Errorf("identities: %+v and %+v", c.Client, c.Server)
+	}
+	if string(c.ServerCaps.JSON) != `{"tools":{}}` || c.ServerCaps.Seq != 5 || c.AnsweredSeq != 5 || c.Answered != "2025-11-25" {
+		t.Errorf("server: %+v", c)
+	}
+}

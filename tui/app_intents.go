@@ -38,9 +38,11 @@ func (m *Model) do(v *sessionView, in intent) tea.Cmd {
 			}
 		}
 	case intentJumpSeq:
-		if v.jumpSeq(in.seq) {
-			v.focus = paneTraffic
+		if !v.jumpSeq(in.seq) {
+			m.status = fmt.Sprintf("frame #%d is hidden by the filter", in.seq)
+			break
 		}
+		v.focus, v.showCaps = paneTraffic, false
 	case intentNextMatch:
 		m.status = v.nextMatch(in.step)
 	case intentRefilter:

@@ -151,6 +151,13 @@ func (m *Model) viewKey(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
 	case v.showStats && key.Matches(msg, k.LeaveStats):
 		v.showStats = false
 		return m, nil
+	case v.showCaps && key.Matches(msg, k.LeaveCaps):
+		v.showCaps = false
+		return m, nil
+	case key.Matches(msg, k.Caps):
+		v.showCaps, v.showStats = true, false
+		v.caps.Update(indexTickMsg{v.src.Index})
+		return m, nil
 	case key.Matches(msg, k.NextPane):
 		v.focus = (v.focus + 1) % 3
 		return m, nil
@@ -158,11 +165,11 @@ func (m *Model) viewKey(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
 		v.focus = (v.focus + 2) % 3
 		return m, nil
 	case key.Matches(msg, k.Stats):
-		v.showStats = !v.showStats
+		v.showStats, v.showCaps = !v.showStats, false
 		return m, nil
-	case key.Matches(msg, k.Compose) && !v.showStats:
+	case key.Matches(msg, k.Compose) && !v.overlaid():
 		return m, m.openComposer(v, "", classify.H2S)
-	case key.Matches(msg, k.Held) && !v.showStats:
+	case key.Matches(msg, k.Held) && !v.overlaid():
 		return m, m.openHeld(v, nil)
 	case key.Matches(msg, k.Pending):
 		v.focus = panePending
@@ -176,7 +183,7 @@ func (m *Model) viewKey(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
 	case key.Matches(msg, k.Back) && v.focus != paneTraffic:
 		v.focus = paneTraffic
 		return m, nil
-	case (key.Matches(msg, k.ToggleRaw) || key.Matches(msg, k.More)) && !v.showStats:
+	case (key.Matches(msg, k.ToggleRaw) || key.Matches(msg, k.More)) && !v.overlaid():
 		// The detail pane shows the selected frame whichever pane has
 		// focus: r switches it from the list too.
 		in, cmd := v.detail.Update(msg)

@@ -501,6 +501,7 @@ func TestEveryViewFitsTheDefaultTerminal(t *testing.T) {
 		{"pending", []string{"P"}, []string{"enter open • esc back"}},
 		{"raw", []string{"r"}, []string{"Raw bytes"}},
 		{"stats", []string{"s"}, []string{"Latency of tools/call", "s/esc back"}},
+		{"capabilities", []string{"c"}, []string{"#5 Server capabilities", "c/esc close"}},
 		{"help", []string{"?"}, []string{"any key closes help"}},
 		{"filter typed", []string{"/", "method:" + long}, []string{"✓"}},
 		{"filter", []string{"/", "method:tools/list", "enter"}, []string{"(2 of 18 frames)"}},
@@ -551,6 +552,7 @@ func TestEveryViewFitsASmallTerminal(t *testing.T) {
 		{"detail", []string{"tab"}, nil},
 		{"pending", []string{"P"}, nil},
 		{"stats", []string{"s"}, nil},
+		{"capabilities", []string{"c"}, []string{"Capabilities"}},
 		{"help", []string{"?"}, nil},
 		{"filter", []string{"/", "method:tools/list", "enter"}, []string{"(2 of 18"}},
 	} {

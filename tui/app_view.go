@@ -70,7 +70,7 @@ func (m *Model) helpKeys() (groups [][]key.Binding, legend bool) {
 		return m.picker.FullHelp(), false
 	case m.mode == modeCompose && v != nil && v.composer != nil:
 		return v.composer.FullHelp(), false
-	case v != nil && v.focus == paneHeld && !v.showStats:
+	case v != nil && v.focus == paneHeld && !v.overlaid():
 		return v.held().FullHelp(), false
 	}
 	return m.c.keys.FullHelp(), true

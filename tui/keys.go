@@ -11,6 +11,7 @@ type KeyMap struct {
 	Open, Back, Pair                                      key.Binding
 	ToggleRaw, More, ToggleStderr, ToggleTime             key.Binding
 	Stats, LeaveStats, Pending                            key.Binding
+	Caps, LeaveCaps, GoToFrame                            key.Binding // the capabilities pane
 	Apply, Cancel                                         key.Binding // in the filter and command lines
 	Copy, Command, Help, Quit                             key.Binding
 	NextSession, PrevSession                              key.Binding
@@ -54,6 +55,9 @@ func DefaultKeyMap() KeyMap {
 		Apply:          key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "apply")),
 		Cancel:         key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "cancel")),
 		Pending:        key.NewBinding(key.WithKeys("P"), key.WithHelp("P", "pending")),
+		Caps:           key.NewBinding(key.WithKeys("c"), key.WithHelp("c", "capabilities")),
+		LeaveCaps:      key.NewBinding(key.WithKeys("c", "esc"), key.WithHelp("c/esc", "close")),
+		GoToFrame:      key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "go to the frame")),
 		Copy:           key.NewBinding(key.WithKeys("y"), key.WithHelp("y", "copy frame")),
 		Command:        key.NewBinding(key.WithKeys(":"), key.WithHelp(":", "command")),
 		Help:           key.NewBinding(key.WithKeys("?"), key.WithHelp("?", "help")),
@@ -99,9 +103,9 @@ func (k KeyMap) InputHelp(filter bool) []key.Binding {
 func (k KeyMap) FullHelp() [][]key.Binding {
 	return [][]key.Binding{
 		{k.Up, k.Down, k.PageUp, k.PageDown, k.Top, k.Bottom},
-		{k.NextPane, k.PrevPane, k.Open, k.Pair, k.NextSession},
+		{k.NextPane, k.PrevPane, k.Pending, k.Open, k.Pair, k.NextSession},
 		{k.Filter, k.SearchMode, k.ClearFilter, k.NextMatch, k.ToggleStderr, k.ToggleTime, k.ToggleRaw},
-		{k.More, k.Stats, k.Pending, k.Copy, k.Command, k.Help, k.Quit},
+		{k.More, k.Stats, k.Caps, k.Copy, k.Command, k.Help, k.Quit},
 		// The held pane's own keys show in its footer.
 		{k.Compose, k.Reply, k.Resend, k.Held},
 	}

@@ -22,6 +22,7 @@ var (
 	_ pane = (*detailPane)(nil)
 	_ pane = (*pendingPane)(nil)
 	_ pane = (*statsPane)(nil)
+	_ pane = (*capsPane)(nil)
 	_ pane = (*holdPane)(nil)
 	_ pane = (*picker)(nil)
 	_ pane = (*composer)(nil)

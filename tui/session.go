@@ -26,8 +26,10 @@ type sessionView struct {
 	detail     *detailPane
 	pending    *pendingPane
 	stats      *statsPane
+	caps       *capsPane
 	focus      paneID
 	showStats  bool
+	showCaps   bool // the capabilities pane shows in place of the others
 	filterText string
 	search     *search   // frames marked, not hidden; nil: none
 	composer   *composer // open in place of the detail and pending panes; nil: closed
@@ -51,7 +53,7 @@ type sessionView struct {
 }
 
 func newSessionView(id int, c *common, src *source.Source) *sessionView {
-	v := &sessionView{id: id, c: c, src: src, detail: newDetailPane(c), stats: newStatsPane(c), lastSel: -1}
+	v := &sessionView{id: id, c: c, src: src, detail: newDetailPane(c), stats: newStatsPane(c), caps: newCapsPane(c), lastSel: -1}
 	v.traffic = newTrafficPane(c, src, func() *search { return v.search })
 	v.pending = newPendingPane(c, func() time.Duration { return src.Clock(c.now()) }, src.Timeout)
 	return v
@@ -79,6 +81,7 @@ func (v *sessionView) setSize(w, h int) {
 	v.detail.SetSize(w-pendW-2*fw, bottom-frame)
 	v.pending.SetSize(pendW, bottom-frame)
 	v.stats.SetSize(w-fw, h-frame)
+	v.caps.SetSize(w-fw, h-frame)
 	if v.composer != nil {
 		v.composer.SetSize(w-fw, bottom-frame)
 	}
@@ -267,6 +270,9 @@ func (v *sessionView) sync(now time.Time) tea.Cmd {
 	scan := v.traffic.sync(v.id, v.src)
 	search := v.extendSearch()
 	v.pending.Update(indexTickMsg{x})
+	if v.showCaps {
+		v.caps.Update(indexTickMsg{x})
+	}
 	var hold tea.Cmd
 	if !v.holdAsked && v.src.Socket() != "" && !v.src.Ended() {
 		// Without setting a filter: only to hear of the frames held.
@@ -424,6 +430,9 @@ func (v *sessionView) View() string {
 	if v.showStats {
 		return s.PaneFocused.Width(v.width - s.PaneFocused.GetHorizontalFrameSize()).Height(v.stats.height).Render(v.stats.View())
 	}
+	if v.showCaps {
+		return s.PaneFocused.Width(v.width - s.PaneFocused.GetHorizontalFrameSize()).Height(v.caps.height).Render(v.caps.View())
+	}
 	pane := func(focused bool) lipgloss.Style {
 		if focused {
 			return s.PaneFocused
@@ -505,12 +514,18 @@ func templatesCmd(session int, src *source.Source, ids *inject.IDs) tea.Cmd {
 	}
 }
 
+// overlaid says a pane shows in place of the others (the stats, the
+// capabilities).
+func (v *sessionView) overlaid() bool { return v.showStats || v.showCaps }
+
 // focused is the pane that takes the keys: the stats while they show,
 // else the pane with focus.
 func (v *sessionView) focused() pane {
 	switch {
 	case v.showStats:
 		return v.stats
+	case v.showCaps:
+		return v.caps
 	case v.focus == paneDetail:
 		return v.detail
 	case v.focus == panePending:
