@@ -137,8 +137,44 @@ func ReplyTo(req *classify.Message) ([]byte, error) {
 	result := `{}`
 	if f, ok := fits[req.Method()]; ok {
 		result = f.result(req.Params(), Host{})
+	} else if r, ok := serverResults[req.Method()]; ok && req.Dir == classify.H2S {
+		result = r
+	} else if req.Profile == classify.LSP {
+		result = `null` // every LSP request of an editor may be answered null
+	}
+	if req.Dir == classify.H2S && result != `null` && result[0] == '{' && isRevision2026(req) {
+		// A 2026-07-28 result says its type, and a list its cache hints.
+		extra := `"resultType":"complete"`
+		if strings.HasSuffix(req.Method(), "/list") {
+			extra += `,"ttlMs":0,"cacheScope":"private"`
+		}
+		if result == `{}` {
+			result = `{` + extra + `}`
+		} else {
+			result = `{` + extra + `,` + result[1:]
+		}
 	}
 	return resultReply(req, result), nil
+}
+
+// serverResults are the empty results that fit the host's requests to
+// an MCP server, for answering one in the server's place.
+var serverResults = map[string]string{
+	"tools/call":               `{"content":[]}`,
+	"tools/list":               `{"tools":[]}`,
+	"prompts/get":              `{"messages":[]}`,
+	"prompts/list":             `{"prompts":[]}`,
+	"resources/read":           `{"contents":[]}`,
+	"resources/list":           `{"resources":[]}`,
+	"resources/templates/list": `{"resourceTemplates":[]}`,
+	"completion/complete":      `{"completion":{"values":[]}}`,
+}
+
+// isRevision2026 reports whether the request names MCP revision
+// 2026-07-28 in its _meta.
+func isRevision2026(req *classify.Message) bool {
+	v, _ := classify.StringValue(classify.Member(classify.Member(req.Params(), "_meta"), "io.modelcontextprotocol/protocolVersion"))
+	return v == "2026-07-28"
 }
 
 func resultReply(req *classify.Message, result string) []byte {

@@ -47,12 +47,30 @@ func TestReplySkeletonsFitTheirMethods(t *testing.T) {
 		`{"jsonrpc":"2.0","id":3,"method":"window/workDoneProgress/create","params":{"token":"t"}}`:            `{"jsonrpc":"2.0","id":3,"result":null}`,
 		`{"jsonrpc":"2.0","id":3,"method":"roots/list"}`:                                                       `{"jsonrpc":"2.0","id":3,"result":{"roots":[]}}`,
 		`{"jsonrpc":"2.0","id":3,"method":"sampling/createMessage","params":{}}`:                               `{"jsonrpc":"2.0","id":3,"result":{"role":"assistant","content":{"type":"text","text":""},"model":"rpctap"}}`,
-		`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{}}`:                                           `{"jsonrpc":"2.0","id":3,"result":{}}`,
 	} {
 		m := classify.Classify([]byte(frame), classify.S2H, classify.JSONRPC)
 		got, err := ReplyTo(&m)
 		if err != nil || string(got) != want {
 			t.Errorf("%s: %s %v, want %s", frame, got, err, want)
+		}
+	}
+	// A host's request answered in the server's place: the empty result
+	// of its method, with a 2026-07-28 request's resultType and cache
+	// hints; an editor's, null.
+	for _, c := range []struct {
+		frame   string
+		profile classify.Profile
+		want    string
+	}{
+		{`{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"echo"}}`, classify.MCP, `{"jsonrpc":"2.0","id":4,"result":{"content":[]}}`},
+		{`{"jsonrpc":"2.0","id":4,"method":"prompts/get","params":{"name":"p"}}`, classify.MCP, `{"jsonrpc":"2.0","id":4,"result":{"messages":[]}}`},
+		{`{"jsonrpc":"2.0","id":4,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}`, classify.MCP, `{"jsonrpc":"2.0","id":4,"result":{"resultType":"complete","ttlMs":0,"cacheScope":"private","tools":[]}}`},
+		{`{"jsonrpc":"2.0","id":4,"method":"ping","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}`, classify.MCP, `{"jsonrpc":"2.0","id":4,"result":{"resultType":"complete"}}`},
+		{`{"jsonrpc":"2.0","id":4,"method":"textDocument/hover","params":{}}`, classify.LSP, `{"jsonrpc":"2.0","id":4,"result":null}`},
+	} {
+		m := classify.Classify([]byte(c.frame), classify.H2S, c.profile)
+		if got, err := ReplyTo(&m); err != nil || string(got) != c.want {
+			t.Errorf("%s: %s %v, want %s", c.frame, got, err, c.want)
 		}
 	}
 }

@@ -163,11 +163,12 @@ func openLiveWith(t *testing.T, request string) *teatest.TestModel {
 }
 
 // R (reply to this) opens the composer on a response with the request's
-// id, going back the other way.
+// id, going back the other way: the empty result that fits its method
+// (a tools/call's content).
 func TestReplyToARequestFillsTheComposerWithItsID(t *testing.T) {
 	tm := openLiveWithRequest(t)
 	tm.Send(press("R"))
-	waitFor(t, tm, `{"jsonrpc":"2.0","id":41,"result":{}}`, "to the host, as if from the server", "preview: response")
+	waitFor(t, tm, `{"jsonrpc":"2.0","id":41,"result":{"content":[]}}`, "to the host, as if from the server", "preview: response")
 	finalCompose(t, tm)
 }
 
