@@ -634,7 +634,9 @@ func (t *Tracker) listedTools(seq int64, res []byte, later bool, f *flight) {
 			t.emit(seq, CodeToolDrift, Warn, p.Text, f.seq)
 		}
 		t.mcp.schemas = t.mcp.schemasNext
-		t.againstBaseline(seq, DefTool, t.mcp.schemas.Definitions(), f)
+		if t.mcp.baseline != nil {
+			t.againstBaseline(seq, DefTool, t.mcp.schemas.Definitions(), f) // compacted only when compared
+		}
 	}
 	t.mcp.toolsNext, t.mcp.schemasNext = nil, nil
 }

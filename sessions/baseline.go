@@ -45,9 +45,12 @@ func (b *BaselineFile) Lists() [3]classify.Definitions {
 	return [3]classify.Definitions{classify.DefTool: b.Tools, classify.DefPrompt: b.Prompts, classify.DefTemplate: b.ResourceTemplates}
 }
 
+// AcceptedText is when the baseline was accepted, as every output says it.
+func (b *BaselineFile) AcceptedText() string { return b.Accepted.UTC().Format("2006-01-02 15:04 UTC") }
+
 // Baseline is the file as the tracker judges by it.
 func (b *BaselineFile) Baseline() *classify.Baseline {
-	return &classify.Baseline{Server: b.Server, Accepted: b.Accepted.UTC().Format("2006-01-02 15:04 UTC"), Lists: b.Lists()}
+	return &classify.Baseline{Server: b.Server, Accepted: b.AcceptedText(), Lists: b.Lists()}
 }
 
 // NewBaseline is the baseline of server that lists, the latest lists of

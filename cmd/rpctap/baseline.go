@@ -81,7 +81,7 @@ func newBaselineResetCmd() *cobra.Command {
 		Short: "Forget the baseline of a server",
 		Args:  takesArgs(1, 1, "a server's name or a session file of it", "rpctap baseline reset mcp-servers/everything"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			server, err := baselineServer(args[0])
+			server, _, err := baselineServer(args[0])
 			if err != nil {
 				return err
 			}
@@ -145,9 +145,9 @@ func runBaselineAccept(out io.Writer, path, server string, now time.Time) error 
 	if oldErr == nil {
 		changes := baselineChanges(old.Lists(), b.Lists())
 		if len(changes) == 0 {
-			fmt.Fprintf(out, "it lists what the baseline accepted %s did\n", old.Accepted.UTC().Format("2006-01-02 15:04 UTC"))
+			fmt.Fprintf(out, "it lists what the baseline accepted %s did\n", old.AcceptedText())
 		} else {
-			fmt.Fprintf(out, "replacing the one accepted %s, which differed in %s:\n", old.Accepted.UTC().Format("2006-01-02 15:04 UTC"), sessions.Count(len(changes), "definition"))
+			fmt.Fprintf(out, "replacing the one accepted %s, which differed in %s:\n", old.AcceptedText(), sessions.Count(len(changes), "definition"))
 			writeChanges(out, changes)
 		}
 	}
@@ -208,19 +208,20 @@ func joinAnd(parts []string) string {
 func quoteServer(s string) string { return `"` + classify.EscapeString(s, 120) + `"` }
 
 // baselineServer is the server an argument names: the server of a
-// session file when it is one, else the name itself.
-func baselineServer(arg string) (string, error) {
+// session file when it is one (with the session as read), else the
+// name itself (and no session).
+func baselineServer(arg string) (string, *check.Report, error) {
 	if fi, err := os.Stat(arg); err == nil && fi.Mode().IsRegular() {
 		rep, err := listedIn(arg, nil)
 		if err != nil {
-			return "", err
+			return "", nil, err
 		}
 		if rep.Server == "" {
-			return "", exitError{code: 2, msg: fmt.Sprintf("%s is a session whose server never gave its name (no serverInfo): give the server's name instead (rpctap baseline show lists the baselines)", classify.EscapeString(arg, 200))}
+			return "", nil, exitError{code: 2, msg: fmt.Sprintf("%s is a session whose server never gave its name (no serverInfo): give the server's name instead (rpctap baseline show lists the baselines)", classify.EscapeString(arg, 200))}
 		}
-		return rep.Server, nil
+		return rep.Server, rep, nil
 	}
-	return arg, nil
+	return arg, nil, nil
 }
 
 func runBaselineList(out io.Writer, asJSON bool) error {
@@ -255,17 +256,13 @@ func runBaselineList(out io.Writer, asJSON bool) error {
 		return nil
 	}
 	for _, b := range list {
-		fmt.Fprintf(out, "%s  accepted %s: %s\n", quoteServer(b.Server), b.Accepted.UTC().Format("2006-01-02 15:04 UTC"), listCounts(b.Lists()))
+		fmt.Fprintf(out, "%s  accepted %s: %s\n", quoteServer(b.Server), b.AcceptedText(), listCounts(b.Lists()))
 	}
 	return nil
 }
 
 func runBaselineShow(out io.Writer, arg string, asJSON bool) error {
-	session := false
-	if fi, err := os.Stat(arg); err == nil && fi.Mode().IsRegular() {
-		session = true
-	}
-	server, err := baselineServer(arg)
+	server, rep, err := baselineServer(arg)
 	if err != nil {
 		return err
 	}
@@ -276,27 +273,23 @@ func runBaselineShow(out io.Writer, arg string, asJSON bool) error {
 	if err != nil {
 		return err
 	}
-	if session {
-		rep, err := listedIn(arg, nil)
-		if err != nil {
-			return err
-		}
+	if rep != nil {
 		changes := baselineChanges(b.Lists(), rep.Listed)
 		if asJSON {
 			return sessions.PrintJSON(out, changesJSON(server, changes), true)
 		}
 		if len(changes) == 0 {
-			fmt.Fprintf(out, "%s lists what the baseline of server %s accepted %s holds\n", classify.EscapeString(arg, 200), quoteServer(server), b.Accepted.UTC().Format("2006-01-02 15:04 UTC"))
+			fmt.Fprintf(out, "%s lists what the baseline of server %s accepted %s holds\n", classify.EscapeString(arg, 200), quoteServer(server), b.AcceptedText())
 			return nil
 		}
-		fmt.Fprintf(out, "%s differs from the baseline of server %s accepted %s in %s:\n", classify.EscapeString(arg, 200), quoteServer(server), b.Accepted.UTC().Format("2006-01-02 15:04 UTC"), sessions.Count(len(changes), "definition"))
+		fmt.Fprintf(out, "%s differs from the baseline of server %s accepted %s in %s:\n", classify.EscapeString(arg, 200), quoteServer(server), b.AcceptedText(), sessions.Count(len(changes), "definition"))
 		writeChanges(out, changes)
 		return nil
 	}
 	if asJSON {
 		return sessions.PrintJSON(out, b, true)
 	}
-	fmt.Fprintf(out, "server %s, accepted %s from %s\n", quoteServer(b.Server), b.Accepted.UTC().Format("2006-01-02 15:04 UTC"), classify.EscapeString(b.From, 300))
+	fmt.Fprintf(out, "server %s, accepted %s from %s\n", quoteServer(b.Server), b.AcceptedText(), classify.EscapeString(b.From, 300))
 	for k, defs := range b.Lists() {
 		if defs == nil {
 			continue
