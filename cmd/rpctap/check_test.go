@@ -32,6 +32,7 @@ type checkFinding struct {
 	Message  string          `json:"message"`
 	ID       json.RawMessage `json:"id"`
 	Related  int             `json:"related"`
+	ByUser   bool            `json:"by_user"`
 }
 
 func checkJSONOf(t *testing.T, path string, o checkOptions) (checkDoc, error) {

@@ -136,6 +136,7 @@ func TestWatchWithNoHostPlaysTheHostOfServerEverything(t *testing.T) {
 	if strings.Contains(b, `"held":"timeout"`) || strings.Count(b, `"held":"answered"`) != 1 {
 		t.Errorf("a frame held for its whole hold time, or no roots/list answered in place:\n%s", b)
 	}
+	noRuleAboveTheEnvelopeBroken(t, rpctapBinary(t), watchSessionPath(t, dir))
 }
 
 // waitSession waits until the one session file a watch under dir records
@@ -160,14 +161,21 @@ func waitSession(t *testing.T, dir, text string) {
 	}
 }
 
-// watchSession reads the one session file a watch under dir recorded.
-func watchSession(t *testing.T, dir string) string {
+// watchSessionPath is the path of the one session file a watch under dir
+// recorded.
+func watchSessionPath(t *testing.T, dir string) string {
 	t.Helper()
 	files, _ := filepath.Glob(filepath.Join(dir, "state", "rpctap", "sessions", "*.jsonl"))
 	if len(files) != 1 {
 		t.Fatalf("sessions: %v", files)
 	}
-	b, err := os.ReadFile(files[0])
+	return files[0]
+}
+
+// watchSession reads the one session file a watch under dir recorded.
+func watchSession(t *testing.T, dir string) string {
+	t.Helper()
+	b, err := os.ReadFile(watchSessionPath(t, dir))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -239,6 +247,7 @@ func TestWatchWithNoHostPlaysTheHostOfTheGoSDKServer(t *testing.T) {
 	if !strings.Contains(answer, `\"text\":\"\\u003cstring\\u003e\"`) || !strings.Contains(answer, `io.modelcontextprotocol/serverInfo`) {
 		t.Errorf("the tools/call's answer is not the echo of a 2026-07-28 request: %s", answer)
 	}
+	noRuleAboveTheEnvelopeBroken(t, rpctapBinary(t), watchSessionPath(t, dir))
 }
 
 // watchGopls runs rpctap watch --open main.go -- gopls serve in
@@ -313,6 +322,7 @@ func TestWatchWithNoHostPlaysTheHostOfGopls(t *testing.T) {
 	if i, j := strings.Index(b, `"method":"shutdown"`), strings.Index(b, `"method":"exit"`); j < i {
 		t.Errorf("exit came before shutdown:\n%s", b)
 	}
+	noRuleAboveTheEnvelopeBroken(t, rpctapBinary(t), watchSessionPath(t, dir))
 }
 
 // rpctap watch --open main.go -- gopls (no host) opens the file, and a
@@ -425,6 +435,5 @@ func TestWatchWithNoHostCompletesACallThatAsksForInput(t *testing.T) {
 	if !strings.Contains(b, `\"inputResponses\":{\"confirm\":{\"action\":\"decline\"}}`) || !strings.Contains(b, `\"requestState\":\"confirm:\\u003cstring\\u003e\"`) {
 		t.Errorf("no retry with the declined elicitation and the requestState:\n%s", b)
 	}
-	files, _ := filepath.Glob(filepath.Join(dir, "state", "rpctap", "sessions", "*.jsonl"))
-	noRuleAboveTheEnvelopeBroken(t, bin, files[0])
+	noRuleAboveTheEnvelopeBroken(t, bin, watchSessionPath(t, dir))
 }

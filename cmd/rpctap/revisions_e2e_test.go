@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -32,16 +33,19 @@ func checkBinaryFindings(t *testing.T, bin, path string) []checkFinding {
 	if err := json.Unmarshal(out, &doc); err != nil {
 		t.Fatalf("rpctap check --format json printed no JSON document: %v\n%s", err, out)
 	}
-	if doc.Frames < 8 {
+	if doc.Frames < 6 {
 		t.Fatalf("%s holds %d frames", path, doc.Frames)
 	}
 	return doc.Findings
 }
 
+// noRuleAboveTheEnvelopeBroken fails t for each error or warning of the
+// rules above the envelope in the session at path that is a peer's (what
+// the user injected or edited is the user's, not a peer's).
 func noRuleAboveTheEnvelopeBroken(t *testing.T, bin, path string) {
 	t.Helper()
 	for _, f := range checkBinaryFindings(t, bin, path) {
-		if aboveEnvelope(f.Code) && (f.Severity == "error" || f.Severity == "warn") {
+		if aboveEnvelope(f.Code) && (f.Severity == "error" || f.Severity == "warn") && !f.ByUser {
 			t.Errorf("%s line %d: %s %s: %s", filepath.Base(path), f.Line, f.Severity, f.Code, f.Message)
 		}
 	}
@@ -85,6 +89,16 @@ func TestRealPeersBreakNoRuleAboveTheEnvelope(t *testing.T) {
 		fallback := filepath.Join(dir, "fallback.jsonl")
 		timed(t, dir, client, "-call", `get-sum={"a":2,"b":3}`, "--", bin, "run", "--no-listen", "--record", fallback, "--", everything, "stdio")
 		noRuleAboveTheEnvelopeBroken(t, bin, fallback)
+		// The Go SDK's server in the older era: the inspector CLI asks
+		// for an earlier revision with initialize, and the server speaks
+		// it.
+		inspector := needPeer(t, "node_modules/.bin/inspector")
+		older := filepath.Join(dir, "older.jsonl")
+		timed(t, dir, inspector, "--cli", "--method", "tools/call", "--tool-name", "echo", "--tool-arg", "message=hi", "--", bin, "run", "--no-listen", "--record", older, "--", server)
+		if b, _ := os.ReadFile(older); !strings.Contains(string(b), `\"method\":\"initialize\"`) || strings.Contains(string(b), `\"method\":\"server/discover\"`) {
+			t.Errorf("the inspector did not speak the handshake era to the Go SDK's server:\n%s", b)
+		}
+		noRuleAboveTheEnvelopeBroken(t, bin, older)
 		// The tools' schemas as server-everything lists them (draft-07
 		// among them, an outputSchema on get-structured-content) judge
 		// its calls and results: none of the valid ones, and the one
