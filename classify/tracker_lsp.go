@@ -12,7 +12,7 @@ type lspState struct {
 	capsSeen bool
 	// registered holds the methods the server registered dynamically
 	// (client/registerCapability).
-	registered map[string]struct{}
+	registered map[string]int
 	shutdown   bool // the client sent shutdown
 	// open holds the URIs of the documents open; past maxOpen the
 	// documents are not judged.
@@ -88,7 +88,7 @@ func (t *Tracker) lspFromClient(seq int64, m *Message, name []byte) {
 		return
 	}
 	if provider, ok := lspProviders[string(name)]; ok && t.lsp.capsSeen && !present(Member(t.lsp.caps, provider)) {
-		if _, reg := t.lsp.registered[string(name)]; !reg {
+		if t.lsp.registered[string(name)] == 0 {
 			t.emit(seq, CodeCapabilityNotAdvertised, Warn, "The client sends "+m.Method()+", but the server's capabilities (its initialize result) have no "+provider+", and it did not register the method (client/registerCapability); LSP: a client sends only the requests the server offers.", 0)
 		}
 	}
@@ -128,10 +128,24 @@ func (t *Tracker) registered(m *Message) {
 			return true
 		}
 		if t.lsp.registered == nil {
-			t.lsp.registered = map[string]struct{}{}
+			t.lsp.registered = map[string]int{}
 		}
-		if len(t.lsp.registered) < maxRegistered {
-			t.lsp.registered[method] = struct{}{}
+		if _, known := t.lsp.registered[method]; known || len(t.lsp.registered) < maxRegistered {
+			t.lsp.registered[method]++
+		}
+		return true
+	})
+}
+
+// unregistered takes back the methods of a client/unregisterCapability
+// request: a method stays registered while a registration of it remains.
+func (t *Tracker) unregistered(list []byte) {
+	eachElement(list, func(u []byte) bool {
+		method, ok := StringValue(Member(u, "method"))
+		if n := t.lsp.registered[method]; ok && n > 1 {
+			t.lsp.registered[method] = n - 1
+		} else if ok {
+			delete(t.lsp.registered, method)
 		}
 		return true
 	})

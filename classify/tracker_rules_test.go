@@ -345,6 +345,15 @@ func TestTrackerJudgesFramesByTheRevisionInForce(t *testing.T) {
 			{5, S2H, `{"jsonrpc":"2.0","id":"r","method":"client/registerCapability","params":{"registrations":[{"id":"1","method":"textDocument/definition"}]}}`},
 			{6, H2S, `{"jsonrpc":"2.0","id":4,"method":"textDocument/definition","params":{"textDocument":{"uri":"file:///a.go"},"position":{"line":0,"character":0}}}`},
 		}), "6:capability-not-advertised 7:capability-not-advertised"},
+		{"LSP: a method unregistered is not offered any more, once no registration of it remains", TrackerOptions{Profile: LSP}, steps(lspInit(`{}`), []step{
+			{1, H2S, `{"jsonrpc":"2.0","method":"textDocument/didOpen","params":{"textDocument":{"uri":"file:///a.go","languageId":"go","version":1,"text":""}}}`},
+			{2, S2H, `{"jsonrpc":"2.0","id":"r1","method":"client/registerCapability","params":{"registrations":[{"id":"1","method":"textDocument/definition"}]}}`},
+			{3, S2H, `{"jsonrpc":"2.0","id":"r2","method":"client/registerCapability","params":{"registrations":[{"id":"2","method":"textDocument/definition"}]}}`},
+			{4, S2H, `{"jsonrpc":"2.0","id":"u1","method":"client/unregisterCapability","params":{"unregisterations":[{"id":"1","method":"textDocument/definition"}]}}`},
+			{5, H2S, `{"jsonrpc":"2.0","id":1,"method":"textDocument/definition","params":{"textDocument":{"uri":"file:///a.go"},"position":{"line":0,"character":0}}}`},
+			{6, S2H, `{"jsonrpc":"2.0","id":"u2","method":"client/unregisterCapability","params":{"unregistrations":[{"id":"2","method":"textDocument/definition"}]}}`},
+			{7, H2S, `{"jsonrpc":"2.0","id":2,"method":"textDocument/definition","params":{"textDocument":{"uri":"file:///a.go"},"position":{"line":0,"character":0}}}`},
+		}), "10:capability-not-advertised"},
 		{"LSP: a request for a document not open", TrackerOptions{Profile: LSP}, steps(lspInit(`{"hoverProvider":true}`), []step{
 			{1, H2S, `{"jsonrpc":"2.0","method":"textDocument/didOpen","params":{"textDocument":{"uri":"file:///a.go","languageId":"go","version":1,"text":""}}}`},
 			{2, H2S, `{"jsonrpc":"2.0","id":1,"method":"textDocument/hover","params":{"textDocument":{"uri":"file:///a.go"},"position":{"line":0,"character":0}}}`},
