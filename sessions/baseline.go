@@ -12,7 +12,6 @@ import (
 	"path/filepath"
 	"sort"
 	"strconv"
-	"strings"
 	"sync"
 	"time"
 
@@ -235,7 +234,7 @@ func BaselineLookup(warn func(string)) func(string) *classify.Baseline {
 		case err == nil:
 			b = f.Baseline()
 		case !errors.Is(err, ErrNoBaseline) && warn != nil:
-			warn(strings.TrimSuffix(err.Error(), ".") + "; the session is not judged against it")
+			warn("the session is not judged against the baseline of server " + quoted(server) + ": " + err.Error())
 		}
 		read[server] = b
 		return b

@@ -66,7 +66,32 @@ type Source struct {
 	lowerAll func()
 	patient  atomic.Bool // see Patient
 
+	// warnings are what the view should tell the user once (a baseline
+	// that cannot be read); see TakeWarnings.
+	wmu      sync.Mutex
+	warnings []string
+
 	cancel context.CancelFunc
+}
+
+// warn keeps msg for the view (TakeWarnings).
+func (s *Source) warn(msg string) {
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	if len(s.warnings) < 10 {
+		s.warnings = append(s.warnings, msg)
+	}
+}
+
+// TakeWarnings hands back what the source has to tell the user (a
+// baseline that cannot be read, so the session is not judged against it)
+// since the last call; the view shows each once.
+func (s *Source) TakeWarnings() []string {
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	w := s.warnings
+	s.warnings = nil
+	return w
 }
 
 // Title is the session's name: from its header once read, else Name.
@@ -257,8 +282,8 @@ func openSessionFile(path string, timeout time.Duration, always bool) (*Source, 
 		return nil, fmt.Errorf("cannot open the session: %w", err)
 	}
 	f.Close()
-	s := &Source{Name: filepath.Base(path), Path: path, timeout: timeout,
-		Index: sessions.NewIndex(sessions.IndexOptions{Timeout: timeout, Baseline: sessions.BaselineLookup(nil)})}
+	s := &Source{Name: filepath.Base(path), Path: path, timeout: timeout}
+	s.Index = sessions.NewIndex(sessions.IndexOptions{Timeout: timeout, Baseline: sessions.BaselineLookup(s.warn)})
 	s.state.Store("loading")
 	ctx, cancel := context.WithCancel(context.Background())
 	s.cancel = cancel
@@ -383,9 +408,9 @@ func OpenLive(info tap.Info, timeout time.Duration) (*Source, error) {
 	if own {
 		lower, lowerAll = func() {}, nil
 	}
-	opts := sessions.IndexOptions{Timeout: timeout, Worker: lower, Baseline: sessions.BaselineLookup(nil)}
 	var fw *tap.Follower
 	s := &Source{Name: info.Name, Path: info.Session, socket: info.Socket, timeout: timeout, lower: lower, lowerAll: lowerAll}
+	opts := sessions.IndexOptions{Timeout: timeout, Worker: lower, Baseline: sessions.BaselineLookup(s.warn)}
 	if info.Session != "" {
 		var err error
 		if fw, err = tap.Follow(info); err != nil {

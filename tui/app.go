@@ -8,6 +8,7 @@ import (
 	"github.com/charmbracelet/bubbles/textinput"
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/lipgloss"
+	"github.com/rpctap/rpctap/classify"
 	"github.com/rpctap/rpctap/source"
 )
 
@@ -210,6 +211,11 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		}
 		if m.picker != nil && m.mode == modePicker {
 			cmds = append(cmds, m.picker.maybeRefresh(m.now()))
+		}
+		if v := m.view(); v != nil {
+			if w := v.src.TakeWarnings(); len(w) > 0 {
+				m.status = classify.EscapeString(w[0], 300)
+			}
 		}
 		m.ticking = more
 		if more {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -57,4 +58,33 @@ func TestABaselineAcceptedFromASessionJudgesTheServersNextSessions(t *testing.T)
 	if _, stderr, code := rpctapIn(t, dir, "baseline", "reset", "rpctap-gosdk-server"); code != 2 || !strings.Contains(stderr, "no baseline was accepted for server") {
 		t.Errorf("a second reset: exit %d, %q", code, stderr)
 	}
+}
+
+// A baseline that cannot be read is said in the live view's status line
+// (as check and export say it on stderr), not passed over in silence: the
+// session is then not judged against it.
+func TestTheLiveViewSaysABaselineCannotBeRead(t *testing.T) {
+	bin := rpctapBinary(t)
+	client := needPeer(t, "bin/client")
+	server := needPeer(t, "bin/server")
+	dir := t.TempDir()
+	env := watchEnv(t, dir)
+	t.Setenv("XDG_STATE_HOME", filepath.Join(dir, "state"))
+	session := filepath.Join(dir, "session.jsonl")
+	timed(t, dir, client, "--", bin, "run", "--no-listen", "--record", session, "--", server)
+	if _, stderr, code := rpctapIn(t, dir, "baseline", "accept", session); code != 0 {
+		t.Fatalf("baseline accept: exit %d, %q", code, stderr)
+	}
+	files, _ := filepath.Glob(filepath.Join(dir, "state", "rpctap", "baselines", "*.json"))
+	if len(files) != 1 {
+		t.Fatalf("baselines: %v", files)
+	}
+	if err := os.WriteFile(files[0], []byte("{not json"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, stderr, _ := rpctapIn(t, dir, "check", session); !strings.Contains(stderr, "is damaged") {
+		t.Errorf("check says nothing of the damaged baseline: %q", stderr)
+	}
+	waitfor, _, _ := tmuxScreen(t, 250, 30, env[len(env)-3:], bin, "ui", session)
+	waitfor(`the session is not judged against the baseline of server rpctap-gosdk-server: the baseline`, "is damaged")
 }
