@@ -130,7 +130,7 @@ func (o *injectOptions) check(args []string) error {
 		return usageError(errors.New("--force sends a partial raw frame: add --raw, as in: rpctap inject --raw --force '{\"jsonrpc\":\"2.0\"\\c'"))
 	case o.raw && (o.catalog != "" || o.method != ""):
 		return usageError(errors.New("--raw reads FRAME or --file in the raw syntax; --catalog and --method build their frames themselves"))
-	case (o.tool != "" || len(o.args) > 0) && o.method == "":
+	case len(o.args) > 0 && o.method == "", o.tool != "" && o.method == "" && o.catalog == "":
 		return usageError(errors.New("--tool and --arg fill a template: add --method, as in --method tools/call --tool echo --arg message=hi"))
 	}
 	if _, err := classify.ParseDirection(o.dir); err != nil || o.dir == "err" {
@@ -150,7 +150,8 @@ func runInject(stdin io.Reader, stdout, stderr io.Writer, args []string, o injec
 	var frames [][]byte
 	var err error
 	var raw []inject.Frame
-	if o.method == "" { // frames that need no tap: their faults are said first
+	fromSession := o.method != "" || o.catalog != "" && catalogFromSession(o.catalog)
+	if !fromSession { // frames that need no tap: their faults are said first
 		if frames, _, err = injectFrames(stdin, args, o, dir, info); err != nil {
 			return err
 		}
@@ -163,7 +164,7 @@ func runInject(stdin io.Reader, stdout, stderr io.Writer, args []string, o injec
 	if info, err = tap.FindTap(o.target); err != nil {
 		return err
 	}
-	if o.method != "" { // built from the tap's session
+	if fromSession { // built from the tap's session
 		var ids *inject.IDs
 		if frames, ids, err = injectFrames(stdin, args, o, dir, info); err != nil {
 			return err
@@ -269,20 +270,31 @@ func injectFrames(stdin io.Reader, args []string, o injectOptions, dir classify.
 			b = oneLine(b)
 		}
 		return [][]byte{b}, nil, err
-	case o.catalog != "":
+	}
+	seen, ids := inject.NewSeen(), inject.NewIDs()
+	if o.method != "" || catalogFromSession(o.catalog) {
+		if err := readLiveSession(info.Session, seen, ids); err != nil {
+			return nil, nil, err
+		}
+	}
+	if o.catalog != "" {
 		e, err := inject.LookupErr(o.catalog)
 		if err != nil {
 			return nil, nil, usageError(err)
 		}
-		frames, err := e.Frames(inject.Params{ID: o.id, Size: o.size})
+		if o.tool != "" && !e.NeedsTools {
+			return nil, nil, usageError(fmt.Errorf("--tool names the tool a catalog entry calls, and %s calls none (bad-tool-arguments does)", e.Name))
+		}
+		p := seen.CatalogParams()
+		p.ID, p.Size, p.Tool = o.id, o.size, o.tool
+		frames, err := e.Frames(p)
+		if errors.Is(err, inject.ErrNoTools) && info.Session == "" {
+			err = fmt.Errorf("this tap records no session file, so rpctap inject cannot see the tools it listed: %w", err)
+		}
 		if err != nil {
 			return nil, nil, usageError(err)
 		}
 		return frames, nil, nil
-	}
-	seen, ids := inject.NewSeen(), inject.NewIDs()
-	if err := readLiveSession(info.Session, seen, ids); err != nil {
-		return nil, nil, err
 	}
 	var kv [][2]string
 	for _, a := range o.args {
@@ -300,6 +312,13 @@ func injectFrames(stdin io.Reader, args []string, o injectOptions, dir classify.
 		return nil, nil, usageError(err)
 	}
 	return [][]byte{b}, ids, nil
+}
+
+// catalogFromSession says the catalog entry name is built from what the
+// tap's session showed (inject.Entry.FromSession).
+func catalogFromSession(name string) bool {
+	e, ok := inject.Lookup(name)
+	return ok && e.FromSession()
 }
 
 // readLiveSession feeds the frames of a live tap's session file (none
