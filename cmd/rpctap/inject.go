@@ -169,7 +169,7 @@ func runInject(stdin io.Reader, stdout, stderr io.Writer, args []string, o injec
 		if frames, ids, err = injectFrames(stdin, args, o, dir, info); err != nil {
 			return err
 		}
-		if o.id != "" && ids.Collides(dir, []byte(o.id)) {
+		if o.method != "" && o.id != "" && ids.Collides(dir, []byte(o.id)) { // a catalog entry's --id names one in flight
 			fmt.Fprintf(stderr, "rpctap: the id %s is that of a request in flight from the %s, so the two answers cannot be told apart; sending it as asked\n",
 				classify.EscapeString(o.id, 40), inject.Sender(dir))
 		}
