@@ -92,7 +92,7 @@ refuses the frame.`,
 	f.StringVar(&o.catalog, "catalog", "", "send this entry of the edge-case catalog (rpctap catalog lists them)")
 	f.IntVar(&o.size, "size", 0, "with --catalog large-frame, the frame's size in bytes")
 	f.StringVar(&o.method, "method", "", "build a request for this method from what the session showed")
-	f.StringVar(&o.tool, "tool", "", "with --method tools/call, the tool (prompts/get: the prompt; resources/read: the URI)")
+	f.StringVar(&o.tool, "tool", "", "with --method tools/call, the tool (prompts/get: the prompt; resources/read: the URI); with --catalog bad-tool-arguments, the tool it calls")
 	f.StringArrayVar(&o.args, "arg", nil, "with --method, an argument as name=value (repeat for more)")
 	f.StringVar(&o.id, "id", "", "the request's id as JSON (\"abc\" or 7); for --catalog, the id of the request in flight an entry names")
 	f.BoolVar(&o.raw, "raw", false, "write the frame's bytes exactly, read in the raw syntax (\\xHH, \\c): no framing added")
@@ -132,6 +132,8 @@ func (o *injectOptions) check(args []string) error {
 		return usageError(errors.New("--raw reads FRAME or --file in the raw syntax; --catalog and --method build their frames themselves"))
 	case len(o.args) > 0 && o.method == "", o.tool != "" && o.method == "" && o.catalog == "":
 		return usageError(errors.New("--tool and --arg fill a template: add --method, as in --method tools/call --tool echo --arg message=hi"))
+	case o.tool != "" && o.catalog != "" && !catalogCallsTool(o.catalog):
+		return usageError(fmt.Errorf("--tool names the tool a catalog entry calls, and %s calls none (bad-tool-arguments does)", classify.EscapeString(o.catalog, 60)))
 	}
 	if _, err := classify.ParseDirection(o.dir); err != nil || o.dir == "err" {
 		return usageError(errors.New("--dir is h2s (to the server, as if from the host) or s2h (to the host, as if from the server)"))
@@ -282,9 +284,6 @@ func injectFrames(stdin io.Reader, args []string, o injectOptions, dir classify.
 		if err != nil {
 			return nil, nil, usageError(err)
 		}
-		if o.tool != "" && !e.NeedsTools {
-			return nil, nil, usageError(fmt.Errorf("--tool names the tool a catalog entry calls, and %s calls none (bad-tool-arguments does)", e.Name))
-		}
 		p := seen.CatalogParams()
 		p.ID, p.Size, p.Tool = o.id, o.size, o.tool
 		frames, err := e.Frames(p)
@@ -319,6 +318,13 @@ func injectFrames(stdin io.Reader, args []string, o injectOptions, dir classify.
 func catalogFromSession(name string) bool {
 	e, ok := inject.Lookup(name)
 	return ok && e.FromSession()
+}
+
+// catalogCallsTool says the catalog entry name calls a tool the session
+// listed (inject.Entry.NeedsTools); an unknown name is said elsewhere.
+func catalogCallsTool(name string) bool {
+	e, ok := inject.Lookup(name)
+	return !ok || e.NeedsTools
 }
 
 // readLiveSession feeds the frames of a live tap's session file (none
