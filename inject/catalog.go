@@ -1,8 +1,10 @@
 package inject
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -25,13 +27,28 @@ type Entry struct {
 	// entries about a request in flight, on the session), read under the
 	// MCP profile by a receiver in Dir (the server, for Either).
 	Codes []classify.Code
+	// Revision is the MCP revision whose rule the entry tests ("" for
+	// the envelope's rules, which hold in every revision). Its frames
+	// take the session's revision (Params.Meta); Codes are what they
+	// raise in a session of that revision, OlderCodes what they raise in
+	// a session of an older one, and Rule says what they do there.
+	Revision   string
+	OlderCodes []classify.Code
 	// NeedsID says the frame names a request in flight: Params.ID.
 	NeedsID bool
+	// NeedsTools says the frame calls a tool the session listed:
+	// Params.Tools.
+	NeedsTools bool
 	// Sized says Params.Size sets the frame's size in bytes.
 	Sized bool
 
-	build func(p Params) [][]byte
+	build func(p Params) ([][]byte, error)
 }
+
+// FromSession says the entry's frames are built from what the session
+// showed (its revision's _meta, its tools): Params.Meta and
+// Params.Tools, as Seen.CatalogParams gives them.
+func (e Entry) FromSession() bool { return e.Revision != "" || e.NeedsTools }
 
 // Params fill the entries that need them.
 type Params struct {
@@ -40,6 +57,15 @@ type Params struct {
 	ID string
 	// Size is the large frame's size in bytes (DefaultSize when 0).
 	Size int
+	// Meta is the _meta the host's requests carry in a session of a
+	// revision with no handshake (2026-07-28: the protocol version and
+	// the client's capabilities), nil in a session of an older revision
+	// or one that showed no request yet.
+	Meta []byte
+	// Tools are the tools the session's last tools/list listed; Tool,
+	// when set, names the one an entry calls.
+	Tools []Tool
+	Tool  string
 }
 
 // DefaultSize is the large frame's size when Params.Size is 0.
@@ -69,7 +95,7 @@ func (e Entry) Frames(p Params) ([][]byte, error) {
 			return nil, fmt.Errorf("the large frame's size is from %d bytes to %d MiB; give it with --size, as in --size 1048576", minLarge, MaxSize>>20)
 		}
 	}
-	return e.build(p), nil
+	return e.build(p)
 }
 
 // Catalog lists the entries, in a stable order.
@@ -97,13 +123,13 @@ func LookupErr(name string) (Entry, error) {
 }
 
 // one makes a build func of a fixed frame.
-func one(frame string) func(Params) [][]byte {
-	return func(Params) [][]byte { return [][]byte{[]byte(frame)} }
+func one(frame string) func(Params) ([][]byte, error) {
+	return func(Params) ([][]byte, error) { return [][]byte{[]byte(frame)}, nil }
 }
 
 // withID makes a build func of a frame that names the id in flight: %s.
-func withID(format string) func(Params) [][]byte {
-	return func(p Params) [][]byte { return [][]byte{[]byte(fmt.Sprintf(format, p.ID))} }
+func withID(format string) func(Params) ([][]byte, error) {
+	return func(p Params) ([][]byte, error) { return [][]byte{[]byte(fmt.Sprintf(format, p.ID))}, nil }
 }
 
 // largeHead and largeTail surround the large frame's padding.
@@ -113,11 +139,11 @@ const (
 	minLarge  = len(largeHead) + len(largeTail)
 )
 
-func large(p Params) [][]byte {
+func large(p Params) ([][]byte, error) {
 	b := make([]byte, 0, p.Size)
 	b = append(b, largeHead...)
 	b = append(b, strings.Repeat("x", p.Size-minLarge)...)
-	return [][]byte{append(b, largeTail...)}
+	return [][]byte{append(b, largeTail...)}, nil
 }
 
 // Rules common to several entries.
@@ -128,7 +154,12 @@ const (
 	ruleNotification = "A notification is never answered"
 )
 
-var catalog = []Entry{
+// catalog is every entry: the envelope's, then those above it.
+var catalog = slices.Concat(envelopeEntries, revisionEntries)
+
+// envelopeEntries test the JSON-RPC envelope, the same in every MCP
+// revision.
+var envelopeEntries = []Entry{
 	{Name: "null-id-request", Dir: Either, build: one(`{"jsonrpc":"2.0","id":null,"method":"ping"}`),
 		Rule:  `A request id must not be null in MCP, and JSON-RPC discourages it: an answer with "id": null also means "I could not read your message", so the receiver should refuse it (MCP) or answer with "id": null.`,
 		Codes: []classify.Code{classify.CodeNullID}},
@@ -194,8 +225,8 @@ var catalog = []Entry{
 	{Name: "unknown-method", Dir: Either, build: one(`{"jsonrpc":"2.0","id":"rpctap-unknown","method":"rpctap/no-such-method"}`),
 		Rule: `The receiver answers -32601 Method not found with the request's id (whether a method exists is the peer's business, not the envelope's).`},
 	{Name: "string-and-number-id", Dir: Either,
-		build: func(Params) [][]byte {
-			return [][]byte{[]byte(`{"jsonrpc":"2.0","id":"1","method":"ping"}`), []byte(`{"jsonrpc":"2.0","id":1,"method":"ping"}`)}
+		build: func(Params) ([][]byte, error) {
+			return [][]byte{[]byte(`{"jsonrpc":"2.0","id":"1","method":"ping"}`), []byte(`{"jsonrpc":"2.0","id":1,"method":"ping"}`)}, nil
 		},
 		Rule: `"1" and 1 are different ids: the receiver answers each, with the id of the same type and value.`},
 	{Name: "unsafe-integer-id", Dir: Either, build: one(`{"jsonrpc":"2.0","id":9007199254740993,"method":"ping"}`),
@@ -232,24 +263,35 @@ var catalog = []Entry{
 
 // Listing is an entry as rpctap catalog prints it.
 type Listing struct {
-	Name  string   `json:"name"`
-	Dir   string   `json:"dir"`
-	Rule  string   `json:"rule"`
-	Codes []string `json:"codes"`
-	Needs string   `json:"needs,omitempty"`
-	Frame string   `json:"frame"`
+	Name string `json:"name"`
+	Dir  string `json:"dir"`
+	Rule string `json:"rule"`
+	// Codes are the findings the frame raises; for an entry of a
+	// revision's rule, in a session of that revision, and OlderCodes in
+	// a session of an older one.
+	Codes      []string `json:"codes"`
+	Revision   string   `json:"revision,omitempty"`
+	OlderCodes []string `json:"older_codes,omitzero"`
+	Needs      string   `json:"needs,omitempty"`
+	Frame      string   `json:"frame"`
+	// OlderFrame is the frame in a session of an older revision, when
+	// it is not Frame.
+	OlderFrame string `json:"older_frame,omitempty"`
 }
+
+// listTool stands in, in the listing, for the tool an entry calls.
+var listTool = Tool{Name: "TOOL", Schema: json.RawMessage(`{"type":"object","properties":{"ARG":{"type":"string"}},"required":["ARG"]}`)}
 
 // List describes every entry, with its frames as built from zero Params
 // (an entry that needs an id shows "ID" in its place; the large frame is
-// shown at its smallest size).
+// shown at its smallest size; an entry that calls a tool calls TOOL, of
+// one required string argument ARG; an entry of a revision's rule is
+// shown in a session of that revision, whose host declares no
+// capability, and in one of an older revision).
 func List() []Listing {
 	var out []Listing
 	for _, e := range catalog {
-		l := Listing{Name: e.Name, Dir: DirName(e.Dir), Rule: e.Rule, Codes: []string{}}
-		for _, c := range e.Codes {
-			l.Codes = append(l.Codes, c.String())
-		}
+		l := Listing{Name: e.Name, Dir: DirName(e.Dir), Rule: e.Rule, Codes: codeNames(e.Codes), Revision: e.Revision}
 		p := Params{}
 		switch {
 		case e.NeedsID:
@@ -258,15 +300,40 @@ func List() []Listing {
 		case e.Sized:
 			l.Needs = "--size in bytes (default " + strconv.Itoa(DefaultSize) + ")"
 			p.Size = minLarge + 3
+		case e.NeedsTools:
+			l.Needs = "a tool the session listed (--tool names one)"
+			p.Tools = []Tool{listTool}
 		}
-		var frames []string
-		for _, f := range e.build(p) {
-			frames = append(frames, string(f))
+		older := listFrame(e, p)
+		if e.Revision != "" {
+			l.OlderCodes = codeNames(e.OlderCodes)
+			p.Meta = []byte(meta20260728)
 		}
-		l.Frame = strings.Join(frames, "\n")
+		l.Frame = listFrame(e, p)
+		if older != l.Frame {
+			l.OlderFrame = older
+		}
 		out = append(out, l)
 	}
 	return out
+}
+
+// listFrame is an entry's frames, one a line.
+func listFrame(e Entry, p Params) string {
+	frames, _ := e.build(p)
+	var lines []string
+	for _, f := range frames {
+		lines = append(lines, string(f))
+	}
+	return strings.Join(lines, "\n")
+}
+
+func codeNames(codes []classify.Code) []string {
+	names := []string{}
+	for _, c := range codes {
+		names = append(names, c.String())
+	}
+	return names
 }
 
 // DirName says a direction as the catalog does: h2s, s2h or either.

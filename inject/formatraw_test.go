@@ -20,7 +20,7 @@ func TestFormatRawRoundTripsThroughParseRaw(t *testing.T) {
 		if e.Sized {
 			continue
 		}
-		frames, err := e.Frames(Params{ID: `"rpctap-7"`})
+		frames, err := e.Frames(Params{ID: `"rpctap-7"`, Tools: []Tool{listTool}})
 		if err != nil {
 			t.Fatal(err)
 		}

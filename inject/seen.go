@@ -181,6 +181,15 @@ func (s *Seen) withMeta(params []byte) []byte {
 	return append(append(append(out, `"_meta":`...), s.meta...), '}')
 }
 
+// CatalogParams are what the catalog's entries of a revision's rule and
+// of a tool's schema are built from (Entry.FromSession): the _meta of the
+// host's requests, and the tools listed.
+func (s *Seen) CatalogParams() Params {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return Params{Meta: bytes.Clone(s.meta), Tools: append([]Tool(nil), s.tools...)}
+}
+
 // MetaVersion is the protocol version the session's requests carry in
 // _meta (revision 2026-07-28 and later, which have no handshake), "" when
 // they carry none.

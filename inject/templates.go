@@ -255,12 +255,16 @@ func (s *Seen) Build(method string, o BuildOptions, ids *IDs) ([]byte, error) {
 	return append(b, '}'), nil
 }
 
-func (s *Seen) toolHint() string {
-	if len(s.tools) == 0 {
+func (s *Seen) toolHint() string { return toolHint(s.tools) }
+
+// toolHint names the first tools of a list, for an error: " (the server
+// lists: a, b)", "" when the list is empty.
+func toolHint(tools []Tool) string {
+	if len(tools) == 0 {
 		return ""
 	}
 	var names []string
-	for _, t := range s.tools[:min(len(s.tools), 20)] {
+	for _, t := range tools[:min(len(tools), 20)] {
 		names = append(names, classify.EscapeString(t.Name, 40))
 	}
 	return " (the server lists: " + strings.Join(names, ", ") + ")"

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -62,7 +63,7 @@ func queryAll(paths []string, wait time.Duration) (taps []Info, slow []string) {
 		switch {
 		case err == nil:
 			taps = append(taps, infos[i])
-		case errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, os.ErrNotExist):
+		case (errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, os.ErrNotExist)) && !ownerAlive(paths[i]):
 			os.Remove(paths[i]) // its tap died without cleaning up
 		case errors.As(err, &ne) && ne.Timeout():
 			slow = append(slow, paths[i])
@@ -70,6 +71,19 @@ func queryAll(paths []string, wait time.Duration) (taps []Info, slow []string) {
 	}
 	sort.Slice(taps, func(i, j int) bool { return taps[i].Started.After(taps[j].Started) })
 	return taps, slow
+}
+
+// ownerAlive says the process a live socket is named after (PID.sock)
+// still runs: a tap of a live process that refuses a connection is one
+// between making its socket and listening on it (or one that makes it
+// again), whose socket must not be taken for a dead tap's and removed.
+func ownerAlive(socket string) bool {
+	pid, err := strconv.Atoi(strings.TrimSuffix(filepath.Base(socket), ".sock"))
+	if err != nil || pid <= 0 {
+		return false
+	}
+	err = syscall.Kill(pid, 0)
+	return err == nil || errors.Is(err, syscall.EPERM)
 }
 
 // The request lines of the socket protocol that a client sends as they

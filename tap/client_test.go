@@ -2,9 +2,13 @@ package tap
 
 import (
 	"net"
+	"os"
+	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 )
 
 // More than one live tap is told apart by pid, with the command to type,
@@ -38,5 +42,41 @@ func TestDialSaysWhyATapCannotBeReached(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), "no tap listens at "+socket) || !strings.Contains(err.Error(), "rpctap ls") {
 			t.Errorf("Dial(%s): %v", socket, err)
 		}
+	}
+}
+
+// refusingSocket makes a socket file at path that refuses connections,
+// as one does between its tap making it and listening on it, or after
+// its tap died without removing it.
+func refusingSocket(t *testing.T, path string) {
+	t.Helper()
+	ln, err := net.Listen("unix", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln.(*net.UnixListener).SetUnlinkOnClose(false)
+	ln.Close()
+}
+
+// Looking for live taps removes the socket of a tap whose process is
+// gone, and never that of a live process's tap that refuses a connection
+// (it is about to listen: removing its socket made its own view fail to
+// attach, "no tap listens … any more").
+func TestLookingForTapsRemovesOnlyTheSocketsOfDeadProcesses(t *testing.T) {
+	dir := t.TempDir()
+	dead := exec.Command("true")
+	if err := dead.Run(); err != nil {
+		t.Fatal(err)
+	}
+	live := filepath.Join(dir, strconv.Itoa(os.Getpid())+".sock")
+	gone := filepath.Join(dir, strconv.Itoa(dead.Process.Pid)+".sock")
+	refusingSocket(t, live)
+	refusingSocket(t, gone)
+	queryAll([]string{live, gone}, time.Second)
+	if _, err := os.Stat(live); err != nil {
+		t.Errorf("the socket of a live process was removed: %v", err)
+	}
+	if _, err := os.Stat(gone); err == nil {
+		t.Error("the socket of a dead process was kept")
 	}
 }

@@ -158,14 +158,16 @@ func (m *Model) composeKey(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
 		m.status = "opening the editor…"
 		return m, writeEditorFile(v.id, v.composer.ta.Value())
 	case intentPick:
-		text, dir, note, err := v.catalogText(*in.pick, v.composer.dir)
+		pick, err := v.pickCatalog(*in.pick, v.composer.dir)
 		if err != nil {
 			v.composer.note(err.Error())
 			return m, nil
 		}
-		cmd := v.composer.fill(text, dir)
-		v.composer.note(note)
-		return m, cmd
+		if pick.e.FromSession() {
+			v.composer.note("reading the session for " + pick.e.Name + "…")
+			return m, catalogCmd(v.id, v.src, pick)
+		}
+		return m, v.composer.fillCatalog(pick.build(v.id))
 	case intentTemplates:
 		return m, templatesCmd(v.id, v.src, v.idsFresh())
 	case intentHoldSend:

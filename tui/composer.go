@@ -99,6 +99,18 @@ func (p *composer) fill(text string, dir classify.Direction) tea.Cmd {
 	return p.changed()
 }
 
+// fillCatalog replaces the text with a catalog entry's, and notes what
+// to edit, or says why the entry cannot be built.
+func (p *composer) fillCatalog(msg catalogMsg) tea.Cmd {
+	if msg.err != nil {
+		p.note(msg.err.Error())
+		return nil
+	}
+	cmd := p.fill(msg.text, msg.dir)
+	p.note(msg.note)
+	return cmd
+}
+
 // SetSize lays the composer out in w×h cells: the text area, then the
 // direction and the preview lines.
 func (p *composer) SetSize(w, h int) {

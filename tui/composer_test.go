@@ -561,3 +561,32 @@ func TestComposerAsksASecondSendForArgumentsTheToolsSchemaRefuses(t *testing.T) 
 		}
 	}
 }
+
+// A catalog entry built from the session takes its revision and its
+// tools: in a 2026-07-28 session whose server listed echo, bad-tool-
+// arguments calls echo without the message its inputSchema requires, with
+// the session's _meta, and no-meta-2026 is a tools/list with no _meta;
+// in a session that listed no tools, the entry says so.
+func TestCatalogEntriesFromTheSessionTakeItsRevisionAndTools(t *testing.T) {
+	meta := `{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}`
+	pick := func(tm *teatest.TestModel, name string) {
+		tm.Send(ctrl(tea.KeyCtrlK))
+		waitFor(t, tm, "null-id-request")
+		tm.Send(press("/"))
+		typeText(tm, name)
+		tm.Send(press("enter")) // ends the filter
+		tm.Send(press("enter")) // picks the entry
+	}
+	tm, _ := composerAfter(t, 160, 40, `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":`+meta+`}}`,
+		`{"jsonrpc":"2.0","id":1,"result":{"tools":[{"name":"echo","inputSchema":{"type":"object","properties":{"message":{"type":"string"}},"required":["message"]}}]}}`)
+	pick(tm, "bad-tool-arguments")
+	waitFor(t, tm, `"params":{"name":"echo","arguments":{},"_meta":{"io.modelcontextprotocol/protocolVersion":"`, `2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`, "bad-tool-arguments: A tools/call of a tool the session listed")
+	pick(tm, "no-meta-2026")
+	waitFor(t, tm, `{"jsonrpc":"2.0","id":"rpctap-no-meta","method":"tools/list"}`)
+	finalCompose(t, tm)
+
+	tm, _ = openLiveComposer(t, 160, 40)
+	pick(tm, "bad-tool-arguments")
+	waitFor(t, tm, "the session has listed no tools yet")
+	finalCompose(t, tm)
+}

@@ -38,6 +38,7 @@ func (m scanDoneMsg) sessionID() int     { return m.session }
 func (m detailLoadedMsg) sessionID() int { return m.session }
 func (m previewMsg) sessionID() int      { return m.session }
 func (m templatesMsg) sessionID() int    { return m.session }
+func (m catalogMsg) sessionID() int      { return m.session }
 func (m holdOpenedMsg) sessionID() int   { return m.session }
 func (m holdEventMsg) sessionID() int    { return m.session }
 func (m editorDoneMsg) sessionID() int   { return m.session }

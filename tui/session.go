@@ -131,36 +131,78 @@ func (v *sessionView) ensureComposer(dir classify.Direction) error {
 	return nil
 }
 
-// catalogText is the composer's text for a catalog entry, the direction
-// it goes (the entry's, or dir for one that makes sense either way), and
-// a note on what to edit. An entry about a request in flight names the
-// oldest one from the side the frame impersonates.
-func (v *sessionView) catalogText(e inject.Entry, dir classify.Direction) (text string, to classify.Direction, note string, err error) {
+// A catalogPick is a catalog entry picked in the composer, with what its
+// frames are built from: the direction they go and the request in
+// flight they name, found in Update; the session's revision and tools
+// are read off Update (catalogCmd) for an entry built from them.
+type catalogPick struct {
+	e    inject.Entry
+	dir  classify.Direction
+	p    inject.Params
+	note string // on what to edit ("" for the entry's rule)
+}
+
+// pickCatalog starts the composer's text for a catalog entry: the
+// direction it goes (the entry's, or dir for one that makes sense
+// either way), and for an entry about a request in flight, the oldest
+// one from the side the frame impersonates.
+func (v *sessionView) pickCatalog(e inject.Entry, dir classify.Direction) (catalogPick, error) {
 	if e.Dir != inject.Either {
 		dir = e.Dir
 	}
 	if e.Sized {
-		return "", 0, "", fmt.Errorf("the %s entry is too large to edit here; send it with: rpctap inject --catalog %s --size N", e.Name, e.Name)
+		return catalogPick{}, fmt.Errorf("the %s entry is too large to edit here; send it with: rpctap inject --catalog %s --size N", e.Name, e.Name)
 	}
-	var p inject.Params
+	pick := catalogPick{e: e, dir: dir}
 	if e.NeedsID {
-		p.ID = `"rpctap-0"`
-		note = fmt.Sprintf("no request from the %s is in flight: the id \"rpctap-0\" stands in; write the id of one", inject.Sender(dir))
+		pick.p.ID = `"rpctap-0"`
+		pick.note = fmt.Sprintf("no request from the %s is in flight: the id \"rpctap-0\" stands in; write the id of one", inject.Sender(dir))
 		for _, r := range v.src.Index.Pending() {
 			if r.Dir == dir {
-				p.ID, note = r.ID, fmt.Sprintf("names the request #%d in flight, %s", r.Seq, classify.EscapeString(r.Method, 40))
+				pick.p.ID, pick.note = r.ID, fmt.Sprintf("names the request #%d in flight, %s", r.Seq, classify.EscapeString(r.Method, 40))
 				break
 			}
 		}
 	}
-	frames, err := e.Frames(p)
+	return pick, nil
+}
+
+// catalogMsg is the composer's text for a catalog entry, built off
+// Update when it is built from the session.
+type catalogMsg struct {
+	session int
+	text    string
+	dir     classify.Direction
+	note    string
+	err     error
+}
+
+// build makes the composer's text of the pick: its frames in the raw
+// syntax, and a note on what to edit.
+func (c catalogPick) build(session int) catalogMsg {
+	frames, err := c.e.Frames(c.p)
 	if err != nil {
-		return "", 0, "", err
+		return catalogMsg{session: session, err: err}
 	}
+	note := c.note
 	if note == "" {
-		note = e.Name + ": " + e.Rule
+		note = c.e.Name + ": " + c.e.Rule
 	}
-	return inject.FormatRaw(frames), dir, note, nil
+	return catalogMsg{session: session, text: inject.FormatRaw(frames), dir: c.dir, note: note}
+}
+
+// catalogCmd builds the text of a pick whose entry is built from the
+// session (its revision's _meta, its tools), read as the templates are.
+func catalogCmd(session int, src *source.Source, pick catalogPick) tea.Cmd {
+	return func() tea.Msg {
+		seen, err := sessionSeen(src)
+		if err != nil {
+			return catalogMsg{session: session, err: fmt.Errorf("cannot read the session's frames for the catalog entry: %w", err)}
+		}
+		sp := seen.CatalogParams()
+		pick.p.Meta, pick.p.Tools = sp.Meta, sp.Tools
+		return pick.build(session)
+	}
 }
 
 // canInject says why the view cannot inject: it has no live tap.
@@ -471,47 +513,59 @@ type templatesMsg struct {
 // frames back, in order; ids come from ids (safe for concurrent use).
 func templatesCmd(session int, src *source.Source, ids *inject.IDs) tea.Cmd {
 	return func() tea.Msg {
-		x := src.Index
-		type key struct {
-			dir    classify.Direction
-			kind   classify.Kind
-			method string
-		}
-		last := map[key]int{}
-		var buf []sessions.Entry
-		for from, n := 0, x.Len(); from < n; from += 4096 {
-			buf = x.Entries(buf[:0], from, min(from+4096, n))
-			for i, e := range buf {
-				if (e.Kind == classify.KindRequest || e.Kind == classify.KindNotification) && e.Method != "" {
-					last[key{e.Dir, e.Kind, e.Method}] = from + i
-				}
-			}
-		}
-		var pos []int
-		for k, p := range last {
-			pos = append(pos, p)
-			if k.kind != classify.KindRequest || !strings.HasSuffix(k.method, "/list") {
-				continue
-			}
-			if pair := x.At(p).Pair; pair != 0 { // the list's result
-				if r, ok := x.BySeq(pair); ok {
-					pos = append(pos, r)
-				}
-			}
-		}
-		slices.Sort(pos)
-		seen := inject.NewSeen()
-		h, _ := x.Header()
-		for _, p := range pos {
-			ev, err := src.Record(p)
-			if err != nil {
-				return templatesMsg{session: session, err: fmt.Errorf("cannot read the session's frames for templates: %w", err)}
-			}
-			m := h.Classify(ev.Frame, ev.Dir, x.Profile())
-			seen.See(&m)
+		seen, err := sessionSeen(src)
+		if err != nil {
+			return templatesMsg{session: session, err: fmt.Errorf("cannot read the session's frames for templates: %w", err)}
 		}
 		return templatesMsg{session: session, templates: seen.Templates(ids)}
 	}
+}
+
+// sessionSeen reads what templates and catalog entries are built from
+// (inject.Seen): the last frame of each method seen and the results of
+// the last lists, in order. It reads only those frames back; it is for
+// a command, off Update.
+func sessionSeen(src *source.Source) (*inject.Seen, error) {
+	x := src.Index
+	type key struct {
+		dir    classify.Direction
+		kind   classify.Kind
+		method string
+	}
+	last := map[key]int{}
+	var buf []sessions.Entry
+	for from, n := 0, x.Len(); from < n; from += 4096 {
+		buf = x.Entries(buf[:0], from, min(from+4096, n))
+		for i, e := range buf {
+			if (e.Kind == classify.KindRequest || e.Kind == classify.KindNotification) && e.Method != "" {
+				last[key{e.Dir, e.Kind, e.Method}] = from + i
+			}
+		}
+	}
+	var pos []int
+	for k, p := range last {
+		pos = append(pos, p)
+		if k.kind != classify.KindRequest || !strings.HasSuffix(k.method, "/list") {
+			continue
+		}
+		if pair := x.At(p).Pair; pair != 0 { // the list's result
+			if r, ok := x.BySeq(pair); ok {
+				pos = append(pos, r)
+			}
+		}
+	}
+	slices.Sort(pos)
+	seen := inject.NewSeen()
+	h, _ := x.Header()
+	for _, p := range pos {
+		ev, err := src.Record(p)
+		if err != nil {
+			return nil, err
+		}
+		m := h.Classify(ev.Frame, ev.Dir, x.Profile())
+		seen.See(&m)
+	}
+	return seen, nil
 }
 
 // overlaid says a pane shows in place of the others (the stats, the
@@ -550,6 +604,10 @@ func (v *sessionView) Update(msg sessionMsg) (intent, tea.Cmd) {
 	case previewMsg, templatesMsg, editorDoneMsg:
 		if v.composer != nil {
 			return v.composer.Update(msg)
+		}
+	case catalogMsg:
+		if v.composer != nil {
+			return intent{}, v.composer.fillCatalog(msg)
 		}
 	case holdOpenedMsg:
 		return v.holdOpened(msg)

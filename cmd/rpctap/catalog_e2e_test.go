@@ -33,6 +33,9 @@ type liveHost struct {
 	changed      chan struct{}
 	done         chan struct{}
 	stderr       *lockedBuffer
+	// meta is the _meta members of the host's requests when it speaks
+	// 2026-07-28 (see discover), "" when it did a handshake.
+	meta string
 }
 
 func startLiveHost(t *testing.T, name string, server ...string) *liveHost {
@@ -135,6 +138,47 @@ func (h *liveHost) handshake(t *testing.T) {
 	h.waitRecorded(t, "notifications/initialized")
 }
 
+// meta20260728 is the _meta members of a 2026-07-28 request of the host.
+const meta20260728 = `"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}`
+
+// discover asks the server what revisions it speaks, as a 2026-07-28
+// host does: with a server that offers 2026-07-28, the host speaks it
+// (h.meta), else it falls back to the initialize handshake.
+func (h *liveHost) discover(t *testing.T) {
+	t.Helper()
+	h.send(t, `{"jsonrpc":"2.0","id":"host-discover","method":"server/discover","params":{"_meta":{`+meta20260728+`}}}`)
+	h.waitLine(t, `"host-discover"`)
+	for _, l := range h.lines() {
+		if strings.Contains(l, `"host-discover"`) && strings.Contains(l, `"supportedVersions"`) && strings.Contains(l, `"2026-07-28"`) {
+			h.meta = meta20260728
+			h.waitRecorded(t, "supportedVersions")
+			return
+		}
+	}
+	h.handshake(t)
+}
+
+// params are a request's params with the host's _meta, and more
+// members (as JSON object members, "" for none).
+func (h *liveHost) params(members string) string {
+	if h.meta == "" {
+		return "{" + members + "}"
+	}
+	if members != "" {
+		members += ","
+	}
+	return `{` + members + `"_meta":{` + h.meta + `}}`
+}
+
+// listTools has the host list the server's tools, and waits until the
+// tap has recorded the list.
+func (h *liveHost) listTools(t *testing.T) {
+	t.Helper()
+	h.send(t, `{"jsonrpc":"2.0","id":"host-tools","method":"tools/list","params":`+h.params("")+`}`)
+	h.waitLine(t, `"host-tools"`)
+	h.waitRecorded(t, "inputSchema")
+}
+
 // waitRecorded waits until the session file holds substr.
 func (h *liveHost) waitRecorded(t *testing.T, substr string) {
 	t.Helper()
@@ -182,17 +226,18 @@ func (h *liveHost) inject(t *testing.T, args ...string) ([]byte, int) {
 type catalogServer struct {
 	name string
 	argv []string
-	// slow is a tools/call that takes a second, to have a request in
-	// flight for the entries that name one.
+	// slow is a tools/call's name and arguments (object members) for a
+	// call that takes a second, to have a request in flight for the
+	// entries that name one.
 	slow string
 }
 
 func catalogServers(t *testing.T) []catalogServer {
 	return []catalogServer{
 		{"server-everything", []string{needPeer(t, "node_modules/.bin/mcp-server-everything"), "stdio"},
-			`{"name":"trigger-long-running-operation","arguments":{"duration":1,"steps":2}`},
+			`"name":"trigger-long-running-operation","arguments":{"duration":1,"steps":2}`},
 		{"Go SDK server", []string{needPeer(t, "bin/server")},
-			`{"name":"sleep","arguments":{"duration":"1s"}`},
+			`"name":"sleep","arguments":{"duration":"1s"}`},
 	}
 }
 
@@ -241,7 +286,13 @@ each entry toward the server, followed by a captured ping. For entries that
 name a request in flight, the host first starts a tools/call that takes a
 second. The large frame is 2 MiB. A server that exits on an entry is
 counted as not following its rule, and started again, in a new session,
-for the next entry.
+for the next entry. The entries of a revision's rule (` + "`*-2026`" + `) and
+` + "`bad-tool-arguments`" + ` run in a session of their own, built from what it
+showed: the host asks ` + "`server/discover`" + ` first and speaks 2026-07-28 (its
+_meta on every request) with a server that offers that revision (the Go
+SDK server), else falls back to the initialize handshake of 2025-11-25
+(server-everything), and lists the tools; in a 2026-07-28 session the
+ping after each entry is a tools/list.
 
 Each cell says whether ` + "`rpctap check --timeout 2s`" + ` on the session found that
 the server followed the rule, then what the server answered (answers paired
@@ -256,6 +307,9 @@ it). How a cell is judged:
   of 2025-11-25 refuses them) need an error;
 - a notification or a response: **yes** when check flags no answer to it
   (` + "`unmatched-response`" + `, ` + "`error-names-no-request`" + `);
+- ` + "`ping-2026`" + `, in a 2026-07-28 session: **yes** when the answer is
+  -32601 (the revision removed ping); ` + "`bad-tool-arguments`" + `: **yes** when
+  the answer is an error, or a tool error (isError: true);
 - **either** where the rule allows both (a notification's name sent with an
   id may or may not be answered), **—** where the rule asks nothing of the
   receiver (` + "`id-reused`" + `: the tracker flags the sender).
@@ -270,24 +324,40 @@ func mdCell(s string) string { return strings.ReplaceAll(strings.ReplaceAll(s, "
 func runCatalog(t *testing.T, s catalogServer) map[string]string {
 	cells := map[string]string{}
 	var h *liveHost
-	var sent []int // entries sent in h's session
-	end := func() {
-		time.Sleep(judgeTimeout + 1500*time.Millisecond) // the slow calls end, the timeout passes
-		h.close(t)
-		for k, v := range judgeCatalog(t, h.record, sent) {
+	var sent []int       // entries sent in h's session
+	fromSession := false // h's session is the one of the entries built from it
+	judge := func() {
+		for k, v := range judgeCatalog(t, h.record, sent, h.meta != "") {
 			cells[k] = v
 		}
 		h, sent = nil, nil
 	}
+	end := func() {
+		time.Sleep(judgeTimeout + 1500*time.Millisecond) // the slow calls end, the timeout passes
+		h.close(t)
+		judge()
+	}
 	for i, e := range inject.Catalog() {
+		if h != nil && fromSession != e.FromSession() {
+			end()
+		}
 		if h == nil {
 			h = startLiveHost(t, fmt.Sprintf("catalog-%d-%d", time.Now().UnixNano(), i), s.argv...)
-			h.handshake(t)
+			if fromSession = e.FromSession(); fromSession {
+				h.discover(t)
+				h.listTools(t)
+			} else {
+				h.handshake(t)
+			}
 		}
 		args := []string{"--catalog", e.Name, "--dir", "h2s"} // every entry toward the server, a server's ones too
 		if e.NeedsID {
 			id := fmt.Sprintf(`"host-slow-%d"`, i)
-			h.send(t, `{"jsonrpc":"2.0","id":`+id+`,"method":"tools/call","params":`+s.slow+`,"_meta":{"progressToken":`+id+`}}}`)
+			meta := `"_meta":{"progressToken":` + id + `}`
+			if h.meta != "" {
+				meta = `"_meta":{"progressToken":` + id + `,` + h.meta + `}`
+			}
+			h.send(t, `{"jsonrpc":"2.0","id":`+id+`,"method":"tools/call","params":{`+s.slow+`,`+meta+`}}`)
 			h.waitRecorded(t, strings.Trim(id, `"`))
 			args = append(args, "--id", id)
 		}
@@ -303,6 +373,9 @@ func runCatalog(t *testing.T, s catalogServer) map[string]string {
 		if code == 0 {
 			sent = append(sent, i)
 			barrier := fmt.Sprintf(`{"jsonrpc":"2.0","id":"rpctap-barrier-%d","method":"ping"}`, i)
+			if h.meta != "" { // 2026-07-28 has no ping
+				barrier = fmt.Sprintf(`{"jsonrpc":"2.0","id":"rpctap-barrier-%d","method":"tools/list","params":%s}`, i, h.params(""))
+			}
 			what = "the ping after " + e.Name
 			if out, code = h.inject(t, "--capture", "--json", "--wait", "20s", barrier); code == 0 {
 				continue
@@ -317,11 +390,8 @@ func runCatalog(t *testing.T, s catalogServer) map[string]string {
 		}
 		h.cmd.Wait()
 		status, said := h.cmd.ProcessState.ExitCode(), h.lastStderr()
-		for k, v := range judgeCatalog(t, h.record, sent) {
-			cells[k] = v
-		}
+		judge()
 		cells[e.Name] = fmt.Sprintf("**no**: the server exited (status %d) and said on stderr: %s", status, said)
-		h, sent = nil, nil
 	}
 	if h != nil {
 		end()
@@ -330,7 +400,8 @@ func runCatalog(t *testing.T, s catalogServer) map[string]string {
 }
 
 // judgeCatalog reads the session file and rpctap check's report of it.
-func judgeCatalog(t *testing.T, record string, sent []int) map[string]string {
+// in2026 says the host spoke 2026-07-28 in it.
+func judgeCatalog(t *testing.T, record string, sent []int, in2026 bool) map[string]string {
 	out, _ := exec.Command(rpctapBinary(t), "check", "--json", "--timeout", judgeTimeout.String(), "--fail-on", "none", record).Output()
 	var doc checkDoc
 	if err := json.Unmarshal(out, &doc); err != nil {
@@ -380,7 +451,7 @@ func judgeCatalog(t *testing.T, record string, sent []int) map[string]string {
 		case ev.Dir == classify.H2S && ev.Src == sessions.SrcInject:
 			if pendingFrames == 0 {
 				cur++
-				fs, _ := catalog[sent[cur]].Frames(inject.Params{ID: `"x"`, Size: 2097152})
+				fs, _ := catalog[sent[cur]].Frames(inject.Params{ID: `"x"`, Size: 2097152, Tools: []inject.Tool{{Name: "x", Schema: json.RawMessage(`{"type":"object","required":["a"]}`)}}})
 				pendingFrames = len(fs)
 			}
 			pendingFrames--
@@ -416,13 +487,16 @@ func judgeCatalog(t *testing.T, record string, sent []int) map[string]string {
 			}
 			who = cur // an answer no id links: to the entry sent last
 		}
-		runs[who].answers = append(runs[who].answers, answerText(&m))
+		answer := answerText(&m)
 		for _, cf := range found[ev.Line] {
 			switch cf.Code {
 			case "unmatched-response", "error-names-no-request", "duplicate-response":
 				runs[who].flagged = append(runs[who].flagged, cf.Code)
+			case "tool-error":
+				answer += " with isError: true"
 			}
 		}
+		runs[who].answers = append(runs[who].answers, answer)
 	}
 	if cur != len(sent)-1 {
 		t.Fatalf("the session file holds %d catalog entries, want %d", cur+1, len(sent))
@@ -442,13 +516,13 @@ func judgeCatalog(t *testing.T, record string, sent []int) map[string]string {
 		if answered == "" {
 			answered = "nothing"
 		}
-		cells[e.Name] = verdict(e, r.frames, codes, r.answers, r.flagged) + ": " + answered
+		cells[e.Name] = verdict(e, r.frames, codes, r.answers, r.flagged, in2026) + ": " + answered
 	}
 	return cells
 }
 
 // verdict judges an entry by the rules the table's head states.
-func verdict(e inject.Entry, frames []classify.Message, codes, answers, flagged []string) string {
+func verdict(e inject.Entry, frames []classify.Message, codes, answers, flagged []string, in2026 bool) string {
 	has := func(c string) bool {
 		for _, x := range codes {
 			if x == c {
@@ -479,7 +553,13 @@ func verdict(e inject.Entry, frames []classify.Message, codes, answers, flagged 
 		return yes(anyError)
 	case m.Has(classify.CodeNotificationAsRequest):
 		return "either"
-	case e.Name == "unknown-method":
+	case e.Name == "bad-tool-arguments":
+		refused := anyError
+		for _, a := range answers {
+			refused = refused || strings.HasSuffix(a, "with isError: true")
+		}
+		return yes(refused)
+	case e.Name == "unknown-method", e.Name == "ping-2026" && in2026:
 		return yes(!has("timeout") && len(answers) > 0 && strings.HasPrefix(answers[0], "error -32601"))
 	case m.Kind == classify.KindRequest:
 		return yes(!has("timeout") && len(flagged) == 0)

@@ -140,19 +140,18 @@ func runDemo(stdout io.Writer, o demoOptions) error {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	run := t.Start(ctx, tap.Pipes{In: tapIn, Out: tapOut, Err: io.Discard, After: func() { tapOut.Close() }})
-	src, err := source.AttachWhenUp(fmt.Sprint(os.Getpid()), run.Done())
+	src, ended, err := ownSession(run, demoTimeout)
 	if err != nil {
 		host.Close()
-		if errors.Is(err, source.ErrGone) { // the session has ended
-			if _, runErr := run.Wait(); runErr != nil {
-				return runErr
-			}
-		}
 		return fmt.Errorf("the demo could not start: %w", err)
 	}
 	playCtx, stopPlaying := context.WithCancel(ctx)
 	defer stopPlaying()
-	go playDemo(playCtx, ctx, runner, host, o.noUI)
+	if ended {
+		host.Close() // nothing is left to play: the view shows the session as it was
+	} else {
+		go playDemo(playCtx, ctx, runner, host, o.noUI)
+	}
 	if o.noUI {
 		err = runTail(stdout, src, nil, false, src.Yield)
 		src.Close()
@@ -172,6 +171,26 @@ func runDemo(stdout io.Writer, o demoOptions) error {
 		_, err = run.Wait()
 	}
 	return err
+}
+
+// ownSession is the session of the tap this process runs (run), for a
+// view: live, or, when the tap ended before the view could attach (see
+// attachOwnTap), read from its session file, as it was recorded. ended
+// says which.
+func ownSession(run *tap.Running, timeout time.Duration) (src *source.Source, ended bool, err error) {
+	src, ended, err = attachOwnTap(run)
+	if !ended {
+		return src, false, err
+	}
+	res, err := run.Wait()
+	switch {
+	case err != nil:
+		return nil, true, err
+	case res.Path == "":
+		return nil, true, errors.New("the session ended before the view could attach, and it recorded no file to show it from")
+	}
+	src, err = source.OpenFile(res.Path, timeout)
+	return src, true, err
 }
 
 // demoTapOptions are the options of the demo's tap: this binary's demo

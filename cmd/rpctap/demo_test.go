@@ -57,16 +57,9 @@ func checkCodes(t *testing.T, path string) map[string]bool {
 // frame, untracked, which takes 10,000 requests in flight, and
 // frames-missing, which takes a session file with no room left). A code
 // added to classify without a demo step fails here.
-// notInDemoYet are the codes no demo run of this test shows:
-// exit-without-shutdown is shown by rpctap demo --lsp --scenario
-// exit-without-shutdown, whose session can end before its own view
-// attaches (the demo then fails to start, as watch did for a server that
-// exits at once).
-var notInDemoYet = map[classify.Code]bool{classify.CodeExitWithoutShutdown: true}
-
 func TestDemoRunsShowEveryFindingCode(t *testing.T) {
 	runs := map[string][]string{"strict": {"--server", "strict"}, "lenient": {"--server", "lenient"}, "lsp": {"--lsp"},
-		"revision-2026": {"--scenario", "revision-2026"}}
+		"lsp-exit": {"--lsp", "--scenario", "exit-without-shutdown"}, "revision-2026": {"--scenario", "revision-2026"}}
 	found := map[string][]string{}
 	var mu sync.Mutex
 	var wg sync.WaitGroup
@@ -86,9 +79,6 @@ func TestDemoRunsShowEveryFindingCode(t *testing.T) {
 	var missing []string
 	for _, c := range classify.Codes() {
 		if c == classify.CodeOversize || c == classify.CodeUntracked || c == classify.CodeFramesMissing {
-			continue
-		}
-		if notInDemoYet[c] {
 			continue
 		}
 		if len(found[c.String()]) == 0 {

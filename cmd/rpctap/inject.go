@@ -92,7 +92,7 @@ refuses the frame.`,
 	f.StringVar(&o.catalog, "catalog", "", "send this entry of the edge-case catalog (rpctap catalog lists them)")
 	f.IntVar(&o.size, "size", 0, "with --catalog large-frame, the frame's size in bytes")
 	f.StringVar(&o.method, "method", "", "build a request for this method from what the session showed")
-	f.StringVar(&o.tool, "tool", "", "with --method tools/call, the tool (prompts/get: the prompt; resources/read: the URI)")
+	f.StringVar(&o.tool, "tool", "", "with --method tools/call, the tool (prompts/get: the prompt; resources/read: the URI); with --catalog bad-tool-arguments, the tool it calls")
 	f.StringArrayVar(&o.args, "arg", nil, "with --method, an argument as name=value (repeat for more)")
 	f.StringVar(&o.id, "id", "", "the request's id as JSON (\"abc\" or 7); for --catalog, the id of the request in flight an entry names")
 	f.BoolVar(&o.raw, "raw", false, "write the frame's bytes exactly, read in the raw syntax (\\xHH, \\c): no framing added")
@@ -130,8 +130,10 @@ func (o *injectOptions) check(args []string) error {
 		return usageError(errors.New("--force sends a partial raw frame: add --raw, as in: rpctap inject --raw --force '{\"jsonrpc\":\"2.0\"\\c'"))
 	case o.raw && (o.catalog != "" || o.method != ""):
 		return usageError(errors.New("--raw reads FRAME or --file in the raw syntax; --catalog and --method build their frames themselves"))
-	case (o.tool != "" || len(o.args) > 0) && o.method == "":
+	case len(o.args) > 0 && o.method == "", o.tool != "" && o.method == "" && o.catalog == "":
 		return usageError(errors.New("--tool and --arg fill a template: add --method, as in --method tools/call --tool echo --arg message=hi"))
+	case o.tool != "" && o.catalog != "" && !catalogCallsTool(o.catalog):
+		return usageError(fmt.Errorf("--tool names the tool a catalog entry calls, and %s calls none (bad-tool-arguments does)", classify.EscapeString(o.catalog, 60)))
 	}
 	if _, err := classify.ParseDirection(o.dir); err != nil || o.dir == "err" {
 		return usageError(errors.New("--dir is h2s (to the server, as if from the host) or s2h (to the host, as if from the server)"))
@@ -150,7 +152,8 @@ func runInject(stdin io.Reader, stdout, stderr io.Writer, args []string, o injec
 	var frames [][]byte
 	var err error
 	var raw []inject.Frame
-	if o.method == "" { // frames that need no tap: their faults are said first
+	fromSession := o.method != "" || o.catalog != "" && catalogFromSession(o.catalog)
+	if !fromSession { // frames that need no tap: their faults are said first
 		if frames, _, err = injectFrames(stdin, args, o, dir, info); err != nil {
 			return err
 		}
@@ -163,12 +166,12 @@ func runInject(stdin io.Reader, stdout, stderr io.Writer, args []string, o injec
 	if info, err = tap.FindTap(o.target); err != nil {
 		return err
 	}
-	if o.method != "" { // built from the tap's session
+	if fromSession { // built from the tap's session
 		var ids *inject.IDs
 		if frames, ids, err = injectFrames(stdin, args, o, dir, info); err != nil {
 			return err
 		}
-		if o.id != "" && ids.Collides(dir, []byte(o.id)) {
+		if o.method != "" && o.id != "" && ids.Collides(dir, []byte(o.id)) { // a catalog entry's --id names one in flight
 			fmt.Fprintf(stderr, "rpctap: the id %s is that of a request in flight from the %s, so the two answers cannot be told apart; sending it as asked\n",
 				classify.EscapeString(o.id, 40), inject.Sender(dir))
 		}
@@ -269,20 +272,28 @@ func injectFrames(stdin io.Reader, args []string, o injectOptions, dir classify.
 			b = oneLine(b)
 		}
 		return [][]byte{b}, nil, err
-	case o.catalog != "":
+	}
+	seen, ids := inject.NewSeen(), inject.NewIDs()
+	if o.method != "" || catalogFromSession(o.catalog) {
+		if err := readLiveSession(info.Session, seen, ids); err != nil {
+			return nil, nil, err
+		}
+	}
+	if o.catalog != "" {
 		e, err := inject.LookupErr(o.catalog)
 		if err != nil {
 			return nil, nil, usageError(err)
 		}
-		frames, err := e.Frames(inject.Params{ID: o.id, Size: o.size})
+		p := seen.CatalogParams()
+		p.ID, p.Size, p.Tool = o.id, o.size, o.tool
+		frames, err := e.Frames(p)
+		if errors.Is(err, inject.ErrNoTools) && info.Session == "" {
+			err = fmt.Errorf("this tap records no session file, so rpctap inject cannot see the tools it listed: %w", err)
+		}
 		if err != nil {
 			return nil, nil, usageError(err)
 		}
 		return frames, nil, nil
-	}
-	seen, ids := inject.NewSeen(), inject.NewIDs()
-	if err := readLiveSession(info.Session, seen, ids); err != nil {
-		return nil, nil, err
 	}
 	var kv [][2]string
 	for _, a := range o.args {
@@ -300,6 +311,20 @@ func injectFrames(stdin io.Reader, args []string, o injectOptions, dir classify.
 		return nil, nil, usageError(err)
 	}
 	return [][]byte{b}, ids, nil
+}
+
+// catalogFromSession says the catalog entry name is built from what the
+// tap's session showed (inject.Entry.FromSession).
+func catalogFromSession(name string) bool {
+	e, ok := inject.Lookup(name)
+	return ok && e.FromSession()
+}
+
+// catalogCallsTool says the catalog entry name calls a tool the session
+// listed (inject.Entry.NeedsTools); an unknown name is said elsewhere.
+func catalogCallsTool(name string) bool {
+	e, ok := inject.Lookup(name)
+	return !ok || e.NeedsTools
 }
 
 // readLiveSession feeds the frames of a live tap's session file (none

@@ -48,6 +48,8 @@ func TestInjectUsageErrorsSayWhatToType(t *testing.T) {
 		{[]string{"inject", "--catalog", "empty-batch", "{}"}, "not several"},
 		{[]string{"inject", "--json", "{}"}, "add --capture"},
 		{[]string{"inject", "--tool", "echo", "{}"}, "add --method"},
+		{[]string{"inject", "--catalog", "empty-batch", "--tool", "echo"}, "empty-batch calls none (bad-tool-arguments does)"},
+		{[]string{"inject", "--catalog", "bad-tool-arguments", "--arg", "a=b"}, "add --method"},
 		{[]string{"inject", "--dir", "err", "{}"}, "--dir is h2s"},
 		{[]string{"inject", "--catalog", "nope"}, "rpctap catalog lists them"},
 		{[]string{"inject", "--catalog", "id-reused"}, "give its id, as in --id 3"},

@@ -153,11 +153,8 @@ func runWatch(host string, argv []string, framing classify.Framing, profile clas
 		close(hostDone)
 		io.Copy(io.Discard, outR) // the server's output is read to its end
 	}()
-	src, err := source.AttachWhenUp(fmt.Sprint(os.Getpid()), run.Done())
-	// A server that exits at once may end the tap between its socket
-	// coming up and the view's attach: that is its failure too, not a
-	// tap gone missing.
-	if errors.Is(err, source.ErrGone) || err != nil && run.WaitFor(time.Second) {
+	src, ended, err := attachOwnTap(run)
+	if ended {
 		return endedBeforeTheView(run, argv, errTail)
 	}
 	if err != nil {
@@ -191,6 +188,20 @@ func runWatch(host string, argv []string, framing classify.Framing, profile clas
 	}
 	res, _ := run.Wait()
 	return watchExit(argv, res, byItself, lsp, errTail)
+}
+
+// attachOwnTap attaches a view to the tap this process runs (run), once
+// its socket is up. ended says the tap ended before the view could
+// attach: a server that exits at once may end it before its socket comes
+// up, or between then and the attach; that is the server's doing, not a
+// tap gone missing, and the caller says so (watch) or shows the session
+// from its file (demo).
+func attachOwnTap(run *tap.Running) (src *source.Source, ended bool, err error) {
+	src, err = source.AttachWhenUp(fmt.Sprint(os.Getpid()), run.Done())
+	if errors.Is(err, source.ErrGone) || err != nil && run.WaitFor(time.Second) {
+		return nil, true, nil
+	}
+	return src, false, err
 }
 
 // recordFlags are the flags that have the tap a host starts record where

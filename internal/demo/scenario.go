@@ -2,6 +2,7 @@ package demo
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"strings"
 	"time"
@@ -180,7 +181,9 @@ func secretStep() Step {
 func edgeSteps(lsp bool) []Step {
 	var steps []Step
 	for _, e := range inject.Catalog() {
-		e := e
+		if lsp && e.FromSession() {
+			continue // an MCP revision's rule, or an MCP tool's
+		}
 		who := "The host sends"
 		if e.Dir == classify.S2H {
 			who = "The server answers a call with"
@@ -253,6 +256,17 @@ func edgeSteps(lsp bool) []Step {
 	return steps
 }
 
+// listedTools are the tools the demo server lists, as a host that listed
+// them knows them.
+func listedTools() []inject.Tool {
+	var tools []inject.Tool
+	for _, t := range Tools {
+		schema, _ := json.Marshal(toolSchema(t.Name))
+		tools = append(tools, inject.Tool{Name: t.Name, Schema: schema})
+	}
+	return tools
+}
+
 // edge runs a catalog entry: the host sends its frames, or has the server
 // send them (an entry meant for a host), with a request in flight for the
 // entries that name one.
@@ -263,7 +277,7 @@ func (h *Host) edge(ctx context.Context, e inject.Entry) {
 		h.settle(ctx)
 		return
 	}
-	var p inject.Params
+	p := inject.Params{Tools: listedTools()} // the session is of 2025-06-18: no _meta
 	var inFlight chan []byte
 	if e.NeedsID {
 		method, params := h.callParams("slow", map[string]any{"ms": 1500}, "")
@@ -291,12 +305,9 @@ const meta26 = `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28",
 // it inside this 2025-06-18 session.
 func revisionSteps(raw func(name, frame, caption string) Step, misbehave func(name, caption string) Step) []Step {
 	return []Step{
-		raw("removed-method", `{"jsonrpc":"2.0","id":"demo-ping-2026","method":"ping","params":{`+meta26+`}}`, `The host sends ping as a 2026-07-28 request: that revision removed ping. The server answers it anyway, and its result lacks the resultType every 2026-07-28 result carries.`),
-		raw("missing-meta", `{"jsonrpc":"2.0","id":"demo-list-2026","method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}`, `The host lists tools as a 2026-07-28 request without io.modelcontextprotocol/clientCapabilities in _meta: that revision has no handshake and wants both on every request. The list that comes back lacks resultType and the cache hints ttlMs and cacheScope.`),
 		raw("deprecated-feature", `{"jsonrpc":"2.0","id":"demo-log-2026","method":"tools/call","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/logLevel":"info"},"name":"echo","arguments":{"message":"with logs"}}}`, `The host asks for log messages with io.modelcontextprotocol/logLevel: 2026-07-28 deprecates logging (log to stderr or OpenTelemetry instead).`),
 		raw("method-not-in-revision", `{"jsonrpc":"2.0","id":"demo-listen","method":"subscriptions/listen","params":{"notifications":{"toolsListChanged":true}}}`, `The host sends subscriptions/listen in a 2025-06-18 session: the method came in 2026-07-28, and a server of this revision does not know it.`),
 		raw("cancel-unknown", `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"demo-nothing-in-flight"}}`, `The host cancels a request that is not in flight: the server ignores the cancellation.`),
-		raw("tool-arguments-invalid", `{"jsonrpc":"2.0","id":"demo-bad-args","method":"tools/call","params":{"name":"echo","arguments":{"message":42}}}`, `The host calls echo with a number where the tool's inputSchema wants a string: the arguments break the schema the server listed (the demo server echoes it anyway).`),
 		{Name: "unknown-tool", Caption: "The host calls a tool the server never listed: the server answers with an error.",
 			run: func(ctx context.Context, h *Host) { h.call(ctx, "no-such-tool", nil) }},
 		misbehave("tool-error", `The tool fails: its result has isError true, a failure the model reads, not a protocol error.`),

@@ -517,12 +517,12 @@ func (s *server) misbehave(id []byte, name string, token json.RawMessage) {
 	for _, f := range frames {
 		f = withCallID(f, id)
 		m := classify.Classify(f, classify.S2H, classify.MCP)
-		answered = answered || m.Kind != classify.KindNotification
+		answered = answered || m.Kind != classify.KindNotification && m.Kind != classify.KindRequest
 		s.out.WriteFrame(f)
 	}
 	if !answered {
-		// A notification about the call (progress): the call still gets
-		// its answer.
+		// A notification about the call (progress), or a request of the
+		// server's own: the call still gets its answer.
 		s.out.WriteFrame(reply(id, s.result("answered after "+name), nil))
 	}
 }
