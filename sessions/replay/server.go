@@ -71,7 +71,7 @@ type Stats struct {
 	// Retries counts the requests Answered that retried a multi
 	// round-trip call (one call with its first request).
 	Retries int
-	Path                                          string // the replay's own session file, if one was written
+	Path    string // the replay's own session file, if one was written
 }
 
 // Serve plays the recorded server of the session file at path for
