@@ -3,7 +3,9 @@ package replay
 import (
 	"bytes"
 	"fmt"
+	"slices"
 	"strconv"
+	"time"
 
 	"github.com/rpctap/rpctap/classify"
 	"github.com/rpctap/rpctap/sessions"
@@ -174,4 +176,214 @@ func showRevision(v string) string {
 		return "none"
 	}
 	return esc(strconv.Quote(v))
+}
+
+// A roundTrip is a multi round-trip call the recorded host made, as
+// replay plays it against a live server: one call in the report, from
+// its first request to its final answer, whatever the rounds on each
+// side.
+type roundTrip struct {
+	call         CallResult // the first request's
+	method, name string
+	t0           int64     // the first request's time in the recording
+	at           time.Time // and when it was sent live
+	// The answers each side gave so far; liveState is the live server's
+	// latest requestState (nil: none), and final its final answer once it
+	// gave one (done).
+	recorded, now int
+	liveState     []byte
+	done          bool
+	final         liveAnswer
+	changes       []sessions.Change
+	changed       bool
+	// lost says a live answer never came: the call is in the report as
+	// missing, and its recorded retries are not sent.
+	lost bool
+}
+
+// isInputRequired reports whether an answer is an MCP result that asks
+// the host for input.
+func isInputRequired(answer []byte) bool {
+	res := classify.Member(answer, "result")
+	if res == nil || !bytes.Contains(res, []byte(`"input_required"`)) {
+		return false
+	}
+	rt, _ := classify.StringValue(classify.Member(res, "resultType"))
+	return rt == "input_required"
+}
+
+// resultState is an input_required answer's requestState, nil when none.
+func resultState(answer []byte) []byte {
+	st := classify.Member(classify.Member(answer, "result"), "requestState")
+	if string(st) == "null" {
+		return nil
+	}
+	return bytes.Clone(st)
+}
+
+// withRequestState returns a retry with its params' requestState made
+// state (added when the retry has none); frame itself when it has no
+// params object, or state is nil.
+func withRequestState(frame, state []byte) []byte {
+	if state == nil {
+		return frame
+	}
+	ps, pe, ok := sessions.MemberSpan(frame, "params")
+	if !ok {
+		return frame
+	}
+	params := frame[ps:pe]
+	var out []byte
+	if s, e, ok := sessions.MemberSpan(params, "requestState"); ok {
+		out = append(out, frame[:ps+s]...)
+		out = append(out, state...)
+		return append(out, frame[ps+e:]...)
+	}
+	open := bytes.IndexByte(params, '{')
+	if open < 0 {
+		return frame
+	}
+	out = append(out, frame[:ps+open+1]...)
+	out = append(out, `"requestState":`...)
+	out = append(out, state...)
+	if rest := bytes.TrimSpace(params[open+1:]); len(rest) > 0 && rest[0] != '}' {
+		out = append(out, ',')
+	}
+	return append(out, frame[ps+open+1:]...)
+}
+
+// roundOf is the multi round-trip call a recorded host request retries:
+// the latest of the same method and name awaiting a retry; nil when the
+// request is no retry.
+func (p *player) roundOf(m *classify.Message) *roundTrip {
+	if _, retry := retryParts(m.Method(), m.Frame); !retry {
+		return nil
+	}
+	name := sessions.CallName(m.Method(), m.Frame)
+	for k := len(p.trips) - 1; k >= 0; k-- {
+		if rt := p.trips[k]; rt.method == m.Method() && rt.name == name {
+			return rt
+		}
+	}
+	return nil
+}
+
+// sendRetry sends the recorded host's retry of rt: with the live
+// server's requestState in place of the recorded one; not at all when
+// the live server has already given its final answer (the recorded
+// answer to the retry is then compared with that).
+func (p *player) sendRetry(ev *sessions.Event, m *classify.Message, rt *roundTrip, header []byte) error {
+	key := m.ID().Key()
+	s := sent{call: rt.call, key: key, t: ev.T, trip: rt, at: time.Now()}
+	if rt.lost {
+		return nil
+	}
+	if rt.done {
+		p.log("line %d %s: not sent: the server gave the call of line %d its final answer already", ev.Line, esc(m.Method()), rt.call.Line)
+		p.requests[key] = s
+		return nil
+	}
+	p.requests[key] = s
+	p.unstamped = append(p.unstamped, key)
+	frame := withRequestState(m.Frame, rt.liveState)
+	if len(frame) != len(m.Frame) || !bytes.Equal(frame, m.Frame) {
+		header = nil
+	}
+	return p.send(frame, header)
+}
+
+// maxTrips bounds the multi round-trip calls the player follows at
+// once; past it the oldest is forgotten (its retries then play as
+// requests of their own).
+const maxTrips = 256
+
+// tripAnswer takes the answer to a round of a multi round-trip call,
+// or to a request whose recorded answer asks for input (its first
+// round): recorded, at t in the recording, and the live one, got. It
+// reports false for a request of no such call, to compare as any; else
+// the call is in the report once its recorded final answer is compared
+// with the live final one (a live server may take fewer rounds, or more),
+// from its first request to its final answer.
+func (p *player) tripAnswer(s sent, t int64, recorded []byte, got liveAnswer, masked bool) bool {
+	rt := s.trip
+	recIR := isInputRequired(recorded)
+	if rt == nil {
+		if !recIR {
+			return false
+		}
+		rt = &roundTrip{call: s.call, method: s.call.Method, name: s.call.Name, t0: s.t, at: s.at}
+		if len(p.trips) == maxTrips {
+			p.trips = p.trips[1:]
+		}
+		p.trips = append(p.trips, rt)
+	}
+	rt.recorded++
+	fresh := !rt.done // got answers this round (else it is the final answer given already)
+	if fresh {
+		rt.now++
+		if isInputRequired(got.frame) {
+			rt.liveState = resultState(got.frame)
+		} else {
+			rt.done, rt.final = true, liveAnswer{frame: bytes.Clone(got.frame), at: got.at}
+		}
+	}
+	if recIR {
+		if fresh && !rt.done {
+			// Both ask for input: compared, but for the requestState,
+			// which is each server's own.
+			c := CallResult{Outcome: OutcomeSame}
+			p.compareAs(&c, recorded, got.frame, masked, true)
+			rt.changed = rt.changed || c.Outcome != OutcomeSame
+			rt.changes = append(rt.changes, c.Changes...)
+		}
+		if fresh {
+			p.release(got.frame)
+		}
+		return true
+	}
+	p.trips = slices.DeleteFunc(p.trips, func(x *roundTrip) bool { return x == rt })
+	final := got
+	if rt.done {
+		final = rt.final
+	}
+	c := rt.call
+	c.Recorded = time.Duration(t-rt.t0) * time.Microsecond
+	c.Now = final.at.Sub(rt.at)
+	c.Outcome, c.Rounds, c.RecordedRounds = OutcomeSame, rt.now, rt.recorded
+	p.compareAs(&c, recorded, final.frame, masked, false)
+	c.Changes = append(rt.changes, c.Changes...)
+	if c.Outcome == OutcomeSame && (rt.changed || rt.now != rt.recorded) {
+		c.Outcome = OutcomeChanged
+		p.log("line %d %s: %s (%d rounds, recorded %d)", c.Line, esc(c.Method), c.Outcome, rt.now, rt.recorded)
+	}
+	if fresh {
+		p.release(got.frame)
+	}
+	p.rep.Retries += rt.recorded - 1
+	p.addCall(c)
+	return true
+}
+
+// tripLost ends a multi round-trip call whose live answer to a round
+// never came (recorded is the recorded one): it is missing from the
+// report once, and its recorded retries are not sent. It reports false
+// for a request of no such call.
+func (p *player) tripLost(s sent, recorded []byte) bool {
+	rt := s.trip
+	if rt == nil {
+		if !isInputRequired(recorded) {
+			return false
+		}
+		rt = &roundTrip{call: s.call, method: s.call.Method, name: s.call.Name}
+		if len(p.trips) == maxTrips {
+			p.trips = p.trips[1:]
+		}
+		p.trips = append(p.trips, rt)
+	}
+	rt.lost = true
+	c := rt.call
+	c.Outcome, c.Rounds, c.RecordedRounds = OutcomeMissing, rt.now, rt.recorded+1
+	p.rep.Retries += rt.recorded
+	p.addCall(c)
+	return true
 }
