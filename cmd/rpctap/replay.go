@@ -51,7 +51,11 @@ secret the recording masked compares equal to any value. The server's
 notifications and requests are played after the frame they came after in
 the recording, with their recorded delays. A request with no match gets a
 JSON-RPC error that names the nearest recorded request and every path
-that differs from it. Nothing but protocol frames is written to stdout;
+that differs from it. The retry of a multi round-trip call (MCP
+2026-07-28: a new id, with inputResponses and requestState) is answered
+only from the recorded retry of the call replay answered input_required,
+when it sends back the requestState replay handed out and the recorded
+inputResponses. Nothing but protocol frames is written to stdout;
 --verbose says on stderr what replay does, and the replay is recorded in
 a session file of its own.
 
@@ -60,8 +64,10 @@ server CMD: it sends the host's frames in order, waits for each answer
 where the recording did, answers the server's requests as the host did,
 records a new session, and compares every answer with the recorded one
 (a list of named items, such as tools, item by item by name; a secret the
-recording masked equal to any value). It prints a report; --exit-code
-exits 1 on any difference.
+recording masked equal to any value). A multi round-trip call is retried
+with the live server's requestState and reported once, from its first
+request to its final answer, with its rounds. It prints a report;
+--exit-code exits 1 on any difference.
 
 Both modes mask what the recording masked (its header names the
 secrets: their values are taken from the environment), the environment's
