@@ -204,10 +204,10 @@ type roundTrip struct {
 // isInputRequired reports whether an answer is an MCP result that asks
 // the host for input.
 func isInputRequired(answer []byte) bool {
-	res := classify.Member(answer, "result")
-	if res == nil || !bytes.Contains(res, []byte(`"input_required"`)) {
-		return false
+	if !bytes.Contains(answer, []byte(`"input_required"`)) {
+		return false // most answers: a quick search first
 	}
+	res := classify.Member(answer, "result")
 	rt, _ := classify.StringValue(classify.Member(res, "resultType"))
 	return rt == "input_required"
 }
@@ -256,6 +256,9 @@ func withRequestState(frame, state []byte) []byte {
 // the latest of the same method and name awaiting a retry; nil when the
 // request is no retry.
 func (p *player) roundOf(m *classify.Message) *roundTrip {
+	if len(p.trips) == 0 {
+		return nil
+	}
 	if _, retry := retryParts(m.Method(), m.Frame); !retry {
 		return nil
 	}
