@@ -69,10 +69,14 @@ type Pair struct {
 	// 2026-07-28) that Request retries, or 0 when it retries none;
 	// CallLatency then runs from that first request to this response
 	// (else it is Latency). InputRequired says the response asked the
-	// host for input: the call goes on in a retry.
+	// host for input: the call goes on in a retry. Round is Request's
+	// round in its multi round-trip call: 1 for the first request, 2 for
+	// its first retry, and so on (on the final answer, how many rounds
+	// the call took); 0 for a request of no such call.
 	Origin        int64
 	CallLatency   time.Duration
 	InputRequired bool
+	Round         int
 }
 
 // PendingRequest is a request still waiting for its answer.
@@ -177,6 +181,7 @@ type flight struct {
 	// request retries (0: none), sent at originSent.
 	origin     int64
 	originSent time.Duration
+	round      int32 // the request's round in that call (see Pair.Round), 0 when none
 	// rev is the MCP revision that governs the request and its answer;
 	// flags are what the MCP rules noted of it (flLogLevel, …).
 	rev   revision

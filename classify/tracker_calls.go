@@ -31,8 +31,8 @@ func (t *Tracker) request(seq int64, at time.Duration, m *Message) {
 	f.key = append(f.key[:0], k...)
 	f.hash = t.flights.hash(f.key)
 	f.rev, f.flags = rev, flags
-	f.origin, f.originSent = t.mcp.retryOf, t.mcp.retrySent
-	t.mcp.retryOf = 0
+	f.origin, f.originSent, f.round = t.mcp.retryOf, t.mcp.retrySent, t.mcp.retryRound
+	t.mcp.retryOf, t.mcp.retryRound = 0, 0
 	f.tool = f.tool[:0]
 	if t.Profile() == MCP && method == "tools/call" {
 		if name, ok := StringValue(Member(m.Params(), "name")); ok {
@@ -352,9 +352,12 @@ func (t *Tracker) nFlightsFrom(dir Direction) int {
 func (t *Tracker) newPair(seq int64, at time.Duration, f *flight) Pair {
 	p := Pair{Request: f.seq, Response: seq, Method: f.method, Latency: at - f.sent, Member: t.member, CallLatency: at - f.sent}
 	if f.origin != 0 {
-		p.Origin, p.CallLatency = f.origin, at-f.originSent
+		p.Origin, p.CallLatency, p.Round = f.origin, at-f.originSent, int(f.round)
 	}
 	p.InputRequired = t.mcp.inputRequired
+	if p.InputRequired && p.Round == 0 {
+		p.Round = 1
+	}
 	t.mcp.inputRequired = false
 	return p
 }

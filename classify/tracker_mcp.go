@@ -70,6 +70,7 @@ type mcpState struct {
 	awaiting      []awaitingRetry
 	retryOf       int64
 	retrySent     time.Duration
+	retryRound    int32
 	inputRequired bool
 	// logLevels counts the host's requests in flight that set
 	// io.modelcontextprotocol/logLevel.
@@ -703,6 +704,7 @@ type awaitingRetry struct {
 	keys         []string
 	origin       int64
 	originSent   time.Duration
+	round        int32 // the round of the request the result answers
 	result       int64
 }
 
@@ -717,9 +719,9 @@ func (t *Tracker) awaitRetry(seq int64, res, reqs []byte, f *flight) {
 	if f.method != "tools/call" && f.method != "prompts/get" && f.method != "resources/read" {
 		return
 	}
-	w := awaitingRetry{method: f.method, tool: string(f.tool), origin: f.seq, originSent: f.sent, result: seq}
+	w := awaitingRetry{method: f.method, tool: string(f.tool), origin: f.seq, originSent: f.sent, round: 1, result: seq}
 	if f.origin != 0 {
-		w.origin, w.originSent = f.origin, f.originSent
+		w.origin, w.originSent, w.round = f.origin, f.originSent, f.round
 	}
 	if st := Member(res, "requestState"); st != nil && string(st) != "null" {
 		w.state = append([]byte(nil), st...)
@@ -787,7 +789,7 @@ func (t *Tracker) retried(seq int64, m *Message) {
 	}
 	w := t.mcp.awaiting[at]
 	t.mcp.awaiting = append(t.mcp.awaiting[:at], t.mcp.awaiting[at+1:]...)
-	t.mcp.retryOf, t.mcp.retrySent = w.origin, w.originSent
+	t.mcp.retryOf, t.mcp.retrySent, t.mcp.retryRound = w.origin, w.originSent, w.round+1
 	var wrong []string
 	if missing := missingKeys(w.keys, responses); len(missing) > 0 {
 		wrong = append(wrong, "its inputResponses hold no answer for input request "+strings.Join(missing, ", "))

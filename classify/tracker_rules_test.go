@@ -1,6 +1,8 @@
 package classify
 
 import (
+	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -438,5 +440,35 @@ func TestARetryIsPairedAsOneCallWithItsFirstRequest(t *testing.T) {
 	}
 	if retry := calls[1]; retry.Request != 5 || retry.Origin != 3 || retry.InputRequired || retry.Latency != 15*time.Millisecond || retry.CallLatency != 44*time.Millisecond {
 		t.Errorf("the retry's pair %+v: want request 5, origin 3, latency 15ms, call latency 44ms", retry)
+	}
+}
+
+// Each round of a multi round-trip call is numbered in its pair: the
+// first request's input_required answer is round 1, each retry the next,
+// and the final answer says how many rounds the call took; a call of one
+// round has no round.
+func TestTheRoundsOfAMultiRoundTripCallAreCounted(t *testing.T) {
+	call := func(id int, extra, result string) []step {
+		return []step{
+			{1, H2S, fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"elicitation":{}}},"name":"w"%s}}`, id, extra)},
+			{2, S2H, fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"result":%s}`, id, result)},
+		}
+	}
+	ask := func(state string) string {
+		return `{"resultType":"input_required","requestState":"` + state + `","inputRequests":{"e":{"method":"elicitation/create","params":{}}}}`
+	}
+	_, pairs := run(t, TrackerOptions{}, steps(discover(`["2026-07-28"]`, serverCaps),
+		call(2, "", ask("s1")),
+		call(3, `,"inputResponses":{"e":{}},"requestState":"s1"`, ask("s2")),
+		call(4, `,"inputResponses":{"e":{}},"requestState":"s2"`, `{`+done26+`,"content":[]}`),
+		call(5, "", `{`+done26+`,"content":[]}`)), 100)
+	var rounds []int
+	for _, p := range pairs {
+		if p.Method == "tools/call" {
+			rounds = append(rounds, p.Round)
+		}
+	}
+	if !slices.Equal(rounds, []int{1, 2, 3, 0}) {
+		t.Errorf("the rounds of the tools/call pairs are %v, want [1 2 3 0]", rounds)
 	}
 }

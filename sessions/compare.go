@@ -49,6 +49,10 @@ func ParseIgnore(ptrs []string) (Ignore, error) {
 	return ig, nil
 }
 
+// Also returns ig leaving out the member or element at path too, a
+// pointer's segments (unescaped), as in Also("result", "requestState").
+func (ig Ignore) Also(path ...string) Ignore { return ig.with(slices.Clone(path)) }
+
 // With returns ig with more pointers, already split.
 func (ig Ignore) with(paths ...[]string) Ignore {
 	return Ignore{paths: append(slices.Clip(ig.paths), paths...), masks: ig.masks}

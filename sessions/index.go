@@ -118,6 +118,9 @@ type CallLink struct {
 	// InputRequired is set on an answer that asked the host for input:
 	// the call goes on in a retry.
 	InputRequired bool
+	// Round is the round an answer ends (1 for the first request's), on
+	// the final answer how many rounds the call took (classify.Pair.Round).
+	Round int
 }
 
 // IsFrame reports whether the entry is a frame rather than an event record.

@@ -292,7 +292,7 @@ func (x *Index) pair(p *entry, m *classify.Message, pr classify.Pair, isErr bool
 		if x.calls == nil {
 			x.calls = map[int64]CallLink{}
 		}
-		x.calls[p.seq] = CallLink{Origin: pr.Origin, CallLatency: pr.CallLatency, InputRequired: pr.InputRequired}
+		x.calls[p.seq] = CallLink{Origin: pr.Origin, CallLatency: pr.CallLatency, InputRequired: pr.InputRequired, Round: pr.Round}
 		if pr.Origin != 0 {
 			x.calls[pr.Request] = CallLink{Origin: pr.Origin}
 		}

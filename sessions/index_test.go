@@ -956,7 +956,8 @@ func TestPaceIsAskedAtEachEndOfAStreamBeingWritten(t *testing.T) {
 
 // The frames of a multi round-trip call are tied to its first request:
 // the answer that asked for input says so, and the retry and its answer
-// name the first request, the answer with the call's whole latency.
+// name the first request, the answer with the call's whole latency and
+// its rounds.
 func TestTheRetryOfAMultiRoundTripCallIsTiedToItsFirstRequest(t *testing.T) {
 	meta := `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"elicitation":{}}}`
 	frame := func(t int64, dir classify.Direction, s string) sessions.FrameRecord {
@@ -974,9 +975,9 @@ func TestTheRetryOfAMultiRoundTripCallIsTiedToItsFirstRequest(t *testing.T) {
 		want sessions.CallLink
 	}{
 		{2, sessions.CallLink{}},
-		{3, sessions.CallLink{InputRequired: true, CallLatency: 2 * time.Millisecond}},
+		{3, sessions.CallLink{InputRequired: true, CallLatency: 2 * time.Millisecond, Round: 1}},
 		{4, sessions.CallLink{Origin: 2}},
-		{5, sessions.CallLink{Origin: 2, CallLatency: 8 * time.Millisecond}},
+		{5, sessions.CallLink{Origin: 2, CallLatency: 8 * time.Millisecond, Round: 2}},
 	} {
 		if got := entryBySeq(t, x, tc.line).Call; got != tc.want {
 			t.Errorf("line %d: %+v, want %+v", tc.line, got, tc.want)

@@ -272,7 +272,7 @@ func detailCall(b *strings.Builder, e *sessions.Entry) {
 	case c.InputRequired:
 		b.WriteString("asked the host for input: the call goes on in a retry (MCP multi round-trip)\n")
 	case c.Origin != 0 && e.Kind == classify.KindResponse:
-		fmt.Fprintf(b, "ends the call first sent as #%d, after %s in all\n", c.Origin, fmtLatency(c.CallLatency))
+		fmt.Fprintf(b, "ends the call first sent as #%d, after %s in all, in %d rounds\n", c.Origin, fmtLatency(c.CallLatency), max(c.Round, 2))
 	}
 	if c.Origin != 0 && e.Kind == classify.KindRequest {
 		fmt.Fprintf(b, "a retry of the call first sent as #%d (MCP multi round-trip)\n", c.Origin)

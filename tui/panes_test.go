@@ -295,3 +295,29 @@ func TestNarrowTerminalLeavesTheDetailPaneTheLargerPart(t *testing.T) {
 		}
 	}
 }
+
+// The latency column shows, on the final answer of a multi round-trip
+// call, the call's latency from its first request with a mark of its
+// rounds, and on each input_required answer its own round's, within the
+// column's width whatever the latency or the rounds.
+func TestTheLatencyColumnShowsAMultiRoundTripCallsLatencyOnItsFinalAnswer(t *testing.T) {
+	asked := sessions.Entry{Kind: classify.KindResponse, Latency: 800 * time.Microsecond, Call: sessions.CallLink{InputRequired: true, Round: 1}}
+	final := sessions.Entry{Kind: classify.KindResponse, Latency: 1200 * time.Microsecond, Call: sessions.CallLink{Origin: 7, CallLatency: 3100 * time.Microsecond, Round: 2}}
+	plain := sessions.Entry{Kind: classify.KindResponse, Latency: 1500 * time.Microsecond}
+	for _, c := range []struct {
+		e    sessions.Entry
+		want string
+	}{{asked, "800µs"}, {final, "×2 3.1ms"}, {plain, "1.5ms"}} {
+		if got := latencyCell(&c.e); got != c.want {
+			t.Errorf("latency %q, want %q (%+v)", got, c.want, c.e)
+		}
+	}
+	for _, lat := range []time.Duration{999 * time.Microsecond, 9999 * time.Microsecond, 999 * time.Millisecond, 9999 * time.Millisecond, 999 * time.Second, 1000 * time.Hour} {
+		for _, round := range []int{2, 9, 10, 300} {
+			e := sessions.Entry{Kind: classify.KindResponse, Call: sessions.CallLink{Origin: 1, CallLatency: lat, Round: round}}
+			if got := latencyCell(&e); lipgloss.Width(got) > colLat || !strings.HasPrefix(got, "×") {
+				t.Errorf("a call of %d rounds and %v: %q, %d cells (the column has %d)", round, lat, got, lipgloss.Width(got), colLat)
+			}
+		}
+	}
+}

@@ -348,13 +348,7 @@ func (p *trafficPane) row(e *sessions.Entry, c columns, started time.Time, plain
 		column(c.id, cutID(e.ID, c.id)) +
 		column(c.method, truncate(classify.EscapeString(e.Method, c.method*4), c.method))
 	if c.lat > 0 {
-		lat := ""
-		if e.Kind == classify.KindResponse || e.Src == sessions.SrcInject && e.Pair != 0 {
-			// An injected request shows its answer's latency too: the
-			// answer is captured, so the pair is the whole story.
-			lat = fmtLatency(e.Latency)
-		}
-		line += fmt.Sprintf("%*s ", c.lat, lat)
+		line += fmt.Sprintf("%*s ", c.lat, latencyCell(e))
 	}
 	if c.size > 0 {
 		line += fmt.Sprintf("%*s ", c.size, FormatSize(e.Size))

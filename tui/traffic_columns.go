@@ -2,6 +2,8 @@ package tui
 
 import (
 	"fmt"
+	"strconv"
+	"time"
 	"unicode/utf8"
 
 	"github.com/charmbracelet/lipgloss"
@@ -151,4 +153,44 @@ func cutID(id string, w int) string {
 		return "…" + s
 	}
 	return s
+}
+
+// latencyCell is what the latency column shows of an entry, at most
+// colLat cells: a response's latency (an injected request's too: its
+// answer is captured, so the pair is the whole story). The final answer
+// of a multi round-trip call shows the call's, from its first request,
+// marked with its rounds ("×2 3.1ms"); each input_required answer shows
+// its own round's.
+func latencyCell(e *sessions.Entry) string {
+	if e.Kind != classify.KindResponse && (e.Src != sessions.SrcInject || e.Pair == 0) {
+		return ""
+	}
+	if c := e.Call; c.Origin != 0 && !c.InputRequired && e.Kind == classify.KindResponse && c.CallLatency > 0 {
+		mark := "×+" // past nine rounds: the detail pane says how many
+		if c.Round >= 2 && c.Round <= 9 {
+			mark = "×" + strconv.Itoa(c.Round)
+		}
+		return mark + " " + shortLatency(c.CallLatency)
+	}
+	return fmtLatency(e.Latency)
+}
+
+// shortLatency is a latency in at most five cells, beside a mark in the
+// latency column: "850µs", "3.1ms", "120ms", "2.3s", "95s", "17m", "40h".
+func shortLatency(d time.Duration) string {
+	switch {
+	case d < time.Millisecond:
+		return fmt.Sprintf("%dµs", d/time.Microsecond)
+	case d < 9950*time.Microsecond: // below what rounds to 10.0ms
+		return fmt.Sprintf("%.1fms", float64(d)/float64(time.Millisecond))
+	case d < time.Second:
+		return fmt.Sprintf("%dms", d/time.Millisecond)
+	case d < 9950*time.Millisecond:
+		return fmt.Sprintf("%.1fs", d.Seconds())
+	case d < 1000*time.Second:
+		return fmt.Sprintf("%ds", d/time.Second)
+	case d < 1000*time.Minute:
+		return fmt.Sprintf("%dm", d/time.Minute)
+	}
+	return fmt.Sprintf("%dh", min(d/time.Hour, 9999))
 }

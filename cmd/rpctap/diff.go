@@ -30,7 +30,10 @@ name (a tool, prompt, resource, document), then by the closest params,
 with ids, "_meta" and --ignore paths left out. Also latency shifts of a
 group of calls (a method, or one tool, prompt or resource) past both
 --duration-threshold and --duration-ratio, leaving out what waited for the
-server to start; findings in B of a code A has none of.
+server to start; findings in B of a code A has none of. A multi
+round-trip call (MCP 2026-07-28: answered input_required, then retried)
+is one call: its final answer is compared, its latency runs from its
+first request, and other rounds in B are "rounds changed", no regression.
 
 Exit status: with --exit-code, 1 when B has a regression (a tool B listed
 without it, a result changed or removed in part, a result that became an

@@ -51,7 +51,11 @@ secret the recording masked compares equal to any value. The server's
 notifications and requests are played after the frame they came after in
 the recording, with their recorded delays. A request with no match gets a
 JSON-RPC error that names the nearest recorded request and every path
-that differs from it. Nothing but protocol frames is written to stdout;
+that differs from it. The retry of a multi round-trip call (MCP
+2026-07-28: a new id, with inputResponses and requestState) is answered
+only from the recorded retry of the call replay answered input_required,
+when it sends back the requestState replay handed out and the recorded
+inputResponses. Nothing but protocol frames is written to stdout;
 --verbose says on stderr what replay does, and the replay is recorded in
 a session file of its own.
 
@@ -60,8 +64,10 @@ server CMD: it sends the host's frames in order, waits for each answer
 where the recording did, answers the server's requests as the host did,
 records a new session, and compares every answer with the recorded one
 (a list of named items, such as tools, item by item by name; a secret the
-recording masked equal to any value). It prints a report; --exit-code
-exits 1 on any difference.
+recording masked equal to any value). A multi round-trip call is retried
+with the live server's requestState and reported once, from its first
+request to its final answer, with its rounds. It prints a report;
+--exit-code exits 1 on any difference.
 
 Both modes mask what the recording masked (its header names the
 secrets: their values are taken from the environment), the environment's
@@ -101,7 +107,7 @@ secrets and what --redact names, in everything they write and show.`,
 	f.StringArrayVar(&o.ignore, "ignore", nil, "a JSON pointer from the message's root to leave out of comparisons, as in /result/content/0/text (a segment * matches anything); repeatable")
 	f.Float64Var(&o.speed, "speed", 1, "play the recorded delays this many times faster (--as-server)")
 	f.BoolVar(&o.noDelay, "no-delay", false, "send recorded frames as soon as they are due, with no recorded delays (--as-server)")
-	f.BoolVar(&o.strictVersion, "strict-version", false, "answer initialize only when the host asks for the recorded protocol version (--as-server)")
+	f.BoolVar(&o.strictVersion, "strict-version", false, "answer initialize only when the host asks for the recorded protocol version, and a request only from one of the revision its params._meta names (MCP 2026-07-28) (--as-server)")
 	f.BoolVar(&o.verbose, "verbose", false, "say on stderr what replay does")
 	f.BoolVar(&o.quiet, "quiet", false, "print nothing of rpctap's own on stderr, not even warnings")
 	f.StringVar(&o.record, "record", "", "write the replayed session to this file (default: a new file in the state directory)")
@@ -232,7 +238,14 @@ func runReplayServer(cmd *cobra.Command, argv []string, o replayOptions) error {
 		return exitError{code: 2, msg: plainFileError(err)}
 	}
 	if o.verbose && !o.quiet {
-		fmt.Fprintf(stderr, "rpctap replay: %d requests answered from the recording, %d forwarded, %d without a match; %d frames sent\n", st.Answered, st.Forwarded, st.Unmatched, st.Sent)
+		retries := ""
+		switch {
+		case st.Retries == 1:
+			retries = " (1 the retry of a multi round-trip call)"
+		case st.Retries > 1:
+			retries = fmt.Sprintf(" (%d retries of multi round-trip calls)", st.Retries)
+		}
+		fmt.Fprintf(stderr, "rpctap replay: %d requests answered from the recording%s, %d forwarded, %d without a match; %d frames sent\n", st.Answered, retries, st.Forwarded, st.Unmatched, st.Sent)
 		if st.Path != "" {
 			fmt.Fprintln(stderr, "rpctap replay: session recorded in", st.Path)
 		}

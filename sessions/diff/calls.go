@@ -2,9 +2,11 @@ package diff
 
 import (
 	"cmp"
+	"fmt"
 	"maps"
 	"math"
 	"slices"
+	"strings"
 
 	"github.com/rpctap/rpctap/classify"
 	"github.com/rpctap/rpctap/sessions"
@@ -28,7 +30,7 @@ func compareCalls(a, b *summary, ig sessions.Ignore) []Difference {
 	restA, restB := map[uint64][]call{}, map[uint64][]call{}
 	for h, ca := range a.calls {
 		if cb, ok := b.calls[h]; ok {
-			if ca.outcome != cb.outcome {
+			if ca.outcome != cb.outcome || ca.rounds != cb.rounds {
 				items = append(items, item{ca: ca, cb: cb, inA: true, inB: true})
 			}
 			continue
@@ -169,11 +171,15 @@ func compareCall(a, b *summary, ca, cb call, ig sessions.Ignore, detail bool) (D
 		fa, fb = readFrameAt(a.f, ca.respOff), readFrameAt(b.f, cb.respOff)
 		answered, onlyAdds = ig.DiffCall(fa, fb, limit, nil)
 	}
+	rounds := roundsText(ca.rounds, cb.rounds)
 	switch {
 	case len(asked) > 0:
 		// Another call: what it answered is no regression.
 		d.Kind = DiffArguments
 		d.Changes = append(asked, answered...)
+	case len(answered) == 0 && rounds != "":
+		// The same final answer, in other rounds: a change, no regression.
+		d.Kind, d.Detail = DiffRounds, rounds+"; the same final answer"
 	case len(answered) == 0:
 		return Difference{}, false // equal once decoded
 	default:
@@ -194,6 +200,9 @@ func compareCall(a, b *summary, ca, cb call, ig sessions.Ignore, detail bool) (D
 			}
 		}
 		d.Changes = answered
+		if rounds != "" {
+			d.Detail = strings.TrimPrefix(d.Detail+"; "+rounds, "; ")
+		}
 	}
 	if !detail {
 		d.Changes = nil
@@ -201,6 +210,16 @@ func compareCall(a, b *summary, ca, cb call, ig sessions.Ignore, detail bool) (D
 		d.Changes = d.Changes[:sessions.MaxChanges]
 	}
 	return d, true
+}
+
+// roundsText says how the rounds of a multi round-trip call differ
+// between A and B (0: a call of one round); "" when they do not.
+func roundsText(a, b int) string {
+	a, b = max(a, 1), max(b, 1)
+	if a == b {
+		return ""
+	}
+	return fmt.Sprintf("%s in A, %d in B (an MCP multi round-trip call: answered input_required, then retried)", sessions.Count(a, "round"), b)
 }
 
 // isError reports whether an answer is an error: a JSON-RPC error, or an

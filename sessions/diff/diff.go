@@ -47,6 +47,7 @@ const (
 	DiffNewError        = "new error"         // an error where A has a result
 	DiffFixed           = "fixed"             // a result where A has an error
 	DiffArguments       = "arguments changed" // the call was made with other arguments
+	DiffRounds          = "rounds changed"    // a multi round-trip call's final answer came in other rounds
 	DiffCallOnlyA       = "call only in A"
 	DiffCallOnlyB       = "call only in B"
 	DiffSlower          = "slower"

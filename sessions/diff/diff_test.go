@@ -392,3 +392,64 @@ func TestDiffComparesAnswersPastTheDetailedOnesOnlyAsFarAsTheirKind(t *testing.T
 		t.Errorf("comparing the answers made %.0f allocations, reading and decoding them %.0f: the comparison listed every change", compared, decoded)
 	}
 }
+
+// mrtrSession is a 2026-07-28 session with a call of tool confirm:
+// with rounds 2, answered input_required, then retried (a new id) and
+// answered final; with rounds 1, answered final at once.
+func mrtrSession(rounds int, final string) []frameAt {
+	meta := `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"elicitation":{}}}`
+	call := `"name":"confirm","arguments":{"action":"deploy"}`
+	f := []frameAt{
+		{0, 'h', `{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{` + meta + `}}`},
+		{5, 's', `{"jsonrpc":"2.0","id":1,"result":{"resultType":"complete","ttlMs":0,"cacheScope":"public","supportedVersions":["2026-07-28"],"capabilities":{"tools":{}}}}`},
+		{100, 'h', `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{` + meta + `,` + call + `}}`},
+	}
+	answer := `"result":{"resultType":"complete","content":[{"type":"text","text":"` + final + `"}]}`
+	if rounds == 1 {
+		return append(f, frameAt{110, 's', `{"jsonrpc":"2.0","id":2,` + answer + `}`})
+	}
+	return append(f,
+		frameAt{110, 's', `{"jsonrpc":"2.0","id":2,"result":{"resultType":"input_required","requestState":"s","inputRequests":{"confirm":{"method":"elicitation/create","params":{}}}}}`},
+		frameAt{120, 'h', `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{` + meta + `,` + call + `,"inputResponses":{"confirm":{"action":"accept","content":{"confirmed":true}}},"requestState":"s"}}`},
+		frameAt{130, 's', `{"jsonrpc":"2.0","id":3,` + answer + `}`})
+}
+
+// A multi round-trip call is one call in the comparison: a call that
+// took two rounds in A and that B answered at once is the same call,
+// its final answers compared, and the rounds a change of its own, no
+// regression (never a call only in A, its retry); two sessions of the
+// same rounds differ in nothing, and a changed final answer is the
+// call's outcome changed.
+func TestDiffTakesAMultiRoundTripCallAsOneCallAndItsRoundsAsAChange(t *testing.T) {
+	rep := diffOf(t, mrtrSession(2, "confirmed deploy"), mrtrSession(1, "confirmed deploy"))
+	if len(rep.Differences) != 1 {
+		t.Fatalf("differences:%s\nwant one: the rounds", describe(rep.Differences))
+	}
+	d := rep.Differences[0]
+	if d.Kind != DiffRounds || d.Name != "tools/call confirm" || d.LineA != 4 || d.LineB != 4 || d.Regression || !strings.Contains(d.Detail, "2 rounds in A, 1 in B") {
+		t.Errorf("the difference:%s\nwant rounds changed, tools/call confirm, A and B line 4, 2 rounds in A, 1 in B, no regression", describe(rep.Differences))
+	}
+	if rep := diffOf(t, mrtrSession(2, "confirmed deploy"), mrtrSession(2, "confirmed deploy")); len(rep.Differences) != 0 {
+		t.Errorf("two sessions of the same call in two rounds differ:%s", describe(rep.Differences))
+	}
+	rep = diffOf(t, mrtrSession(1, "confirmed deploy"), mrtrSession(2, "deploy not confirmed"))
+	if len(rep.Differences) != 1 || rep.Differences[0].Kind != DiffOutcome || !rep.Differences[0].Regression ||
+		!strings.Contains(rep.Differences[0].Detail, "1 round in A, 2 in B") || len(rep.Differences[0].Changes) != 1 || rep.Differences[0].Changes[0].Path != "/result/content/0/text" {
+		t.Errorf("a final answer changed, in other rounds:%s\nwant the outcome changed at /result/content/0/text, saying the rounds", describe(rep.Differences))
+	}
+}
+
+// A multi round-trip call's latency runs from its first request to its
+// final answer, once: a call B answers at once in the time A's two
+// rounds took (the host's time to answer between them) is no slower nor
+// faster.
+func TestDiffTakesAMultiRoundTripCallsLatencyFromItsFirstRequestToItsFinalAnswer(t *testing.T) {
+	a, b := mrtrSession(2, "confirmed deploy"), mrtrSession(1, "confirmed deploy")
+	a[3].t, a[4].t, a[5].t = 100+10_000, 100+290_000, 100+300_000 // µs
+	b[3].t = 100 + 300_000
+	for _, d := range diffOf(t, a, b).Differences {
+		if d.Kind == DiffSlower || d.Kind == DiffFaster {
+			t.Errorf("a latency shift: %s %s: %s", d.Kind, d.Name, d.Detail)
+		}
+	}
+}

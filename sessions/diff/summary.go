@@ -40,6 +40,17 @@ type summary struct {
 	user     sessions.UserLines
 	interned map[string]string
 	hdr      sessions.Header
+	// trips are the multi round-trip calls awaiting a retry, by their
+	// first request's line.
+	trips map[int64]trip
+}
+
+// A trip is a multi round-trip call awaiting a retry: the call (its
+// params' hash) whose answer the retry's is, and whether its first
+// request waited for the server to start.
+type trip struct {
+	params  uint64
+	startup bool
 }
 
 type definition struct {
@@ -55,6 +66,9 @@ type call struct {
 	method          string
 	name            string // what it calls, for people: "tools/call echo"
 	masked          bool   // the recording masked a secret in the request or its answer
+	// rounds are a multi round-trip call's (MCP 2026-07-28): its answer
+	// is then its final one; 0 for a call of one round.
+	rounds int
 }
 
 type findingCount struct {
@@ -79,7 +93,8 @@ func summarize(path string, ig sessions.Ignore) (*summary, error) {
 		return nil, fmt.Errorf("cannot compare: %w", err)
 	}
 	s := &summary{f: f, methods: map[string]int64{}, tools: map[string]definition{}, prompts: map[string]definition{}, resources: map[string]definition{},
-		calls: map[uint64]call{}, latency: map[string][]int32{}, findings: map[classify.Code]*findingCount{}, interned: map[string]string{}}
+		calls: map[uint64]call{}, latency: map[string][]int32{}, findings: map[classify.Code]*findingCount{}, interned: map[string]string{},
+		trips: map[int64]trip{}}
 	rd := sessions.NewReader(f)
 	hdr, hasHeader := rd.Header()
 	s.hdr = hdr
@@ -171,7 +186,9 @@ func (s *summary) request(hs *sessions.Hasher, method string, frame []byte, off 
 
 // answers takes in the pairs a response of line (its frame read from the
 // file at off) makes with the calls in flight: each call's latency, the
-// first answer of each call, and the listings.
+// first answer of each call, and the listings. A multi round-trip call
+// is one call: the answer to its last retry is its answer, its latency
+// runs from its first request, and its retries are no calls of their own.
 func (s *summary) answers(hs *sessions.Hasher, inFlight map[int64]pendingCall, pairs []classify.Pair, line int64, frame []byte, off int64, masked bool) {
 	for _, p := range pairs {
 		pc, ok := inFlight[p.Request]
@@ -179,19 +196,55 @@ func (s *summary) answers(hs *sessions.Hasher, inFlight map[int64]pendingCall, p
 			continue
 		}
 		delete(inFlight, p.Request)
+		first := p.Origin == 0
+		if !first {
+			pc.startup = pc.startup || s.trips[p.Origin].startup
+		}
 		// A request asked before the server's first answer
 		// waited for the server to start: not a call's latency.
-		if lat := p.Latency.Microseconds(); lat >= 0 && !pc.startup {
+		if lat := p.CallLatency.Microseconds(); lat >= 0 && !pc.startup && !p.InputRequired {
 			s.latency[pc.group] = append(s.latency[pc.group], int32(min(lat, math.MaxInt32)))
+		}
+		if !first {
+			s.retryAnswered(hs, p, line, frame, off, masked)
+			continue
 		}
 		// A listing's answer is compared item by item instead.
 		if _, seen := s.calls[pc.params]; !seen && !isListing(p.Method) {
 			out, _ := hs.Hash(frame)
 			s.calls[pc.params] = call{req: p.Request, resp: line, reqOff: pc.off, respOff: off,
-				key: pc.call.Key, params: pc.params, outcome: out, method: pc.method, name: pc.name, masked: pc.masked || masked}
+				key: pc.call.Key, params: pc.params, outcome: out, method: pc.method, name: pc.name, masked: pc.masked || masked, rounds: p.Round}
+			if p.InputRequired && len(s.trips) < maxTrips {
+				s.trips[p.Request] = trip{params: pc.params, startup: pc.startup}
+			}
 		}
 		s.listing(p.Method, line, frame)
 	}
+}
+
+// maxTrips bounds the multi round-trip calls awaiting a retry; past it a
+// call's retries are left out (its first answer stands).
+const maxTrips = 4096
+
+// retryAnswered makes the answer of line to a retry, paired as p, the
+// answer of the call it retries (when that call is one diff keeps).
+func (s *summary) retryAnswered(hs *sessions.Hasher, p classify.Pair, line int64, frame []byte, off int64, masked bool) {
+	tr, ok := s.trips[p.Origin]
+	params := tr.params
+	if !ok {
+		return
+	}
+	if !p.InputRequired {
+		delete(s.trips, p.Origin)
+	}
+	c, ok := s.calls[params]
+	if !ok || c.req != p.Origin {
+		return
+	}
+	c.resp, c.respOff, c.rounds = line, off, p.Round
+	c.outcome, _ = hs.Hash(frame)
+	c.masked = c.masked || masked
+	s.calls[params] = c
 }
 
 func (s *summary) intern(v string) string { return sessions.InternIn(s.interned, v) }

@@ -2,6 +2,7 @@ package replay
 
 import (
 	"bytes"
+	"fmt"
 	"strconv"
 	"time"
 
@@ -22,8 +23,18 @@ func (s *server) answer(m *classify.Message, body []byte, now time.Time) {
 // what came after the recorded request. s.mu is held.
 func (s *server) reply(m *classify.Message, body []byte, now time.Time, forward bool) (outItem, bool) {
 	method := m.Method()
-	i, why := s.match(method, body)
-	if i < 0 && forward {
+	var i int32
+	var why string
+	round := false // a retry of a call replay asked for input
+	if state, retry := retryParts(method, body); retry {
+		i, why, round = s.matchRetry(method, body, state)
+		if !round {
+			why = fmt.Sprintf("the request retries a multi round-trip call (it carries inputResponses or requestState), but replay answered no %s request%s with input_required", esc(method), s.forCall(method, body))
+		}
+	} else {
+		i, why = s.match(method, body)
+	}
+	if i < 0 && forward && !round {
 		s.forwardRequest(m, body)
 		return outItem{}, false
 	}
@@ -42,11 +53,19 @@ func (s *server) reply(m *classify.Message, body []byte, now time.Time, forward 
 	}
 	q := &s.rec.frames[i]
 	q.used = true
-	s.log("%s id %s: answered as line %d of the recording", esc(method), esc(m.ID().String()), q.line)
+	if round {
+		s.stats.Retries++
+		s.log("%s id %s: the retry of a call replay asked for input, answered as line %d of the recording (its recorded retry)", esc(method), esc(m.ID().String()), q.line)
+	} else {
+		s.log("%s id %s: answered as line %d of the recording", esc(method), esc(m.ID().String()), q.line)
+	}
 	s.scheduleAfter(i, now)
 	if q.pair < 0 {
 		s.log("the recording never answered line %d, so neither does replay", q.line)
 		return outItem{}, false
+	}
+	if s.rec.frames[q.pair].inputRequired {
+		s.askedInput(method, body, q.pair)
 	}
 	return outItem{due: now.Add(s.wait(s.rec.delay(q.pair))), frame: q.pair, id: bytes.Clone(m.ID().Raw), answer: true}, true
 }

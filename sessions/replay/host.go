@@ -51,8 +51,13 @@ type CallResult struct {
 	// sessions.MaxChanges).
 	Changes []sessions.Change
 	// Recorded and Now are the answer's latency in the recording and in
-	// the replay (0 when missing).
+	// the replay (0 when missing); of a multi round-trip call, from its
+	// first request to its final answer.
 	Recorded, Now time.Duration
+	// RecordedRounds and Rounds are the rounds of a multi round-trip call
+	// (MCP 2026-07-28: answers input_required, then retries) in the
+	// recording and in the replay; 0 for a request of no such call.
+	RecordedRounds, Rounds int
 }
 
 // A HostReport is what PlayHost found.
@@ -63,6 +68,9 @@ type HostReport struct {
 	// SameNotListed counts the requests answered the same that Calls
 	// leaves out, past the first 10,000 (Same counts them).
 	SameNotListed int
+	// Retries counts the requests that retried a multi round-trip call,
+	// each in the call its first request is in Calls.
+	Retries int
 	// Notifications, when compared: the server's notification methods in
 	// the recording and now, and whether they came in the same order.
 	Notifications *NotificationOrder
@@ -207,6 +215,9 @@ type player struct {
 	// queued are answers that differ from the recorded ones in their
 	// bytes, to compare when the player next waits.
 	queued []queuedAnswer
+	// trips are the multi round-trip calls awaiting their next recorded
+	// round, oldest first.
+	trips []*roundTrip
 
 	mu sync.Mutex
 	// answers holds the live server's answers by id key until the
@@ -236,6 +247,8 @@ type sent struct {
 	key  string
 	at   time.Time
 	t    int64 // its time in the recording
+	// trip is the multi round-trip call the request retries (nil: none).
+	trip *roundTrip
 }
 
 // A queuedAnswer is a live answer compared later with the recorded one.

@@ -636,3 +636,87 @@ func TestReplayReadsTheRecordingsMasksOnce(t *testing.T) {
 		t.Errorf("comparing a masked answer made %.0f allocations, an unmasked one %.0f: the masks are built again for each answer", masked, plain)
 	}
 }
+
+// confirmServer is a live server of tool confirm: with ask, the first
+// call answers input_required with requestState live, and a retry that
+// sends it back answers "confirmed deploy" (another state: an error
+// result); without ask, every call answers "confirmed deploy" at once.
+func confirmServer(ask bool) func(string, func(string)) {
+	return func(frame string, send func(string)) {
+		m := classify.Classify([]byte(frame), classify.H2S, classify.JSONRPC)
+		if m.Kind != classify.KindRequest {
+			return
+		}
+		id := string(m.ID().Raw)
+		switch {
+		case m.Method() == "server/discover":
+			send(`{"jsonrpc":"2.0","id":` + id + `,"result":{"resultType":"complete","ttlMs":0,"cacheScope":"public","supportedVersions":["2026-07-28"],"capabilities":{"tools":{}}}}`)
+		case !ask || strings.Contains(frame, `"requestState":"live"`):
+			send(`{"jsonrpc":"2.0","id":` + id + `,"result":{"resultType":"complete","content":[{"type":"text","text":"confirmed deploy"}]}}`)
+		case strings.Contains(frame, `"requestState"`):
+			send(`{"jsonrpc":"2.0","id":` + id + `,"result":{"resultType":"complete","isError":true,"content":[{"type":"text","text":"a requestState confirm never gave"}]}}`)
+		default:
+			send(`{"jsonrpc":"2.0","id":` + id + `,"result":{"resultType":"input_required","requestState":"live","inputRequests":{"confirm":{"method":"elicitation/create","params":{"message":"Confirm deploy?"}}}}}`)
+		}
+	}
+}
+
+// oneConfirmCall is a 2026-07-28 session with one multi round-trip call
+// (lines 4 to 7), confirmed, whose recorded requestState is sA.
+func oneConfirmCall() []frameAt {
+	return twoConfirmCalls()[:6]
+}
+
+// A multi round-trip call is one call in the report, from its first
+// request to its final answer: the retry sent is the recorded one with
+// the live server's requestState, not the recorded one, and the final
+// answers are compared.
+func TestPlayHostRetriesAMultiRoundTripCallWithTheLiveRequestStateAndReportsOneCall(t *testing.T) {
+	rep, fs := playAgainst(t, oneConfirmCall(), HostOptions{Timeout: 5 * time.Second}, confirmServer(true))
+	var retry string
+	for _, f := range fs.frames() {
+		if strings.Contains(f, "inputResponses") {
+			retry = f
+		}
+	}
+	if !strings.Contains(retry, `"requestState":"live"`) || !strings.Contains(retry, `"id":3`) || !strings.Contains(retry, `"confirmed":true`) {
+		t.Errorf("the retry sent was %s\nwant the recorded one (id 3, its inputResponses) with the live requestState", retry)
+	}
+	if len(rep.Calls) != 2 || rep.Retries != 1 {
+		t.Fatalf("the report holds %d results and %d retries, want the discovery and one call, and 1 retry: %+v", len(rep.Calls), rep.Retries, rep.Calls)
+	}
+	c := rep.Calls[1]
+	if c.Line != 4 || c.Outcome != OutcomeSame || c.Rounds != 2 || c.RecordedRounds != 2 || c.Recorded != 30*time.Microsecond {
+		t.Errorf("the call: %+v\nwant line 4, same, 2 rounds on both sides, recorded 30µs from its first request to its final answer", c)
+	}
+	var text strings.Builder
+	WriteHostText(&text, HostRun{File: "s.jsonl", Argv: []string{"server"}}, rep)
+	for _, want := range []string{"tools/call confirm  id 2     same", ", 2 rounds)", "2 calls, 3 requests: 2 same, 0 changed"} {
+		if !strings.Contains(text.String(), want) {
+			t.Errorf("the report lacks %q:\n%s", want, text.String())
+		}
+	}
+}
+
+// A live server that answers at once the call the recording took two
+// rounds for: the recorded retry is not sent, the final answers are
+// compared, and the call is changed only in its rounds.
+func TestPlayHostComparesAMultiRoundTripCallAnsweredAtOnceByItsFinalAnswer(t *testing.T) {
+	rep, fs := playAgainst(t, oneConfirmCall(), HostOptions{Timeout: 5 * time.Second}, confirmServer(false))
+	for _, f := range fs.frames() {
+		if strings.Contains(f, "inputResponses") {
+			t.Errorf("a retry was sent to a server that answered at once: %s", f)
+		}
+	}
+	if len(rep.Calls) != 2 {
+		t.Fatalf("the report holds %d results, want 2: %+v", len(rep.Calls), rep.Calls)
+	}
+	if c := rep.Calls[1]; c.Outcome != OutcomeChanged || c.Rounds != 1 || c.RecordedRounds != 2 || len(c.Changes) != 0 {
+		t.Errorf("the call: %+v\nwant changed in its rounds only (1 now, 2 recorded)", c)
+	}
+	var text strings.Builder
+	WriteHostText(&text, HostRun{File: "s.jsonl", Argv: []string{"server"}}, rep)
+	if !strings.Contains(text.String(), ", 1 round, recorded 2)") {
+		t.Errorf("the report does not say the rounds differ:\n%s", text.String())
+	}
+}

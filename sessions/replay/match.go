@@ -27,6 +27,17 @@ func (s *server) match(method string, body []byte) (int32, string) {
 	hs := sessions.Hasher{Ignore: s.opts.Ignore}
 	h, idn, _ := hs.HashCall(method, body)
 	calls := s.sameCall(method, idn.Call, h, body)
+	// A recorded retry answers only the retry of a call replay asked for
+	// input (matchRetry); with --strict-version, only a request of the
+	// host's revision answers.
+	calls = slices.DeleteFunc(calls, func(c related) bool { return s.rec.frames[c.i].retry })
+	if why := s.revisionDiffers(method, body, calls); why != "" {
+		return -1, why
+	}
+	if s.opts.StrictVersion {
+		want := metaRevision(classify.Member(classify.Member(body, "params"), "_meta"))
+		calls = slices.DeleteFunc(calls, func(c related) bool { return s.rec.revisions[s.rec.frames[c.i].rev] != want })
+	}
 	if s.opts.Match == MatchSequential {
 		for _, c := range calls {
 			if !s.rec.frames[c.i].used {

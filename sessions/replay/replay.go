@@ -44,8 +44,11 @@ type recording struct {
 	// start), the server's frames that came after it: notifications,
 	// server requests and anything that is not an answer.
 	after map[int32][]int32
-	// methods are the names seen, interned.
-	methods map[string]string
+	// methods are the names seen, interned; revisions the MCP revisions
+	// the host's requests carried in params._meta (recFrame.rev indexes
+	// it, 0 standing for none).
+	methods   map[string]string
+	revisions []string
 }
 
 // A recFrame is one h2s or s2h frame of a recording.
@@ -64,6 +67,15 @@ type recFrame struct {
 	// delay how long after it (µs).
 	trigger int32
 	used    bool
+	// A multi round-trip call (MCP 2026-07-28): inputRequired marks an
+	// answer that asked the host for input, and next is the recorded
+	// request that retried it (-1: none); retry marks such a request,
+	// which answers only the retry of a call replay asked for input.
+	inputRequired, retry bool
+	next                 int32
+	// rev is the revision the host's request carried (an index in
+	// recording.revisions).
+	rev uint8
 }
 
 // Stopped is the cause of a replay's context when a signal stopped it
@@ -85,11 +97,12 @@ func loadRecording(r io.Reader, at io.ReaderAt, ig sessions.Ignore) (*recording,
 	rd := sessions.NewReader(r)
 	hdr, _ := rd.Header()
 	rec := &recording{f: at, hdr: hdr, byMethod: map[string][]int32{}, byCall: map[uint64][]int32{}, masked: map[string][]int32{},
-		after: map[int32][]int32{}, methods: map[string]string{}}
+		after: map[int32][]int32{}, methods: map[string]string{}, revisions: []string{""}}
 	rec.framings = hdr.Framings()
 	profile, _ := classify.ParseProfile(hdr.ProfileOrDefault())
 	tr := classify.NewTracker(classify.TrackerOptions{Profile: profile, LSPFraming: rec.framings.LSP(), Timeout: -1})
 	inFlight := map[int64]int32{} // request line → index
+	asked := map[int64]int32{}    // a multi round-trip call's first request line → its latest input_required answer
 	hs := sessions.Hasher{Ignore: ig}
 	trigger := int32(-1)
 	for {
@@ -113,13 +126,14 @@ func loadRecording(r io.Reader, at io.ReaderAt, ig sessions.Ignore) (*recording,
 		m := hdr.Classify(frame, ev.Dir, tr.Profile())
 		obs := tr.Observe(int64(ev.Line), time.Duration(ev.T)*time.Microsecond, &m)
 		i := int32(len(rec.frames))
-		f := recFrame{line: int64(ev.Line), off: rd.Offset(), t: ev.T, dir: ev.Dir, kind: m.Kind, method: rec.intern(m.Method()), pair: -1, trigger: -1, masked: ev.Redacted}
+		f := recFrame{line: int64(ev.Line), off: rd.Offset(), t: ev.T, dir: ev.Dir, kind: m.Kind, method: rec.intern(m.Method()), pair: -1, trigger: -1, next: -1, masked: ev.Redacted}
 		if ev.Dir == classify.H2S && (m.Kind == classify.KindRequest || m.Kind == classify.KindNotification) {
 			h, idn, ok := hs.HashCall(f.method, frame)
 			if ok {
 				f.hash = h
 			}
 			f.call = idn.Call
+			f.rev = rec.revision(metaRevision(m.Meta()))
 		} else if h, ok := hs.Hash(frame); ok {
 			f.hash = h
 		}
@@ -132,6 +146,7 @@ func loadRecording(r io.Reader, at io.ReaderAt, ig sessions.Ignore) (*recording,
 					delete(inFlight, p.Request)
 					f.pair, rec.frames[q].pair = q, i
 					f.method = rec.frames[q].method
+					rec.linkRound(asked, p, q, i, &f)
 					break
 				}
 			}
@@ -160,6 +175,57 @@ func loadRecording(r io.Reader, at io.ReaderAt, ig sessions.Ignore) (*recording,
 		return nil, errNotRecording
 	}
 	return rec, nil
+}
+
+// linkRound links a round of a multi round-trip call: the answer i (f,
+// not in frames yet) to request q, paired as p. asked holds each call's
+// latest input_required answer, by its first request's line.
+func (rec *recording) linkRound(asked map[int64]int32, p classify.Pair, q, i int32, f *recFrame) {
+	origin := p.Origin
+	if origin != 0 {
+		rec.frames[q].retry = true
+		if prev, ok := asked[origin]; ok {
+			rec.frames[prev].next = q
+		}
+		delete(asked, origin)
+	} else {
+		origin = p.Request
+	}
+	if p.InputRequired {
+		f.inputRequired = true
+		asked[origin] = i
+	}
+}
+
+// metaKeyVersion is the member of params._meta that names a 2026-07-28
+// request's revision.
+const metaKeyVersion = "io.modelcontextprotocol/protocolVersion"
+
+// metaRevision is the revision a request's _meta names, "" when none.
+func metaRevision(meta []byte) string {
+	if meta == nil {
+		return ""
+	}
+	v, _ := classify.StringValue(classify.Member(meta, metaKeyVersion))
+	return v
+}
+
+// revision is the index of the revision v in rec.revisions, added when
+// new; 0 for none (and past 255 revisions, which no recording has).
+func (rec *recording) revision(v string) uint8 {
+	if v == "" {
+		return 0
+	}
+	for i, r := range rec.revisions {
+		if r == v {
+			return uint8(i)
+		}
+	}
+	if len(rec.revisions) > 255 {
+		return 0
+	}
+	rec.revisions = append(rec.revisions, v)
+	return uint8(len(rec.revisions) - 1)
 }
 
 func (rec *recording) intern(s string) string {

@@ -65,6 +65,7 @@ func WriteHostText(out io.Writer, run HostRun, rep *HostReport) {
 			b = append(b, roundDur(c.Now).String()...)
 			b = append(b, ", recorded "...)
 			b = append(b, roundDur(c.Recorded).String()...)
+			b = appendRounds(b, c)
 			b = append(b, ')')
 		}
 		w.Write(append(b, '\n'))
@@ -83,7 +84,7 @@ func WriteHostText(out io.Writer, run HostRun, rep *HostReport) {
 				n.Recorded, n.Now, n.At+1, orNone(n.Was), orNone(n.Is))
 		}
 	}
-	fmt.Fprintf(w, "%s: %d same, %d changed, %d missing, %d new %s\n", sessions.Count(len(rep.Calls)+rep.SameNotListed, "request"), rep.Same, rep.Changed, rep.Missing, rep.NewErrors,
+	fmt.Fprintf(w, "%s: %d same, %d changed, %d missing, %d new %s\n", rep.counted(), rep.Same, rep.Changed, rep.Missing, rep.NewErrors,
 		map[bool]string{true: "error", false: "errors"}[rep.NewErrors == 1])
 	if run.ExitCode != 0 {
 		fmt.Fprintf(w, "the server exited with status %d\n", run.ExitCode)
@@ -91,6 +92,31 @@ func WriteHostText(out io.Writer, run HostRun, rep *HostReport) {
 	if run.Session != "" {
 		fmt.Fprintf(w, "session recorded in %s\n", classify.EscapeString(run.Session, 300))
 	}
+}
+
+// appendRounds appends, for a multi round-trip call, its rounds: ", 2
+// rounds", or ", 1 round, recorded 2" when they differ.
+func appendRounds(b []byte, c *CallResult) []byte {
+	if c.Rounds == 0 && c.RecordedRounds == 0 {
+		return b
+	}
+	b = append(b, ", "...)
+	b = append(b, sessions.Count(c.Rounds, "round")...)
+	if c.Rounds != c.RecordedRounds {
+		b = append(b, ", recorded "...)
+		b = strconv.AppendInt(b, int64(c.RecordedRounds), 10)
+	}
+	return b
+}
+
+// counted says how many requests the report is of: as calls when a multi
+// round-trip call made several requests one ("3 calls, 4 requests").
+func (r *HostReport) counted() string {
+	calls := len(r.Calls) + r.SameNotListed
+	if r.Retries == 0 {
+		return sessions.Count(calls, "request")
+	}
+	return sessions.Count(calls, "call") + ", " + sessions.Count(calls+r.Retries, "request")
 }
 
 // appendField appends field padded with spaces to width runes, as fmt's
@@ -134,6 +160,9 @@ type HostJSONCall struct {
 	Changes    []sessions.ChangeJSON `json:"changes,omitempty"`
 	RecordedMS float64               `json:"recorded_ms"`
 	NowMS      float64               `json:"now_ms"`
+	// The rounds of a multi round-trip call.
+	Rounds         int `json:"rounds,omitempty"`
+	RecordedRounds int `json:"recorded_rounds,omitempty"`
 }
 
 // HostJSON is the document WriteHostJSON writes.
@@ -157,7 +186,7 @@ func WriteHostJSON(w io.Writer, run HostRun, rep *HostReport) {
 		Notifications: rep.Notifications}
 	for _, c := range rep.Calls {
 		jc := HostJSONCall{Line: c.Line, Method: c.Method, Name: c.Name, Server: c.Server, Outcome: c.Outcome,
-			RecordedMS: float64(c.Recorded.Microseconds()) / 1000, NowMS: float64(c.Now.Microseconds()) / 1000}
+			RecordedMS: float64(c.Recorded.Microseconds()) / 1000, NowMS: float64(c.Now.Microseconds()) / 1000, Rounds: c.Rounds, RecordedRounds: c.RecordedRounds}
 		if c.ID != "" && json.Valid([]byte(c.ID)) {
 			jc.ID = json.RawMessage(c.ID)
 		}

@@ -68,7 +68,10 @@ type ServeOptions struct {
 // Stats says what a replay as the server did.
 type Stats struct {
 	Answered, Unmatched, Forwarded, Sent, Dropped int
-	Path                                          string // the replay's own session file, if one was written
+	// Retries counts the requests Answered that retried a multi
+	// round-trip call (one call with its first request).
+	Retries int
+	Path    string // the replay's own session file, if one was written
 }
 
 // Serve plays the recorded server of the session file at path for
@@ -172,6 +175,9 @@ type server struct {
 	stats   Stats
 	// related is sameCall's memory, reused.
 	related []related
+	// asked are the input_required results handed out whose retry has
+	// not come, oldest first.
+	asked []inputAsked
 	// flush, while set, writes the session file's buffer soon, so that
 	// what is recorded reaches the file (and live views) as a tap's
 	// does; fileDone stops it.

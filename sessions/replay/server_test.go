@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -547,5 +548,130 @@ func TestReplayServerTakesNoArgumentsForArgumentsOfNothing(t *testing.T) {
 	got := s.lines(t, 2)
 	if !strings.Contains(got[0], `"result":"env"`) || !strings.Contains(got[1], `"result":"env"`) {
 		t.Errorf("a call with arguments {} or null, recorded with none:\n%s", strings.Join(got, ""))
+	}
+}
+
+// meta26 is the _meta of a 2026-07-28 request of revision rev.
+func meta26(rev string) string {
+	return `"_meta":{"io.modelcontextprotocol/protocolVersion":"` + rev + `","io.modelcontextprotocol/clientCapabilities":{"elicitation":{}}}`
+}
+
+// confirmCall is a call of tool confirm {action: deploy} made with id,
+// and, with state, its input_required answer and its retry (id+1) with
+// the host's confirmation, then the final answer.
+func confirmCall(t0 int64, id int, state string, confirmed bool, final string) []frameAt {
+	call := `"name":"confirm","arguments":{"action":"deploy"}`
+	return []frameAt{
+		{t0, 'h', fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{%s,%s}}`, id, meta26("2026-07-28"), call)},
+		{t0 + 10, 's', fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"result":{"resultType":"input_required","requestState":%q,"inputRequests":{"confirm":{"method":"elicitation/create","params":{"message":"Confirm deploy?"}}}}}`, id, state)},
+		{t0 + 20, 'h', fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{%s,%s,"inputResponses":{"confirm":{"action":"accept","content":{"confirmed":%t}}},"requestState":%q}}`, id+1, meta26("2026-07-28"), call, confirmed, state)},
+		{t0 + 30, 's', fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"result":{"resultType":"complete","content":[{"type":"text","text":%q}]}}`, id+1, final)},
+	}
+}
+
+// twoConfirmCalls is a 2026-07-28 session with two multi round-trip
+// calls of the same tool with the same arguments: the first confirmed,
+// the second not.
+func twoConfirmCalls() []frameAt {
+	frames := []frameAt{
+		{0, 'h', `{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{` + meta26("2026-07-28") + `}}`},
+		{5, 's', `{"jsonrpc":"2.0","id":1,"result":{"resultType":"complete","ttlMs":0,"cacheScope":"public","supportedVersions":["2026-07-28"],"capabilities":{"tools":{}}}}`},
+	}
+	frames = append(frames, confirmCall(100, 2, "sA", true, "confirmed deploy")...)
+	return append(frames, confirmCall(200, 4, "sB", false, "deploy not confirmed")...)
+}
+
+// hostCall is the host's confirm {action: deploy} with id, and retry
+// (its inputResponses and requestState) when not "".
+func hostCall(id, retry string) string {
+	if retry != "" {
+		retry = "," + retry
+	}
+	return `{"jsonrpc":"2.0","id":` + id + `,"method":"tools/call","params":{` + meta26("2026-07-28") + `,"name":"confirm","arguments":{"action":"deploy"}` + retry + `}}`
+}
+
+func confirmed(yes bool, state string) string {
+	return fmt.Sprintf(`"inputResponses":{"confirm":{"action":"accept","content":{"confirmed":%t}}},"requestState":%q`, yes, state)
+}
+
+// A host's retry (a new id, its inputResponses, the requestState replay
+// handed out) is answered from the recorded retry of the call replay
+// asked for input, never from another call's retry with params as close;
+// a retry whose input or requestState differs gets an error that says
+// which, and the call can still be retried right.
+func TestReplayServerAnswersARetryOnlyFromTheRecordedRetryOfTheSameCall(t *testing.T) {
+	s := startReplayServer(t, "ndjson", twoConfirmCalls(), ServeOptions{})
+	s.send(hostCall(`"a"`, ""))
+	if got := s.lines(t, 1)[0]; !strings.Contains(got, `"id":"a"`) || !strings.Contains(got, `"requestState":"sA"`) {
+		t.Fatalf("the first call was answered %s, want the first recorded input_required result (requestState sA)", got)
+	}
+	// Declined: the recorded retry of this call was confirmed. (The
+	// second call's retry, declined, has params as close.)
+	s.send(hostCall(`"b"`, confirmed(false, "sA")))
+	got := s.lines(t, 2)[1]
+	for _, want := range []string{`"id":"b"`, `"code":-32602`, "the retry of tools/call for confirm differs from the recorded retry of that call, line 6", `/params/inputResponses/confirm/content/confirmed: true recorded, false sent`} {
+		if !strings.Contains(got, want) {
+			t.Errorf("the declined retry's error lacks %s:\n%s", want, got)
+		}
+	}
+	s.send(hostCall(`"c"`, confirmed(true, "sX")))
+	got = s.lines(t, 3)[2]
+	for _, want := range []string{`"id":"c"`, `requestState \"sX\", not \"sA\", the one replay handed out (the input_required result of line 5 of the recording)`} {
+		if !strings.Contains(got, want) {
+			t.Errorf("the retry with another requestState: its error lacks %s:\n%s", want, got)
+		}
+	}
+	s.send(hostCall(`"d"`, confirmed(true, "sA")))
+	if got := s.lines(t, 4)[3]; got != `{"jsonrpc":"2.0","id":"d","result":{"resultType":"complete","content":[{"type":"text","text":"confirmed deploy"}]}}`+"\n" {
+		t.Errorf("the right retry was answered %s, want the first call's final result", got)
+	}
+	// The call is over: the same retry again retries nothing replay asked.
+	s.send(hostCall(`"e"`, confirmed(true, "sA")))
+	if got := s.lines(t, 5)[4]; !strings.Contains(got, "but replay answered no tools/call request for confirm with input_required") {
+		t.Errorf("a retry of a call already over was answered %s", got)
+	}
+	// The second call: its own input_required result, then its retry.
+	s.send(hostCall(`"f"`, ""))
+	s.send(hostCall(`"g"`, confirmed(false, "sB")))
+	got2 := s.lines(t, 7)
+	if !strings.Contains(got2[5], `"requestState":"sB"`) || !strings.Contains(got2[6], `"deploy not confirmed"`) {
+		t.Errorf("the second call was answered:\n%s", strings.Join(got2[5:], ""))
+	}
+}
+
+// --match sequential answers the host's first requests of a call from
+// the recorded first requests, never from a recorded retry: a retry
+// answers only the retry of a call replay asked for input.
+func TestReplayServerSequentialNeverAnswersAFirstRequestFromARecordedRetry(t *testing.T) {
+	s := startReplayServer(t, "ndjson", twoConfirmCalls(), ServeOptions{Match: MatchSequential})
+	s.send(hostCall("1", ""))
+	s.send(hostCall("2", ""))
+	got := s.lines(t, 2)
+	if !strings.Contains(got[0], `"requestState":"sA"`) || !strings.Contains(got[1], `"requestState":"sB"`) {
+		t.Errorf("two first requests were answered:\n%s\nwant the two recorded input_required results", strings.Join(got, ""))
+	}
+}
+
+// --strict-version, under MCP 2026-07-28, answers a request only from a
+// recorded one whose params._meta names the same revision, and says
+// which revisions differ and why; without it the revision does not
+// count, as no other _meta does.
+func TestReplayServerStrictVersionRefusesARequestOfAnotherRevisionInItsMeta(t *testing.T) {
+	other := strings.Replace(hostCall("7", ""), `"2026-07-28"`, `"2027-01-01"`, 1)
+	s := startReplayServer(t, "ndjson", twoConfirmCalls(), ServeOptions{StrictVersion: true})
+	s.send(other)
+	got := s.lines(t, 1)[0]
+	want := `the recording's tools/call request for confirm (line 4) carries revision \"2026-07-28\" in params._meta, the host's carries \"2027-01-01\" (--strict-version)`
+	if !strings.Contains(got, `"error"`) || !strings.Contains(got, want) {
+		t.Errorf("a request of another revision was answered %s\nwant an error saying %s", got, want)
+	}
+	s.send(hostCall("8", ""))
+	if got := s.lines(t, 2)[1]; !strings.Contains(got, `"requestState":"sA"`) {
+		t.Errorf("a request of the recorded revision was answered %s", got)
+	}
+	loose := startReplayServer(t, "ndjson", twoConfirmCalls(), ServeOptions{})
+	loose.send(other)
+	if got := loose.lines(t, 1)[0]; !strings.Contains(got, `"requestState":"sA"`) {
+		t.Errorf("without --strict-version, a request of another revision was answered %s", got)
 	}
 }
