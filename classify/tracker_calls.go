@@ -37,7 +37,7 @@ func (t *Tracker) request(seq int64, at time.Duration, m *Message) {
 	if t.Profile() == MCP && method == "tools/call" {
 		if name, ok := StringValue(Member(m.Params(), "name")); ok {
 			f.tool = append(f.tool, name...)
-			if f.origin == 0 {
+			if f.origin == 0 && m.Dir == H2S { // a server calls no tool of the host
 				t.toolCalled(seq, f.tool)
 			}
 		}

@@ -21,8 +21,8 @@ func toolNamed(t *testing.T, u ToolUse, name string) ToolStat {
 
 // ToolUse lists the latest list's tools in its order, each with the page
 // that listed it, then the tools called that it does not list; it counts
-// each tool's calls, protocol errors and isError results apart, and the
-// latency of its answered calls.
+// each tool's calls by the host, protocol errors and isError results
+// apart, and the latency of its answered calls.
 func TestToolUseCountsEachToolsCallsAndTellsProtocolErrorsFromToolFailures(t *testing.T) {
 	call := func(id, name string) string {
 		return `{"jsonrpc":"2.0","id":` + id + `,"method":"tools/call","params":{"name":"` + name + `","arguments":{}}}`
@@ -41,6 +41,7 @@ func TestToolUseCountsEachToolsCallsAndTellsProtocolErrorsFromToolFailures(t *te
 		{100, H2S, call("6", "zeta")},
 		{110, H2S, call("7", "ghost")},
 		{111, S2H, `{"jsonrpc":"2.0","id":7,"error":{"code":-32602,"message":"no such tool"}}`},
+		{112, S2H, call(`"s1"`, "alpha")}, // a server calls no tool of the host's
 	}))
 	u := tr.ToolUse()
 	if !u.Listed || u.Stale || u.ListSeq != 7 {

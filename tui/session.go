@@ -27,9 +27,11 @@ type sessionView struct {
 	pending    *pendingPane
 	stats      *statsPane
 	caps       *capsPane
+	tools      *toolsPane
 	focus      paneID
 	showStats  bool
 	showCaps   bool // the capabilities pane shows in place of the others
+	showTools  bool // the tools pane shows in place of the others
 	filterText string
 	search     *search   // frames marked, not hidden; nil: none
 	composer   *composer // open in place of the detail and pending panes; nil: closed
@@ -53,7 +55,7 @@ type sessionView struct {
 }
 
 func newSessionView(id int, c *common, src *source.Source) *sessionView {
-	v := &sessionView{id: id, c: c, src: src, detail: newDetailPane(c), stats: newStatsPane(c), caps: newCapsPane(c), lastSel: -1}
+	v := &sessionView{id: id, c: c, src: src, detail: newDetailPane(c), stats: newStatsPane(c), caps: newCapsPane(c), tools: newToolsPane(c), lastSel: -1}
 	v.traffic = newTrafficPane(c, src, func() *search { return v.search })
 	v.pending = newPendingPane(c, func() time.Duration { return src.Clock(c.now()) }, src.Timeout)
 	return v
@@ -82,6 +84,7 @@ func (v *sessionView) setSize(w, h int) {
 	v.pending.SetSize(pendW, bottom-frame)
 	v.stats.SetSize(w-fw, h-frame)
 	v.caps.SetSize(w-fw, h-frame)
+	v.tools.SetSize(w-fw, h-frame)
 	if v.composer != nil {
 		v.composer.SetSize(w-fw, bottom-frame)
 	}
@@ -273,6 +276,9 @@ func (v *sessionView) sync(now time.Time) tea.Cmd {
 	if v.showCaps {
 		v.caps.Update(indexTickMsg{x})
 	}
+	if v.showTools {
+		v.tools.Update(indexTickMsg{x})
+	}
 	var hold tea.Cmd
 	if !v.holdAsked && v.src.Socket() != "" && !v.src.Ended() {
 		// Without setting a filter: only to hear of the frames held.
@@ -433,6 +439,9 @@ func (v *sessionView) View() string {
 	if v.showCaps {
 		return s.PaneFocused.Width(v.width - s.PaneFocused.GetHorizontalFrameSize()).Height(v.caps.height).Render(v.caps.View())
 	}
+	if v.showTools {
+		return s.PaneFocused.Width(v.width - s.PaneFocused.GetHorizontalFrameSize()).Height(v.tools.height).Render(v.tools.View())
+	}
 	pane := func(focused bool) lipgloss.Style {
 		if focused {
 			return s.PaneFocused
@@ -463,60 +472,100 @@ type templatesMsg struct {
 	err       error
 }
 
-// templatesCmd builds the templates of the session src shows: from the
-// last frame of each method seen (with its params), the last tools/list,
-// prompts/list and resources/list results (a tools/call for each tool,
-// with an argument skeleton from its inputSchema), and for LSP the
-// common requests about the document opened last. It reads only those
-// frames back, in order; ids come from ids (safe for concurrent use).
+// templatesCmd builds the templates of the session src shows (see
+// seenOf); ids come from ids (safe for concurrent use).
 func templatesCmd(session int, src *source.Source, ids *inject.IDs) tea.Cmd {
 	return func() tea.Msg {
-		x := src.Index
-		type key struct {
-			dir    classify.Direction
-			kind   classify.Kind
-			method string
-		}
-		last := map[key]int{}
-		var buf []sessions.Entry
-		for from, n := 0, x.Len(); from < n; from += 4096 {
-			buf = x.Entries(buf[:0], from, min(from+4096, n))
-			for i, e := range buf {
-				if (e.Kind == classify.KindRequest || e.Kind == classify.KindNotification) && e.Method != "" {
-					last[key{e.Dir, e.Kind, e.Method}] = from + i
-				}
-			}
-		}
-		var pos []int
-		for k, p := range last {
-			pos = append(pos, p)
-			if k.kind != classify.KindRequest || !strings.HasSuffix(k.method, "/list") {
-				continue
-			}
-			if pair := x.At(p).Pair; pair != 0 { // the list's result
-				if r, ok := x.BySeq(pair); ok {
-					pos = append(pos, r)
-				}
-			}
-		}
-		slices.Sort(pos)
-		seen := inject.NewSeen()
-		h, _ := x.Header()
-		for _, p := range pos {
-			ev, err := src.Record(p)
-			if err != nil {
-				return templatesMsg{session: session, err: fmt.Errorf("cannot read the session's frames for templates: %w", err)}
-			}
-			m := h.Classify(ev.Frame, ev.Dir, x.Profile())
-			seen.See(&m)
+		seen, err := seenOf(src)
+		if err != nil {
+			return templatesMsg{session: session, err: fmt.Errorf("cannot read the session's frames for templates: %w", err)}
 		}
 		return templatesMsg{session: session, templates: seen.Templates(ids)}
 	}
 }
 
+// toolCallMsg is the template of a tools/call the tools pane asked for,
+// built off Update.
+type toolCallMsg struct {
+	session  int
+	template inject.Template
+	err      error
+}
+
+// toolCallCmd builds the template of a tools/call of tool in the session
+// src shows: its arguments a skeleton of the tool's inputSchema, with
+// the _meta the session's requests carry (see seenOf).
+func toolCallCmd(session int, src *source.Source, ids *inject.IDs, tool inject.Tool) tea.Cmd {
+	return func() tea.Msg {
+		seen, err := seenOf(src)
+		if err != nil {
+			return toolCallMsg{session: session, err: fmt.Errorf("cannot read the session's frames for the tools/call: %w", err)}
+		}
+		return toolCallMsg{session: session, template: seen.ToolCall(tool, ids)}
+	}
+}
+
+// seenOf is what templates are built from in the session src shows: the
+// last frame of each method seen (with its params), the last tools/list,
+// prompts/list and resources/list results (a tools/call for each tool,
+// with an argument skeleton from its inputSchema), and for LSP the
+// common requests about the document opened last. It reads only those
+// frames back, in order.
+func seenOf(src *source.Source) (*inject.Seen, error) {
+	x := src.Index
+	type key struct {
+		dir    classify.Direction
+		kind   classify.Kind
+		method string
+	}
+	last := map[key]int{}
+	var buf []sessions.Entry
+	for from, n := 0, x.Len(); from < n; from += 4096 {
+		buf = x.Entries(buf[:0], from, min(from+4096, n))
+		for i, e := range buf {
+			if (e.Kind == classify.KindRequest || e.Kind == classify.KindNotification) && e.Method != "" {
+				last[key{e.Dir, e.Kind, e.Method}] = from + i
+			}
+		}
+	}
+	var pos []int
+	for k, p := range last {
+		pos = append(pos, p)
+		if k.kind != classify.KindRequest || !strings.HasSuffix(k.method, "/list") {
+			continue
+		}
+		if pair := x.At(p).Pair; pair != 0 { // the list's result
+			if r, ok := x.BySeq(pair); ok {
+				pos = append(pos, r)
+			}
+		}
+	}
+	slices.Sort(pos)
+	seen := inject.NewSeen()
+	h, _ := x.Header()
+	for _, p := range pos {
+		ev, err := src.Record(p)
+		if err != nil {
+			return nil, err
+		}
+		m := h.Classify(ev.Frame, ev.Dir, x.Profile())
+		seen.See(&m)
+	}
+	return seen, nil
+}
+
 // overlaid says a pane shows in place of the others (the stats, the
-// capabilities).
-func (v *sessionView) overlaid() bool { return v.showStats || v.showCaps }
+// capabilities, the tools).
+func (v *sessionView) overlaid() bool { return v.showStats || v.showCaps || v.showTools }
+
+// overlay shows the pane that o is the flag of in place of the others,
+// or none (nil).
+func (v *sessionView) overlay(o *bool) {
+	v.showStats, v.showCaps, v.showTools = false, false, false
+	if o != nil {
+		*o = true
+	}
+}
 
 // focused is the pane that takes the keys: the stats while they show,
 // else the pane with focus.
@@ -526,6 +575,8 @@ func (v *sessionView) focused() pane {
 		return v.stats
 	case v.showCaps:
 		return v.caps
+	case v.showTools:
+		return v.tools
 	case v.focus == paneDetail:
 		return v.detail
 	case v.focus == panePending:
@@ -551,6 +602,11 @@ func (v *sessionView) Update(msg sessionMsg) (intent, tea.Cmd) {
 		if v.composer != nil {
 			return v.composer.Update(msg)
 		}
+	case toolCallMsg:
+		if msg.err != nil {
+			return intent{kind: intentStatus, text: msg.err.Error()}, nil
+		}
+		return intent{kind: intentTemplate, template: &msg.template}, nil
 	case holdOpenedMsg:
 		return v.holdOpened(msg)
 	case holdEventMsg:
