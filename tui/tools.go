@@ -241,7 +241,7 @@ func (p *toolsPane) summary() string {
 // columns are the widths of the tool's name and of the drift note.
 func (p *toolsPane) columns() (nameW, noteW int) {
 	const fixed = 1 + 6 + 1 + 6 + 1 + 7 + 1 + 8 + 1 + 8 + 1
-	nameW = min(max(p.width-fixed-18, 10), 40)
+	nameW = min(max(p.width-fixed-12, 10), 40)
 	return nameW, max(p.width-fixed-nameW, 1)
 }
 
@@ -302,7 +302,7 @@ func (p *toolsPane) selectedLines() []capsLine {
 	case t.Baseline.Removed:
 		add(capsWarn, fmt.Sprintf("#%d: in the baseline accepted for this server, and no longer listed", t.BaselineSeq))
 	default:
-		add(capsWarn, fmt.Sprintf("#%d its latest call (enter goes there); not in the latest tools/list, so a server answers its calls with an error", t.LastCall))
+		add(capsWarn, fmt.Sprintf("#%d its latest call (enter goes there); the latest tools/list does not list it (unknown-tool)", t.LastCall))
 	}
 	use := fmt.Sprintf("calls %d · answered %d · errors %d (JSON-RPC error) · isError %d (the tool failed)", t.Calls, t.Answered, t.Errors, t.Failed)
 	if t.P50 > 0 {

@@ -52,17 +52,17 @@ func TestToolsPaneListsEachToolWithItsCallsErrorsLatencyAndDrift(t *testing.T) {
 	waitFor(t, tm, "ended without")
 	tm.Send(press("T"))
 	waitFor(t, tm, "Tools", "2 listed (tools/list result #8), 1 called but not listed",
-		"tool                 calls errors isError      p50      p99 drift",
-		"add                      3      1       1    2.0ms    2.0ms changed ×1",
-		"idle                     0      0       0",
-		"ghost                    1      1       0    2.0ms    2.0ms unlisted",
+		"tool                       calls errors isError      p50      p99 drift",
+		"add                            3      1       1    2.0ms    2.0ms changed ×1",
+		"idle                           0      0       0",
+		"ghost                          1      1       0    2.0ms    2.0ms unlisted",
 		"#8 listed it (tools/list result)", "calls 3 · answered 3 · errors 1 (JSON-RPC error) · isError 1",
 		"#8 changed its description since an earlier tools/list", "Adds numbers, and reads your mail", "inputSchema")
 	tm.Send(tea.KeyMsg{Type: tea.KeyPgDown})
 	waitFor(t, tm, `"required": [`, "outputSchema", "annotations", `"readOnlyHint": true`)
 	// The unlisted tool says so; enter goes to its latest call.
 	tm.Send(press("G"))
-	waitFor(t, tm, "#15 its latest call (enter goes there); not in the latest tools/list")
+	waitFor(t, tm, "#15 its latest call (enter goes there); the latest tools/list does not list")
 	tm.Send(press("enter"))
 	waitFor(t, tm, "#15  host → server  request")
 	tm.Send(press("T"))
