@@ -156,9 +156,11 @@ func (p *toolsPane) ShortHelp() []key.Binding {
 func (p *toolsPane) FullHelp() [][]key.Binding { return p.c.keys.FullHelp() }
 
 // listRows is how many tools the list shows: about two fifths of the
-// pane, at least three, the definition getting the rest.
+// pane, at least three, the definition getting the rest (a pane too low
+// for its title, column heads and three tools shows what fits).
 func (p *toolsPane) listRows() int {
-	return max(min(len(p.snap.Tools), (p.height-3)*2/5), min(len(p.snap.Tools), 3))
+	n := len(p.snap.Tools)
+	return min(max(min(n, (p.height-3)*2/5), min(n, 3)), max(p.height-2, 0))
 }
 
 // defRows is how many lines of the selected tool show under the title,
@@ -179,6 +181,9 @@ func (p *toolsPane) View() string {
 			truncate(fmt.Sprintf("#%d the server lists 0 tools (tools/list result); enter goes there", u.ListSeq), p.width)
 	}
 	b.WriteString(truncate(title+s.Dim.Render(" "+p.summary()), p.width))
+	if p.height < 2 {
+		return b.String()
+	}
 	nameW, noteW := p.columns()
 	b.WriteString("\n" + s.Dim.Render(truncate(fmt.Sprintf("%-*s %6s %6s %7s %8s %8s %s", nameW, "tool", "calls", "errors", "isError", "p50", "p99", "drift"), p.width)))
 	rows := p.listRows()
@@ -195,7 +200,7 @@ func (p *toolsPane) View() string {
 		}
 		b.WriteString("\n" + line)
 	}
-	if dr := p.defRows(); dr > 0 || p.height > 3+rows {
+	if dr := p.defRows(); dr > 0 {
 		lines := p.selectedLines()
 		top := min(p.top, max(len(lines)-dr, 0))
 		head := "── " + esc(p.name) + " "

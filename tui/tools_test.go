@@ -240,3 +240,20 @@ func TestToolsPaneKeepsTheSelectedToolAcrossSnapshots(t *testing.T) {
 		t.Errorf("after c went: selected %d (%q), scrolled to %d", p.sel, p.name, p.top)
 	}
 }
+
+// The pane fits whatever height it is given: the title and column heads
+// first, then as many tools as fit, then the selected tool.
+func TestToolsPaneFitsAnyHeight(t *testing.T) {
+	p := newToolsPane(newCommon(asciiRenderer()))
+	u := classify.ToolUse{Listed: true, ListSeq: 2}
+	for _, n := range []string{"a", "b", "c", "d", "e"} {
+		u.Tools = append(u.Tools, classify.ToolStat{Name: n, Seq: 2, Def: []byte(`{"name":"` + n + `","description":"d","inputSchema":{"type":"object"}}`)})
+	}
+	p.take(u)
+	for h := 1; h <= 12; h++ {
+		p.SetSize(40, h)
+		if got := strings.Count(p.View(), "\n") + 1; got > h {
+			t.Errorf("at height %d the pane is %d lines:\n%s", h, got, p.View())
+		}
+	}
+}
