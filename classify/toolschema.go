@@ -58,9 +58,11 @@ const (
 // A SchemaProblem is a finding of the tool rules: its code, and what
 // was wrong, in words that name the tool, the failing path and keyword.
 type SchemaProblem struct {
-	Code string // bad-tool-schema, tool-arguments-invalid or tool-result-invalid
+	Code string // bad-tool-schema, tool-arguments-invalid, tool-result-invalid or tool-drift
 	Tool string
 	Text string
+	// Fields are the parts of the definition that changed, for tool-drift.
+	Fields []string
 }
 
 // Listed reports whether a tools/list result has been seen, and whether
@@ -463,7 +465,7 @@ func (t *Tools) Drift(earlier *Tools) []SchemaProblem {
 	var problems []SchemaProblem
 	for _, name := range names {
 		if changed := changedFields(DefTool, earlier.tools[name].def, t.tools[name].def); len(changed) > 0 {
-			problems = append(problems, SchemaProblem{Code: "tool-drift", Tool: name,
+			problems = append(problems, SchemaProblem{Code: "tool-drift", Tool: name, Fields: changed,
 				Text: fmt.Sprintf("tool %s changed its %s since an earlier tools/list of this session; a host that approved the tool saw another definition (MCP security: clients should treat tool definitions as untrusted and show changes)", quoteName(name), strings.Join(changed, ", "))})
 		}
 	}

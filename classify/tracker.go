@@ -151,6 +151,8 @@ type Tracker struct {
 	lsp lspState
 	// What Capabilities gives of the peers (see tracker_caps.go).
 	caps capsState
+	// What ToolUse gives of the tools (see tracker_tools.go).
+	tools toolsState
 
 	// sent lists requests in the order they were sent (from sentHead on;
 	// entries of requests no longer in flight are stale), so that a full

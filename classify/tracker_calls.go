@@ -37,6 +37,9 @@ func (t *Tracker) request(seq int64, at time.Duration, m *Message) {
 	if t.Profile() == MCP && method == "tools/call" {
 		if name, ok := StringValue(Member(m.Params(), "name")); ok {
 			f.tool = append(f.tool, name...)
+			if f.origin == 0 && m.Dir == H2S { // a server calls no tool of the host
+				t.toolCalled(seq, f.tool)
+			}
 		}
 	}
 	if flags&flLogLevel != 0 {
@@ -240,19 +243,19 @@ func (t *Tracker) response(seq int64, at time.Duration, m *Message) {
 				t.version = v
 			}
 		}
-		t.answerRules(seq, m, f)
+		t.answerRules(seq, at, m, f)
 		t.pair(seq, at, f)
 		t.land(f, answeredS)
 		t.settleOwed(k)
 		return
 	case ok && f.state == cancelled:
-		t.answerRules(seq, m, f)
+		t.answerRules(seq, at, m, f)
 		f.state = answeredS
 		t.pairs = append(t.pairs, t.newPair(seq, at, f))
 		return
 	case ok && f.state == gapped:
 		// Its answer was not among the frames missing after all.
-		t.answerRules(seq, m, f)
+		t.answerRules(seq, at, m, f)
 		f.state = answeredS
 		t.pair(seq, at, f)
 		return
@@ -290,11 +293,13 @@ func (t *Tracker) response(seq int64, at time.Duration, m *Message) {
 	t.emit(seq, CodeUnmatchedResponse, Error, "No request with this id is waiting for an answer from this side; the receiver cannot route it.", 0)
 }
 
-// answerRules applies the rules above the envelope to the answer of f.
-func (t *Tracker) answerRules(seq int64, m *Message, f *flight) {
+// answerRules applies the rules above the envelope to the answer of f,
+// at at.
+func (t *Tracker) answerRules(seq int64, at time.Duration, m *Message, f *flight) {
 	switch t.Profile() {
 	case MCP:
 		t.mcpAnswer(seq, m, f)
+		t.toolAnswered(at, m, f)
 	case LSP:
 		t.lspAnswer(seq, m, f)
 	}

@@ -608,6 +608,7 @@ func (t *Tracker) discovered(seq int64, res []byte) {
 // and the page without nextCursor completes it.
 func (t *Tracker) listedTools(seq int64, res []byte, later bool, f *flight) {
 	var problems []SchemaProblem
+	t.toolsPage(seq, res, !later || t.mcp.toolsNext == nil)
 	if !later || t.mcp.toolsNext == nil {
 		t.mcp.toolsNext = map[string]struct{}{}
 		t.mcp.schemasNext = &Tools{}
@@ -631,8 +632,10 @@ func (t *Tracker) listedTools(seq int64, res []byte, later bool, f *flight) {
 		t.mcp.toolsSeen = false // too many to judge
 	} else {
 		t.mcp.tools, t.mcp.toolsSeen, t.mcp.toolsStale = t.mcp.toolsNext, true, false
+		t.toolsListed(seq)
 		for _, p := range t.mcp.schemasNext.Drift(t.mcp.schemas) {
 			t.emit(seq, CodeToolDrift, Warn, p.Text, f.seq)
+			t.toolDrifted(seq, p.Tool, p.Fields)
 		}
 		t.mcp.schemas = t.mcp.schemasNext
 		if t.mcp.baseline != nil {
@@ -691,6 +694,9 @@ func (t *Tracker) againstBaseline(seq int64, k DefinitionKind, now Definitions, 
 		}
 		t.mcp.baselineSaid[said] = struct{}{}
 		t.emit(seq, CodeToolDrift, Warn, c.againstBaselineText(b), f.seq)
+		if k == DefTool {
+			t.toolOffBaseline(seq, c)
+		}
 	}
 }
 

@@ -76,9 +76,7 @@ func (s *Seen) Templates(ids *IDs) []Template {
 		out = append(out, Template{Name: k.method, Dir: k.dir, Body: append(b, '}')})
 	}
 	for _, t := range s.tools {
-		args, _ := Arguments(t.Schema, nil, false)
-		out = append(out, Template{Name: "tools/call " + t.Name, Dir: classify.H2S,
-			Body: s.request(classify.H2S, ids.Peek(classify.H2S), "tools/call", map[string]json.RawMessage{"name": mustJSON(t.Name), "arguments": args}, "name", "arguments")})
+		out = append(out, s.toolCall(t, ids))
 	}
 	for _, p := range s.prompts {
 		out = append(out, Template{Name: "prompts/get " + p.Name, Dir: classify.H2S,
@@ -94,6 +92,22 @@ func (s *Seen) Templates(ids *IDs) []Template {
 		}
 	}
 	return out
+}
+
+// ToolCall is the template of a tools/call of tool: its arguments a
+// skeleton of its inputSchema (Arguments: each property a placeholder of
+// its type; none when the schema is nil), with the session's per-request
+// _meta when it has one, and the next id of the host's side (ids.Peek).
+func (s *Seen) ToolCall(tool Tool, ids *IDs) Template {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.toolCall(tool, ids)
+}
+
+func (s *Seen) toolCall(t Tool, ids *IDs) Template {
+	args, _ := Arguments(t.Schema, nil, false)
+	return Template{Name: "tools/call " + t.Name, Dir: classify.H2S,
+		Body: s.request(classify.H2S, ids.Peek(classify.H2S), "tools/call", map[string]json.RawMessage{"name": mustJSON(t.Name), "arguments": args}, "name", "arguments")}
 }
 
 func lspParams(method, uri string) map[string]json.RawMessage {

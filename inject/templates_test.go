@@ -220,3 +220,25 @@ func TestRequestsOnRevision20260728CarryTheSessionsMeta(t *testing.T) {
 		}
 	}
 }
+
+// ToolCall builds the tools/call of the tool it is given (the tools pane
+// names its tools from the tracker's list, not Seen's): arguments a
+// skeleton of the schema, required first, each of its type; none when
+// there is no schema; and on revision 2026-07-28 the session's _meta.
+func TestToolCallIsATemplateOfTheToolGivenWithTheSessionsMeta(t *testing.T) {
+	const meta = `{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}`
+	s := NewSeen()
+	s.See(msg(classify.H2S, `{"jsonrpc":"2.0","id":0,"method":"server/discover","params":{"_meta":`+meta+`}}`))
+	ids := NewIDs()
+	tp := s.ToolCall(Tool{Name: "add\u202e", Schema: []byte(`{"type":"object","properties":{"note":{"type":"string"},"n":{"type":"integer"},"on":{"type":"boolean"}},"required":["on","n"]}`)}, ids)
+	want := `{"jsonrpc":"2.0","id":"rpctap-1","method":"tools/call","params":{"name":"add` + "\u202e" + `","arguments":{"on":false,"n":0,"note":"<string>"},"_meta":` + meta + `}}`
+	if tp.Name != "tools/call add\u202e" || tp.Dir != classify.H2S || string(tp.Body) != want {
+		t.Errorf("got %s %v %s\nwant %s", tp.Name, tp.Dir, tp.Body, want)
+	}
+	if tp := s.ToolCall(Tool{Name: "ghost"}, ids); !strings.Contains(string(tp.Body), `"arguments":{},"_meta"`) {
+		t.Errorf("a tool with no schema: %s", tp.Body)
+	}
+	if ids.Peek(classify.H2S) != `"rpctap-1"` {
+		t.Errorf("a template took an id: the next is %s", ids.Peek(classify.H2S))
+	}
+}

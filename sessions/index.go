@@ -431,3 +431,16 @@ func (x *Index) Capabilities() classify.Capabilities {
 	}
 	return x.tr.Capabilities()
 }
+
+// ToolUse is what the session's MCP tools did in the records indexed so
+// far: the tools of the latest tools/list, their calls, errors, latency
+// and drift, and the tools called that it does not list (see
+// classify.ToolUse).
+func (x *Index) ToolUse() classify.ToolUse {
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	if x.tr == nil {
+		return classify.ToolUse{}
+	}
+	return x.tr.ToolUse()
+}

@@ -42,7 +42,8 @@ func (m *Model) do(v *sessionView, in intent) tea.Cmd {
 			m.status = fmt.Sprintf("frame #%d is hidden by the filter", in.seq)
 			break
 		}
-		v.focus, v.showCaps = paneTraffic, false
+		v.focus = paneTraffic
+		v.overlay(nil)
 	case intentNextMatch:
 		m.status = v.nextMatch(in.step)
 	case intentRefilter:
@@ -82,6 +83,22 @@ func (m *Model) do(v *sessionView, in intent) tea.Cmd {
 			}
 		}
 		return cmd
+	case intentCallTool:
+		if err := v.canInject(); err != nil {
+			m.status = err.Error()
+			return nil
+		}
+		m.status = "building the tools/call of " + classify.EscapeString(in.tool.Name, 60) + "…"
+		return toolCallCmd(v.id, v.src, v.idsFresh(), *in.tool)
+	case intentTemplate:
+		cmd := m.openComposer(v, "", in.template.Dir)
+		if v.composer == nil {
+			return cmd
+		}
+		v.overlay(nil)
+		v.focus = paneTraffic
+		m.status = ""
+		return tea.Batch(cmd, v.composer.useTemplate(*in.template))
 	case intentReply, intentResend:
 		if err := v.canInject(); err != nil {
 			m.status = err.Error()

@@ -155,8 +155,15 @@ func (m *Model) viewKey(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
 		v.showCaps = false
 		return m, nil
 	case key.Matches(msg, k.Caps):
-		v.showCaps, v.showStats = true, false
+		v.overlay(&v.showCaps)
 		v.caps.Update(indexTickMsg{v.src.Index})
+		return m, nil
+	case v.showTools && key.Matches(msg, k.LeaveTools):
+		v.showTools = false
+		return m, nil
+	case key.Matches(msg, k.Tools):
+		v.overlay(&v.showTools)
+		v.tools.Update(indexTickMsg{v.src.Index})
 		return m, nil
 	case key.Matches(msg, k.NextPane):
 		v.focus = (v.focus + 1) % 3
@@ -165,7 +172,11 @@ func (m *Model) viewKey(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
 		v.focus = (v.focus + 2) % 3
 		return m, nil
 	case key.Matches(msg, k.Stats):
-		v.showStats, v.showCaps = !v.showStats, false
+		if v.showStats {
+			v.overlay(nil)
+		} else {
+			v.overlay(&v.showStats)
+		}
 		return m, nil
 	case key.Matches(msg, k.Compose) && !v.overlaid():
 		return m, m.openComposer(v, "", classify.H2S)

@@ -502,6 +502,7 @@ func TestEveryViewFitsTheDefaultTerminal(t *testing.T) {
 		{"raw", []string{"r"}, []string{"Raw bytes"}},
 		{"stats", []string{"s"}, []string{"Latency of tools/call", "s/esc back"}},
 		{"capabilities", []string{"c"}, []string{"#5 Server capabilities", "c/esc close"}},
+		{"tools", []string{"T"}, []string{"Tools 3 listed", "T/esc close"}},
 		{"help", []string{"?"}, []string{"any key closes help"}},
 		{"filter typed", []string{"/", "method:" + long}, []string{"✓"}},
 		{"filter", []string{"/", "method:tools/list", "enter"}, []string{"(2 of 18 frames)"}},
@@ -553,6 +554,7 @@ func TestEveryViewFitsASmallTerminal(t *testing.T) {
 		{"pending", []string{"P"}, nil},
 		{"stats", []string{"s"}, nil},
 		{"capabilities", []string{"c"}, []string{"Capabilities"}},
+		{"tools", []string{"T"}, []string{"Tools"}},
 		{"help", []string{"?"}, nil},
 		{"filter", []string{"/", "method:tools/list", "enter"}, []string{"(2 of 18"}},
 	} {

@@ -42,6 +42,9 @@ const (
 	intentHoldDrop
 	intentHoldEdit  // open the composer on the frame, to send in its place
 	intentHoldReply // open the composer on an answer to it, in its receiver's place
+	// The tools pane's.
+	intentCallTool // open the composer on a tools/call of tool (built in a command)
+	intentTemplate // open the composer on template
 	// A view's, for what its messages change outside it.
 	intentStatus      // text on the status line
 	intentKeepTicking // ticks again: held frames count down
@@ -69,4 +72,7 @@ type intent struct {
 	pick *inject.Entry
 	send *injectRequest
 	hold *holdSend
+	// The tools pane's: the tool to call, the template to open.
+	tool     *inject.Tool
+	template *inject.Template
 }

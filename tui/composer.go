@@ -252,16 +252,21 @@ func (p *composer) pickKey(msg tea.KeyMsg) (intent, tea.Cmd) {
 			e := p.catalog[i]
 			return intent{kind: intentPick, pick: &e}, nil
 		}
-		t := p.templates[i]
-		m := classify.Classify(t.Body, t.Dir, classify.JSONRPC)
-		if m.HasID() {
-			p.given[string(m.ID().Raw)] = true
-		}
-		cmd := p.fill(inject.FormatRaw([][]byte{t.Body}), t.Dir)
-		p.note("template " + classify.EscapeString(t.Name, 60) + ": edit the placeholders, then ctrl+s")
-		return intent{}, cmd
+		return intent{}, p.useTemplate(p.templates[i])
 	}
 	return intent{}, nil
+}
+
+// useTemplate fills the composer with template t, its id taken as the
+// composer's own (not one the session sent).
+func (p *composer) useTemplate(t inject.Template) tea.Cmd {
+	m := classify.Classify(t.Body, t.Dir, classify.JSONRPC)
+	if m.HasID() {
+		p.given[string(m.ID().Raw)] = true
+	}
+	cmd := p.fill(inject.FormatRaw([][]byte{t.Body}), t.Dir)
+	p.note("template " + classify.EscapeString(t.Name, 60) + ": edit the placeholders, then ctrl+s")
+	return cmd
 }
 
 // listLen is how many entries of the list show.

@@ -12,6 +12,7 @@ type KeyMap struct {
 	ToggleRaw, More, ToggleStderr, ToggleTime             key.Binding
 	Stats, LeaveStats, Pending                            key.Binding
 	Caps, LeaveCaps, GoToFrame                            key.Binding // the capabilities pane
+	Tools, LeaveTools, ToolCall, ToolScroll               key.Binding // the tools pane
 	Apply, Cancel                                         key.Binding // in the filter and command lines
 	Copy, Command, Help, Quit                             key.Binding
 	NextSession, PrevSession                              key.Binding
@@ -58,6 +59,10 @@ func DefaultKeyMap() KeyMap {
 		Caps:           key.NewBinding(key.WithKeys("c"), key.WithHelp("c", "capabilities")),
 		LeaveCaps:      key.NewBinding(key.WithKeys("c", "esc"), key.WithHelp("c/esc", "close")),
 		GoToFrame:      key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "go to the frame")),
+		Tools:          key.NewBinding(key.WithKeys("T"), key.WithHelp("T", "tools")),
+		LeaveTools:     key.NewBinding(key.WithKeys("T", "esc"), key.WithHelp("T/esc", "close")),
+		ToolCall:       key.NewBinding(key.WithKeys("i"), key.WithHelp("i", "call it")),
+		ToolScroll:     key.NewBinding(key.WithKeys("pgup", "pgdown"), key.WithHelp("pgup/pgdn", "scroll")),
 		Copy:           key.NewBinding(key.WithKeys("y"), key.WithHelp("y", "copy frame")),
 		Command:        key.NewBinding(key.WithKeys(":"), key.WithHelp(":", "command")),
 		Help:           key.NewBinding(key.WithKeys("?"), key.WithHelp("?", "help")),
@@ -105,7 +110,8 @@ func (k KeyMap) FullHelp() [][]key.Binding {
 		{k.Up, k.Down, k.PageUp, k.PageDown, k.Top, k.Bottom},
 		{k.NextPane, k.PrevPane, k.Pending, k.Open, k.Pair, k.NextSession},
 		{k.Filter, k.SearchMode, k.ClearFilter, k.NextMatch, k.ToggleStderr, k.ToggleTime, k.ToggleRaw},
-		{k.More, k.Stats, k.Caps, k.Copy, k.Command, k.Help, k.Quit},
+		// ? itself is in every footer, and the screen says how to close it.
+		{k.More, k.Stats, k.Caps, k.Tools, k.Copy, k.Command, k.Quit},
 		// The held pane's own keys show in its footer.
 		{k.Compose, k.Reply, k.Resend, k.Held},
 	}

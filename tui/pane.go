@@ -23,6 +23,7 @@ var (
 	_ pane = (*pendingPane)(nil)
 	_ pane = (*statsPane)(nil)
 	_ pane = (*capsPane)(nil)
+	_ pane = (*toolsPane)(nil)
 	_ pane = (*holdPane)(nil)
 	_ pane = (*picker)(nil)
 	_ pane = (*composer)(nil)
@@ -39,6 +40,7 @@ func (m detailLoadedMsg) sessionID() int { return m.session }
 func (m previewMsg) sessionID() int      { return m.session }
 func (m templatesMsg) sessionID() int    { return m.session }
 func (m catalogMsg) sessionID() int      { return m.session }
+func (m toolCallMsg) sessionID() int     { return m.session }
 func (m holdOpenedMsg) sessionID() int   { return m.session }
 func (m holdEventMsg) sessionID() int    { return m.session }
 func (m editorDoneMsg) sessionID() int   { return m.session }

@@ -27,9 +27,11 @@ type sessionView struct {
 	pending    *pendingPane
 	stats      *statsPane
 	caps       *capsPane
+	tools      *toolsPane
 	focus      paneID
 	showStats  bool
 	showCaps   bool // the capabilities pane shows in place of the others
+	showTools  bool // the tools pane shows in place of the others
 	filterText string
 	search     *search   // frames marked, not hidden; nil: none
 	composer   *composer // open in place of the detail and pending panes; nil: closed
@@ -53,7 +55,7 @@ type sessionView struct {
 }
 
 func newSessionView(id int, c *common, src *source.Source) *sessionView {
-	v := &sessionView{id: id, c: c, src: src, detail: newDetailPane(c), stats: newStatsPane(c), caps: newCapsPane(c), lastSel: -1}
+	v := &sessionView{id: id, c: c, src: src, detail: newDetailPane(c), stats: newStatsPane(c), caps: newCapsPane(c), tools: newToolsPane(c), lastSel: -1}
 	v.traffic = newTrafficPane(c, src, func() *search { return v.search })
 	v.pending = newPendingPane(c, func() time.Duration { return src.Clock(c.now()) }, src.Timeout)
 	return v
@@ -82,6 +84,7 @@ func (v *sessionView) setSize(w, h int) {
 	v.pending.SetSize(pendW, bottom-frame)
 	v.stats.SetSize(w-fw, h-frame)
 	v.caps.SetSize(w-fw, h-frame)
+	v.tools.SetSize(w-fw, h-frame)
 	if v.composer != nil {
 		v.composer.SetSize(w-fw, bottom-frame)
 	}
@@ -315,6 +318,9 @@ func (v *sessionView) sync(now time.Time) tea.Cmd {
 	if v.showCaps {
 		v.caps.Update(indexTickMsg{x})
 	}
+	if v.showTools {
+		v.tools.Update(indexTickMsg{x})
+	}
 	var hold tea.Cmd
 	if !v.holdAsked && v.src.Socket() != "" && !v.src.Ended() {
 		// Without setting a filter: only to hear of the frames held.
@@ -475,6 +481,9 @@ func (v *sessionView) View() string {
 	if v.showCaps {
 		return s.PaneFocused.Width(v.width - s.PaneFocused.GetHorizontalFrameSize()).Height(v.caps.height).Render(v.caps.View())
 	}
+	if v.showTools {
+		return s.PaneFocused.Width(v.width - s.PaneFocused.GetHorizontalFrameSize()).Height(v.tools.height).Render(v.tools.View())
+	}
 	pane := func(focused bool) lipgloss.Style {
 		if focused {
 			return s.PaneFocused
@@ -505,12 +514,8 @@ type templatesMsg struct {
 	err       error
 }
 
-// templatesCmd builds the templates of the session src shows: from the
-// last frame of each method seen (with its params), the last tools/list,
-// prompts/list and resources/list results (a tools/call for each tool,
-// with an argument skeleton from its inputSchema), and for LSP the
-// common requests about the document opened last. It reads only those
-// frames back, in order; ids come from ids (safe for concurrent use).
+// templatesCmd builds the templates of the session src shows (see
+// seenOf); ids come from ids (safe for concurrent use).
 func templatesCmd(session int, src *source.Source, ids *inject.IDs) tea.Cmd {
 	return func() tea.Msg {
 		seen, err := sessionSeen(src)
@@ -518,6 +523,27 @@ func templatesCmd(session int, src *source.Source, ids *inject.IDs) tea.Cmd {
 			return templatesMsg{session: session, err: fmt.Errorf("cannot read the session's frames for templates: %w", err)}
 		}
 		return templatesMsg{session: session, templates: seen.Templates(ids)}
+	}
+}
+
+// toolCallMsg is the template of a tools/call the tools pane asked for,
+// built off Update.
+type toolCallMsg struct {
+	session  int
+	template inject.Template
+	err      error
+}
+
+// toolCallCmd builds the template of a tools/call of tool in the session
+// src shows: its arguments a skeleton of the tool's inputSchema, with
+// the _meta the session's requests carry (see sessionSeen).
+func toolCallCmd(session int, src *source.Source, ids *inject.IDs, tool inject.Tool) tea.Cmd {
+	return func() tea.Msg {
+		seen, err := sessionSeen(src)
+		if err != nil {
+			return toolCallMsg{session: session, err: fmt.Errorf("cannot read the session's frames for the tools/call: %w", err)}
+		}
+		return toolCallMsg{session: session, template: seen.ToolCall(tool, ids)}
 	}
 }
 
@@ -569,8 +595,17 @@ func sessionSeen(src *source.Source) (*inject.Seen, error) {
 }
 
 // overlaid says a pane shows in place of the others (the stats, the
-// capabilities).
-func (v *sessionView) overlaid() bool { return v.showStats || v.showCaps }
+// capabilities, the tools).
+func (v *sessionView) overlaid() bool { return v.showStats || v.showCaps || v.showTools }
+
+// overlay shows the pane that o is the flag of in place of the others,
+// or none (nil).
+func (v *sessionView) overlay(o *bool) {
+	v.showStats, v.showCaps, v.showTools = false, false, false
+	if o != nil {
+		*o = true
+	}
+}
 
 // focused is the pane that takes the keys: the stats while they show,
 // else the pane with focus.
@@ -580,6 +615,8 @@ func (v *sessionView) focused() pane {
 		return v.stats
 	case v.showCaps:
 		return v.caps
+	case v.showTools:
+		return v.tools
 	case v.focus == paneDetail:
 		return v.detail
 	case v.focus == panePending:
@@ -609,6 +646,11 @@ func (v *sessionView) Update(msg sessionMsg) (intent, tea.Cmd) {
 		if v.composer != nil {
 			return intent{}, v.composer.fillCatalog(msg)
 		}
+	case toolCallMsg:
+		if msg.err != nil {
+			return intent{kind: intentStatus, text: msg.err.Error()}, nil
+		}
+		return intent{kind: intentTemplate, template: &msg.template}, nil
 	case holdOpenedMsg:
 		return v.holdOpened(msg)
 	case holdEventMsg:
