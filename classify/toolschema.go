@@ -209,6 +209,13 @@ func (t *Tools) CheckResult(name string, result []byte) (SchemaProblem, bool) {
 	return problem("has structuredContent that does not validate against the tool's outputSchema: " + msg)
 }
 
+// judgesResults reports whether the listed tool name declared an
+// outputSchema that compiled, against which CheckResult judges its results.
+func (t *Tools) judgesResults(name string) bool {
+	lt, ok := t.tools[name]
+	return ok && lt.hasOutput
+}
+
 // quoteName quotes a tool's name for a finding's text, escaped and
 // short: a finding never repeats a peer's value unescaped.
 func quoteName(name string) string { return `"` + EscapeString(name, 80) + `"` }

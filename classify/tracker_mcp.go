@@ -401,8 +401,8 @@ func (t *Tracker) checkTool(seq int64, m *Message) {
 // checkToolResult raises tool-result-invalid for a result of a tools/call
 // of tool that its outputSchema does not allow.
 func (t *Tracker) checkToolResult(seq int64, res []byte, f *flight) {
-	if !t.mcp.toolsSeen || t.mcp.toolsStale || t.mcp.schemas == nil || len(f.tool) == 0 {
-		return
+	if !t.mcp.toolsSeen || t.mcp.toolsStale || t.mcp.schemas == nil || !t.mcp.schemas.judgesResults(string(f.tool)) {
+		return // most tools declare no outputSchema: their results cost no scan
 	}
 	if s, _ := rawText(Member(res, "resultType")); string(s) == "input_required" {
 		return // not the tool's result yet: the call goes on with a retry
