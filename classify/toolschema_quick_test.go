@@ -411,14 +411,20 @@ func (g *schemaGen) quote(s string) string {
 }
 
 // The schemas MCP servers list most (zod's and the Go SDK's: typed
-// properties, required, additionalProperties false, draft 7 with formats)
-// have a quick form, and it decides their valid calls.
+// properties, required, additionalProperties false, draft 7 with formats;
+// every inputSchema and outputSchema of server-everything has one) have a
+// quick form, and it decides their valid calls.
 func TestCommonToolSchemasHaveAQuickForm(t *testing.T) {
 	for _, c := range []struct{ schema, value string }{
 		{`{"type":"object","properties":{"message":{"type":"string","maxLength":4096},"n":{"type":"integer","minimum":0}},"required":["message"],"additionalProperties":false}`,
 			`{"message":"hi","n":3}`},
 		{`{"$schema":"http://json-schema.org/draft-07/schema#","type":"object","properties":{"url":{"type":"string","format":"uri","description":"d"},"tags":{"type":"array","items":{"type":"string","enum":["a","b"]}},"depth":{"type":"number","exclusiveMinimum":0,"default":1}},"required":["url"],"additionalProperties":false}`,
 			`{"url":"https://example.com","tags":["a","b"],"depth":0.5}`},
+		// server-everything's (zod, draft 7): a format, an enum, defaults.
+		{`{"$schema":"http://json-schema.org/draft-07/schema#","type":"object","properties":{"name":{"default":"README.md.gz","type":"string","description":"Name of the output file"},"data":{"default":"https://raw.githubusercontent.com/modelcontextprotocol/servers/refs/heads/main/README.md","type":"string","format":"uri","description":"URL or data URI of the file content to compress"},"outputType":{"default":"resourceLink","description":"How the resulting gzipped file should be returned.","type":"string","enum":["resourceLink","resource"]}}}`,
+			`{"name":"a.gz","data":"https://example.com/README.md","outputType":"resource"}`},
+		{`{"$schema":"http://json-schema.org/draft-07/schema#","type":"object","properties":{"temperature":{"type":"number","description":"Temperature in celsius"},"conditions":{"type":"string","description":"Weather conditions description"},"humidity":{"type":"number","description":"Humidity percentage"}},"required":["temperature","conditions","humidity"],"additionalProperties":false}`,
+			`{"temperature":22.5,"conditions":"Partly cloudy","humidity":65}`},
 		{`{"type":"object","properties":{"opts":{"type":["object","null"],"additionalProperties":{"type":"boolean"}}}}`,
 			`{"opts":{"x":true,"y":false}}`},
 	} {
@@ -434,4 +440,35 @@ func TestCommonToolSchemasHaveAQuickForm(t *testing.T) {
 			t.Errorf("schema %s: the quick form could not tell that %s is valid", c.schema, c.value)
 		}
 	}
+}
+
+// Any bytes as arguments are judged as the validator alone judges them,
+// against schemas of every keyword a quick form reads.
+func FuzzQuickFormsJudgeAnyBytesAsTheValidator(f *testing.F) {
+	schemas := []string{
+		`{"type":"object","properties":{"message":{"type":"string","maxLength":4,"minLength":1},"n":{"type":"integer","minimum":0,"exclusiveMaximum":10}},"required":["message"],"additionalProperties":false}`,
+		`{"$schema":"http://json-schema.org/draft-07/schema#","type":"object","properties":{"u":{"type":"string","format":"uri"},"e":{"enum":["a","é"]},"l":{"type":"array","items":{"type":["number","null"]},"maxItems":2}},"additionalProperties":{"type":"boolean"}}`,
+		`{"type":["object","array","string","number"],"pattern":"^a","format":"date","items":{"type":"object","required":["a"]},"maximum":1.5}`,
+	}
+	var compiled []*toolSchema
+	for _, s := range schemas {
+		ts, err := compileSchema([]byte(s))
+		if err != nil || ts.quick == nil {
+			f.Fatalf("schema %s: %v, quick form %v", s, err, ts != nil && ts.quick != nil)
+		}
+		compiled = append(compiled, ts)
+	}
+	for _, v := range []string{`{"message":"hi","n":3}`, ` {"\u006dessage":"h\u00e9","n":9.0} `, `{"u":"x:y","e":"é","l":[1,null],"z":true}`,
+		`["a",{"a":1}]`, `"abc"`, `1.5`, `{"message":"a","message":""}`, `{"n":-0,"message":"\ud800"}`, `[1e2]`} {
+		f.Add([]byte(v))
+	}
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		for i, ts := range compiled {
+			msg, bad := validate(ts, raw)
+			wantMsg, wantBad := validateFully(ts, raw)
+			if msg != wantMsg || bad != wantBad {
+				t.Errorf("schema %s, value %q: judged (%q, %v), the validator (%q, %v)", schemas[i], raw, msg, bad, wantMsg, wantBad)
+			}
+		}
+	})
 }
