@@ -472,3 +472,23 @@ func FuzzQuickFormsJudgeAnyBytesAsTheValidator(f *testing.F) {
 		}
 	})
 }
+
+// The cost of judging one call's 1 KiB of valid arguments (gensession's,
+// as .ci/bench/check-tools judges them), by the quick form and by the
+// validator alone.
+func benchmarkJudgedCall(b *testing.B, judge func(*toolSchema, []byte) (string, bool)) {
+	ts, err := compileSchema([]byte(`{"type":"object","properties":{"message":{"type":"string","maxLength":4096},"n":{"type":"integer","minimum":0}},"required":["message"],"additionalProperties":false}`))
+	if err != nil {
+		b.Fatal(err)
+	}
+	args := []byte(`{"message":"` + strings.Repeat("The quick brown fox jumps over the lazy dog. ", 20)[:880] + `","n":12345}`)
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, bad := judge(ts, args); bad {
+			b.Fatal("valid arguments judged invalid")
+		}
+	}
+}
+
+func BenchmarkJudgedCallQuick1KiB(b *testing.B)     { benchmarkJudgedCall(b, validate) }
+func BenchmarkJudgedCallValidator1KiB(b *testing.B) { benchmarkJudgedCall(b, validateFully) }
