@@ -2,6 +2,7 @@ package classify
 
 import (
 	"bytes"
+	"encoding/json"
 	"math/big"
 	"strconv"
 	"unicode/utf8"
@@ -23,10 +24,10 @@ import (
 // subschema, so it needs no budget; a schema with anything else (a $ref,
 // a combinator, a keyword it does not know) has no quick form.
 type quickSchema struct {
-	always, never bool  // the schema true (or one with no assertion), and false
-	types         uint8 // the types allowed (quickType bits); 0: any
-	format        *jsonschema.Format
-	enum          []string // the strings allowed, when the schema has an enum
+	always, never bool               // the schema true (or one with no assertion), and false
+	types         uint8              // the types allowed (quickType bits); 0: any
+	format        *jsonschema.Format // asked of strings (it allows other values)
+	enum          []string           // the strings allowed, when the schema has an enum
 
 	props     map[string]*quickSchema
 	required  map[string]int // a required member's bit in a found set
@@ -92,6 +93,9 @@ func quickForm(s *jsonschema.Schema, depth int) *quickSchema {
 		s.AdditionalItems != nil || len(s.PrefixItems) > 0 || s.UnevaluatedItems != nil ||
 		s.ContentEncoding != nil || s.ContentMediaType != nil || s.ContentSchema != nil ||
 		s.MultipleOf != nil {
+		return nil
+	}
+	if s.Format != nil && !allowsOtherValues(s.Format) {
 		return nil
 	}
 	for _, ext := range s.Extensions {
@@ -174,6 +178,18 @@ func quickForm(s *jsonschema.Schema, depth int) *quickSchema {
 	return q
 }
 
+// allowsOtherValues reports whether format f allows values that are not
+// strings, as every format the validator knows does: a format judges
+// strings, and a quick form asks it of strings only.
+func allowsOtherValues(f *jsonschema.Format) bool {
+	for _, v := range []any{nil, true, json.Number("1"), []any{"x"}, map[string]any{"x": "x"}} {
+		if f.Validate(v) != nil {
+			return false
+		}
+	}
+	return true
+}
+
 func bound(n *int) int {
 	if n == nil {
 		return -1
@@ -227,13 +243,6 @@ func (q *quickSchema) valid(raw []byte) bool {
 		// An integer's type is number; integer allows the numbers whose
 		// value is whole (1.0 among them).
 		if t != qNumber || q.types&qInteger == 0 || !num.whole() {
-			return false
-		}
-	}
-	if q.format != nil && t != qString {
-		// A format looks at strings; what it says of other values is the
-		// format's to say (the built-in ones allow them).
-		if v, ok := decodeValue(raw, 0); !ok || q.format.Validate(v) != nil {
 			return false
 		}
 	}

@@ -2,6 +2,7 @@ package classify
 
 import (
 	"encoding/json"
+	"fmt"
 	"math/rand/v2"
 	"reflect"
 	"slices"
@@ -492,3 +493,39 @@ func benchmarkJudgedCall(b *testing.B, judge func(*toolSchema, []byte) (string, 
 
 func BenchmarkJudgedCallQuick1KiB(b *testing.B)     { benchmarkJudgedCall(b, validate) }
 func BenchmarkJudgedCallValidator1KiB(b *testing.B) { benchmarkJudgedCall(b, validateFully) }
+
+// A quick form asks a format of strings only, so a format that refuses
+// some other value (none the validator knows does) leaves its schema to
+// the validator.
+func TestAFormatThatJudgesOtherValuesHasNoQuickForm(t *testing.T) {
+	c := jsonschema.NewCompiler()
+	c.AssertFormat()
+	c.RegisterFormat(&jsonschema.Format{Name: "no-numbers", Validate: func(v any) error {
+		if _, ok := v.(json.Number); ok {
+			return fmt.Errorf("a number")
+		}
+		return nil
+	}})
+	if err := c.AddResource("mem:///s.json", map[string]any{"format": "no-numbers"}); err != nil {
+		t.Fatal(err)
+	}
+	s, err := c.Compile("mem:///s.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if quickForm(s, 0) != nil {
+		t.Error("a schema whose format refuses numbers has a quick form, which would let numbers through")
+	}
+	if quickForm(withFormat(t, "uri"), 0) == nil {
+		t.Error("a schema with the format uri has no quick form")
+	}
+}
+
+func withFormat(t *testing.T, name string) *jsonschema.Schema {
+	t.Helper()
+	ts, err := compileSchema([]byte(`{"$schema":"http://json-schema.org/draft-07/schema#","format":"` + name + `"}`))
+	if err != nil || ts.s.Format == nil {
+		t.Fatalf("format %s: %v, asserted %v", name, err, err == nil && ts.s.Format != nil)
+	}
+	return ts.s
+}
