@@ -380,7 +380,18 @@ func (t *Tracker) checkTool(seq int64, m *Message) {
 	if !t.mcp.toolsSeen || t.mcp.toolsStale {
 		return
 	}
-	name, ok := rawText(Member(m.Params(), "name"))
+	// One pass over the params finds both (the first of each, as Member).
+	var rawName, args []byte
+	eachMember(m.Params(), func(key []byte, esc bool, val []byte) bool {
+		switch {
+		case rawName == nil && keyIs(key, esc, "name"):
+			rawName = val
+		case args == nil && keyIs(key, esc, "arguments"):
+			args = val
+		}
+		return true
+	})
+	name, ok := rawText(rawName)
 	if !ok {
 		return
 	}
@@ -391,10 +402,8 @@ func (t *Tracker) checkTool(seq int64, m *Message) {
 	if t.mcp.schemas == nil {
 		return
 	}
-	if tool, ok := StringValue(Member(m.Params(), "name")); ok {
-		if p, bad := t.mcp.schemas.CheckCall(tool, Member(m.Params(), "arguments")); bad {
-			t.emit(seq, CodeToolArgumentsInvalid, Warn, p.Text, 0)
-		}
+	if p, bad := t.mcp.schemas.CheckCall(string(name), args); bad {
+		t.emit(seq, CodeToolArgumentsInvalid, Warn, p.Text, 0)
 	}
 }
 
