@@ -5,12 +5,15 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
 	"unicode/utf8"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
+	"github.com/santhosh-tekuri/jsonschema/v6/kind"
 	"golang.org/x/text/language"
 	"golang.org/x/text/message"
 )
@@ -42,8 +45,9 @@ type listedTool struct {
 // against (see validateWithin). Like the tracker that holds it, it is for
 // one goroutine at a time.
 type toolSchema struct {
-	s    *jsonschema.Schema
-	left int // evaluations left to the validation under way
+	s     *jsonschema.Schema
+	quick *quickSchema // nil when the schema has no quick form
+	left  int          // evaluations left to the validation under way
 }
 
 // The bounds of the work spent on one tool's schemas and values (see
@@ -211,6 +215,13 @@ func (t *Tools) CheckResult(name string, result []byte) (SchemaProblem, bool) {
 	return problem("has structuredContent that does not validate against the tool's outputSchema: " + msg)
 }
 
+// judgesResults reports whether the listed tool name declared an
+// outputSchema that compiled, against which CheckResult judges its results.
+func (t *Tools) judgesResults(name string) bool {
+	lt, ok := t.tools[name]
+	return ok && lt.hasOutput
+}
+
 // quoteName quotes a tool's name for a finding's text, escaped and
 // short: a finding never repeats a peer's value unescaped.
 func quoteName(name string) string { return `"` + EscapeString(name, 80) + `"` }
@@ -254,6 +265,7 @@ func compileSchema(raw []byte) (*toolSchema, error) {
 	if ts.s, err = c.Compile(schemaURL); err != nil {
 		return nil, errors.New(compileMessage(err))
 	}
+	ts.quick = quickForm(ts.s, 0)
 	return ts, nil
 }
 
@@ -313,6 +325,16 @@ func validate(ts *toolSchema, raw []byte) (msg string, bad bool) {
 	if len(raw) > maxValueBytes {
 		return "", false
 	}
+	// Most values are valid, against schemas simple enough to say so on
+	// the bytes; the validator judges the others, and says why.
+	if ts.quick != nil && utf8.Valid(raw) && ts.quick.valid(bytes.TrimSpace(raw)) {
+		return "", false
+	}
+	return validateFully(ts, raw)
+}
+
+// validateFully is validate by the validator alone.
+func validateFully(ts *toolSchema, raw []byte) (msg string, bad bool) {
 	if !Valid(raw) {
 		return "", false
 	}
@@ -412,15 +434,19 @@ func (ts *toolSchema) validate(v any) (err error) {
 }
 
 // describe says where a validation failed: the first leaf of its causes
-// (the deepest reason, as a user would fix it), with its path.
+// (the deepest reason, as a user would fix it), with its path. The
+// validator finds the causes in the order of Go maps, which differs from
+// run to run; they are put in an order of their own (deepest first, then
+// by path and subschema), so the same value gets the same finding.
 func describe(ve *jsonschema.ValidationError) string {
 	leaf := ve
 	for len(leaf.Causes) > 0 {
 		causes := leaf.Causes
-		sort.SliceStable(causes, func(i, j int) bool {
-			return len(causes[i].InstanceLocation) > len(causes[j].InstanceLocation)
-		})
+		sort.SliceStable(causes, func(i, j int) bool { return causeBefore(causes[i], causes[j]) })
 		leaf = causes[0]
+	}
+	if k, ok := leaf.ErrorKind.(*kind.AdditionalProperties); ok {
+		sort.Strings(k.Properties)
 	}
 	at := "/" + strings.Join(escapePointer(leaf.InstanceLocation), "/")
 	if len(leaf.InstanceLocation) == 0 {
@@ -434,6 +460,27 @@ func describe(ve *jsonschema.ValidationError) string {
 	// schema and value: escaped, as every peer text in a finding.
 	text := EscapeString(leaf.ErrorKind.LocalizedString(printer), 200)
 	return fmt.Sprintf("at %s, %s (keyword %s)", EscapeString(at, 200), text, EscapeString(kw, 200))
+}
+
+// causeBefore orders the causes of a validation error: the deeper first,
+// then by the value's path, the failing subschema and, for two failures
+// of one keyword of it (dependentRequired of two members), the keyword's
+// path. Failures of two keywords of one subschema keep the validator's
+// order, which is the order it checks them in.
+func causeBefore(a, b *jsonschema.ValidationError) bool {
+	if len(a.InstanceLocation) != len(b.InstanceLocation) {
+		return len(a.InstanceLocation) > len(b.InstanceLocation)
+	}
+	if c := slices.Compare(a.InstanceLocation, b.InstanceLocation); c != 0 {
+		return c < 0
+	}
+	if a.SchemaURL != b.SchemaURL {
+		return a.SchemaURL < b.SchemaURL
+	}
+	if reflect.TypeOf(a.ErrorKind) == reflect.TypeOf(b.ErrorKind) {
+		return slices.Compare(a.ErrorKind.KeywordPath(), b.ErrorKind.KeywordPath()) < 0
+	}
+	return false
 }
 
 var printer = message.NewPrinter(language.English)

@@ -208,3 +208,22 @@ func FuzzDecodeValueMatchesTheValidatorsDecoder(f *testing.F) {
 		}
 	})
 }
+
+// The validator finds the failures of a value in the order of Go maps;
+// the finding names the same one every time (the first by path), and
+// lists the properties additionalProperties refuses in order.
+func TestTheSameArgumentsGetTheSameFindingEveryTime(t *testing.T) {
+	tools := listed(t, `{"tools":[{"name":"x","inputSchema":{"type":"object","properties":{"a":{"type":"string"},"b":{"type":"string"},"c":{"type":"string"}}}},
+	 {"name":"y","inputSchema":{"type":"object","additionalProperties":false}}]}`)
+	for _, c := range []struct{ tool, args, want string }{
+		{"x", `{"c":1,"b":2,"a":3}`, "at /a, got number, want string (keyword /properties/a/type)"},
+		{"y", `{"p":1,"q":2,"r":3,"s":4}`, "additional properties 'p', 'q', 'r', 's' not allowed"},
+	} {
+		for range 20 {
+			p, bad := tools.CheckCall(c.tool, []byte(c.args))
+			if !bad || !strings.Contains(p.Text, c.want) {
+				t.Fatalf("%s: finding %q (%v), want one saying %s", c.args, p.Text, bad, c.want)
+			}
+		}
+	}
+}

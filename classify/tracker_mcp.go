@@ -381,7 +381,18 @@ func (t *Tracker) checkTool(seq int64, m *Message) {
 	if !t.mcp.toolsSeen || t.mcp.toolsStale {
 		return
 	}
-	name, ok := rawText(Member(m.Params(), "name"))
+	// One pass over the params finds both (the first of each, as Member).
+	var rawName, args []byte
+	eachMember(m.Params(), func(key []byte, esc bool, val []byte) bool {
+		switch {
+		case rawName == nil && keyIs(key, esc, "name"):
+			rawName = val
+		case args == nil && keyIs(key, esc, "arguments"):
+			args = val
+		}
+		return true
+	})
+	name, ok := rawText(rawName)
 	if !ok {
 		return
 	}
@@ -392,18 +403,16 @@ func (t *Tracker) checkTool(seq int64, m *Message) {
 	if t.mcp.schemas == nil {
 		return
 	}
-	if tool, ok := StringValue(Member(m.Params(), "name")); ok {
-		if p, bad := t.mcp.schemas.CheckCall(tool, Member(m.Params(), "arguments")); bad {
-			t.emit(seq, CodeToolArgumentsInvalid, Warn, p.Text, 0)
-		}
+	if p, bad := t.mcp.schemas.CheckCall(string(name), args); bad {
+		t.emit(seq, CodeToolArgumentsInvalid, Warn, p.Text, 0)
 	}
 }
 
 // checkToolResult raises tool-result-invalid for a result of a tools/call
 // of tool that its outputSchema does not allow.
 func (t *Tracker) checkToolResult(seq int64, res []byte, f *flight) {
-	if !t.mcp.toolsSeen || t.mcp.toolsStale || t.mcp.schemas == nil || len(f.tool) == 0 {
-		return
+	if !t.mcp.toolsSeen || t.mcp.toolsStale || t.mcp.schemas == nil || !t.mcp.schemas.judgesResults(string(f.tool)) {
+		return // most tools declare no outputSchema: their results cost no scan
 	}
 	if s, _ := rawText(Member(res, "resultType")); string(s) == "input_required" {
 		return // not the tool's result yet: the call goes on with a retry
