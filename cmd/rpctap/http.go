@@ -112,12 +112,25 @@ func runHTTP(cmd *cobra.Command, o httpOptions) error {
 	if risk != "" {
 		warn(risk)
 	}
+	// A --redact NAME names an environment variable whose value is
+	// masked, a header whose value is never recorded, or both; one with
+	// no such variable names a header only.
+	var tapRedact, headers []string
+	for _, r := range o.redact {
+		n, _, given := strings.Cut(r, "=")
+		if _, set := os.LookupEnv(n); given || set {
+			tapRedact = append(tapRedact, r)
+		}
+		if !given {
+			headers = append(headers, n)
+		}
+	}
 	name := o.name
 	if name == "" {
 		name = target.Host
 	}
 	t, err := tap.New(tap.Options{Argv: []string{target.Redacted()}, Name: name, Framing: classify.FramingNDJSON,
-		Record: !o.noRecord, Path: o.record, Overwrite: o.force, Redact: o.redact, NoRedact: o.noRedact, Listen: !o.noListen,
+		Record: !o.noRecord, Path: o.record, Overwrite: o.force, Redact: tapRedact, NoRedact: o.noRedact, Listen: !o.noListen,
 		Transport: sessions.TransportHTTP, Warn: warn})
 	if err != nil {
 		return usageError(err)
@@ -130,12 +143,7 @@ func runHTTP(cmd *cobra.Command, o httpOptions) error {
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	defer signal.Stop(sigs)
 	feed := t.Feed()
-	var names []string
-	for _, r := range o.redact {
-		n, _, _ := strings.Cut(r, "=")
-		names = append(names, n)
-	}
-	srv := &http.Server{Handler: httptap.New(httptap.Options{Target: target, Feed: feed, Redactor: t.Redactor(), Redact: names})}
+	srv := &http.Server{Handler: httptap.New(httptap.Options{Target: target, Feed: feed, Redactor: t.Redactor(), Redact: headers})}
 	given := url.URL{Scheme: "http", Host: ln.Addr().String(), Path: target.Path, RawPath: target.RawPath, RawQuery: target.RawQuery}
 	fmt.Fprintln(cmd.OutOrStdout(), given.String())
 	served := make(chan error, 1)
