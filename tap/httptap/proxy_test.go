@@ -157,8 +157,8 @@ func TestEachSSEEventReachesTheHostBeforeTheServerWritesTheNext(t *testing.T) {
 func TestRequestsReachTheTargetWithTheHostsHeadersAndBodyUnchanged(t *testing.T) {
 	type seen struct {
 		method, uri, host string
-		header          http.Header
-		body            []byte
+		header            http.Header
+		body              []byte
 	}
 	seenc := make(chan seen, 2)
 	target := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
