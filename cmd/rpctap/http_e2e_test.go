@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"encoding/json"
 	"io"
 	"net"
 	"os"
@@ -180,4 +181,66 @@ func TestInspectorOverHTTPThroughTheHTTPTapMatchesDirectAndEveryMessageIsRecorde
 		t.Errorf("rpctap export of the session: %v\n%.500s", err, out)
 	}
 	t.Logf("%d frames, %d requests in %d exchanges", len(evs), len(requests), len(exchanges))
+}
+
+func TestGoSDKPairOverHTTPThroughTheHTTPTapMatchesDirectAndEveryMessageIsRecorded(t *testing.T) {
+	bin := rpctapBinary(t)
+	// The SDK's test programs, with their -http mode, built from source
+	// (.ci/peers builds the same into testdata/peers/bin).
+	gb := t.TempDir()
+	build := exec.Command("go", "build", "-trimpath", "-o", gb+"/", "./server", "./client")
+	build.Dir, build.Env = filepath.Join(peers, "gosdk"), append(os.Environ(), "GOWORK=off")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Skipf("cannot build the Go SDK's test programs: %v\n%s", err, out)
+	}
+	srv := exec.Command(filepath.Join(gb, "server"), "-http", "127.0.0.1:0")
+	line := startLine(t, srv, "listening on ")
+	target := line[strings.Index(line, "http://"):]
+
+	dir := t.TempDir()
+	record := filepath.Join(dir, "s.jsonl")
+	tp := exec.Command(bin, "http", "--target", target, "--record", record, "--no-listen")
+	given := startLine(t, tp, "http://")
+	client := filepath.Join(gb, "client")
+	direct, _ := timed(t, dir, client, "-http", target)
+	tapped, _ := timed(t, dir, client, "-http", given)
+	if !bytes.Equal(direct, tapped) || !bytes.Contains(direct, []byte(`"tools/call"`)) {
+		t.Errorf("the Go client's output differs through the tap:\n direct %.400s\n tapped %.400s", direct, tapped)
+	}
+	tp.Process.Signal(syscall.SIGINT)
+	if err := tp.Wait(); err != nil {
+		t.Fatalf("rpctap http ended with %v on SIGINT, want status 0", err)
+	}
+	h, evs := readFrames(t, record)
+	methods := map[string]int{}
+	var requests, answers int
+	for _, ev := range evs {
+		m := h.Classify(ev.Frame, ev.Dir, classify.MCP)
+		switch {
+		case m.Kind == classify.KindRequest:
+			requests++
+		case m.Kind == classify.KindResponse:
+			answers++
+		}
+		var x httpObject
+		if err := json.Unmarshal(ev.HTTP, &x); err != nil {
+			t.Fatalf("line %d: http object %q: %v", ev.Line, ev.HTTP, err)
+		}
+		methods[x.Method]++
+	}
+	// The client's requests (tools/list, two calls, a handshake), each
+	// answered, and its session's GET stream and DELETE.
+	if requests < 4 || answers != requests || methods["GET"] == 0 || methods["DELETE"] == 0 {
+		t.Errorf("the session holds %d requests, %d answers, HTTP methods %v", requests, answers, methods)
+	}
+	checkSessionHasNoErrors(t, record)
+}
+
+// httpObject is a record's http object, as docs/session-format.md says.
+type httpObject struct {
+	Exchange int64             `json:"exchange"`
+	Method   string            `json:"method"`
+	Path     string            `json:"path"`
+	Status   int               `json:"status"`
+	Headers  map[string]string `json:"headers"`
 }
