@@ -1,7 +1,10 @@
 package sessions
 
 import (
+	"encoding/json"
+	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/rpctap/rpctap/classify"
 )
@@ -72,4 +75,48 @@ func appendHTTP(b []byte, h *HTTPInfo) []byte {
 	}
 	field("error", h.Error)
 	return append(b, '}')
+}
+
+// HTTPSummary says in a few words what a record's http object (Event.HTTP)
+// says: "POST /mcp 202", "GET /mcp 200 text/event-stream id=e1", with
+// its error after a colon; "" when raw is not an http object. The text is
+// the peer's: escape it before it reaches a terminal.
+func HTTPSummary(raw []byte) string {
+	var h struct {
+		Method      string `json:"method"`
+		Path        string `json:"path"`
+		Status      int    `json:"status"`
+		ContentType string `json:"content_type"`
+		EventID     string `json:"event_id"`
+		Error       string `json:"error"`
+	}
+	if len(raw) == 0 || json.Unmarshal(raw, &h) != nil {
+		return ""
+	}
+	parts := []string{h.Method, h.Path}
+	if h.Status != 0 {
+		parts = append(parts, strconv.Itoa(h.Status))
+	}
+	if h.ContentType != "" {
+		parts = append(parts, h.ContentType)
+	}
+	if h.EventID != "" {
+		parts = append(parts, "id="+h.EventID)
+	}
+	s := strings.Join(slices.DeleteFunc(parts, func(p string) bool { return p == "" }), " ")
+	if h.Error != "" {
+		s += ": " + h.Error
+	}
+	return s
+}
+
+// HTTPObject is a record's http object (Event.HTTP) as a value for
+// PrintJSON, which escapes its strings as every JSON rpctap prints; nil
+// when raw is not an object.
+func HTTPObject(raw []byte) map[string]any {
+	var m map[string]any
+	if len(raw) == 0 || json.Unmarshal(raw, &m) != nil {
+		return nil
+	}
+	return m
 }

@@ -51,6 +51,9 @@ func TestAnHTTPSessionReadsBackItsTransportAndEachFramesHTTPObject(t *testing.T)
 	if m := (sessions.Header{}).Classify(ev.Frame, ev.Dir, classify.Auto); m.Kind != classify.KindBlank {
 		t.Errorf("an empty frame of a stdio session is judged %s, want blank", m.Kind)
 	}
+	if got := sessions.HTTPSummary(ev.HTTP); got != "POST /mcp?a=\"b\" 202 id=e1: why" {
+		t.Errorf("the http object is summed up as %q", got)
+	}
 	ev, err = r.Next()
 	if err != nil || ev.HTTP != nil {
 		t.Errorf("a frame with no http object reads back with %q (%v)", ev.HTTP, err)

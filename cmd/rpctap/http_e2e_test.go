@@ -174,8 +174,11 @@ func TestInspectorOverHTTPThroughTheHTTPTapMatchesDirectAndEveryMessageIsRecorde
 	if doc.Frames != len(evs) {
 		t.Errorf("rpctap check judged %d frames; the file holds %d", doc.Frames, len(evs))
 	}
-	if out, err := exec.Command(bin, "tail", record).CombinedOutput(); err != nil || !bytes.Contains(out, []byte("tools/call")) || !bytes.Contains(out, []byte("Echo: hi")) {
+	if out, err := exec.Command(bin, "tail", record).CombinedOutput(); err != nil || !bytes.Contains(out, []byte("tools/call")) || !bytes.Contains(out, []byte("Echo: hi")) || !bytes.Contains(out, []byte("http=POST /mcp 202")) {
 		t.Errorf("rpctap tail of the session: %v\n%s", err, out)
+	}
+	if out, err := exec.Command(bin, "tail", "--json", record).CombinedOutput(); err != nil || !bytes.Contains(out, []byte(`"http":{"content_type":"application/json","exchange":1,`)) {
+		t.Errorf("rpctap tail --json of the session: %v\n%.500s", err, out)
 	}
 	if out, err := exec.Command(bin, "export", "--format", "json", record).CombinedOutput(); err != nil || !bytes.Contains(out, []byte(`"tools/call"`)) {
 		t.Errorf("rpctap export of the session: %v\n%.500s", err, out)
