@@ -39,6 +39,17 @@ func ClassifyPrefix(prefix []byte, size int64, dir Direction, p Profile) Message
 	return m
 }
 
+// NoMessage is the Message of a frame that stands for what an HTTP
+// transport did where no JSON-RPC message crossed (a 202, an error
+// status, an empty body): kind KindHTTP, with no findings, which the
+// tracker passes over.
+func NoMessage(dir Direction, p Profile) Message {
+	if p == Auto {
+		p = JSONRPC
+	}
+	return Message{Kind: KindHTTP, Dir: dir, Profile: p}
+}
+
 func classify(frame []byte, size int64, dir Direction, p Profile, partial bool) Message {
 	if p == Auto {
 		p = JSONRPC

@@ -120,6 +120,7 @@ const (
 	KindInvalid                      // a request or notification that breaks the envelope rules
 	KindRequest                      // a method call that wants an answer
 	KindNotification                 // a method call that wants none
+	KindHTTP                         // no JSON-RPC message: what an HTTP transport did (a 202, an error status, an empty body)
 )
 
 var kindNames = [...]string{
@@ -132,6 +133,7 @@ var kindNames = [...]string{
 	KindInvalid:      "invalid",
 	KindRequest:      "request",
 	KindNotification: "notification",
+	KindHTTP:         "http",
 }
 
 func (k Kind) String() string {
@@ -163,6 +165,8 @@ func (k Kind) Phrase() string {
 		return "a request"
 	case KindNotification:
 		return "a notification"
+	case KindHTTP:
+		return "an HTTP exchange with no JSON-RPC message"
 	}
 	return "a frame of unknown kind"
 }

@@ -35,6 +35,7 @@ const (
 	keyHeldUs
 	keyOriginal
 	keyOriginalB64
+	keyHTTP
 
 	keysFrame = keyFrame | keyFrameB64 | keyHeader | keyHeaderB64 | keyOriginal | keyOriginalB64
 )
@@ -173,6 +174,14 @@ func (r *Reader) parseField(s []byte, i int, key []byte, seen *int) (next int, o
 		if v, i, ok = parseString(s, i); ok {
 			r.origB64, ok = decodeBase64(r.origB64, v)
 			ev.Original = r.origB64
+		}
+	case "http":
+		bit = keyHTTP
+		if i < len(s) && s[i] == '{' {
+			var end int
+			if end, ok = classify.SkipValue(s, i); ok {
+				ev.HTTP, i = s[i:end:end], end
+			}
 		}
 	case "event":
 		bit = keyEvent
@@ -326,6 +335,7 @@ func parseHeader(line []byte) (h Header, faults []string, ok bool) {
 		}
 	}
 	field("redact", &h.Redact, "an array of strings")
+	field("transport", &h.Transport, "a string")
 	return h, faults, true
 }
 

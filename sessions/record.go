@@ -81,6 +81,9 @@ type Header struct {
 	// replay masks them again; nil when there were none (--no-redact), or
 	// the file was written before headers named them.
 	Redact []string
+	// Transport is TransportHTTP for a session the HTTP tap recorded; ""
+	// (not written) for stdio.
+	Transport string
 }
 
 // TimeoutOr is the timeout to judge the session by: given, when it is
@@ -98,7 +101,13 @@ func (h Header) TimeoutOr(given time.Duration) time.Duration {
 // Classify judges a frame of this session as its writer did: a frame
 // larger than the session's parse limit is judged from its first bytes
 // and carries finding oversize.
+//
+// In an HTTP session an empty frame is no message but what the transport
+// did (its record's "http" object says what): kind http, with no finding.
 func (h Header) Classify(frame []byte, dir classify.Direction, p classify.Profile) classify.Message {
+	if h.Transport == TransportHTTP && len(frame) == 0 {
+		return classify.NoMessage(dir, p)
+	}
 	return classify.ClassifyWithin(frame, h.ParseLimit, dir, p)
 }
 
@@ -155,6 +164,9 @@ type Event struct {
 	Held     string
 	HeldUs   int64
 	Original []byte
+	// HTTP is the record's "http" object as written (raw JSON), in a
+	// session the HTTP tap recorded; nil when absent.
+	HTTP []byte
 
 	// Live annotations: a tap's live stream adds them to the records it
 	// sends subscribers; the file never has them.
@@ -186,6 +198,7 @@ type FrameRecord struct {
 	Held     string             // what became of a held frame (see Event); "" writes none
 	HeldUs   int64              // how long it was held
 	Original []byte             // an edited frame's bytes as they came in; nil writes none
+	HTTP     *HTTPInfo          // in an HTTP session, what HTTP said of the frame; nil writes none
 
 	// Derived fields, written for people who grep with jq; readers
 	// ignore them and recompute with classify. Each is left out when

@@ -90,6 +90,10 @@ func NewWriter(w io.Writer, h Header) (*Writer, error) {
 		}
 		b = append(b, ']')
 	}
+	if h.Transport != "" {
+		b = append(b, `,"transport":`...)
+		b = classify.AppendString(b, h.Transport)
+	}
 	b = append(b, "}\n"...)
 	if err := sw.writeLine(b); err != nil {
 		return nil, err
@@ -189,6 +193,9 @@ func appendFrameFields(b []byte, f FrameRecord) ([]byte, error) {
 	}
 	if f.Header != nil {
 		b = appendBytes(b, "header", f.Header)
+	}
+	if f.HTTP != nil {
+		b = appendHTTP(b, f.HTTP)
 	}
 	return b, nil
 }

@@ -188,6 +188,11 @@ func tailLine(w io.Writer, src *Source, pos int, e sessions.Entry, ev *sessions.
 		if !fate.IsZero() {
 			out["fate"] = json.RawMessage(fate.AppendJSON(nil))
 		}
+		if ev != nil {
+			if h := sessions.HTTPObject(ev.HTTP); h != nil {
+				out["http"] = h
+			}
+		}
 		if frame != nil {
 			// frame is the frame's JSON; frame_text the frame as text,
 			// with frame_b64 its exact bytes when they are not UTF-8 (the
@@ -228,6 +233,11 @@ func tailLine(w io.Writer, src *Source, pos int, e sessions.Entry, ev *sessions.
 	}
 	if words := fate.Words(); len(words) > 0 {
 		line += " fate=" + strings.Join(words, ",")
+	}
+	if ev != nil {
+		if h := sessions.HTTPSummary(ev.HTTP); h != "" {
+			line += " http=" + classify.EscapeString(h, 200)
+		}
 	}
 	line += "  " + classify.Escape(frame, 160)
 	if fate.Original != nil {

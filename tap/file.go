@@ -38,7 +38,7 @@ func (t *Tap) startRecorder(redact *sessions.Redactor) error {
 	// format version, is never refused, and the file's own failures are
 	// handled below like any other write's.
 	w, err := sessions.NewWriter(tee{t.rec}, sessions.Header{ID: t.id, Started: t.started.UTC(), Argv: t.argv, Name: t.name,
-		Framing: opts.Framing.String(), Profile: opts.Profile.String(), ParseLimit: parseLimit, Timeout: headerTimeout(opts.Timeout), Redact: redact.Names()})
+		Framing: opts.Framing.String(), Profile: opts.Profile.String(), ParseLimit: parseLimit, Timeout: headerTimeout(opts.Timeout), Redact: redact.Names(), Transport: opts.Transport})
 	if err != nil {
 		panic("rpctap: the session header was refused: " + err.Error())
 	}

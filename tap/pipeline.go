@@ -235,6 +235,7 @@ type job struct {
 	spool       *spool
 	spoolErr    error  // the spool could not be made
 	held        []byte // a spooled frame's first bytes, owned by the job
+	http        *sessions.HTTPInfo
 
 	// Set by the encoder:
 	m        classify.Message
@@ -303,7 +304,7 @@ func (r *recorder) encodeFrame(dst []byte, j *job, body, header, original []byte
 	header, maskedHeader := r.redact.MaskHeader(header)
 	j.redacted = maskedBody || maskedHeader
 	rec := sessions.FrameRecord{T: int64(j.t / time.Microsecond), Dir: j.dir, Src: j.src, Frame: body, Header: header,
-		EOF: j.eof, Captured: j.captured, Redacted: j.redacted, Partial: j.partial, Held: j.outcome, HeldUs: int64(j.heldFor / time.Microsecond)}
+		EOF: j.eof, Captured: j.captured, Redacted: j.redacted, Partial: j.partial, Held: j.outcome, HeldUs: int64(j.heldFor / time.Microsecond), HTTP: j.http}
 	if original != nil {
 		var masked bool
 		rec.Original, masked = r.redact.Mask(original)
@@ -314,6 +315,9 @@ func (r *recorder) encodeFrame(dst []byte, j *job, body, header, original []byte
 		info.BodyLen += int64(len(body) - n)
 		info.Size += int64(len(body) - n)
 		j.m = classify.ClassifyFramed(body, info, j.dir, p)
+		if j.http != nil && len(body) == 0 {
+			j.m = classify.NoMessage(j.dir, p)
+		}
 		rec.Kind = j.m.Kind.String()
 		if j.m.HasID() {
 			rec.ID = j.m.ID().Raw

@@ -29,6 +29,8 @@ type item struct {
 	held     string
 	heldFor  time.Duration
 	original []byte
+	// http is what HTTP said of a whole frame the HTTP tap relayed.
+	http *sessions.HTTPInfo
 }
 
 // recorder writes the session file and feeds live subscribers, through the

@@ -36,7 +36,7 @@ func (r *recorder) process(it item) {
 func (r *recorder) whole(it item) {
 	n := int64(len(it.data))
 	j := job{kind: jobFrame, t: it.at - r.started, dir: it.dir, src: it.src, info: classify.FrameInfo{BodyLen: n, Size: n}, partial: it.partial,
-		outcome: it.held, heldFor: it.heldFor}
+		outcome: it.held, heldFor: it.heldFor, http: it.http}
 	if it.original != nil {
 		b := r.batch()
 		j.original, j.hasOriginal = [2]int{len(b.data), len(b.data) + len(it.original)}, true

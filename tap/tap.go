@@ -38,6 +38,9 @@ type Options struct {
 	TermWait  time.Duration // opt-in: after the server is signalled to stop, SIGKILL when it has not exited within this (0: never)
 	Drain     time.Duration // opt-in: after the server exits, stop reading its stdout once it is silent this long (0: read it until it closes, as a host would)
 	Env       []string      // the server's environment; nil: the tap's own
+	// Transport is what the session header says of how the traffic
+	// crossed: "" for stdio, sessions.TransportHTTP for the HTTP tap.
+	Transport string
 
 	// Signals are the SIGINT, SIGTERM and SIGHUP the caller catches for
 	// the tap, from before Run, to be passed on to the server. nil: Run

@@ -13,6 +13,8 @@ var examples = map[string]string{
 	"rpctap run": `  rpctap run -- npx -y @modelcontextprotocol/server-everything stdio
   rpctap run --name gopls --framing lsp -- gopls serve
   rpctap run --record /tmp/s.jsonl --method-timeout tools/call=2m -- ./my-server`,
+	"rpctap http": `  rpctap http --target http://127.0.0.1:3001/mcp
+  rpctap http --target https://mcp.example.com/mcp --listen 127.0.0.1:8808 --record /tmp/remote.jsonl`,
 	"rpctap watch": `  rpctap watch -- ./my-server --stdio
   rpctap watch --host 'npx @modelcontextprotocol/inspector --cli --method tools/list' -- my-server`,
 	"rpctap ui": `  rpctap ui

@@ -33,7 +33,7 @@ func newRootCmd() *cobra.Command {
 	}
 	root.SetVersionTemplate("{{.Version}}")
 	root.SetFlagErrorFunc(flagError)
-	root.AddCommand(newClassifyCmd(), newCheckCmd(), newDemoCmd(), newDemoServerCmd(), newRunCmd(), newLsCmd(), newInjectCmd(), newCatalogCmd(), newExportCmd(), newUICmd(), newWatchCmd(), newTailCmd(), newSessionsCmd(), newReplayCmd(), newDiffCmd(), newBaselineCmd())
+	root.AddCommand(newClassifyCmd(), newCheckCmd(), newDemoCmd(), newDemoServerCmd(), newRunCmd(), newHTTPCmd(), newLsCmd(), newInjectCmd(), newCatalogCmd(), newExportCmd(), newUICmd(), newWatchCmd(), newTailCmd(), newSessionsCmd(), newReplayCmd(), newDiffCmd(), newBaselineCmd())
 	root.AddCommand(newWrapCmd(), newUnwrapCmd(), newConfigCmd(), newVersionCmd(), newManCmd())
 	// Made now rather than at Execute, so that they get examples too.
 	root.InitDefaultHelpCmd()

@@ -55,14 +55,15 @@ func main() {
 	callTimeout := flag.Duration("call-timeout", 0, "time limit per tool call (0: none); on expiry the call is cancelled")
 	terminate := flag.Duration("terminate", 2*time.Second, "after closing the server's stdin, wait this long before SIGTERM")
 	acceptElicitation := flag.Bool("accept-elicitation", false, "declare elicitation and accept each one with {\"confirmed\": true}")
+	httpURL := flag.String("http", "", "talk to a Streamable HTTP server at this URL instead of running CMD")
 	flag.Var(&calls, "call", "tool call NAME=JSON-ARGS (repeatable; default echo and add)")
 	flag.Usage = func() {
-		fmt.Fprintln(os.Stderr, "usage: client [flags] -- CMD ARGS...")
+		fmt.Fprintln(os.Stderr, "usage: client [flags] -- CMD ARGS...  (or client -http URL [flags])")
 		flag.PrintDefaults()
 	}
 	flag.Parse()
 	argv := flag.Args()
-	if len(argv) == 0 {
+	if len(argv) == 0 && *httpURL == "" {
 		flag.Usage()
 		os.Exit(2)
 	}
@@ -73,8 +74,14 @@ func main() {
 	ctx, cancel := context.WithTimeout(context.Background(), *timeout)
 	defer cancel()
 
-	cmd := exec.Command(argv[0], argv[1:]...)
-	cmd.Stderr = os.Stderr
+	var transport mcp.Transport
+	if *httpURL != "" {
+		transport = &mcp.StreamableClientTransport{Endpoint: *httpURL}
+	} else {
+		cmd := exec.Command(argv[0], argv[1:]...)
+		cmd.Stderr = os.Stderr
+		transport = &mcp.CommandTransport{Command: cmd, TerminateDuration: *terminate}
+	}
 	var opts *mcp.ClientOptions
 	if *acceptElicitation {
 		opts = &mcp.ClientOptions{ElicitationHandler: func(ctx context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
@@ -83,7 +90,7 @@ func main() {
 		}}
 	}
 	client := mcp.NewClient(&mcp.Implementation{Name: "rpctap-gosdk-client", Version: "v0.1.0"}, opts)
-	cs, err := client.Connect(ctx, &mcp.CommandTransport{Command: cmd, TerminateDuration: *terminate}, nil)
+	cs, err := client.Connect(ctx, transport, nil)
 	if err != nil {
 		fail("connect: %v", err)
 	}

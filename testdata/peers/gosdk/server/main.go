@@ -26,6 +26,7 @@ import (
 func main() {
 	describe := flag.String("echo-description", "", "the description echo is listed with (default: its own)")
 	mrtr := flag.Bool("mrtr", false, "add the multi round-trip tools: confirm {action} (asks for an elicitation) and summarize {text} (asks for sampling)")
+	httpAddr := flag.String("http", "", "serve Streamable HTTP at http://ADDR/mcp instead of stdio (ADDR as in 127.0.0.1:0)")
 	flag.Parse()
-	tools.Serve(false, *describe, *mrtr)
+	tools.Serve(false, *describe, *mrtr, *httpAddr)
 }

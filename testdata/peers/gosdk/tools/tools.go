@@ -8,6 +8,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"log"
+	"net"
+	"net/http"
 	"os"
 	"strings"
 	"time"
@@ -151,7 +153,7 @@ func summarize(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResu
 // being the same. echoDescription is the description echo is listed with
 // ("" for its own), as a new build of the server might list it. mrtr adds
 // the multi round-trip tools confirm and summarize.
-func Serve(drifted bool, echoDescription string, mrtr bool) {
+func Serve(drifted bool, echoDescription string, mrtr bool, httpAddr string) {
 	if echoDescription == "" {
 		echoDescription = "Echoes back the message"
 	}
@@ -168,6 +170,18 @@ func Serve(drifted bool, echoDescription string, mrtr bool) {
 	if mrtr {
 		s.AddTool(&mcp.Tool{Name: "confirm", Description: "Asks the host to confirm an action (elicitation), then answers what was confirmed", InputSchema: confirmSchema}, confirm)
 		s.AddTool(&mcp.Tool{Name: "summarize", Description: "Asks the host's model to summarize a text (sampling), then answers the summary", InputSchema: summarizeSchema}, summarize)
+	}
+	if httpAddr != "" {
+		// Streamable HTTP at /mcp, for the HTTP tap's tests; the line
+		// it logs names the address (a free port with :0).
+		ln, err := net.Listen("tcp", httpAddr)
+		if err != nil {
+			log.Fatalf("listen: %v", err)
+		}
+		mux := http.NewServeMux()
+		mux.Handle("/mcp", mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil))
+		log.Printf("listening on http://%s/mcp", ln.Addr())
+		log.Fatal(http.Serve(ln, mux))
 	}
 	log.Print("running on stdio")
 	if err := s.Run(context.Background(), &mcp.StdioTransport{}); err != nil {

@@ -1,0 +1,206 @@
+package httptap
+
+import (
+	"bytes"
+	"io"
+	"net/http"
+	"strconv"
+	"sync"
+
+	"github.com/rpctap/rpctap/classify"
+	"github.com/rpctap/rpctap/sessions"
+)
+
+// requestBody relays a request's body to the transport and keeps it (up
+// to maxBody) to record it once it has all gone, or once the response
+// comes, whichever is first.
+type requestBody struct {
+	x      *exchange
+	in     io.ReadCloser
+	header http.Header
+	mu     sync.Mutex
+	buf    []byte
+	over   bool
+	once   sync.Once
+}
+
+func (b *requestBody) Read(p []byte) (int, error) {
+	n, err := b.in.Read(p)
+	b.mu.Lock()
+	b.buf, b.over = keep(b.buf, b.over, p[:n])
+	b.mu.Unlock()
+	if err == io.EOF {
+		b.record()
+	}
+	return n, err
+}
+
+func (b *requestBody) Close() error { return b.in.Close() }
+
+// record records the request's frame: its body, or a frame of kind http
+// when it has none (a GET that opens a stream, a DELETE).
+func (b *requestBody) record() {
+	b.once.Do(func() {
+		b.mu.Lock()
+		defer b.mu.Unlock()
+		info := b.x.info(0, b.header)
+		if b.over {
+			info.Error = tooLarge
+			b.buf = nil
+		}
+		b.x.p.feed.Frame(classify.H2S, b.buf, info)
+	})
+}
+
+const tooLarge = "the body is larger than rpctap holds to record (16 MiB); it was relayed whole"
+
+// keep appends p to buf, up to maxBody; over says it went past.
+func keep(buf []byte, over bool, p []byte) ([]byte, bool) {
+	if over || len(buf)+len(p) > maxBody {
+		return nil, true
+	}
+	return append(buf, p...), false
+}
+
+type mode uint8
+
+const (
+	modeOpaque mode = iota // no JSON-RPC in it: one frame of kind http
+	modeJSON               // one JSON body
+	modeSSE                // a stream of events, a frame each
+)
+
+// responseBody relays a response's body to the host and records its
+// frames as they pass: each SSE event as soon as its blank line has been
+// read, a JSON body at its end.
+type responseBody struct {
+	x      *exchange
+	in     io.ReadCloser
+	info   *sessions.HTTPInfo
+	mode   mode
+	buf    []byte // the JSON body, or the SSE bytes not yet split into lines
+	over   bool
+	events sse
+	frames int // frames recorded
+	ended  bool
+}
+
+func (b *responseBody) Read(p []byte) (int, error) {
+	n, err := b.in.Read(p)
+	switch b.mode {
+	case modeSSE:
+		b.events.feed(p[:n], b.event)
+	default:
+		b.buf, b.over = keep(b.buf, b.over, p[:n])
+	}
+	if err != nil {
+		b.end()
+	}
+	return n, err
+}
+
+func (b *responseBody) Close() error {
+	err := b.in.Close()
+	b.end()
+	return err
+}
+
+// event records one SSE event that carried data.
+func (b *responseBody) event(e event) {
+	info := *b.info
+	info.EventID, info.Retry = e.id, e.retry
+	if e.over {
+		info.Error = tooLarge
+	}
+	b.frames++
+	b.x.p.feed.Frame(classify.S2H, e.data, &info)
+}
+
+// end records what the body held once it has ended: the JSON body, or a
+// frame of kind http for a body that held no message.
+func (b *responseBody) end() {
+	if b.ended {
+		return
+	}
+	b.ended = true
+	info := b.info
+	switch {
+	case b.mode == modeJSON && b.over:
+		info.Error = tooLarge
+	case b.mode == modeJSON && len(bytes.TrimSpace(b.buf)) > 0:
+		b.x.p.feed.Frame(classify.S2H, b.buf, info)
+		return
+	case b.mode == modeSSE && b.frames > 0:
+		return
+	}
+	b.x.p.feed.Frame(classify.S2H, nil, info)
+}
+
+// An event is one SSE event that carried data.
+type event struct {
+	data  []byte
+	id    string
+	retry int64
+	over  bool
+}
+
+// sse splits a text/event-stream into events, as the bytes come.
+type sse struct {
+	line    []byte // the open line
+	lineCR  bool   // the last byte was a CR (a CRLF's LF is no second line end)
+	data    []byte
+	hasData bool
+	over    bool
+	id      string // the open event's id, when it sets one
+	retry   int64
+}
+
+func (s *sse) feed(p []byte, emit func(event)) {
+	for len(p) > 0 {
+		if s.lineCR && p[0] == '\n' {
+			p = p[1:]
+			s.lineCR = false
+			continue
+		}
+		s.lineCR = false
+		i := bytes.IndexAny(p, "\r\n")
+		if i < 0 {
+			s.line, s.over = keep(s.line, s.over, p)
+			return
+		}
+		s.line, s.over = keep(s.line, s.over, p[:i])
+		s.lineCR = p[i] == '\r'
+		p = p[i+1:]
+		s.endLine(emit)
+	}
+}
+
+func (s *sse) endLine(emit func(event)) {
+	line := s.line
+	s.line = s.line[:0]
+	if len(line) == 0 {
+		if s.hasData {
+			emit(event{data: bytes.Clone(s.data), id: s.id, retry: s.retry, over: s.over})
+		}
+		s.data, s.hasData, s.over, s.id, s.retry = s.data[:0], false, false, "", 0
+		return
+	}
+	name, value, _ := bytes.Cut(line, []byte(":"))
+	value = bytes.TrimPrefix(value, []byte(" "))
+	switch string(name) {
+	case "data":
+		if s.hasData {
+			s.data = append(s.data, '\n')
+		}
+		s.data, s.over = keep(s.data, s.over, value)
+		s.hasData = true
+	case "id":
+		if bytes.IndexByte(value, 0) < 0 {
+			s.id = string(value)
+		}
+	case "retry":
+		if n, err := strconv.ParseInt(string(value), 10, 64); err == nil && n >= 0 {
+			s.retry = n
+		}
+	}
+}

@@ -1,0 +1,234 @@
+// Package httptap is the tap's HTTP sibling: a reverse proxy in front of
+// a Streamable HTTP server that relays every request and response
+// unchanged, streamed, and hands each JSON-RPC message it sees to a
+// tap.Feed, which records, judges and serves it as the stdio tap does.
+package httptap
+
+import (
+	"context"
+	"errors"
+	"net"
+	"net/http"
+	"net/http/httputil"
+	"net/url"
+	"strings"
+	"sync/atomic"
+
+	"github.com/rpctap/rpctap/classify"
+	"github.com/rpctap/rpctap/sessions"
+	"github.com/rpctap/rpctap/tap"
+)
+
+// maxBody is how much of one body or SSE event the proxy holds to record
+// it. A larger one is relayed all the same, and recorded as a frame of
+// kind http that says it was too large.
+const maxBody = 16 << 20
+
+// Options configure a Proxy.
+type Options struct {
+	Target *url.URL // the server: scheme, host and the path the host is given
+	Feed   *tap.Feed
+	// Redactor masks secrets in the recorded header values and paths
+	// (nil: none, as with --no-redact).
+	Redactor *sessions.Redactor
+	// Redact names more headers whose values are never recorded, beside
+	// Authorization, Proxy-Authorization, Cookie and Set-Cookie.
+	Redact []string
+	// Transport sends the requests; nil: one with no timeout of its own.
+	Transport http.RoundTripper
+}
+
+// A Proxy relays a host's HTTP requests to the target and records what
+// crossed. It is an http.Handler; ServeHTTP may be called concurrently.
+type Proxy struct {
+	target    *url.URL
+	feed      *tap.Feed
+	redactor  *sessions.Redactor
+	secret    map[string]bool // canonical names of headers recorded masked
+	rp        *httputil.ReverseProxy
+	exchanges atomic.Int64
+}
+
+// New makes a proxy to opts.Target.
+func New(opts Options) *Proxy {
+	p := &Proxy{target: opts.Target, feed: opts.Feed, redactor: opts.Redactor, secret: map[string]bool{}}
+	for _, n := range append([]string{"Authorization", "Proxy-Authorization", "Cookie", "Set-Cookie"}, opts.Redact...) {
+		p.secret[http.CanonicalHeaderKey(n)] = true
+	}
+	rt := opts.Transport
+	if rt == nil {
+		rt = NewTransport()
+	}
+	p.rp = &httputil.ReverseProxy{
+		Rewrite:        p.rewrite,
+		Transport:      rt,
+		FlushInterval:  -1, // every write reaches the host at once: an SSE event is never held back
+		ModifyResponse: p.response,
+		ErrorHandler:   p.unreachable,
+	}
+	return p
+}
+
+// NewTransport is the transport a Proxy sends with by default: the
+// environment's proxy settings, and no timeout, retry or header of its
+// own (the host's and the server's timeouts decide; an Accept-Encoding is
+// the host's to send).
+func NewTransport() *http.Transport {
+	return &http.Transport{
+		Proxy:              http.ProxyFromEnvironment,
+		DialContext:        (&net.Dialer{}).DialContext,
+		ForceAttemptHTTP2:  true,
+		DisableCompression: true,
+		MaxIdleConns:       100,
+	}
+}
+
+// The X-Forwarded headers ReverseProxy takes off before Rewrite: the host
+// sent them, so they go on.
+var forwarded = []string{"X-Forwarded-For", "X-Forwarded-Host", "X-Forwarded-Proto", "Forwarded"}
+
+func (p *Proxy) rewrite(pr *httputil.ProxyRequest) {
+	pr.Out.URL.Scheme, pr.Out.URL.Host = p.target.Scheme, p.target.Host
+	pr.Out.Host = "" // the target's, from the URL
+	for _, h := range forwarded {
+		if v, ok := pr.In.Header[h]; ok {
+			pr.Out.Header[h] = v
+		}
+	}
+}
+
+// ServeHTTP relays one request and its response.
+func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	x := &exchange{p: p, n: p.exchanges.Add(1), method: r.Method, path: p.redactor.MaskString(r.URL.RequestURI())}
+	body := &requestBody{x: x, in: r.Body, header: r.Header}
+	r.Body = body
+	r = r.WithContext(context.WithValue(r.Context(), exchangeKey{}, body))
+	p.rp.ServeHTTP(w, r)
+	body.record() // a request whose body the transport never finished
+}
+
+type exchangeKey struct{}
+
+// An exchange is one request and its response.
+type exchange struct {
+	p      *Proxy
+	n      int64
+	method string
+	path   string
+}
+
+// info is what HTTP said of a frame of x.
+func (x *exchange) info(status int, h http.Header) *sessions.HTTPInfo {
+	return &sessions.HTTPInfo{Exchange: x.n, Method: x.method, Path: x.path, Status: status,
+		ContentType: h.Get("Content-Type"), Headers: x.p.headers(h)}
+}
+
+// mcpHeaders are the headers that matter to MCP, as the records name them.
+var mcpHeaders = []string{"Mcp-Method", "Mcp-Name", "Mcp-Session-Id", "MCP-Protocol-Version", "Last-Event-ID",
+	"WWW-Authenticate", "Origin", "Authorization", "Proxy-Authorization", "Cookie", "Set-Cookie"}
+
+// headers lists the headers of h that a record keeps: those that matter
+// to MCP and the --redact ones, secrets masked.
+func (p *Proxy) headers(h http.Header) []sessions.HTTPHeader {
+	var out []sessions.HTTPHeader
+	add := func(name string) {
+		vs := h.Values(name)
+		if len(vs) == 0 {
+			return
+		}
+		v := strings.Join(vs, ", ")
+		if p.secret[http.CanonicalHeaderKey(name)] {
+			v = masked(name, v)
+		} else {
+			v = p.redactor.MaskString(v)
+		}
+		out = append(out, sessions.HTTPHeader{Name: name, Value: v})
+	}
+	for _, n := range mcpHeaders {
+		add(n)
+	}
+	for n := range p.secret {
+		if !listed(n) {
+			add(n)
+		}
+	}
+	return out
+}
+
+func listed(name string) bool {
+	for _, n := range mcpHeaders {
+		if strings.EqualFold(n, name) {
+			return true
+		}
+	}
+	return false
+}
+
+// masked is what a record says of a secret header's value: the
+// authorization scheme (Bearer, Basic), which is no secret, then a mask
+// that names the header.
+func masked(name, v string) string {
+	mask := "***" + strings.ToUpper(strings.ReplaceAll(name, "-", "_")) + "***"
+	if scheme, _, ok := strings.Cut(v, " "); ok && strings.HasSuffix(strings.ToLower(name), "authorization") {
+		return scheme + " " + mask
+	}
+	return mask
+}
+
+// response sets up the recording of a response's frames as its body is
+// relayed.
+func (p *Proxy) response(resp *http.Response) error {
+	body, _ := resp.Request.Context().Value(exchangeKey{}).(*requestBody)
+	if body == nil {
+		return nil
+	}
+	body.record() // the request's frames go first
+	x := body.x
+	info := x.info(resp.StatusCode, resp.Header)
+	rb := &responseBody{x: x, in: resp.Body, info: info}
+	switch {
+	case !identity(resp.Header):
+		rb.mode = modeOpaque
+		info.Error = "the body is encoded (" + resp.Header.Get("Content-Encoding") + "); rpctap relayed it without reading its messages"
+	case mediaType(info.ContentType) == "text/event-stream":
+		rb.mode = modeSSE
+	case mediaType(info.ContentType) == "application/json":
+		rb.mode = modeJSON
+	default:
+		rb.mode = modeOpaque
+	}
+	resp.Body = rb
+	return nil
+}
+
+func identity(h http.Header) bool {
+	e := h.Get("Content-Encoding")
+	return e == "" || strings.EqualFold(e, "identity")
+}
+
+func mediaType(ct string) string {
+	mt, _, _ := strings.Cut(ct, ";")
+	return strings.ToLower(strings.TrimSpace(mt))
+}
+
+// unreachable answers a request the target could not be asked or did not
+// answer: 502, with a JSON body that says why, recorded as a frame.
+func (p *Proxy) unreachable(w http.ResponseWriter, r *http.Request, err error) {
+	body, _ := r.Context().Value(exchangeKey{}).(*requestBody)
+	if body != nil {
+		body.record()
+	}
+	if errors.Is(err, context.Canceled) && r.Context().Err() != nil {
+		return // the host went away: there is no one to answer
+	}
+	why := "rpctap could not reach the target " + p.target.Redacted() + ": " + err.Error()
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusBadGateway)
+	msg := classify.AppendString([]byte(`{"error":`), p.redactor.MaskString(why))
+	w.Write(append(msg, "}\n"...))
+	if body != nil {
+		info := body.x.info(http.StatusBadGateway, w.Header())
+		info.Error = p.redactor.MaskString(why)
+		p.feed.Frame(classify.S2H, nil, info)
+	}
+}
