@@ -515,7 +515,7 @@ type templatesMsg struct {
 }
 
 // templatesCmd builds the templates of the session src shows (see
-// seenOf); ids come from ids (safe for concurrent use).
+// sessionSeen); ids come from ids (safe for concurrent use).
 func templatesCmd(session int, src *source.Source, ids *inject.IDs) tea.Cmd {
 	return func() tea.Msg {
 		seen, err := sessionSeen(src)
