@@ -269,8 +269,10 @@ func (b *batch) reset() bool {
 	return true
 }
 
+// newBatch makes an empty batch; its buffers grow with the first frames
+// it takes, so that a quiet session does not pay for room it never uses.
 func newBatch() *batch {
-	return &batch{data: make([]byte, 0, batchBytes+readSize), out: make([]byte, 0, 2*batchBytes), done: make(chan struct{}, 1)}
+	return &batch{done: make(chan struct{}, 1)}
 }
 
 // encode masks, classifies and encodes every frame of b. It touches

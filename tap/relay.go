@@ -78,9 +78,14 @@ func setIdleDeadline(r io.Reader, idle *atomic.Int64) {
 // the dest.
 func (r *relay) run() error {
 	r.sp = classify.NewSplitter(r.framing)
-	r.buf = make([]byte, holdLimit+readSize)
+	r.buf = make([]byte, 2*readSize)
 	defer r.finish()
 	for {
+		if r.n+readSize > len(r.buf) && len(r.buf) < holdLimit+readSize {
+			// A frame larger than the buffer: it grows, up to what a
+			// relay holds (most sessions never need it).
+			r.buf = append(r.buf[:r.n], make([]byte, min(2*len(r.buf), holdLimit+readSize)-r.n)...)
+		}
 		if r.n+readSize > len(r.buf) {
 			r.startStream()
 		}

@@ -8,8 +8,6 @@ import (
 
 	"github.com/alecthomas/chroma/v2"
 	"github.com/alecthomas/chroma/v2/formatters"
-	"github.com/alecthomas/chroma/v2/lexers"
-	"github.com/alecthomas/chroma/v2/styles"
 	"github.com/muesli/termenv"
 	"github.com/rpctap/rpctap/sessions"
 )
@@ -33,11 +31,12 @@ func newHighlighter(p termenv.Profile, dark bool) *highlighter {
 	default:
 		return &highlighter{} // ASCII, NO_COLOR: plain text
 	}
-	style := styles.Get("monokai")
+	parts := chromaParts()
+	style := parts.dark
 	if !dark {
-		style = styles.Get("github") // monokai's light colours vanish on a light background
+		style = parts.light // the dark style's light colours vanish on a light background
 	}
-	return &highlighter{formatter: f, style: style, lexer: chroma.Coalesce(lexers.Get("json"))}
+	return &highlighter{formatter: f, style: style, lexer: parts.json}
 }
 
 // highlight returns text coloured, or as it is when colour is off or the
