@@ -59,6 +59,9 @@ type intake struct {
 	// inHand: the dispatcher took items and has not handed them all on
 	// yet (they are in neither the intake nor a batch).
 	inHand bool
+	// took is how many items the dispatcher's last take got: many, and
+	// the traffic is heavy enough to gather for longer (see kick).
+	took int
 	// waited sums how long notes waited for room (ns): the tap's
 	// traffic waiting for its recorder, which is short of CPU. Relays
 	// that wait at once each add their wait, so the sum may grow faster
@@ -121,9 +124,14 @@ func (in *intake) settled() bool {
 }
 
 // kick has the dispatcher take what waits: at once when it is a lot,
-// otherwise recordDelay later, so that frames that come in a trickle (a
+// otherwise a little later, so that frames that come in a trickle (a
 // request, then its answer) are recorded a few at a time, rather than each
-// waking threads while the peers are busy answering.
+// waking threads while the peers are busy answering. The wait is short
+// (recordDelay) while takes are small, so that the recorder's work comes
+// in small pieces between a request and its answer rather than as a
+// burst in the middle of a later one; once a take holds many items, the
+// traffic is heavy and they gather for longer (recordDelayBusy), so that
+// writes stay batched under load.
 func (in *intake) kick() {
 	in.mu.Lock()
 	defer in.mu.Unlock()
@@ -133,15 +141,25 @@ func (in *intake) kick() {
 		in.ready.Signal()
 	case !in.armed:
 		in.armed = true
+		d := in.gatherFor()
 		if in.timer == nil {
-			in.timer = time.AfterFunc(recordDelay, in.fire)
+			in.timer = time.AfterFunc(d, in.fire)
 		} else {
-			in.timer.Reset(recordDelay)
+			in.timer.Reset(d)
 		}
 	}
 }
 
-// fire wakes the dispatcher recordDelay after a kick.
+// gatherFor is how long a kick lets frames gather (see kick); the
+// caller holds mu.
+func (in *intake) gatherFor() time.Duration {
+	if in.took >= busyTake {
+		return recordDelayBusy
+	}
+	return recordDelay
+}
+
+// fire wakes the dispatcher a while after a kick.
 func (in *intake) fire() {
 	in.mu.Lock()
 	in.armed = false
@@ -151,8 +169,14 @@ func (in *intake) fire() {
 	in.mu.Unlock()
 }
 
-// recordDelay is how long a kick lets a trickle of frames gather.
-const recordDelay = time.Millisecond
+// recordDelay is how long a kick lets a trickle of frames gather, and
+// recordDelayBusy how long many frames gather once a take held busyTake
+// items or more.
+const (
+	recordDelay     = 100 * time.Microsecond
+	recordDelayBusy = time.Millisecond
+	busyTake        = 32
+)
 
 // kickBytes is how much waits before a kick wakes the dispatcher at once.
 const kickBytes = 64 << 10
@@ -170,6 +194,7 @@ func (in *intake) take(items []item, spans []intakeSpans, buf []byte) ([]item, [
 	in.items, in.spans, in.buf = items[:0], spans[:0], buf[:0]
 	done := in.closed && len(got) == 0
 	in.inHand = len(got) > 0
+	in.took = len(got)
 	in.room.Broadcast() // room to note again
 	in.mu.Unlock()
 	for i := range got {
