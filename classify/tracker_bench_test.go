@@ -84,3 +84,25 @@ func BenchmarkTrackerLSPHover(b *testing.B) {
 	resp := []byte(`{"jsonrpc":"2.0","id":7,"result":{"contents":{"kind":"markdown","value":"package main"}}}`)
 	benchmarkTrackerCalls(b, LSP, opening, req, resp)
 }
+
+// BenchmarkTrackerEvictions is a host flooding the server with requests
+// that are never answered: past MaxInFlight, each request evicts the
+// oldest one in flight.
+func BenchmarkTrackerEvictions(b *testing.B) {
+	tr := NewTracker(TrackerOptions{Profile: JSONRPC, MaxInFlight: 10_000, MaxRemembered: 4096})
+	msgs := make([]Message, 100_000) // ids come again only long after their eviction
+	for i := range msgs {
+		msgs[i] = Classify([]byte(`{"jsonrpc":"2.0","id":`+strconv.Itoa(i)+`,"method":"tools/call","params":{"name":"echo"}}`), H2S, JSONRPC)
+	}
+	var seq int64
+	for range 20_000 { // a full table: from here on, each request evicts one
+		seq++
+		tr.Observe(seq, time.Duration(seq), &msgs[seq%int64(len(msgs))])
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		seq++
+		tr.Observe(seq, time.Duration(seq), &msgs[seq%int64(len(msgs))])
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N), "ns/frame")
+}
