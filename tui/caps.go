@@ -47,6 +47,19 @@ const (
 	capsJSON             // a line of declared capabilities
 )
 
+// styled is the line drawn as its kind is, in styles s.
+func (l capsLine) styled(s *Styles) string {
+	switch l.kind {
+	case capsHeading:
+		return s.Title.Render(l.text)
+	case capsNote:
+		return s.Dim.Render(l.text)
+	case capsWarn:
+		return s.SevWarn.Render(l.text)
+	}
+	return l.text
+}
+
 // capsJSONLines bounds the lines of each set of capabilities laid out;
 // the rest is read in the frame itself (enter).
 const capsJSONLines = 400
@@ -134,17 +147,7 @@ func (p *capsPane) View() string {
 	}
 	top := min(max(p.sel-rows+1, 0), max(len(p.lines)-rows, 0))
 	for i := top; i < len(p.lines) && i < top+rows; i++ {
-		l := p.lines[i]
-		text := l.text
-		switch l.kind {
-		case capsHeading:
-			text = s.Title.Render(text)
-		case capsNote:
-			text = s.Dim.Render(text)
-		case capsWarn:
-			text = s.SevWarn.Render(text)
-		}
-		text = truncate(text, p.width)
+		text := truncate(p.lines[i].styled(&s), p.width)
 		if i == p.sel {
 			text = s.Selected.Render(padRight(text, p.width))
 		}

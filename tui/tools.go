@@ -190,12 +190,13 @@ func (p *toolsPane) View() string {
 	first := min(max(p.sel-rows+1, 0), max(len(u.Tools)-rows, 0))
 	for i := first; i < first+rows && i < len(u.Tools); i++ {
 		t := &u.Tools[i]
+		note := toolNote(t)
 		line := fmt.Sprintf("%-*s %6d %6d %7d %8s %8s %s", nameW, truncate(esc(t.Name), nameW), t.Calls, t.Errors, t.Failed,
-			fmtLatency(t.P50), fmtLatency(t.P99), truncate(toolNote(t), noteW))
+			fmtLatency(t.P50), fmtLatency(t.P99), truncate(note, noteW))
 		line = truncate(line, p.width)
 		if i == p.sel {
 			line = s.Selected.Render(padRight(line, p.width))
-		} else if toolNote(t) != "" {
+		} else if note != "" {
 			line = s.SevWarn.Render(line)
 		}
 		b.WriteString("\n" + line)
@@ -209,7 +210,7 @@ func (p *toolsPane) View() string {
 		}
 		b.WriteString("\n" + s.Title.Render(truncate(head+strings.Repeat("─", max(p.width-ansi.StringWidth(head), 0)), p.width)))
 		for i := top; i < len(lines) && i < top+dr; i++ {
-			b.WriteString("\n" + truncate(p.styled(lines[i]), p.width))
+			b.WriteString("\n" + truncate(lines[i].styled(&s), p.width))
 		}
 	}
 	return b.String()
@@ -269,19 +270,6 @@ func toolNote(t *classify.ToolStat) string {
 		notes = append(notes, "≠ baseline")
 	}
 	return strings.Join(notes, ", ")
-}
-
-func (p *toolsPane) styled(l capsLine) string {
-	s := p.c.styles
-	switch l.kind {
-	case capsHeading:
-		return s.Title.Render(l.text)
-	case capsNote:
-		return s.Dim.Render(l.text)
-	case capsWarn:
-		return s.SevWarn.Render(l.text)
-	}
-	return l.text
 }
 
 // selectedLines are the lines under the list: what the selected tool
