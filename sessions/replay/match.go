@@ -35,7 +35,7 @@ func (s *server) match(method string, body []byte) (int32, string) {
 		return -1, why
 	}
 	if s.opts.StrictVersion {
-		want := metaRevision(classify.Member(classify.Member(body, "params"), "_meta"))
+		want := requestRevision(body)
 		calls = slices.DeleteFunc(calls, func(c related) bool { return s.rec.revisions[s.rec.frames[c.i].rev] != want })
 	}
 	if s.opts.Match == MatchSequential {

@@ -82,10 +82,7 @@ func (s *server) askedInput(method string, body []byte, answer int32) {
 	if err != nil {
 		return
 	}
-	a := inputAsked{method: method, name: sessions.CallName(method, body), answer: answer}
-	if st := classify.Member(classify.Member(rb, "result"), "requestState"); st != nil && string(st) != "null" {
-		a.state = bytes.Clone(st)
-	}
+	a := inputAsked{method: method, name: sessions.CallName(method, body), state: resultState(rb), answer: answer}
 	if len(s.asked) == maxAsked {
 		s.asked = append(s.asked[:0], s.asked[1:]...)
 	}
@@ -159,7 +156,7 @@ func (s *server) revisionDiffers(method string, body []byte, calls []related) st
 	if !s.opts.StrictVersion || len(calls) == 0 {
 		return ""
 	}
-	want := metaRevision(classify.Member(classify.Member(body, "params"), "_meta"))
+	want := requestRevision(body)
 	for _, c := range calls {
 		if s.rec.revisions[s.rec.frames[c.i].rev] == want {
 			return ""
@@ -300,6 +297,17 @@ func (p *player) sendRetry(ev *sessions.Event, m *classify.Message, rt *roundTri
 // requests of their own).
 const maxTrips = 256
 
+// startTrip follows the multi round-trip call whose first request is s,
+// the oldest followed forgotten past maxTrips.
+func (p *player) startTrip(s sent) *roundTrip {
+	rt := &roundTrip{call: s.call, method: s.call.Method, name: s.call.Name, t0: s.t, at: s.at}
+	if len(p.trips) == maxTrips {
+		p.trips = p.trips[1:]
+	}
+	p.trips = append(p.trips, rt)
+	return rt
+}
+
 // tripAnswer takes the answer to a round of a multi round-trip call,
 // or to a request whose recorded answer asks for input (its first
 // round): recorded, at t in the recording, and the live one, got. It
@@ -314,11 +322,7 @@ func (p *player) tripAnswer(s sent, t int64, recorded []byte, got liveAnswer, ma
 		if !recIR {
 			return false
 		}
-		rt = &roundTrip{call: s.call, method: s.call.Method, name: s.call.Name, t0: s.t, at: s.at}
-		if len(p.trips) == maxTrips {
-			p.trips = p.trips[1:]
-		}
-		p.trips = append(p.trips, rt)
+		rt = p.startTrip(s)
 	}
 	rt.recorded++
 	fresh := !rt.done // got answers this round (else it is the final answer given already)
@@ -377,11 +381,7 @@ func (p *player) tripLost(s sent, recorded []byte) bool {
 		if !isInputRequired(recorded) {
 			return false
 		}
-		rt = &roundTrip{call: s.call, method: s.call.Method, name: s.call.Name}
-		if len(p.trips) == maxTrips {
-			p.trips = p.trips[1:]
-		}
-		p.trips = append(p.trips, rt)
+		rt = p.startTrip(s)
 	}
 	rt.lost = true
 	c := rt.call

@@ -210,6 +210,12 @@ func metaRevision(meta []byte) string {
 	return v
 }
 
+// requestRevision is the revision a request's params._meta names, ""
+// when none.
+func requestRevision(body []byte) string {
+	return metaRevision(classify.Member(classify.Member(body, "params"), "_meta"))
+}
+
 // revision is the index of the revision v in rec.revisions, added when
 // new; 0 for none (and past 255 revisions, which no recording has).
 func (rec *recording) revision(v string) uint8 {
