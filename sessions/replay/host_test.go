@@ -720,3 +720,23 @@ func TestPlayHostComparesAMultiRoundTripCallAnsweredAtOnceByItsFinalAnswer(t *te
 		t.Errorf("the report does not say the rounds differ:\n%s", text.String())
 	}
 }
+
+// A multi round-trip call whose first request the live server never
+// answers is missing from the report once, and its recorded retry is not
+// sent (it retries nothing the live server began).
+func TestPlayHostReportsAMultiRoundTripCallNeverAnsweredMissingOnceAndSendsNoRetry(t *testing.T) {
+	answer := confirmServer(true)
+	rep, fs := playAgainst(t, oneConfirmCall(), HostOptions{Timeout: 300 * time.Millisecond}, func(frame string, send func(string)) {
+		if !strings.Contains(frame, "tools/call") {
+			answer(frame, send)
+		}
+	})
+	for _, f := range fs.frames() {
+		if strings.Contains(f, "inputResponses") {
+			t.Errorf("a retry was sent of a call the server never answered: %s", f)
+		}
+	}
+	if len(rep.Calls) != 2 || rep.Missing != 1 || rep.Calls[1].Outcome != OutcomeMissing || rep.Calls[1].Line != 4 {
+		t.Errorf("the report: %+v\nwant the discovery and the call of line 4, missing, once", rep.Calls)
+	}
+}
