@@ -230,21 +230,20 @@ const maxTrips = 4096
 // answer of the call it retries (when that call is one diff keeps).
 func (s *summary) retryAnswered(hs *sessions.Hasher, p classify.Pair, line int64, frame []byte, off int64, masked bool) {
 	tr, ok := s.trips[p.Origin]
-	params := tr.params
 	if !ok {
 		return
 	}
 	if !p.InputRequired {
 		delete(s.trips, p.Origin)
 	}
-	c, ok := s.calls[params]
+	c, ok := s.calls[tr.params]
 	if !ok || c.req != p.Origin {
 		return
 	}
 	c.resp, c.respOff, c.rounds = line, off, p.Round
 	c.outcome, _ = hs.Hash(frame)
 	c.masked = c.masked || masked
-	s.calls[params] = c
+	s.calls[tr.params] = c
 }
 
 func (s *summary) intern(v string) string { return sessions.InternIn(s.interned, v) }
