@@ -82,9 +82,9 @@ func (v *sessionView) setSize(w, h int) {
 	pendW := min(max(w/3, 30), 60, max((w-2*fw)*2/5, 1))
 	v.detail.SetSize(w-pendW-2*fw, bottom-frame)
 	v.pending.SetSize(pendW, bottom-frame)
-	v.stats.SetSize(w-fw, h-frame)
-	v.caps.SetSize(w-fw, h-frame)
-	v.tools.SetSize(w-fw, h-frame)
+	for _, o := range []pane{v.stats, v.caps, v.tools} {
+		o.SetSize(w-fw, v.overlayHeight())
+	}
 	if v.composer != nil {
 		v.composer.SetSize(w-fw, bottom-frame)
 	}
@@ -475,14 +475,8 @@ func exitStatus(c sessions.Counts) string {
 
 func (v *sessionView) View() string {
 	s := v.c.styles
-	if v.showStats {
-		return s.PaneFocused.Width(v.width - s.PaneFocused.GetHorizontalFrameSize()).Height(v.stats.height).Render(v.stats.View())
-	}
-	if v.showCaps {
-		return s.PaneFocused.Width(v.width - s.PaneFocused.GetHorizontalFrameSize()).Height(v.caps.height).Render(v.caps.View())
-	}
-	if v.showTools {
-		return s.PaneFocused.Width(v.width - s.PaneFocused.GetHorizontalFrameSize()).Height(v.tools.height).Render(v.tools.View())
+	if v.overlaid() {
+		return s.PaneFocused.Width(v.width - s.PaneFocused.GetHorizontalFrameSize()).Height(v.overlayHeight()).Render(v.focused().View())
 	}
 	pane := func(focused bool) lipgloss.Style {
 		if focused {
@@ -606,6 +600,10 @@ func (v *sessionView) overlay(o *bool) {
 		*o = true
 	}
 }
+
+// overlayHeight is the height inside its frame of a pane that shows in
+// place of the others: the whole view's.
+func (v *sessionView) overlayHeight() int { return v.height - v.c.styles.Pane.GetVerticalFrameSize() }
 
 // focused is the pane that takes the keys: the stats while they show,
 // else the pane with focus.
