@@ -240,11 +240,9 @@ func (p *player) await(ctx context.Context, s sent, t int64, frame []byte, maske
 			return err
 		}
 	}
-	if !ok && p.tripLost(s, frame) {
-		c = nil // in the report as the call's
-	}
 	if !ok {
-		if c == nil {
+		if p.tripLost(s, frame) {
+			c = nil // in the report as the call's
 			return nil
 		}
 		p.mu.Lock()
