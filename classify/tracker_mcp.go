@@ -249,11 +249,8 @@ func rawText(raw []byte) ([]byte, bool) {
 		return nil, false
 	}
 	body := raw[1 : len(raw)-1]
-	for _, c := range body {
-		if c == '\\' {
-			dec, ok := unescape(nil, body)
-			return dec, ok
-		}
+	if bytes.IndexByte(body, '\\') >= 0 {
+		return unescape(nil, body)
 	}
 	return body, true
 }
