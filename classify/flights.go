@@ -40,25 +40,6 @@ func (ft *flightTable) getHashed(k []byte, h uint64) (*flight, bool) {
 	return nil, false
 }
 
-// headOf is the flight stored under f's key, found by f's own hash (no
-// hashing; no key compare when it is f itself); main says it is in the
-// hash map, not the overflow.
-func (ft *flightTable) headOf(f *flight) (head *flight, main bool) {
-	k, h := ft.keyOf(f)
-	if cur, ok := ft.m[h]; ok {
-		if cur == f {
-			return f, true
-		}
-		if ck, _ := ft.keyOf(cur); bytes.Equal(ck, k) {
-			return cur, true
-		}
-	}
-	if len(ft.over) > 0 {
-		return ft.over[string(k)], false
-	}
-	return nil, false
-}
-
 // put stores f under its key, replacing what was stored there.
 func (ft *flightTable) put(f *flight) {
 	k, h := ft.keyOf(f)

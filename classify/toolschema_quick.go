@@ -1,7 +1,6 @@
 package classify
 
 import (
-	"bytes"
 	"encoding/json"
 	"math/big"
 	"strconv"
@@ -308,16 +307,9 @@ func (q *quickSchema) validArray(raw []byte) bool {
 }
 
 func (q *quickSchema) validString(raw []byte) bool {
-	if len(raw) < 2 {
+	body, ok := rawText(raw)
+	if !ok {
 		return false
-	}
-	body := raw[1 : len(raw)-1]
-	if bytes.IndexByte(body, '\\') >= 0 {
-		dec, ok := unescape(nil, body)
-		if !ok {
-			return false
-		}
-		body = dec
 	}
 	// A length counts characters. A string has no more of them than
 	// bytes, and no fewer than a quarter: most bounds are met on the

@@ -238,7 +238,6 @@ func (t *Tracker) lspUnregistered(m *Message) {
 	if list == nil {
 		list = Member(m.Params(), "unregistrations")
 	}
-	t.unregistered(list)
 	eachElement(list, func(u []byte) bool {
 		id, _ := StringValue(Member(u, "id"))
 		method, _ := StringValue(Member(u, "method"))

@@ -47,8 +47,7 @@ func (t *Tracker) land(f *flight, state flightState) {
 	if f.token != nil {
 		t.tokens.del(f)
 	}
-	head, main := t.flights.headOf(f)
-	if head != f {
+	if head, _ := t.flights.getHashed(f.key, f.hash); head != f {
 		for p := head; p != nil; p = p.newer {
 			if p.newer == f {
 				p.newer = f.newer
@@ -61,9 +60,6 @@ func (t *Tracker) land(f *flight, state flightState) {
 	switch {
 	case f.newer != nil:
 		t.flights.put(f.newer)
-		t.release(f)
-	case state == released && main:
-		delete(t.flights.m, f.hash) // head is f: no second look
 		t.release(f)
 	case state == released:
 		t.flights.del(f)

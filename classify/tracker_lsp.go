@@ -10,10 +10,7 @@ package classify
 type lspState struct {
 	caps     []byte // the initialize result's capabilities
 	capsSeen bool
-	// registered holds the methods the server registered dynamically
-	// (client/registerCapability).
-	registered map[string]int
-	shutdown   bool // the client sent shutdown
+	shutdown bool // the client sent shutdown
 	// open holds the URIs of the documents open; past maxOpen the
 	// documents are not judged.
 	open     map[string]struct{}
@@ -48,7 +45,6 @@ func (t *Tracker) lspMessage(seq int64, m *Message) {
 	switch {
 	case m.Kind != KindRequest:
 	case m.MethodIs("client/registerCapability"):
-		t.registered(m)
 		t.lspRegistered(seq, m)
 	case m.MethodIs("client/unregisterCapability"):
 		t.lspUnregistered(m)
@@ -88,7 +84,7 @@ func (t *Tracker) lspFromClient(seq int64, m *Message, name []byte) {
 		return
 	}
 	if provider, ok := lspProviders[string(name)]; ok && t.lsp.capsSeen && !present(Member(t.lsp.caps, provider)) {
-		if t.lsp.registered[string(name)] == 0 {
+		if !t.registeredMethod(name) {
 			t.emit(seq, CodeCapabilityNotAdvertised, Warn, "The client sends "+m.Method()+", but the server's capabilities (its initialize result) have no "+provider+", and it did not register the method (client/registerCapability); LSP: a client sends only the requests the server offers.", 0)
 		}
 	}
@@ -120,35 +116,16 @@ func (t *Tracker) opened(doc []byte, open bool) {
 	t.lsp.open[uri] = struct{}{}
 }
 
-// registered notes the methods of a client/registerCapability request.
-func (t *Tracker) registered(m *Message) {
-	eachElement(Member(m.Params(), "registrations"), func(r []byte) bool {
-		method, ok := StringValue(Member(r, "method"))
-		if !ok {
+// registeredMethod reports whether a registration of the method name
+// (client/registerCapability) remains that no client/unregisterCapability
+// took back.
+func (t *Tracker) registeredMethod(name []byte) bool {
+	for _, r := range t.caps.registrations {
+		if r.Method == string(name) {
 			return true
 		}
-		if t.lsp.registered == nil {
-			t.lsp.registered = map[string]int{}
-		}
-		if _, known := t.lsp.registered[method]; known || len(t.lsp.registered) < maxRegistered {
-			t.lsp.registered[method]++
-		}
-		return true
-	})
-}
-
-// unregistered takes back the methods of a client/unregisterCapability
-// request: a method stays registered while a registration of it remains.
-func (t *Tracker) unregistered(list []byte) {
-	eachElement(list, func(u []byte) bool {
-		method, ok := StringValue(Member(u, "method"))
-		if n := t.lsp.registered[method]; ok && n > 1 {
-			t.lsp.registered[method] = n - 1
-		} else if ok {
-			delete(t.lsp.registered, method)
-		}
-		return true
-	})
+	}
+	return false
 }
 
 // lspAnswer takes the server's answer to initialize: its capabilities.

@@ -249,11 +249,8 @@ func rawText(raw []byte) ([]byte, bool) {
 		return nil, false
 	}
 	body := raw[1 : len(raw)-1]
-	for _, c := range body {
-		if c == '\\' {
-			dec, ok := unescape(nil, body)
-			return dec, ok
-		}
+	if bytes.IndexByte(body, '\\') >= 0 {
+		return unescape(nil, body)
 	}
 	return body, true
 }
@@ -617,9 +614,9 @@ func (t *Tracker) discovered(seq int64, res []byte) {
 // and the page without nextCursor completes it.
 func (t *Tracker) listedTools(seq int64, res []byte, later bool, f *flight) {
 	var problems []SchemaProblem
-	t.toolsPage(seq, res, !later || t.mcp.toolsNext == nil)
 	if !later || t.mcp.toolsNext == nil {
 		t.mcp.toolsNext = map[string]struct{}{}
+		t.tools.next = t.tools.next[:0]
 		t.mcp.schemasNext = &Tools{}
 		problems = t.mcp.schemasNext.SetList(res)
 	} else {
@@ -629,8 +626,12 @@ func (t *Tracker) listedTools(seq int64, res []byte, later bool, f *flight) {
 		t.emit(seq, CodeBadToolSchema, Error, p.Text, f.seq)
 	}
 	eachElement(Member(res, "tools"), func(tool []byte) bool {
-		if name, ok := StringValue(Member(tool, "name")); ok && len(t.mcp.toolsNext) < maxTools {
+		name, ok := StringValue(Member(tool, "name"))
+		if ok && len(t.mcp.toolsNext) < maxTools {
 			t.mcp.toolsNext[name] = struct{}{}
+		}
+		if ok && len(t.tools.next) < maxTools {
+			t.tools.next = append(t.tools.next, listedName{name, seq}) // for ToolUse, in order
 		}
 		return true
 	})

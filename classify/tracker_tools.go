@@ -225,20 +225,6 @@ func (r *toolRecord) percentiles() (p50, p99 time.Duration) {
 	return pick(0.50), pick(0.99)
 }
 
-// toolsPage notes the tools a tools/list result page seq lists; first
-// says it begins a list.
-func (t *Tracker) toolsPage(seq int64, res []byte, first bool) {
-	if first {
-		t.tools.next = t.tools.next[:0]
-	}
-	eachElement(Member(res, "tools"), func(tool []byte) bool {
-		if name, ok := StringValue(Member(tool, "name")); ok && len(t.tools.next) < maxTools {
-			t.tools.next = append(t.tools.next, listedName{name, seq})
-		}
-		return true
-	})
-}
-
 // toolsListed makes the list under way, completed by the result seq, the
 // latest list.
 func (t *Tracker) toolsListed(seq int64) {

@@ -25,8 +25,7 @@ const meta20260728 = `{"` + metaVersion + `":"` + rev20260728 + `","` + metaCaps
 
 // inRevision says the session's requests name rev in their _meta.
 func (p Params) inRevision(rev string) bool {
-	v, _ := classify.StringValue(classify.Member(p.Meta, metaVersion))
-	return v == rev
+	return metaVersionOf(p.Meta) == rev
 }
 
 // meta2026 is the session's _meta when it names 2026-07-28, else

@@ -59,6 +59,13 @@ const catalogMeta = `{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io
 // that call a listed tool.
 const catalogTools = `{"tools":[{"name":"anything","inputSchema":{"type":"object"}},{"name":"echo","inputSchema":{"type":"object","properties":{"message":{"type":"string"}},"required":["message"]}}]}`
 
+// anythingTool and echoTool are the tools catalogTools lists: one that
+// takes any arguments, and one that requires a string.
+var (
+	anythingTool = Tool{Name: "anything", Schema: json.RawMessage(`{"type":"object"}`)}
+	echoTool     = Tool{Name: "echo", Schema: json.RawMessage(`{"type":"object","properties":{"message":{"type":"string"}},"required":["message"]}`)}
+)
+
 // raised reads e's frames as their receiver reads them (the server, for
 // entries that make sense either way) under MCP, in session s, with the
 // request its id names in flight from the entry's side; it returns the
@@ -88,7 +95,7 @@ func raised(t *testing.T, e Entry, s catalogSession) (map[classify.Code]bool, []
 		observe(`{"jsonrpc":"2.0","method":"notifications/initialized"}`, classify.H2S)
 	}
 	if e.NeedsTools {
-		p.Tools = []Tool{{Name: "anything", Schema: json.RawMessage(`{"type":"object"}`)}, {Name: "echo", Schema: json.RawMessage(`{"type":"object","properties":{"message":{"type":"string"}},"required":["message"]}`)}}
+		p.Tools = []Tool{anythingTool, echoTool}
 		list := `{"jsonrpc":"2.0","id":"host-tools","method":"tools/list"}`
 		if s == session2026 {
 			list = `{"jsonrpc":"2.0","id":"host-tools","method":"tools/list","params":{"_meta":` + catalogMeta + `}}`
@@ -225,8 +232,7 @@ func TestBadToolArgumentsCallsAListedToolWithArgumentsItsSchemaRefuses(t *testin
 	if _, err := e.Frames(Params{}); !errors.Is(err, ErrNoTools) || !strings.Contains(err.Error(), "tools/list") {
 		t.Errorf("no tools listed: %v", err)
 	}
-	anything := Tool{Name: "anything", Schema: json.RawMessage(`{"type":"object"}`)}
-	echo := Tool{Name: "echo", Schema: json.RawMessage(`{"type":"object","properties":{"message":{"type":"string"}},"required":["message"]}`)}
+	anything, echo := anythingTool, echoTool
 	f, err := e.Frames(Params{Tools: []Tool{anything, echo}})
 	if err != nil || string(f[0]) != `{"jsonrpc":"2.0","id":"rpctap-bad-arguments","method":"tools/call","params":{"name":"echo","arguments":{}}}` {
 		t.Errorf("the first tool a call can break: %s %v", f, err)

@@ -147,7 +147,7 @@ const (
 // name no protocol version there.
 func requestMeta(params []byte) []byte {
 	meta := classify.Member(params, "_meta")
-	if v, ok := classify.StringValue(classify.Member(meta, metaVersion)); !ok || v == "" || len(meta) > maxKept {
+	if metaVersionOf(meta) == "" || len(meta) > maxKept {
 		return nil
 	}
 	members := map[string]json.RawMessage{metaCaps: json.RawMessage(`{}`)}
@@ -196,7 +196,13 @@ func (s *Seen) CatalogParams() Params {
 func (s *Seen) MetaVersion() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	v, _ := classify.StringValue(classify.Member(s.meta, metaVersion))
+	return metaVersionOf(s.meta)
+}
+
+// metaVersionOf is the protocol version a request's _meta names, "" when
+// it names none.
+func metaVersionOf(meta []byte) string {
+	v, _ := classify.StringValue(classify.Member(meta, metaVersion))
 	return v
 }
 

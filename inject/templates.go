@@ -191,7 +191,7 @@ func (s *Seen) Build(method string, o BuildOptions, ids *IDs) ([]byte, error) {
 	switch method {
 	case "tools/call":
 		if o.Tool == "" {
-			return nil, fmt.Errorf("tools/call needs a tool: add --tool NAME%s", s.toolHint())
+			return nil, fmt.Errorf("tools/call needs a tool: add --tool NAME%s", toolHint(s.tools))
 		}
 		for _, t := range s.tools {
 			if t.Name == o.Tool {
@@ -210,7 +210,7 @@ func (s *Seen) Build(method string, o BuildOptions, ids *IDs) ([]byte, error) {
 			}
 			return s.request(o.Dir, o.ID, method, map[string]json.RawMessage{"name": mustJSON(o.Tool), "arguments": args}, "name", "arguments"), nil
 		}
-		return nil, fmt.Errorf("the last tools/list answer has no tool %s%s", classify.EscapeString(o.Tool, 60), s.toolHint())
+		return nil, fmt.Errorf("the last tools/list answer has no tool %s%s", classify.EscapeString(o.Tool, 60), toolHint(s.tools))
 	case "prompts/get":
 		if o.Tool == "" {
 			return nil, errors.New("prompts/get needs a prompt: add --tool NAME (the prompt's name)")
@@ -268,8 +268,6 @@ func (s *Seen) Build(method string, o BuildOptions, ids *IDs) ([]byte, error) {
 	}
 	return append(b, '}'), nil
 }
-
-func (s *Seen) toolHint() string { return toolHint(s.tools) }
 
 // toolHint names the first tools of a list, for an error: " (the server
 // lists: a, b)", "" when the list is empty.
