@@ -1,7 +1,9 @@
 package tap
 
 import (
+	"bufio"
 	"errors"
+	"net"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -27,5 +29,31 @@ func TestAnHTTPTapRefusesAnInjectionSayingItRelaysHTTP(t *testing.T) {
 		if !errors.Is(err, errInjectHTTP) || !strings.Contains(err.Error(), "rpctap http") {
 			t.Errorf("inject %v into an HTTP tap: %v; want %q", dir, err, errInjectHTTP)
 		}
+	}
+}
+
+// A tap of rpctap http refuses a view that would hold its frames, with a
+// sentence that says why. It took the filter, held nothing, and when the
+// view went, releasing what it held panicked (the HTTP tap has no hold
+// queues' streams): rpctap http crashed under the host.
+func TestAnHTTPTapRefusesAnInterceptSayingItRelaysHTTP(t *testing.T) {
+	tp, err := New(Options{Argv: []string{"http://127.0.0.1:1/mcp"}, Record: true, Path: filepath.Join(t.TempDir(), "s.jsonl"),
+		Transport: sessions.TransportHTTP, Env: []string{}, Warn: func(s string) { t.Log(s) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	feed := tp.Feed()
+	defer feed.Close()
+	view, c := net.Pipe()
+	defer view.Close()
+	filter := "method:tools/call"
+	go func() {
+		defer c.Close()
+		tp.serveIntercept(c, bufio.NewReader(c), request{Op: "intercept", H2S: &filter})
+	}()
+	h := &HoldClient{c: view, r: bufio.NewReader(view)}
+	ev, err := h.Next()
+	if err != nil || ev.OK == nil || *ev.OK || !strings.Contains(ev.Error, "rpctap http") {
+		t.Errorf("intercept on an HTTP tap: %+v, %v; want a refusal that says it relays HTTP", ev, err)
 	}
 }
