@@ -188,6 +188,10 @@ func (ic *interceptor) filtersLineLocked() []byte {
 
 // serveIntercept serves a view's intercept connection until it closes.
 func (t *Tap) serveIntercept(c net.Conn, br *bufio.Reader, req request) {
+	if t.opts.Transport == sessions.TransportHTTP {
+		refuse(c, "this tap relays HTTP (rpctap http), and holding its frames is not supported yet; a tap of rpctap run or rpctap watch holds them")
+		return
+	}
 	ic := t.intercept
 	v := &holdView{c: c, out: make(chan []byte, holdOutbox), done: make(chan struct{})}
 	go v.writeLoop() // first: the frames held now may be more than fits in out

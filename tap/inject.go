@@ -175,6 +175,10 @@ type InjectOptions struct {
 // a peer that never answers does not grow the tap's memory past it.
 const maxKept = 4096
 
+// errInjectHTTP refuses a frame for a tap of rpctap http, which relays the
+// host's requests and has no stream of its own to write a frame into.
+var errInjectHTTP = errors.New("this tap relays HTTP (rpctap http), and injecting a frame into an HTTP session is not supported yet; a tap of rpctap run or rpctap watch takes one")
+
 // Inject inserts a frame into the stream towards dir's receiver at the
 // next frame boundary: its body, to which the stream's framing is added,
 // or with o.Raw its bytes as they are. It records it with src inject,
@@ -182,6 +186,9 @@ const maxKept = 4096
 func (t *Tap) Inject(dir classify.Direction, body []byte, o InjectOptions) (InjectResult, error) {
 	if dir != classify.H2S && dir != classify.S2H {
 		return InjectResult{}, errors.New("a frame can be injected towards the server (h2s) or the host (s2h) only")
+	}
+	if t.opts.Transport == sessions.TransportHTTP {
+		return InjectResult{}, errInjectHTTP
 	}
 	// Run sets these up; Inject may be called from any goroutine.
 	t.mu.Lock()

@@ -24,6 +24,10 @@ type holdPane struct {
 	frames  []heldItem      // oldest first
 	filters tap.HoldFilters
 	notice  string
+	// refused is set when the tap's latest event refused what the view
+	// asked: the end of the connection that follows is the tap's doing,
+	// and its sentence stays the notice.
+	refused bool
 	sel     int
 	width   int
 	height  int
@@ -110,6 +114,7 @@ func holdActCmd(session int, c *tap.HoldClient, act func(*tap.HoldClient) error)
 
 // apply takes one event of the tap's.
 func (p *holdPane) apply(ev tap.HoldEvent, now time.Time) {
+	p.refused = ev.OK != nil && !*ev.OK
 	switch {
 	case ev.Filters != nil:
 		p.filters = *ev.Filters
@@ -202,7 +207,9 @@ func (p *holdPane) Update(msg tea.Msg) (intent, tea.Cmd) {
 	case holdEventMsg:
 		if !msg.ok {
 			p.conn, p.frames = nil, nil
-			p.notice = "the intercept connection ended (the tap is gone?)"
+			if !p.refused {
+				p.notice = "the intercept connection ended (the tap is gone?)"
+			}
 			return intent{}, nil
 		}
 		p.apply(msg.ev, p.c.now())

@@ -193,3 +193,26 @@ func TestHeldPaneFitsItsFooterEndingWithHelpAndQuit(t *testing.T) {
 		checkFits(t, tm.FinalModel(t, teatest.WithFinalTimeout(5*time.Second)).View(), c.w, c.h)
 	}
 }
+
+// A tap that refuses the intercept connection (an HTTP tap, one that has
+// too many views) says why and closes it: the pane keeps its sentence, not
+// that the tap may be gone; a connection that just ends says so.
+func TestHeldPaneKeepsTheTapsRefusalWhenTheConnectionEnds(t *testing.T) {
+	no := false
+	for _, c := range []struct {
+		events []holdEventMsg
+		want   string
+	}{
+		{[]holdEventMsg{{session: 1, ev: tap.HoldEvent{OK: &no, Error: "this tap relays HTTP (rpctap http)"}, ok: true}, {session: 1}}, "this tap relays HTTP (rpctap http)"},
+		{[]holdEventMsg{{session: 1}}, "the intercept connection ended (the tap is gone?)"},
+	} {
+		p := newHoldPane(newCommon(asciiRenderer()), 1)
+		p.SetSize(80, 10)
+		for _, m := range c.events {
+			p.Update(m)
+		}
+		if v := p.View(); !strings.Contains(v, c.want) {
+			t.Errorf("after %+v the pane shows:\n%s\nwant %q", c.events, v, c.want)
+		}
+	}
+}

@@ -321,3 +321,22 @@ func TestTheLatencyColumnShowsAMultiRoundTripCallsLatencyOnItsFinalAnswer(t *tes
 		}
 	}
 }
+
+// The stats pane counts a multi round-trip call once, with its latency
+// from the first request to the final answer, as the tools pane and the
+// exports do: the input_required answer is a round of it, not a call.
+func TestStatsPaneCountsAMultiRoundTripCallOnceWithItsWholeLatency(t *testing.T) {
+	meta := `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"elicitation":{}}}`
+	path := sessionFile(t, "mcp",
+		"h2s", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{`+meta+`,"name":"confirm"}}`,
+		"s2h", `{"jsonrpc":"2.0","id":1,"result":{"resultType":"input_required","requestState":"s","inputRequests":{"c":{"method":"elicitation/create","params":{}}}}}`,
+		"h2s", `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{`+meta+`,"name":"confirm","inputResponses":{"c":{"action":"accept"}},"requestState":"s"}}`,
+		"s2h", `{"jsonrpc":"2.0","id":2,"result":{"resultType":"complete","content":[]}}`,
+	)
+	tm := startProgram(t, []*source.Source{openFile(t, path)}, 80, 24)
+	waitFor(t, tm, "×2 6.0ms")
+	tm.Send(press("s"))
+	waitFor(t, tm, "tools/call                             1       0     6.0ms     6.0ms     6.0ms", "≤10ms")
+	view := finalView(t, tm)
+	checkFits(t, view, 80, 24)
+}

@@ -14,7 +14,9 @@ import (
 )
 
 // statsPane shows, per method, how many calls, how many failed, latency
-// percentiles and a latency histogram; it is fed incrementally.
+// percentiles and a latency histogram; it is fed incrementally. A multi
+// round-trip call counts once, with its latency from the first request
+// to the final answer.
 type statsPane struct {
 	c       *common
 	scanned int
@@ -61,8 +63,8 @@ func (p *statsPane) sync(x *sessions.Index) {
 		if sec < len(p.rate) {
 			p.rate[sec]++
 		}
-		if e.Kind != classify.KindResponse || e.Method == "" {
-			continue
+		if e.Kind != classify.KindResponse || e.Method == "" || e.Call.InputRequired {
+			continue // an input_required answer: the call goes on in a retry, whose answer counts it once
 		}
 		m := p.methods[e.Method]
 		if m == nil {
@@ -74,10 +76,14 @@ func (p *statsPane) sync(x *sessions.Index) {
 		if e.Status == sessions.StatusError {
 			m.errors++
 		}
-		if e.Latency > 0 {
-			m.lat = append(m.lat, e.Latency)
+		lat := e.Latency
+		if e.Call.Origin != 0 && e.Call.CallLatency > 0 {
+			lat = e.Call.CallLatency // a multi round-trip call's, from its first request
+		}
+		if lat > 0 {
+			m.lat = append(m.lat, lat)
 			m.sorted = false
-			b := sort.Search(len(latencyBuckets), func(i int) bool { return e.Latency <= latencyBuckets[i] })
+			b := sort.Search(len(latencyBuckets), func(i int) bool { return lat <= latencyBuckets[i] })
 			m.hist[b]++
 		}
 	}
