@@ -245,7 +245,7 @@ func runReplayServer(cmd *cobra.Command, argv []string, o replayOptions) error {
 		case st.Retries > 1:
 			retries = fmt.Sprintf(" (%d retries of multi round-trip calls)", st.Retries)
 		}
-		fmt.Fprintf(stderr, "rpctap replay: %d requests answered from the recording%s, %d forwarded, %d without a match; %d frames sent\n", st.Answered, retries, st.Forwarded, st.Unmatched, st.Sent)
+		fmt.Fprintf(stderr, "rpctap replay: %s answered from the recording%s, %d forwarded, %d without a match; %s sent\n", plural(st.Answered, "request"), retries, st.Forwarded, st.Unmatched, plural(st.Sent, "frame"))
 		if st.Path != "" {
 			fmt.Fprintln(stderr, "rpctap replay: session recorded in", st.Path)
 		}
