@@ -311,3 +311,42 @@ func TestSSESplitsEventsAtBlankLinesWithAnyLineEnd(t *testing.T) {
 		})
 	}
 }
+
+// A frame that holds no message (a 202's empty body) is judged live as
+// what HTTP did, as a reader judges it: its record's derived kind is
+// http, and the session records no finding of it.
+func TestAFrameWithNoMessageIsRecordedAsKindHTTP(t *testing.T) {
+	target := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		w.WriteHeader(http.StatusAccepted)
+	}))
+	defer target.Close()
+	p := proxyTo(t, target.URL+"/mcp")
+	resp, err := http.Post(p.url, "application/json", strings.NewReader(`{"jsonrpc":"2.0","method":"notifications/initialized"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	p.frames(t)
+	raw, err := os.ReadFile(p.path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var kinds []string
+	for _, line := range bytes.Split(raw, []byte("\n")) {
+		var rec struct {
+			Dir      string          `json:"dir"`
+			Kind     string          `json:"kind"`
+			Findings json.RawMessage `json:"findings"`
+		}
+		if json.Unmarshal(line, &rec) == nil && rec.Dir == "s2h" {
+			kinds = append(kinds, rec.Kind)
+			if len(rec.Findings) > 0 {
+				t.Errorf("the 202's record has findings: %s", line)
+			}
+		}
+	}
+	if strings.Join(kinds, ",") != "http" {
+		t.Errorf("the 202 was recorded with kinds %q, want one of kind http:\n%s", kinds, raw)
+	}
+}
