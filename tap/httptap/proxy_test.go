@@ -350,3 +350,30 @@ func TestAFrameWithNoMessageIsRecordedAsKindHTTP(t *testing.T) {
 		t.Errorf("the 202 was recorded with kinds %q, want one of kind http:\n%s", kinds, raw)
 	}
 }
+
+// A record lists the headers it keeps in one order, the same in every
+// record: those that matter to MCP first, then the --redact ones as they
+// were given.
+func TestARecordListsItsHeadersInTheOrderTheyWereGiven(t *testing.T) {
+	target := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(http.StatusAccepted)
+	}))
+	defer target.Close()
+	extra := []string{"X-E", "X-D", "X-C", "X-B", "X-A"}
+	p := proxyTo(t, target.URL+"/mcp", extra...)
+	req, _ := http.NewRequest("POST", p.url, strings.NewReader(`{"jsonrpc":"2.0","method":"notifications/initialized"}`))
+	for _, n := range extra {
+		req.Header.Set(n, "v")
+	}
+	req.Header.Set("Mcp-Session-Id", "s-1")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	_, evs := p.frames(t)
+	want := `"headers":{"Mcp-Session-Id":"s-1","X-E":"***X_E***","X-D":"***X_D***","X-C":"***X_C***","X-B":"***X_B***","X-A":"***X_A***"}`
+	if !bytes.Contains(evs[0].HTTP, []byte(want)) {
+		t.Errorf("the request's headers were recorded as %s, want %s", evs[0].HTTP, want)
+	}
+}
