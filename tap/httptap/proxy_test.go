@@ -377,3 +377,21 @@ func TestARecordListsItsHeadersInTheOrderTheyWereGiven(t *testing.T) {
 		t.Errorf("the request's headers were recorded as %s, want %s", evs[0].HTTP, want)
 	}
 }
+
+// An SSE event with a data line longer than the proxy holds is recorded
+// as one frame that says it was too large, and the events after it as
+// they were: the long line is neither lost nor taken for an event's end.
+func TestAnSSEEventWithALineTooLongToHoldIsRecordedAsTooLarge(t *testing.T) {
+	var s sse
+	var got []event
+	emit := func(e event) { got = append(got, e) }
+	s.feed([]byte("id: big\ndata: "), emit)
+	chunk := bytes.Repeat([]byte("x"), 1<<20)
+	for range maxBody/len(chunk) + 1 {
+		s.feed(chunk, emit)
+	}
+	s.feed([]byte("\n\ndata: after\n\n"), emit)
+	if len(got) != 2 || !got[0].over || got[0].id != "big" || len(got[0].data) != 0 || got[1].over || string(got[1].data) != "after" {
+		t.Fatalf("events %d: %+v", len(got), got)
+	}
+}
