@@ -1,8 +1,6 @@
 package tap
 
 import (
-	"fmt"
-
 	"github.com/rpctap/rpctap/classify"
 	"github.com/rpctap/rpctap/sessions"
 )
@@ -25,14 +23,7 @@ func (t *Tap) Feed() *Feed {
 	if err := t.startRecorder(t.redact); err != nil {
 		t.opts.Warn(err.Error())
 	}
-	f := &Feed{t: t}
-	if t.opts.Listen {
-		var err error
-		if f.stop, err = t.listen(); err != nil {
-			t.opts.Warn(fmt.Sprintf("live view unavailable: %v", err))
-		}
-	}
-	return f
+	return &Feed{t: t, stop: t.serveViews()}
 }
 
 // Frame records one frame that crossed in direction dir, with what HTTP
@@ -45,11 +36,6 @@ func (f *Feed) Frame(dir classify.Direction, body []byte, h *sessions.HTTPInfo) 
 // status 0, live views their end, and the socket goes.
 func (f *Feed) Close() Result {
 	res := Result{Path: f.t.path}
-	f.t.finish(res)
-	f.t.endViews()
-	f.t.hub.serving.Wait()
-	if f.stop != nil {
-		f.stop()
-	}
+	f.t.closeSession(res, f.stop)
 	return res
 }

@@ -341,9 +341,11 @@ func (r *recorder) encodeFrame(dst []byte, j *job, body, header, original []byte
 		info := j.info
 		info.BodyLen += int64(len(body) - n)
 		info.Size += int64(len(body) - n)
-		j.m = classify.ClassifyFramed(body, info, j.dir, p)
 		if j.http != nil && len(body) == 0 {
+			// What HTTP did (a 202, an error status), no message.
 			j.m = classify.NoMessage(j.dir, p)
+		} else {
+			j.m = classify.ClassifyFramed(body, info, j.dir, p)
 		}
 		rec.Kind = j.m.Kind.String()
 		if j.m.HasID() {

@@ -59,15 +59,36 @@ func (t *Tap) Run(ctx context.Context, hostIn io.Reader, hostOut io.WriteCloser,
 		opts.Warn(err.Error())
 	}
 	h2s, s2h := t.connect(srv, hostIn, hostOut)
-	var stop func()
-	if opts.Listen {
-		if stop, err = t.listen(); err != nil {
-			opts.Warn(fmt.Sprintf("live view unavailable: %v", err))
-		}
-	}
+	stop := t.serveViews()
 	ends := t.relayAll(srv, h2s, s2h, hostOut, errOut)
 	waitErr := t.awaitEnd(ctx, sigs, srv, ends)
 	return t.endSession(srv, ends, waitErr, stop), nil
+}
+
+// serveViews serves live views on the tap's socket, with Options.Listen;
+// stop ends the socket (nil when there is none). A socket that cannot be
+// made is said through Options.Warn, and the session goes on.
+func (t *Tap) serveViews() (stop func()) {
+	if !t.opts.Listen {
+		return nil
+	}
+	stop, err := t.listen()
+	if err != nil {
+		t.opts.Warn(fmt.Sprintf("live view unavailable: %v", err))
+	}
+	return stop
+}
+
+// closeSession records the session's end (res), gives live views the
+// last records and the exit, as far as each takes them without the tap
+// waiting (its exit never waits on an observer), and stops the socket.
+func (t *Tap) closeSession(res Result, stop func()) {
+	t.finish(res)
+	t.endViews()
+	t.hub.serving.Wait()
+	if stop != nil {
+		stop()
+	}
 }
 
 // connect makes the relays of both directions, from the host to the
@@ -195,14 +216,7 @@ func (t *Tap) endSession(s *server, e ends, waitErr error, stop func()) Result {
 	// Frames still held toward a host that is still writing (the server
 	// is gone) go now, so that the file says what became of them.
 	t.intercept.endSession()
-	t.finish(res)
-	// Live views get the last records and the exit, as far as each takes
-	// them without the tap waiting: its exit never waits on an observer.
-	t.endViews()
-	t.hub.serving.Wait()
-	if stop != nil {
-		stop()
-	}
+	t.closeSession(res, stop)
 	// The host may still be writing; its reader goroutine ends with the
 	// process.
 	return res

@@ -100,6 +100,37 @@ func loadUserConfig() (userconfig.Config, error) {
 	return userconfig.Load(path)
 }
 
+// tapFlags are the flags of the commands that run a tap (run, http): the
+// session's name, where it is recorded, what is masked, what rpctap says
+// on stderr, and whether live views are served.
+type tapFlags struct {
+	name, record                               string
+	force, noRecord, noRedact, quiet, noListen bool
+	redact                                     []string
+}
+
+// add adds the flags to f; nameDefault says what --name is by default,
+// redactName what a --redact NAME masks.
+func (o *tapFlags) add(f *pflag.FlagSet, nameDefault, redactName string) {
+	f.StringVar(&o.name, "name", "", "a short name for the session (default: "+nameDefault+")")
+	f.StringVar(&o.record, "record", "", "write the session to this file (default: a new file in the state directory)")
+	f.BoolVar(&o.force, "force", false, "write over the --record file when it is there (default: keep it, and record beside it under a new name, said on stderr)")
+	f.BoolVar(&o.noRecord, "no-record", false, "do not write a session file")
+	f.StringArrayVar(&o.redact, "redact", nil, "mask a secret in recordings and views: NAME ("+redactName+") or NAME=VALUE; repeatable")
+	f.BoolVar(&o.noRedact, "no-redact", false, "do not mask secret-looking environment values")
+	f.BoolVar(&o.quiet, "quiet", false, "print nothing of rpctap's own on stderr, not even warnings")
+	f.BoolVar(&o.noListen, "no-listen", false, "do not serve live views on a socket")
+}
+
+// warner says a message of rpctap's own on w, unless --quiet.
+func (o *tapFlags) warner(w io.Writer) func(string) {
+	return func(msg string) {
+		if !o.quiet {
+			fmt.Fprintln(w, "rpctap:", msg)
+		}
+	}
+}
+
 func methodTimeoutFlag(f *pflag.FlagSet, into *[]string) {
 	f.StringArrayVar(into, "method-timeout", nil, "how long requests of one method may wait, as METHOD=DURATION (tools/call=2m); repeatable; over --timeout")
 }

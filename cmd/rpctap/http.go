@@ -19,11 +19,9 @@ import (
 )
 
 type httpOptions struct {
-	target, listen, name, record string
-	listenAny, noRecord          bool
-	noRedact, quiet, force       bool
-	noListen                     bool
-	redact                       []string
+	tapFlags
+	target, listen string
+	listenAny      bool
 }
 
 func newHTTPCmd() *cobra.Command {
@@ -51,14 +49,7 @@ target's path), and runs until it is interrupted.`,
 	f.StringVar(&o.target, "target", "", "the server's URL, as in http://127.0.0.1:3001/mcp (http or https)")
 	f.StringVar(&o.listen, "listen", "127.0.0.1:0", "the address to listen on (default: loopback, a free port)")
 	f.BoolVar(&o.listenAny, "listen-any", false, "allow a --listen address beyond loopback: whoever reaches it talks to the server with the host's credentials")
-	f.StringVar(&o.name, "name", "", "a short name for the session (default: the target's host)")
-	f.StringVar(&o.record, "record", "", "write the session to this file (default: a new file in the state directory)")
-	f.BoolVar(&o.force, "force", false, "write over the --record file when it is there")
-	f.BoolVar(&o.noRecord, "no-record", false, "do not write a session file")
-	f.StringArrayVar(&o.redact, "redact", nil, "mask a secret in recordings and views: NAME (the value of env var NAME, and the header NAME) or NAME=VALUE; repeatable")
-	f.BoolVar(&o.noRedact, "no-redact", false, "do not mask secret-looking environment values")
-	f.BoolVar(&o.quiet, "quiet", false, "print nothing of rpctap's own on stderr, not even warnings")
-	f.BoolVar(&o.noListen, "no-listen", false, "do not serve live views on a socket")
+	o.tapFlags.add(f, "the target's host", "the value of env var NAME, and the header NAME")
 	return cmd
 }
 
@@ -103,12 +94,7 @@ func runHTTP(cmd *cobra.Command, o httpOptions) error {
 	if err != nil {
 		return usageError(err)
 	}
-	stderr := cmd.ErrOrStderr()
-	warn := func(msg string) {
-		if !o.quiet {
-			fmt.Fprintln(stderr, "rpctap:", msg)
-		}
-	}
+	warn := o.warner(cmd.ErrOrStderr())
 	if risk != "" {
 		warn(risk)
 	}

@@ -74,7 +74,7 @@ func startLine(t *testing.T, cmd *exec.Cmd, want string) string {
 	return ""
 }
 
-// readFrames reads a session file's header and frames.
+// readFrames reads a session file's header and frame records, copied.
 func readFrames(t *testing.T, path string) (sessions.Header, []sessions.Event) {
 	t.Helper()
 	f, err := os.Open(path)
@@ -92,9 +92,9 @@ func readFrames(t *testing.T, path string) (sessions.Header, []sessions.Event) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if ev.Kind == "" {
+		if ev.IsFrame() {
 			e := *ev
-			e.Frame, e.HTTP = bytes.Clone(ev.Frame), bytes.Clone(ev.HTTP)
+			e.Frame, e.Original, e.HTTP = bytes.Clone(ev.Frame), bytes.Clone(ev.Original), bytes.Clone(ev.HTTP)
 			evs = append(evs, e)
 		}
 	}

@@ -152,7 +152,7 @@ func runInject(stdin io.Reader, stdout, stderr io.Writer, args []string, o injec
 	var frames [][]byte
 	var err error
 	var raw []inject.Frame
-	fromSession := o.method != "" || o.catalog != "" && catalogFromSession(o.catalog)
+	fromSession := o.fromSession()
 	if !fromSession { // frames that need no tap: their faults are said first
 		if frames, _, err = injectFrames(stdin, args, o, dir, info); err != nil {
 			return err
@@ -274,7 +274,7 @@ func injectFrames(stdin io.Reader, args []string, o injectOptions, dir classify.
 		return [][]byte{b}, nil, err
 	}
 	seen, ids := inject.NewSeen(), inject.NewIDs()
-	if o.method != "" || catalogFromSession(o.catalog) {
+	if o.fromSession() {
 		if err := readLiveSession(info.Session, seen, ids); err != nil {
 			return nil, nil, err
 		}
@@ -311,6 +311,12 @@ func injectFrames(stdin io.Reader, args []string, o injectOptions, dir classify.
 		return nil, nil, usageError(err)
 	}
 	return [][]byte{b}, ids, nil
+}
+
+// fromSession says the frames to send are built from what the tap's
+// session showed: a --method template, or a catalog entry that is.
+func (o *injectOptions) fromSession() bool {
+	return o.method != "" || catalogFromSession(o.catalog)
 }
 
 // catalogFromSession says the catalog entry name is built from what the

@@ -4,9 +4,9 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -146,27 +146,8 @@ func (h *liveHost) noRace(t *testing.T) {
 // heldRecords reads the session file's frame records toward the server.
 func heldRecords(t *testing.T, path string) []sessions.Event {
 	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	r := sessions.NewReader(f)
-	var out []sessions.Event
-	for {
-		ev, err := r.Next()
-		if err == io.EOF {
-			return out
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		if ev.IsFrame() && ev.Dir != classify.Err {
-			c := *ev
-			c.Frame, c.Original = bytes.Clone(ev.Frame), bytes.Clone(ev.Original)
-			out = append(out, c)
-		}
-	}
+	_, evs := readFrames(t, path)
+	return slices.DeleteFunc(evs, func(ev sessions.Event) bool { return ev.Dir == classify.Err })
 }
 
 // Through the built binary, with cat as the server (it echoes what it

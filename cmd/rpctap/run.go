@@ -19,17 +19,16 @@ import (
 )
 
 type runOptions struct {
-	name, framing, profile, record string
-	noRecord, noRedact, quiet      bool
-	force                          bool
-	verbose, noListen              bool
-	redact, methodTimeouts         []string
-	timeout                        time.Duration
-	stdinWait, termWait, drain     time.Duration
-	otlpEndpoint                   string
-	otlpHeaders                    []string
-	intercept                      string
-	holdTimeout                    time.Duration
+	tapFlags
+	framing, profile           string
+	verbose                    bool
+	methodTimeouts             []string
+	timeout                    time.Duration
+	stdinWait, termWait, drain time.Duration
+	otlpEndpoint               string
+	otlpHeaders                []string
+	intercept                  string
+	holdTimeout                time.Duration
 }
 
 func newRunCmd() *cobra.Command {
@@ -55,19 +54,12 @@ own, unless --stdin-grace, --term-grace or --drain asks it to.`,
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&o.name, "name", "", "a short name for the session (default: the command's base name)")
+	o.tapFlags.add(f, "the command's base name", "the value of env var NAME")
 	f.StringVar(&o.framing, "framing", "auto", "ndjson (MCP), lsp (Content-Length) or auto (decided per direction)")
 	f.StringVar(&o.profile, "profile", "auto", "rules to judge by: auto, jsonrpc, mcp or lsp")
 	f.DurationVar(&o.timeout, "timeout", classify.DefaultTimeout, "how long a request may wait for its answer before it is flagged")
 	methodTimeoutFlag(f, &o.methodTimeouts)
-	f.StringVar(&o.record, "record", "", "write the session to this file (default: a new file in the state directory)")
-	f.BoolVar(&o.force, "force", false, "write over the --record file when it is there (default: keep it, and record beside it under a new name, said on stderr)")
-	f.BoolVar(&o.noRecord, "no-record", false, "do not write a session file")
-	f.StringArrayVar(&o.redact, "redact", nil, "mask a secret in recordings and views: NAME (the value of env var NAME) or NAME=VALUE; repeatable")
-	f.BoolVar(&o.noRedact, "no-redact", false, "do not mask secret-looking environment values")
-	f.BoolVar(&o.quiet, "quiet", false, "print nothing of rpctap's own, not even warnings")
 	f.BoolVar(&o.verbose, "verbose", false, "say where the session is recorded and how it ended")
-	f.BoolVar(&o.noListen, "no-listen", false, "do not serve live views on a socket")
 	f.DurationVar(&o.stdinWait, "stdin-grace", 0, "send CMD SIGTERM when it has not exited this long after the host closed stdin (default: never; the host decides when to stop CMD)")
 	f.DurationVar(&o.termWait, "term-grace", 0, "send CMD SIGKILL when it has not exited this long after it was signalled to stop, by the host or by --stdin-grace (default: never)")
 	f.StringVar(&o.otlpEndpoint, "otlp-endpoint", "", "send a span per answered request to this OTLP/HTTP collector, as in http://localhost:4318 (default: OTEL_EXPORTER_OTLP_ENDPOINT, when set)")
@@ -99,11 +91,7 @@ func runTap(cmd *cobra.Command, argv []string, o runOptions) error {
 		return usageError(err)
 	}
 	stderr := cmd.ErrOrStderr()
-	warn := func(msg string) {
-		if !o.quiet {
-			fmt.Fprintln(stderr, "rpctap:", msg)
-		}
-	}
+	warn := o.warner(stderr)
 	topts := tap.Options{Argv: argv, Name: o.name, Framing: framing, Profile: profile, Timeout: o.timeout, MethodTimeouts: methodTimeouts,
 		Record: !o.noRecord, Path: o.record, Overwrite: o.force, Redact: o.redact, NoRedact: o.noRedact, Listen: !o.noListen,
 		StdinWait: o.stdinWait, TermWait: o.termWait, Drain: o.drain, Signals: runSignals(), Warn: warn,

@@ -146,8 +146,9 @@ type event struct {
 
 // sse splits a text/event-stream into events, as the bytes come.
 type sse struct {
-	line    []byte // the open line
+	line    []byte // the open line (its first maxBody bytes)
 	lineCR  bool   // the last byte was a CR (a CRLF's LF is no second line end)
+	longer  bool   // the open line is longer than maxBody
 	data    []byte
 	hasData bool
 	over    bool
@@ -165,19 +166,30 @@ func (s *sse) feed(p []byte, emit func(event)) {
 		s.lineCR = false
 		i := bytes.IndexAny(p, "\r\n")
 		if i < 0 {
-			s.line, s.over = keep(s.line, s.over, p)
+			s.addLine(p)
 			return
 		}
-		s.line, s.over = keep(s.line, s.over, p[:i])
+		s.addLine(p[:i])
 		s.lineCR = p[i] == '\r'
 		p = p[i+1:]
 		s.endLine(emit)
 	}
 }
 
+// addLine adds p to the open line. Of a line longer than maxBody the
+// first bytes are kept, so that its field is known (a data line's event
+// is too large to record) and it is not taken for the blank line that
+// ends an event.
+func (s *sse) addLine(p []byte) {
+	if room := maxBody - len(s.line); len(p) > room {
+		p, s.longer = p[:max(room, 0)], true
+	}
+	s.line = append(s.line, p...)
+}
+
 func (s *sse) endLine(emit func(event)) {
-	line := s.line
-	s.line = s.line[:0]
+	line, longer := s.line, s.longer
+	s.line, s.longer = s.line[:0], false
 	if len(line) == 0 {
 		if s.hasData {
 			emit(event{data: bytes.Clone(s.data), id: s.id, retry: s.retry, over: s.over})
@@ -192,7 +204,7 @@ func (s *sse) endLine(emit func(event)) {
 		if s.hasData {
 			s.data = append(s.data, '\n')
 		}
-		s.data, s.over = keep(s.data, s.over, value)
+		s.data, s.over = keep(s.data, s.over || longer, value)
 		s.hasData = true
 	case "id":
 		if bytes.IndexByte(value, 0) < 0 {

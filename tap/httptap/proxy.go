@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"net/http/httputil"
 	"net/url"
+	"slices"
 	"strings"
 	"sync/atomic"
 
@@ -45,15 +46,20 @@ type Proxy struct {
 	feed      *tap.Feed
 	redactor  *sessions.Redactor
 	secret    map[string]bool // canonical names of headers recorded masked
+	kept      []string        // the headers a record keeps, in order: mcpHeaders, then the --redact ones
 	rp        *httputil.ReverseProxy
 	exchanges atomic.Int64
 }
 
 // New makes a proxy to opts.Target.
 func New(opts Options) *Proxy {
-	p := &Proxy{target: opts.Target, feed: opts.Feed, redactor: opts.Redactor, secret: map[string]bool{}}
+	p := &Proxy{target: opts.Target, feed: opts.Feed, redactor: opts.Redactor, secret: map[string]bool{}, kept: slices.Clone(mcpHeaders)}
 	for _, n := range append([]string{"Authorization", "Proxy-Authorization", "Cookie", "Set-Cookie"}, opts.Redact...) {
-		p.secret[http.CanonicalHeaderKey(n)] = true
+		n = http.CanonicalHeaderKey(n)
+		p.secret[n] = true
+		if !slices.ContainsFunc(p.kept, func(k string) bool { return strings.EqualFold(k, n) }) {
+			p.kept = append(p.kept, n)
+		}
 	}
 	rt := opts.Transport
 	if rt == nil {
@@ -131,10 +137,10 @@ var mcpHeaders = []string{"Mcp-Method", "Mcp-Name", "Mcp-Session-Id", "MCP-Proto
 // to MCP and the --redact ones, secrets masked.
 func (p *Proxy) headers(h http.Header) []sessions.HTTPHeader {
 	var out []sessions.HTTPHeader
-	add := func(name string) {
+	for _, name := range p.kept {
 		vs := h.Values(name)
 		if len(vs) == 0 {
-			return
+			continue
 		}
 		v := strings.Join(vs, ", ")
 		if p.secret[http.CanonicalHeaderKey(name)] {
@@ -144,24 +150,7 @@ func (p *Proxy) headers(h http.Header) []sessions.HTTPHeader {
 		}
 		out = append(out, sessions.HTTPHeader{Name: name, Value: v})
 	}
-	for _, n := range mcpHeaders {
-		add(n)
-	}
-	for n := range p.secret {
-		if !listed(n) {
-			add(n)
-		}
-	}
 	return out
-}
-
-func listed(name string) bool {
-	for _, n := range mcpHeaders {
-		if strings.EqualFold(n, name) {
-			return true
-		}
-	}
-	return false
 }
 
 // masked is what a record says of a secret header's value: the

@@ -311,3 +311,87 @@ func TestSSESplitsEventsAtBlankLinesWithAnyLineEnd(t *testing.T) {
 		})
 	}
 }
+
+// A frame that holds no message (a 202's empty body) is judged live as
+// what HTTP did, as a reader judges it: its record's derived kind is
+// http, and the session records no finding of it.
+func TestAFrameWithNoMessageIsRecordedAsKindHTTP(t *testing.T) {
+	target := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		w.WriteHeader(http.StatusAccepted)
+	}))
+	defer target.Close()
+	p := proxyTo(t, target.URL+"/mcp")
+	resp, err := http.Post(p.url, "application/json", strings.NewReader(`{"jsonrpc":"2.0","method":"notifications/initialized"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	p.frames(t)
+	raw, err := os.ReadFile(p.path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var kinds []string
+	for _, line := range bytes.Split(raw, []byte("\n")) {
+		var rec struct {
+			Dir      string          `json:"dir"`
+			Kind     string          `json:"kind"`
+			Findings json.RawMessage `json:"findings"`
+		}
+		if json.Unmarshal(line, &rec) == nil && rec.Dir == "s2h" {
+			kinds = append(kinds, rec.Kind)
+			if len(rec.Findings) > 0 {
+				t.Errorf("the 202's record has findings: %s", line)
+			}
+		}
+	}
+	if strings.Join(kinds, ",") != "http" {
+		t.Errorf("the 202 was recorded with kinds %q, want one of kind http:\n%s", kinds, raw)
+	}
+}
+
+// A record lists the headers it keeps in one order, the same in every
+// record: those that matter to MCP first, then the --redact ones as they
+// were given.
+func TestARecordListsItsHeadersInTheOrderTheyWereGiven(t *testing.T) {
+	target := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(http.StatusAccepted)
+	}))
+	defer target.Close()
+	extra := []string{"X-E", "X-D", "X-C", "X-B", "X-A"}
+	p := proxyTo(t, target.URL+"/mcp", extra...)
+	req, _ := http.NewRequest("POST", p.url, strings.NewReader(`{"jsonrpc":"2.0","method":"notifications/initialized"}`))
+	for _, n := range extra {
+		req.Header.Set(n, "v")
+	}
+	req.Header.Set("Mcp-Session-Id", "s-1")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	_, evs := p.frames(t)
+	want := `"headers":{"Mcp-Session-Id":"s-1","X-E":"***X_E***","X-D":"***X_D***","X-C":"***X_C***","X-B":"***X_B***","X-A":"***X_A***"}`
+	if !bytes.Contains(evs[0].HTTP, []byte(want)) {
+		t.Errorf("the request's headers were recorded as %s, want %s", evs[0].HTTP, want)
+	}
+}
+
+// An SSE event with a data line longer than the proxy holds is recorded
+// as one frame that says it was too large, and the events after it as
+// they were: the long line is neither lost nor taken for an event's end.
+func TestAnSSEEventWithALineTooLongToHoldIsRecordedAsTooLarge(t *testing.T) {
+	var s sse
+	var got []event
+	emit := func(e event) { got = append(got, e) }
+	s.feed([]byte("id: big\ndata: "), emit)
+	chunk := bytes.Repeat([]byte("x"), 1<<20)
+	for range maxBody/len(chunk) + 1 {
+		s.feed(chunk, emit)
+	}
+	s.feed([]byte("\n\ndata: after\n\n"), emit)
+	if len(got) != 2 || !got[0].over || got[0].id != "big" || len(got[0].data) != 0 || got[1].over || string(got[1].data) != "after" {
+		t.Fatalf("events %d: %+v", len(got), got)
+	}
+}
