@@ -1,5 +1,7 @@
 package classify
 
+import "math/bits"
+
 // Code is a finding's stable name, used by filters, check and tests.
 type Code uint8
 
@@ -79,6 +81,19 @@ const (
 	CodeUnknownDocument
 	CodeMRTRMismatch
 
+	// The transport rules of Streamable HTTP (http.go): raised by a
+	// Tracker from the facts of Message.HTTP.
+	CodeHTTPStatus
+	CodeAuthChallenge
+	CodeHeaderMismatch
+	CodeMissingMCPHeaders
+	CodeMissingProtocolVersionHeader
+	CodeBadContentType
+	CodeAcceptMissing
+	CodeNotificationNotAccepted
+	CodeSessionHeader
+	CodeStreamBroken
+
 	codeEnd
 )
 
@@ -147,6 +162,17 @@ var codeNames = [...]string{
 	CodeAfterShutdown:           "after-shutdown",
 	CodeExitWithoutShutdown:     "exit-without-shutdown",
 	CodeUnknownDocument:         "unknown-document",
+
+	CodeHTTPStatus:                   "http-status",
+	CodeAuthChallenge:                "auth-challenge",
+	CodeHeaderMismatch:               "header-mismatch",
+	CodeMissingMCPHeaders:            "missing-mcp-headers",
+	CodeMissingProtocolVersionHeader: "missing-protocol-version-header",
+	CodeBadContentType:               "bad-content-type",
+	CodeAcceptMissing:                "accept-missing",
+	CodeNotificationNotAccepted:      "notification-not-accepted",
+	CodeSessionHeader:                "session-header",
+	CodeStreamBroken:                 "stream-broken",
 }
 
 func (c Code) String() string {
@@ -171,6 +197,51 @@ func Codes() []Code {
 	out := make([]Code, 0, codeEnd-1)
 	for c := Code(1); c < codeEnd; c++ {
 		out = append(out, c)
+	}
+	return out
+}
+
+// A CodeSet is a set of finding codes, one bit a code. The zero value is
+// the empty set; sets compare with ==.
+type CodeSet struct{ w [2]uint64 }
+
+// Has reports whether c is in the set.
+func (s CodeSet) Has(c Code) bool { return int(c) < 128 && s.w[c/64]&(1<<(c%64)) != 0 }
+
+// With returns the set with c added.
+func (s CodeSet) With(c Code) CodeSet {
+	if int(c) < 128 {
+		s.w[c/64] |= 1 << (c % 64)
+	}
+	return s
+}
+
+// Union returns the codes of s and o.
+func (s CodeSet) Union(o CodeSet) CodeSet {
+	return CodeSet{[2]uint64{s.w[0] | o.w[0], s.w[1] | o.w[1]}}
+}
+
+// Intersects reports whether s and o have a code in common.
+func (s CodeSet) Intersects(o CodeSet) bool { return s.w[0]&o.w[0] != 0 || s.w[1]&o.w[1] != 0 }
+
+// Empty reports whether the set has no code.
+func (s CodeSet) Empty() bool { return s.w[0] == 0 && s.w[1] == 0 }
+
+// Not returns every code that is not in s.
+func (s CodeSet) Not() CodeSet { return CodeSet{[2]uint64{^s.w[0], ^s.w[1]}} }
+
+// Len is the number of codes in the set.
+func (s CodeSet) Len() int { return bits.OnesCount64(s.w[0]) + bits.OnesCount64(s.w[1]) }
+
+// Codes lists the set's codes in order.
+func (s CodeSet) Codes() []Code {
+	out := make([]Code, 0, s.Len())
+	for i, w := range s.w {
+		for w != 0 {
+			c := bits.TrailingZeros64(w)
+			out = append(out, Code(i*64+c))
+			w &^= 1 << c
+		}
 	}
 	return out
 }

@@ -42,6 +42,9 @@ type Message struct {
 	Answer *Answer
 	// Members holds each element of a batch, classified on its own.
 	Members []Message
+	// HTTP is what the HTTP transport said of the frame, or nil (stdio):
+	// set by the caller before a Tracker observes the frame (http.go).
+	HTTP *HTTP
 
 	id, method, params, result, err, meta, jsonrpc span
 	errCode                                        int64

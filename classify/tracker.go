@@ -153,6 +153,12 @@ type Tracker struct {
 	caps capsState
 	// What ToolUse gives of the tools (see tracker_tools.go).
 	tools toolsState
+	// The transport rules of HTTP (http.go), and the conversations of an
+	// HTTP session (conversations.go): nil until a frame with HTTP facts
+	// comes, and in a conversation's own tracker.
+	http   httpState
+	convs  *conversations
+	inConv bool // t is one conversation's tracker: it routes nothing
 
 	// sent lists requests in the order they were sent (from sentHead on;
 	// entries of requests no longer in flight are stale), so that a full
@@ -263,6 +269,9 @@ func (t *Tracker) UseLSPFraming() {
 
 // Profile is the profile to judge the next frame with.
 func (t *Tracker) Profile() Profile {
+	if s := t.shown(); s != t {
+		return s.Profile()
+	}
 	if t.profile == Auto {
 		return JSONRPC
 	}
@@ -270,10 +279,18 @@ func (t *Tracker) Profile() Profile {
 }
 
 // ProtocolVersion is the MCP protocol version the session negotiated, or "".
-func (t *Tracker) ProtocolVersion() string { return t.version }
+func (t *Tracker) ProtocolVersion() string { return t.shown().version }
 
 // Evictions counts requests dropped because the in-flight table was full.
-func (t *Tracker) Evictions() int64 { return t.evictions }
+func (t *Tracker) Evictions() int64 {
+	n := t.evictions
+	if t.convs != nil {
+		for _, c := range t.convs.all {
+			n += c.evictions
+		}
+	}
+	return n
+}
 
 // Observe feeds the tracker the next frame, classified, that crossed the tap
 // at time at (since the session started). seq names the frame in the
@@ -310,9 +327,12 @@ const (
 // sender still counts: a response in it answers its request, a request
 // before the MCP handshake is still early.
 func (t *Tracker) ObserveDelivery(seq int64, at time.Duration, m *Message, d Delivery) Observation {
-	t.delivery = d
 	t.findings = t.findings[:0]
 	t.pairs = t.pairs[:0]
+	if m.HTTP != nil && !t.inConv && (m.Dir == H2S || m.Dir == S2H) {
+		return t.route(seq, at, m, d)
+	}
+	t.delivery = d
 	t.advance(at)
 	if m.Dir != H2S && m.Dir != S2H {
 		return Observation{}
@@ -327,6 +347,9 @@ func (t *Tracker) ObserveDelivery(seq int64, at time.Duration, m *Message, d Del
 	} else {
 		t.observe(seq, at, m)
 	}
+	if m.HTTP != nil {
+		t.httpRules(seq, m)
+	}
 	return Observation{Findings: t.findings, Pairs: t.pairs}
 }
 
@@ -336,6 +359,7 @@ func (t *Tracker) ObserveDelivery(seq int64, at time.Duration, m *Message, d Del
 func (t *Tracker) Advance(now time.Duration) []SessionFinding {
 	t.findings = t.findings[:0]
 	t.advance(now)
+	t.eachConversation(func(c *Tracker) []SessionFinding { return c.Advance(now) })
 	return t.findings
 }
 

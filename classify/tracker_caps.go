@@ -254,6 +254,9 @@ func (t *Tracker) lspUnregistered(m *Message) {
 // Capabilities is a snapshot of what the session's peers said of
 // themselves so far (see the type).
 func (t *Tracker) Capabilities() Capabilities {
+	if s := t.shown(); s != t {
+		return s.Capabilities()
+	}
 	c := Capabilities{
 		Profile:     t.Profile(),
 		Client:      implementation(t.caps.client, t.caps.clientSeq, t.caps.clientFrom),

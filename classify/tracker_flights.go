@@ -209,6 +209,7 @@ func (t *Tracker) End(at time.Duration) []SessionFinding {
 	t.unanswered(H2S, "The session ended with this request unanswered: the server exited with it owed.")
 	t.unanswered(S2H, "The session ended with this request unanswered: the host had not answered it when the server exited.")
 	t.ended = true
+	t.eachConversation(func(c *Tracker) []SessionFinding { return c.End(at) })
 	return t.findings
 }
 
@@ -227,6 +228,7 @@ func (t *Tracker) OutputClosed(dir Direction, at time.Duration) []SessionFinding
 	case H2S:
 		t.unanswered(S2H, "The host closed the server's input with this request unanswered: no answer can come.")
 	}
+	t.eachConversation(func(c *Tracker) []SessionFinding { return c.OutputClosed(dir, at) })
 	return t.findings
 }
 
@@ -344,6 +346,15 @@ func count(n int64, what string) string {
 // Pending calls fn for each request in flight, oldest first within an id,
 // until fn returns false.
 func (t *Tracker) Pending(fn func(PendingRequest) bool) {
+	if t.convs != nil {
+		for _, c := range t.convs.all {
+			stop := false
+			c.Pending(func(p PendingRequest) bool { stop = !fn(p); return !stop })
+			if stop {
+				return
+			}
+		}
+	}
 	t.flights.each(func(head *flight) bool {
 		for f := head; f != nil && f.state == flying; f = f.newer {
 			if !fn(PendingRequest{Seq: f.seq, Dir: f.dir, ID: string(f.id), Method: f.method, Sent: f.sent, Deadline: f.deadline, TimedOut: f.timedOut}) {
@@ -355,7 +366,15 @@ func (t *Tracker) Pending(fn func(PendingRequest) bool) {
 }
 
 // InFlight counts requests waiting for an answer.
-func (t *Tracker) InFlight() int { return t.nFlights }
+func (t *Tracker) InFlight() int {
+	n := t.nFlights
+	if t.convs != nil {
+		for _, c := range t.convs.all {
+			n += c.nFlights
+		}
+	}
+	return n
+}
 
 func durationText(d time.Duration) string {
 	if d%time.Second == 0 {

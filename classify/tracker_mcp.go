@@ -949,6 +949,9 @@ func eachElement(arr []byte, fn func(val []byte) bool) {
 // said changed, a tool not listed, arguments that cannot be judged).
 // It is how a call still being composed is judged before it is sent.
 func (t *Tracker) CheckToolCall(name string, arguments []byte) (SchemaProblem, bool) {
+	if s := t.shown(); s != t {
+		return s.CheckToolCall(name, arguments)
+	}
 	if !t.mcp.toolsSeen || t.mcp.toolsStale || t.mcp.schemas == nil {
 		return SchemaProblem{}, false
 	}
@@ -956,12 +959,15 @@ func (t *Tracker) CheckToolCall(name string, arguments []byte) (SchemaProblem, b
 }
 
 // Server is the name the MCP server gave in its serverInfo, or "".
-func (t *Tracker) Server() string { return t.mcp.server }
+func (t *Tracker) Server() string { return t.shown().mcp.server }
 
 // Listed gives the latest complete list of each kind of definitions the
 // server listed so far (nil for a kind never listed), as a baseline of
 // the server would hold them.
 func (t *Tracker) Listed() [definitionKinds]Definitions {
+	if s := t.shown(); s != t {
+		return s.Listed()
+	}
 	lists := t.mcp.defs
 	if t.mcp.schemas != nil {
 		lists[DefTool] = t.mcp.schemas.Definitions()

@@ -252,6 +252,9 @@ func (t *Tracker) toolOffBaseline(seq int64, c DefinitionChange) {
 
 // ToolUse is a snapshot of the session's tools so far (see the type).
 func (t *Tracker) ToolUse() ToolUse {
+	if s := t.shown(); s != t {
+		return s.ToolUse()
+	}
 	u := ToolUse{Listed: t.mcp.toolsSeen, Stale: t.mcp.toolsStale, Untracked: t.tools.untracked}
 	stat := func(name string, r *toolRecord) ToolStat {
 		s := ToolStat{Name: name}

@@ -60,8 +60,8 @@ type Frame struct {
 	// Method is the frame's method; for a response, the method of the
 	// request it answers ("" when it answers none).
 	Method string
-	// Codes is a bit set of the frame's findings: 1<<Code for each code.
-	Codes uint64
+	// Codes is the set of the frame's findings' codes.
+	Codes classify.CodeSet
 	// Worst is the severity of the frame's worst finding, 0 when it has none.
 	Worst classify.Severity
 	// Status is the call's state: "", pending, ok, error, late, cancelled, gap.
@@ -75,14 +75,11 @@ type Frame struct {
 	Payload func() []byte
 }
 
-// CodesOf is the bit set Frame.Codes holds for findings fs: 1<<Code for
-// each code under 64.
-func CodesOf(fs []classify.Finding) uint64 {
-	var c uint64
+// CodesOf is the set Frame.Codes holds for findings fs.
+func CodesOf(fs []classify.Finding) classify.CodeSet {
+	var c classify.CodeSet
 	for _, f := range fs {
-		if f.Code < 64 {
-			c |= 1 << f.Code
-		}
+		c = c.With(f.Code)
 	}
 	return c
 }

@@ -267,7 +267,7 @@ func (p *parser) value(t *term) error {
 		for _, s := range summaryFlags {
 			if low == s.name {
 				for _, c := range s.codes {
-					t.codes |= 1 << c
+					t.codes = t.codes.With(c)
 				}
 				for _, k := range s.kinds {
 					t.kinds |= 1 << k
@@ -280,7 +280,7 @@ func (p *parser) value(t *term) error {
 		if !ok {
 			return p.errorf(at, flagHint, suggest(low, flagNames()), "unknown flag %q", v)
 		}
-		t.codes, t.value = 1<<c, c.String()
+		t.codes, t.value = classify.CodeSet{}.With(c), c.String()
 	case keySev:
 		s, ok := classify.ParseSeverity(low)
 		if !ok {

@@ -47,7 +47,7 @@ type term struct {
 	glob  glob               // method
 	dir   classify.Direction // dir
 	kind  classify.Kind      // kind
-	codes uint64             // flag: any of these codes...
+	codes classify.CodeSet   // flag: any of these codes...
 	kinds uint16             // ...or any of these kinds (1<<Kind)
 	sev   classify.Severity  // sev
 	fate  uint32             // fate: the word's bit (sessions.FateSet)
@@ -73,7 +73,7 @@ func (t *term) match(fr *Frame) bool {
 		}
 		return fr.ID == t.value
 	case keyFlag:
-		return fr.Codes&t.codes != 0 || t.kinds&(1<<fr.Kind) != 0
+		return fr.Codes.Intersects(t.codes) || t.kinds&(1<<fr.Kind) != 0
 	case keySev:
 		return fr.Worst >= t.sev
 	case keyStatus:

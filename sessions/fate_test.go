@@ -26,11 +26,11 @@ func TestIndexJudgesFramesByTheirFate(t *testing.T) {
 		e := x.At(i)
 		switch e.Seq {
 		case 5:
-			if e.Codes != 0 || e.Fate().Set() == 0 || !strings.Contains(e.Fate().Text(), "dropped by the user") {
+			if !e.Codes.Empty() || e.Fate().Set() == 0 || !strings.Contains(e.Fate().Text(), "dropped by the user") {
 				t.Errorf("the dropped call: codes %v, fate %q", e.Codes.Codes(), e.Fate().Text())
 			}
 		case 6:
-			if e.Codes != 0 || e.Pair != 7 {
+			if !e.Codes.Empty() || e.Pair != 7 {
 				t.Errorf("the call answered in place: codes %v, pair %d", e.Codes.Codes(), e.Pair)
 			}
 		case 16:

@@ -2,7 +2,6 @@ package sessions
 
 import (
 	"context"
-	"math/bits"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -11,32 +10,7 @@ import (
 )
 
 // A CodeSet is a set of finding codes, one bit a code.
-type CodeSet uint64
-
-// Has reports whether c is in the set.
-func (s CodeSet) Has(c classify.Code) bool { return c < 64 && s&(1<<c) != 0 }
-
-// With returns the set with c added; a code of 64 or more is left out.
-func (s CodeSet) With(c classify.Code) CodeSet {
-	if c >= 64 {
-		return s
-	}
-	return s | 1<<c
-}
-
-// Len is the number of codes in the set.
-func (s CodeSet) Len() int { return bits.OnesCount64(uint64(s)) }
-
-// Codes lists the set's codes in order.
-func (s CodeSet) Codes() []classify.Code {
-	out := make([]classify.Code, 0, s.Len())
-	for s != 0 {
-		c := bits.TrailingZeros64(uint64(s))
-		out = append(out, classify.Code(c))
-		s &^= 1 << c
-	}
-	return out
-}
+type CodeSet = classify.CodeSet
 
 // Status is where a request stands, or how a response answered.
 type Status uint8

@@ -223,6 +223,9 @@ func (x *Index) noteProfile() {
 // so a malformed block reads as it did live.
 func ClassifyRecord(h *Header, ev *Event, p classify.Profile, full *[]byte) classify.Message {
 	m := classifyBytes(h, ev, p, full)
+	if ev.HTTP != nil && h.Transport == TransportHTTP {
+		m.HTTP = HTTPFacts(ev.HTTP)
+	}
 	if ev.Redacted {
 		m.Findings = append(m.Findings, classify.Finding{Code: classify.CodeRedacted, Severity: classify.Info,
 			Message: "rpctap masked a secret in this frame when it recorded it; the bytes shown differ from those that crossed the tap."})

@@ -234,7 +234,7 @@ func TestAdvanceMarksARequestThatTimesOutLive(t *testing.T) {
 		x.Add(&sessions.Event{Line: line, T: rec.T, Dir: rec.Dir, Frame: rec.Frame, Src: sessions.SrcWire}, -1)
 	}
 	add(2, req(1_000_000, "1", "tools/call"))
-	if e := x.At(0); e.Status != sessions.StatusPending || e.Codes != 0 {
+	if e := x.At(0); e.Status != sessions.StatusPending || !e.Codes.Empty() {
 		t.Fatalf("request just sent: status %v, codes %v", e.Status, e.Codes.Codes())
 	}
 	if p := x.Pending(); len(p) != 1 || p[0].Seq != 2 || x.Counts().Pending != 1 {

@@ -26,10 +26,10 @@ func FilterStatus(st sessions.Status) string {
 
 // FilterCodes is the entry's codes, with the record's redaction mark as
 // finding redacted.
-func FilterCodes(e *sessions.Entry) uint64 {
-	c := uint64(e.Codes)
+func FilterCodes(e *sessions.Entry) classify.CodeSet {
+	c := e.Codes
 	if e.Redacted {
-		c |= 1 << classify.CodeRedacted
+		c = c.With(classify.CodeRedacted)
 	}
 	return c
 }

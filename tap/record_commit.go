@@ -126,6 +126,9 @@ func (r *recorder) commitJob(b *batch, j *job) {
 			}
 			return
 		}
+		if j.http != nil {
+			j.m.HTTP = j.http.Facts() // the transport rules judge what HTTP said of it
+		}
 		fate := sessions.Fate{Src: j.src, Held: j.outcome}
 		r.observe(j.t, &j.m, written, fate.Delivery(), j.eof, fate.ByUser())
 		r.profile.Store(uint32(r.tracker.Profile()))

@@ -39,7 +39,7 @@ type detailKey struct {
 	seq          int64
 	width, limit int
 	raw          bool
-	codes        uint64
+	codes        sessions.CodeSet
 	status       sessions.Status
 	pair         int64
 	size         int64
@@ -79,7 +79,7 @@ func (p *detailPane) load(session int, src *source.Source, pos int) tea.Cmd {
 	if e.Seq != p.want.seq {
 		p.limit = detailLines // a new frame starts with one budget
 	}
-	k := detailKey{seq: e.Seq, width: p.width, limit: p.limit, raw: p.raw, codes: uint64(e.Codes),
+	k := detailKey{seq: e.Seq, width: p.width, limit: p.limit, raw: p.raw, codes: e.Codes,
 		status: e.Status, pair: e.Pair, size: e.Size}
 	if k == p.want {
 		return nil

@@ -71,4 +71,17 @@ var ruleText = map[string]struct{ when, severity string }{
 	"after-shutdown":            {"LSP: any request or notification from the client but `exit` after its `shutdown` request (LSP 3.17 forbids them from the request on)", "error"},
 	"exit-without-shutdown":     {"LSP: `exit` with no `shutdown` request before it", "warn (the server exits with code 1)"},
 	"unknown-document":          {"LSP: a `textDocument/*` request for a URI that no `textDocument/didOpen` opened (or that `didClose` closed)", "warn"},
+	// The transport rules of Streamable HTTP (http.md), judged per
+	// conversation: one Mcp-Session-Id, or the stateless requests of one
+	// client.
+	"http-status":                     {"a response with status 4xx or 5xx, other than a `401` challenge, and other than a `405` to a GET (the server offers no stream) or a DELETE (it does not let the host end the session), which MCP allows", "error"},
+	"auth-challenge":                  {"a `401` with `WWW-Authenticate` (shown whole: it names the scheme and the resource metadata)", "info"},
+	"header-mismatch":                 {"`Mcp-Method` or `Mcp-Name` disagrees with the body (a server must answer `-32020`)", "error"},
+	"missing-mcp-headers":             {"a `2026-07-28` POST without `Mcp-Method`, or without `Mcp-Name` for `tools/call`, `resources/read` and `prompts/get`", "error"},
+	"missing-protocol-version-header": {"a `2025-06-18` or `2025-11-25` request after the handshake without `MCP-Protocol-Version`", "error"},
+	"bad-content-type":                {"a POST that is not `application/json`, or a response carrying JSON-RPC that is neither `application/json` nor `text/event-stream`", "error"},
+	"accept-missing":                  {"a POST whose `Accept` does not list both `application/json` and `text/event-stream`", "warn"},
+	"notification-not-accepted":       {"a POST of only notifications or responses answered with a success status other than `202`", "warn"},
+	"session-header":                  {"`Mcp-Session-Id` sent or returned under `2026-07-28` (it has no sessions)", "info"},
+	"stream-broken":                   {"a POST's response stream that ended before the answer to its request (the client must re-issue it with a new id); not a stream that gave an event id before `2026-07-28`, which the host may resume with `Last-Event-ID`", "warn"},
 }

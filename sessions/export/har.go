@@ -78,7 +78,7 @@ func (s *exporter) har(w io.Writer) error {
 				j.b = f.AppendJSON(append(j.b, `,"response_fate":`...))
 			}
 		}
-		if p.req.Codes != 0 || p.resp != nil && p.resp.Codes != 0 {
+		if !p.req.Codes.Empty() || p.resp != nil && !p.resp.Codes.Empty() {
 			j.raw(`,"findings":`).pairFindings(s, p)
 		}
 		j.raw("}}")

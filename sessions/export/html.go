@@ -273,7 +273,7 @@ func (s *exporter) htmlRecord(b []byte, pos int, e *sessions.Entry, ev *sessions
 		b = sessions.AppendMarkup(b, string(orig), false)
 		b = append(b, "</pre></details>"...)
 	}
-	if e.Codes != 0 {
+	if !e.Codes.Empty() {
 		for _, f := range s.findings(pos) {
 			b = fmt.Appendf(b, "<div class=\"f %s\"><b>%s</b> <code>%s</code>: %s", f.Severity, f.Severity, f.Code, sessions.MarkupText(classify.EscapeString(f.Message, 0)))
 			if f.Member >= 0 {

@@ -234,7 +234,7 @@ func (s *exporter) eachFinding(fn func(e *sessions.Entry, fs []sessions.EntryFin
 	for pos := 0; pos < s.counts.Entries; pos += len(chunk) {
 		chunk = s.x.Entries(chunk[:0], pos, pos+4096)
 		for i := range chunk {
-			if chunk[i].Codes != 0 {
+			if !chunk[i].Codes.Empty() {
 				fn(&chunk[i], s.findings(pos+i))
 			}
 		}

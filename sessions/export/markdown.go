@@ -105,7 +105,7 @@ func (s *exporter) mdRecord(b []byte, pos int, e *sessions.Entry, ev *sessions.E
 		}
 		b = appendFence(append(b, "\nThe original, as it came in before the user's edit:\n\n"...), lang, orig)
 	}
-	if e.Codes != 0 {
+	if !e.Codes.Empty() {
 		b = append(b, '\n')
 		for _, f := range s.findings(pos) {
 			b = fmt.Appendf(b, "> **%s** `%s`: %s", f.Severity, f.Code, mdText(classify.EscapeString(f.Message, 0)))
@@ -370,7 +370,7 @@ func (s *exporter) mermaidRecord(w io.Writer, pos int, e *sessions.Entry, ev *se
 	if ev.Original != nil {
 		fmt.Fprintf(w, "    Note over %s: %s\n", noteOver(from, to), mmdText(fmt.Sprintf("line %d before the edit: %s", e.Seq, classify.Escape(ev.Original, 100)), 140))
 	}
-	if e.Codes != 0 {
+	if !e.Codes.Empty() {
 		for _, f := range s.findings(pos) {
 			fmt.Fprintf(w, "    Note over H,S: %s\n", mmdText(fmt.Sprintf("%s %s: %s", f.Severity, f.Code, classify.EscapeString(f.Message, 0)), 120))
 		}

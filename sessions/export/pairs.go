@@ -105,10 +105,10 @@ func answerIn(m *classify.Message, req *classify.Message) *classify.Message {
 
 // pairFindings are the findings about a pair's request and answer.
 func (s *exporter) pairFindings(p *exportPair) (req, resp []sessions.EntryFinding) {
-	if p.req.Codes != 0 {
+	if !p.req.Codes.Empty() {
 		req = s.findings(p.reqPos)
 	}
-	if p.resp != nil && p.resp.Codes != 0 {
+	if p.resp != nil && !p.resp.Codes.Empty() {
 		if i, ok := s.x.BySeq(p.resp.Seq); ok {
 			resp = s.findings(i)
 		}

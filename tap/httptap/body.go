@@ -68,6 +68,7 @@ const (
 	modeOpaque mode = iota // no JSON-RPC in it: one frame of kind http
 	modeJSON               // one JSON body
 	modeSSE                // a stream of events, a frame each
+	modeOther              // another content type: a frame if it holds JSON, for the rules to judge
 )
 
 // responseBody relays a response's body to the host and records its
@@ -127,13 +128,24 @@ func (b *responseBody) end() {
 	switch {
 	case b.mode == modeJSON && b.over:
 		info.Error = tooLarge
-	case b.mode == modeJSON && len(bytes.TrimSpace(b.buf)) > 0:
+	case b.mode == modeJSON && len(bytes.TrimSpace(b.buf)) > 0, b.mode == modeOther && !b.over && looksJSON(b.buf):
 		b.x.p.feed.Frame(classify.S2H, b.buf, info)
 		return
-	case b.mode == modeSSE && b.frames > 0:
-		return
+	case b.mode == modeSSE:
+		// The stream's end is a frame of its own, after its events: the
+		// rules judge a request it left unanswered.
+		end := *info
+		end.StreamEnd = true
+		info = &end
 	}
 	b.x.p.feed.Frame(classify.S2H, nil, info)
+}
+
+// looksJSON reports whether a body of another content type holds JSON: an
+// object or an array.
+func looksJSON(b []byte) bool {
+	b = bytes.TrimSpace(b)
+	return len(b) > 0 && (b[0] == '{' || b[0] == '[')
 }
 
 // An event is one SSE event that carried data.

@@ -125,8 +125,12 @@ type exchange struct {
 
 // info is what HTTP said of a frame of x.
 func (x *exchange) info(status int, h http.Header) *sessions.HTTPInfo {
-	return &sessions.HTTPInfo{Exchange: x.n, Method: x.method, Path: x.path, Status: status,
+	info := &sessions.HTTPInfo{Exchange: x.n, Method: x.method, Path: x.path, Status: status,
 		ContentType: h.Get("Content-Type"), Headers: x.p.headers(h)}
+	if status == 0 {
+		info.Accept = h.Get("Accept") // the transport rules judge it
+	}
+	return info
 }
 
 // mcpHeaders are the headers that matter to MCP, as the records name them.
@@ -184,7 +188,7 @@ func (p *Proxy) response(resp *http.Response) error {
 	case mediaType(info.ContentType) == "application/json":
 		rb.mode = modeJSON
 	default:
-		rb.mode = modeOpaque
+		rb.mode = modeOther
 	}
 	resp.Body = rb
 	return nil

@@ -143,10 +143,13 @@ func TestEachSSEEventReachesTheHostBeforeTheServerWritesTheNext(t *testing.T) {
 		t.Fatalf("the host got %d events, want %d", events, n)
 	}
 	_, evs := p.frames(t)
-	if len(evs) != 1+n {
-		t.Fatalf("the session has %d frames, want the request and %d events", len(evs), n)
+	if len(evs) != 1+n+1 {
+		t.Fatalf("the session has %d frames, want the request, %d events and the stream's end", len(evs), n)
 	}
-	for i, ev := range evs[1:] {
+	if end := evs[len(evs)-1]; len(end.Frame) != 0 || !bytes.Contains(end.HTTP, []byte(`"stream_end":true`)) {
+		t.Errorf("the stream's end recorded as %s %q", end.HTTP, end.Frame)
+	}
+	for i, ev := range evs[1 : 1+n] {
 		h := httpOf(t, ev)
 		if ev.Dir != classify.S2H || h.EventID != "e"+string(rune('0'+i)) || h.Status != 200 || !bytes.Contains(ev.Frame, []byte(`"n":`+string(rune('0'+i)))) {
 			t.Errorf("event %d recorded as %s %s %q", i, ev.Dir, ev.HTTP, ev.Frame)
