@@ -88,9 +88,6 @@ func (cs *conversations) forget(c *Tracker) {
 		}
 	}
 	delete(cs.lastUse, c)
-	if cs.recent == c {
-		cs.recent = nil
-	}
 	if cs.sessionless == c {
 		cs.sessionless = nil
 	}
@@ -197,6 +194,9 @@ func (t *Tracker) route(seq int64, at time.Duration, m *Message, d Delivery) Obs
 	cs.use++
 	cs.lastUse[c], cs.recent = cs.use, c
 	obs := c.ObserveDelivery(seq, at, m, d)
+	if t.profile == Auto && c.profile != Auto {
+		t.profile = c.profile // the session's profile, once a conversation shows it
+	}
 	t.findings = append(t.findings, obs.Findings...)
 	t.pairs = append(t.pairs, obs.Pairs...)
 	if h := m.HTTP; m.Dir == S2H && h.Method == "DELETE" && h.Status >= 200 && h.Status < 300 {
@@ -225,7 +225,7 @@ func (t *Tracker) eachConversation(fn func(c *Tracker) []SessionFinding) {
 }
 
 // shown is the tracker whose state the session's getters give: on HTTP,
-// the conversation of the latest frame.
+// the conversation of the latest frame (even one the host ended since).
 func (t *Tracker) shown() *Tracker {
 	if t.convs != nil && t.convs.recent != nil {
 		return t.convs.recent

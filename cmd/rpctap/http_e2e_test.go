@@ -171,13 +171,14 @@ func TestInspectorOverHTTPThroughTheHTTPTapMatchesDirectAndEveryMessageIsRecorde
 		}
 	}
 	doc := checkSessionHasNoErrors(t, record)
+	noTransportFindings(t, doc)
 	if doc.Frames != len(evs) {
 		t.Errorf("rpctap check judged %d frames; the file holds %d", doc.Frames, len(evs))
 	}
 	if out, err := exec.Command(bin, "tail", record).CombinedOutput(); err != nil || !bytes.Contains(out, []byte("tools/call")) || !bytes.Contains(out, []byte("Echo: hi")) || !bytes.Contains(out, []byte("http=POST /mcp 202")) {
 		t.Errorf("rpctap tail of the session: %v\n%s", err, out)
 	}
-	if out, err := exec.Command(bin, "tail", "--json", record).CombinedOutput(); err != nil || !bytes.Contains(out, []byte(`"http":{"content_type":"application/json","exchange":1,`)) {
+	if out, err := exec.Command(bin, "tail", "--json", record).CombinedOutput(); err != nil || !bytes.Contains(out, []byte(`"http":{"accept":"application/json, text/event-stream","content_type":"application/json","exchange":1,`)) {
 		t.Errorf("rpctap tail --json of the session: %v\n%.500s", err, out)
 	}
 	if out, err := exec.Command(bin, "export", "--format", "json", record).CombinedOutput(); err != nil || !bytes.Contains(out, []byte(`"tools/call"`)) {
@@ -236,7 +237,18 @@ func TestGoSDKPairOverHTTPThroughTheHTTPTapMatchesDirectAndEveryMessageIsRecorde
 	if requests < 4 || answers != requests || methods["GET"] == 0 || methods["DELETE"] == 0 {
 		t.Errorf("the session holds %d requests, %d answers, HTTP methods %v", requests, answers, methods)
 	}
-	checkSessionHasNoErrors(t, record)
+	noTransportFindings(t, checkSessionHasNoErrors(t, record))
+}
+
+// noTransportFindings fails for every finding of a transport rule of HTTP
+// (of any severity) that rpctap check found in a real pair's session.
+func noTransportFindings(t *testing.T, doc checkDoc) {
+	t.Helper()
+	for _, f := range doc.Findings {
+		if c, ok := classify.ParseCode(f.Code); ok && c >= classify.CodeHTTPStatus {
+			t.Errorf("line %d: %s %s", f.Line, f.Code, f.Message)
+		}
+	}
 }
 
 // httpObject is a record's http object, as docs/session-format.md says.
