@@ -49,6 +49,7 @@ type exchangeState struct {
 	rev       revision // the revision of the request's messages
 	messages  bool     // the request carried JSON-RPC messages
 	requests  []int64  // the seqs of the requests it carried (at most maxExchangeRequests)
+	keys      []string // their flight keys
 	answered  []bool
 	status    bool   // its response's status was judged
 	session   bool   // the request named a session (Mcp-Session-Id)
@@ -146,8 +147,9 @@ func (t *Tracker) httpRequest(seq int64, m *Message, h *HTTP, x *exchangeState) 
 			if v := requestMeta(mm.Meta()).version; v != nil {
 				rev = parseRevision(v)
 			}
-			if len(x.requests) < maxExchangeRequests {
+			if len(x.requests) < maxExchangeRequests && mm.HasID() && mm.ID().Valid() {
 				x.requests = append(x.requests, seq)
+				x.keys = append(x.keys, string(t.flightKey(H2S, mm.ID())))
 				x.answered = append(x.answered, false)
 				t.http.reqExch[seq] = x.n
 			}
@@ -236,6 +238,11 @@ func (t *Tracker) httpResponse(seq int64, m *Message, h *HTTP, x *exchangeState)
 // httpStatus judges the status of the first frame of x's response.
 func (t *Tracker) httpStatus(seq int64, h *HTTP, x *exchangeState) {
 	st := h.Status
+	if st >= 400 {
+		// No JSON-RPC answer comes after an error status: the requests
+		// of the POST are done, and do not time out.
+		defer t.settleExchange(x)
+	}
 	switch {
 	case st == 401 && h.WWWAuthenticate != "":
 		t.emit(seq, CodeAuthChallenge, Info, "The server asks the host to authenticate (401): WWW-Authenticate: "+EscapeString(h.WWWAuthenticate, 400), 0)
@@ -259,8 +266,27 @@ func (t *Tracker) streamEnded(seq int64, x *exchangeState) {
 		if x.answered[i] {
 			continue
 		}
-		x.answered[i] = true
 		t.emit(r, CodeStreamBroken, Warn, "The response stream of this request ended before its answer; the host gets none on it, and must send the request again with a new id (MCP Streamable HTTP).", seq)
+	}
+	t.settleExchange(x)
+}
+
+// settleExchange takes the requests of x still unanswered out of flight:
+// their HTTP answer said no JSON-RPC answer comes. One that comes all the
+// same still pairs.
+func (t *Tracker) settleExchange(x *exchangeState) {
+	for i, r := range x.requests {
+		if x.answered[i] {
+			continue
+		}
+		x.answered[i] = true
+		f, ok := t.flights.get([]byte(x.keys[i]))
+		for ; ok && f != nil; f = f.newer {
+			if f.seq == r && f.state == flying {
+				t.land(f, cancelled)
+				break
+			}
+		}
 	}
 }
 
@@ -291,8 +317,12 @@ func statusHint(st int, x *exchangeState) string {
 		text = " (Not Acceptable): the host's Accept does not allow its answer"
 	case 415:
 		text = " (Unsupported Media Type)"
+	case 500:
+		text = " (Internal Server Error)"
 	case 502:
 		text = " (Bad Gateway)"
+	case 503:
+		text = " (Service Unavailable)"
 	}
 	return text
 }

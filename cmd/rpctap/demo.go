@@ -110,6 +110,9 @@ func runDemo(stdout io.Writer, o demoOptions) error {
 	if err != nil {
 		return usageError(err)
 	}
+	if o.scenario == "http" {
+		return runDemoHTTP(stdout, o, steps)
+	}
 	opts, err := demoTapOptions(o)
 	if err != nil {
 		return err

@@ -52,14 +52,15 @@ func checkCodes(t *testing.T, path string) map[string]bool {
 }
 
 // The demo walks through every rule of the envelope: between the strict
-// server, the lenient one and the LSP run, check finds every finding code
+// server, the lenient one, the LSP runs and the HTTP one, check finds every finding code
 // classify knows at least once (but oversize, which would take a 16 MiB
 // frame, untracked, which takes 10,000 requests in flight, and
 // frames-missing, which takes a session file with no room left). A code
 // added to classify without a demo step fails here.
 func TestDemoRunsShowEveryFindingCode(t *testing.T) {
 	runs := map[string][]string{"strict": {"--server", "strict"}, "lenient": {"--server", "lenient"}, "lsp": {"--lsp"},
-		"lsp-exit": {"--lsp", "--scenario", "exit-without-shutdown"}, "revision-2026": {"--scenario", "revision-2026"}}
+		"lsp-exit": {"--lsp", "--scenario", "exit-without-shutdown"}, "revision-2026": {"--scenario", "revision-2026"},
+		"http": {"--scenario", "http"}}
 	found := map[string][]string{}
 	var mu sync.Mutex
 	var wg sync.WaitGroup

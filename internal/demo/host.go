@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net/http"
 	"strconv"
 	"strings"
 	"sync"
@@ -37,6 +38,11 @@ type Host struct {
 	waiting map[string]chan []byte // answers to the host's requests, by id key
 	got     []string               // what came from the server during this step, said briefly
 	done    chan struct{}          // closed when the server's output ends
+	// The HTTP host's (NewHTTPHost): the tap's URL, its client, and the
+	// session the server gave.
+	url     string
+	client  *http.Client
+	session string
 }
 
 // NewHost makes a host that writes to w (the tap's stdin) and reads r

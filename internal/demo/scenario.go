@@ -25,6 +25,7 @@ var Scenarios = []struct{ Name, About string }{
 	{"session", "a normal session: handshake, tools, progress, a server request, a cancellation, a masked secret"},
 	{"edge-cases", "the handshake, then every edge case of the catalog and the envelope rules"},
 	{"revision-2026", "a session of MCP revision 2026-07-28: no handshake, each request names its revision in _meta"},
+	{"http", "Streamable HTTP through an HTTP tap: a session of 2025-11-25 and a stateless 2026-07-28 host, each step breaking one transport rule"},
 }
 
 // Steps returns the steps of a scenario: one of Scenarios, or the name of
@@ -43,6 +44,11 @@ func Steps(scenario string, lsp bool) ([]Step, error) {
 			return nil, fmt.Errorf("the revision-2026 scenario is an MCP session; run it without --lsp")
 		}
 		return revision2026Steps(), nil
+	case "http":
+		if lsp {
+			return nil, fmt.Errorf("the http scenario is MCP over Streamable HTTP; run it without --lsp")
+		}
+		return httpSteps(), nil
 	}
 	for _, s := range append(append(session[1:], edges...), soloSteps(lsp)...) {
 		if s.Name == scenario {
