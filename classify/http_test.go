@@ -208,8 +208,9 @@ func TestEachTransportRuleIsRaisedByItsFault(t *testing.T) {
 // (revisions before 2026-07-28): its end before the answer is no fault.
 func TestAResumableStreamThatEndsBeforeItsAnswerIsNotBroken(t *testing.T) {
 	s := session25()
+	// The server's priming event (an id, empty data), then the stream's
+	// end with no answer.
 	s[7] = hstep{S2H, "", HTTP{Exchange: 4, Method: "POST", Status: 200, ContentType: sseCT, EventID: "e1"}}
-	s = slices.Delete(s, 8, 9)
 	for _, f := range hrun(s) {
 		if f.Code == CodeStreamBroken {
 			t.Fatalf("stream-broken on a stream with an event id: %+v", f)
@@ -260,5 +261,20 @@ func TestTwoHostsThroughOneHTTPTapAreJudgedApart(t *testing.T) {
 	mixed := []hstep{s[0], b[0], b[1], s[1], s[2], b[2], b[3], s[3], s[4], b[4]}
 	if fs := hrun(mixed); len(fs) > 0 {
 		t.Fatalf("two stateless hosts judged as one: %v %+v", codesOf(fs), fs)
+	}
+}
+
+// A request whose POST was answered with an error status, or whose
+// stream ended before its answer, gets no JSON-RPC answer: its finding
+// says so, and it is not also unanswered at the session's end.
+func TestARequestRefusedOverHTTPIsNotAlsoUnanswered(t *testing.T) {
+	refused := session25()
+	refused[7] = hstep{S2H, "", HTTP{Exchange: 4, Method: "POST", Status: 503}}
+	refused = slices.Delete(refused, 8, 9)
+	cut := slices.Delete(session25(), 7, 8)
+	for name, s := range map[string][]hstep{"503": refused, "stream cut": cut} {
+		if got := codesOf(hrun(s)); len(got) != 1 || (got[0] != "http-status" && got[0] != "stream-broken") {
+			t.Errorf("%s: findings %v; want only the transport's", name, got)
+		}
 	}
 }
