@@ -241,7 +241,7 @@ func (t *Tracker) httpStatus(seq int64, h *HTTP, x *exchangeState) {
 	if st >= 400 {
 		// No JSON-RPC answer comes after an error status: the requests
 		// of the POST are done, and do not time out.
-		defer t.settleExchange(x)
+		defer t.settleExchange(x, seq)
 	}
 	switch {
 	case st == 401 && h.WWWAuthenticate != "":
@@ -268,13 +268,14 @@ func (t *Tracker) streamEnded(seq int64, x *exchangeState) {
 		}
 		t.emit(r, CodeStreamBroken, Warn, "The response stream of this request ended before its answer; the host gets none on it, and must send the request again with a new id (MCP Streamable HTTP).", seq)
 	}
-	t.settleExchange(x)
+	t.settleExchange(x, seq)
 }
 
 // settleExchange takes the requests of x still unanswered out of flight:
-// their HTTP answer said no JSON-RPC answer comes. One that comes all the
-// same still pairs.
-func (t *Tracker) settleExchange(x *exchangeState) {
+// their HTTP answer, the frame seq, said no JSON-RPC answer comes. Each
+// pairs with that frame, which ends it (an answer that comes all the same
+// still pairs).
+func (t *Tracker) settleExchange(x *exchangeState, seq int64) {
 	for i, r := range x.requests {
 		if x.answered[i] {
 			continue
@@ -283,6 +284,7 @@ func (t *Tracker) settleExchange(x *exchangeState) {
 		f, ok := t.flights.get([]byte(x.keys[i]))
 		for ; ok && f != nil; f = f.newer {
 			if f.seq == r && f.state == flying {
+				t.pairs = append(t.pairs, t.newPair(seq, t.now, f))
 				t.land(f, cancelled)
 				break
 			}

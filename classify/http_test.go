@@ -16,8 +16,15 @@ type hstep struct {
 // hrun feeds a tracker the steps, judging each frame by the tracker's
 // profile as the tap does, and returns every session finding.
 func hrun(steps []hstep) []SessionFinding {
+	fs, _ := hrunPairs(steps)
+	return fs
+}
+
+// hrunPairs is hrun, with the pairs the tracker found.
+func hrunPairs(steps []hstep) ([]SessionFinding, []Pair) {
 	tr := NewTracker(TrackerOptions{})
 	var out []SessionFinding
+	var pairs []Pair
 	for i, s := range steps {
 		var m Message
 		if s.body == "" {
@@ -29,8 +36,9 @@ func hrun(steps []hstep) []SessionFinding {
 		m.HTTP = &h
 		obs := tr.ObserveDelivery(int64(i+1), 0, &m, Delivered)
 		out = append(out, obs.Findings...)
+		pairs = append(pairs, obs.Pairs...)
 	}
-	return append(out, tr.End(0)...)
+	return append(out, tr.End(0)...), pairs
 }
 
 func codesOf(fs []SessionFinding) []string {
@@ -273,8 +281,14 @@ func TestARequestRefusedOverHTTPIsNotAlsoUnanswered(t *testing.T) {
 	refused = slices.Delete(refused, 8, 9)
 	cut := slices.Delete(session25(), 7, 8)
 	for name, s := range map[string][]hstep{"503": refused, "stream cut": cut} {
-		if got := codesOf(hrun(s)); len(got) != 1 || (got[0] != "http-status" && got[0] != "stream-broken") {
+		fs, pairs := hrunPairs(s)
+		if got := codesOf(fs); len(got) != 1 || (got[0] != "http-status" && got[0] != "stream-broken") {
 			t.Errorf("%s: findings %v; want only the transport's", name, got)
+		}
+		// The frame that ended it is its answer, for the view's pending
+		// list and latency.
+		if !slices.ContainsFunc(pairs, func(p Pair) bool { return p.Request == 7 && p.Response == 8 && p.Method == "tools/list" }) {
+			t.Errorf("%s: pairs %+v; want tools/list (7) paired with the frame that ended it (8)", name, pairs)
 		}
 	}
 }

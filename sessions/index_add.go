@@ -332,6 +332,9 @@ func (x *Index) pair(p *entry, m *classify.Message, pr classify.Pair, isErr bool
 // response frame m, is an error: in a batch, the member that answers
 // (pr.Member), not any of the batch.
 func pairAnswerIsError(m *classify.Message, pr classify.Pair) bool {
+	if m.Kind == classify.KindHTTP {
+		return true // HTTP ended the request with no answer (an error status, a broken stream)
+	}
 	if m.Kind != classify.KindBatch {
 		return m.HasError()
 	}
