@@ -171,6 +171,7 @@ func (cs *conversations) sessionlessOf(m *Message) *Tracker {
 			name, _ := StringValue(Member(md.info, "name"))
 			v, _ := StringValue(md.version)
 			c := cs.named("m:" + v + "\x00" + name)
+			c.stateless = true
 			cs.sessionless = c
 			return c
 		}
@@ -193,6 +194,12 @@ func (t *Tracker) route(seq int64, at time.Duration, m *Message, d Delivery) Obs
 	c := cs.of(m)
 	cs.use++
 	cs.lastUse[c], cs.recent = cs.use, c
+	c.keyExchange = 0
+	if c.stateless {
+		// A stateless request is answered in its own POST's response:
+		// two clients alike may use the same ids at once.
+		c.keyExchange = m.HTTP.Exchange
+	}
 	obs := c.ObserveDelivery(seq, at, m, d)
 	if t.profile == Auto && c.profile != Auto {
 		t.profile = c.profile // the session's profile, once a conversation shows it

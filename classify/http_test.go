@@ -292,3 +292,26 @@ func TestARequestRefusedOverHTTPIsNotAlsoUnanswered(t *testing.T) {
 		}
 	}
 }
+
+// Stateless clients alike (the same revision and client name) through one
+// tap, at once, with the same ids: each request is answered in its own
+// POST, so none reuses another's id.
+func TestStatelessClientsAlikeAtOnceDoNotShareIDs(t *testing.T) {
+	a, b, c := session26(), session26(), session26()
+	for i := range b {
+		b[i].h.Exchange += 10
+		c[i].h.Exchange += 20
+	}
+	mixed := []hstep{a[0], b[0], a[1], b[1], c[0], c[1], a[2], b[2], c[2], b[3], a[3], c[3], a[4], b[4], c[4]}
+	if fs := hrun(mixed); len(fs) > 0 {
+		t.Fatalf("stateless clients alike: %v %+v", codesOf(fs), fs)
+	}
+	// server/discover is the probe: one asking for a revision that an
+	// earlier discover did not offer is answered rightly with a result.
+	for _, s := range [][]hstep{a, c} {
+		s[1].body = strings.Replace(s[1].body, `["2026-07-28"]`, `["2025-11-25"]`, 1)
+	}
+	if fs := hrun([]hstep{a[0], a[1], c[0], c[1]}); len(fs) > 0 {
+		t.Fatalf("a second server/discover: %v %+v", codesOf(fs), fs)
+	}
+}

@@ -1,6 +1,7 @@
 package classify
 
 import (
+	"strconv"
 	"time"
 )
 
@@ -159,6 +160,11 @@ type Tracker struct {
 	http   httpState
 	convs  *conversations
 	inConv bool // t is one conversation's tracker: it routes nothing
+	// stateless says the conversation is of stateless 2026-07-28
+	// requests, whose ids are the exchange's own: keyExchange, the
+	// exchange of the frame observed, is part of each flight's key.
+	stateless   bool
+	keyExchange int64
 
 	// sent lists requests in the order they were sent (from sentHead on;
 	// entries of requests no longer in flight are stale), so that a full
@@ -461,10 +467,14 @@ func isRevision(v string) bool {
 	return true
 }
 
-// flightKey builds direction + id key in t.key.
+// flightKey builds direction + id key in t.key; in a stateless HTTP
+// conversation, the exchange too (see conversations.go).
 func (t *Tracker) flightKey(dir Direction, id ID) []byte {
 	t.key = append(t.key[:0], byte(dir))
 	t.key = id.AppendKey(t.key)
+	if t.keyExchange != 0 {
+		t.key = append(strconv.AppendInt(append(t.key, 0), t.keyExchange, 10), 0)
+	}
 	return t.key
 }
 

@@ -159,7 +159,9 @@ func (t *Tracker) mcpRequest(seq int64, m *Message, md *reqMeta) (revision, uint
 		case md.version != nil:
 			rev = parseRevision(md.version)
 			t.mcp.metaSeen, t.mcp.metaRev = true, rev
-			if t.mcp.supportedSeen && !t.offered(md.version) {
+			if t.mcp.supportedSeen && !t.offered(md.version) && !m.MethodIs("server/discover") {
+				// (server/discover is the probe: its result is the
+				// answer to any revision)
 				flags |= flUnsupported
 			}
 		case m.MethodIs("initialize"):

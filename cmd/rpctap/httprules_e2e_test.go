@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -139,5 +140,59 @@ func TestTransportFindingsLiveAndInCheckSayTheSame(t *testing.T) {
 		if !slices.ContainsFunc(checkTexts, func(s string) bool { return strings.HasPrefix(s, c.String()+": ") }) {
 			t.Errorf("the HTTP demo's session has no %s finding", c)
 		}
+	}
+}
+
+// Several real hosts at once through one rpctap http, against the Go
+// SDK's server: Go SDK clients (each its own Mcp-Session-Id, with ids
+// from 1) and inspector CLIs. Each conversation is judged on its own: no
+// host's handshake, ids or revision is judged against another's, and the
+// session has no error or warning.
+func TestRealHostsAtOnceThroughOneHTTPTapAreJudgedApart(t *testing.T) {
+	server := needPeer(t, "bin/server")
+	client := needPeer(t, "bin/client")
+	inspector := needPeer(t, "node_modules/.bin/inspector")
+	bin := rpctapBinary(t)
+	line := startLine(t, exec.Command(server, "-http", "127.0.0.1:0"), "listening on ")
+	target := line[strings.Index(line, "http://"):]
+	dir := t.TempDir()
+	record := filepath.Join(dir, "s.jsonl")
+	tp := exec.Command(bin, "http", "--target", target, "--record", record, "--no-listen")
+	given := startLine(t, tp, "http://")
+	hosts := [][]string{
+		{client, "-http", given}, {client, "-http", given}, {client, "-http", given},
+		{inspector, "--cli", "--transport", "http", "--server-url", given, "--method", "tools/list"},
+		{inspector, "--cli", "--transport", "http", "--server-url", given, "--method", "tools/list"},
+	}
+	errs := make(chan error, len(hosts))
+	for _, h := range hosts {
+		go func() {
+			cmd := exec.Command(h[0], h[1:]...)
+			cmd.Dir = dir
+			out, err := cmd.CombinedOutput()
+			if err != nil {
+				err = fmt.Errorf("%s: %v\n%s", filepath.Base(h[0]), err, out)
+			}
+			errs <- err
+		}()
+	}
+	for range hosts {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	tp.Process.Signal(syscall.SIGINT)
+	tp.Wait()
+	doc := checkSessionHasNoErrors(t, record)
+	for _, f := range doc.Findings {
+		if f.Severity == "warn" {
+			t.Errorf("line %d: %s %s", f.Line, f.Code, f.Message)
+		}
+	}
+	noTransportFindings(t, doc)
+	t.Logf("%d frames judged, %d findings", doc.Frames, len(doc.Findings))
+	if t.Failed() && os.Getenv("KEEP") != "" {
+		b, _ := os.ReadFile(record)
+		os.WriteFile(os.Getenv("KEEP"), b, 0o600)
 	}
 }
