@@ -398,3 +398,38 @@ func TestAnSSEEventWithALineTooLongToHoldIsRecordedAsTooLarge(t *testing.T) {
 		t.Fatalf("events %d: %+v", len(got), got)
 	}
 }
+
+// A JSON-RPC answer sent with another content type (text/plain) is
+// recorded as a frame, so that the transport rules see it
+// (bad-content-type); a body of that type that is no JSON stays a frame
+// of kind http.
+func TestAJSONAnswerOfAnotherContentTypeIsRecordedAsAFrame(t *testing.T) {
+	target := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/plain")
+		if r.URL.Query().Get("q") == "text" {
+			io.WriteString(w, "not found")
+			return
+		}
+		io.WriteString(w, `{"jsonrpc":"2.0","id":1,"result":{}}`)
+	}))
+	defer target.Close()
+	p := proxyTo(t, target.URL+"/mcp")
+	for _, q := range []string{"json", "text"} {
+		resp, err := http.Post(p.url+"?q="+q, "application/json", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"ping"}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+	}
+	_, evs := p.frames(t)
+	var answers []string
+	for _, ev := range evs {
+		if ev.Dir == classify.S2H {
+			answers = append(answers, string(ev.Frame))
+		}
+	}
+	if len(answers) != 2 || answers[0] != `{"jsonrpc":"2.0","id":1,"result":{}}` || answers[1] != "" {
+		t.Errorf("answers recorded as %q; want the JSON one as its frame, the text one as a frame of kind http", answers)
+	}
+}
