@@ -415,9 +415,9 @@ func (h *holdQueue) emitLocked(f *heldFrame) {
 	it := item{at: at, dir: h.dir, data: f.body, header: f.header, whole: true, held: f.how, heldFor: at - f.at}
 	switch f.how {
 	case sessions.HeldDropped:
-		h.dst.note(it)
+		h.dst.record(it)
 	case sessions.HeldAnswered:
-		h.dst.note(it)
+		h.dst.record(it)
 		if f.reply != nil {
 			// Toward the sender, at its stream's next frame boundary;
 			// its answer comes back on done, not waited for here (the
@@ -432,10 +432,10 @@ func (h *holdQueue) emitLocked(f *heldFrame) {
 		}
 	case sessions.HeldEdited:
 		it.data, it.header, it.src, it.original = f.editBody, nil, sessions.SrcEdit, f.body
-		h.dst.note(it)
+		h.dst.record(it)
 		h.dst.writeLocked(f.edit)
 	default:
-		h.dst.note(it)
+		h.dst.record(it)
 		h.dst.writeLocked(f.wire)
 	}
 	h.dst.kicked()
