@@ -411,6 +411,7 @@ func (h *holdQueue) drainLocked() []*heldFrame {
 // emitLocked records a frame that leaves the queue and does what was
 // decided; the caller holds dst.mu.
 func (h *holdQueue) emitLocked(f *heldFrame) {
+	h.dst.boundary()
 	at := now()
 	it := item{at: at, dir: h.dir, data: f.body, header: f.header, whole: true, held: f.how, heldFor: at - f.at}
 	switch f.how {
