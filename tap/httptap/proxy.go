@@ -7,6 +7,8 @@ package httptap
 import (
 	"context"
 	"errors"
+	"io"
+	"log"
 	"net"
 	"net/http"
 	"net/http/httputil"
@@ -71,6 +73,9 @@ func New(opts Options) *Proxy {
 		FlushInterval:  -1, // every write reaches the host at once: an SSE event is never held back
 		ModifyResponse: p.response,
 		ErrorHandler:   p.unreachable,
+		// A body that broke off is the record's to say (responseBody):
+		// nothing goes to rpctap's stderr under the host.
+		ErrorLog: log.New(io.Discard, "", 0),
 	}
 	return p
 }
@@ -106,7 +111,7 @@ func (p *Proxy) rewrite(pr *httputil.ProxyRequest) {
 // ServeHTTP relays one request and its response.
 func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	x := &exchange{p: p, n: p.exchanges.Add(1), method: r.Method, path: p.redactor.MaskString(r.URL.RequestURI())}
-	body := &requestBody{x: x, in: r.Body, header: r.Header}
+	body := &requestBody{x: x, in: r.Body, header: r.Header, held: hold{over: r.ContentLength > maxBody}}
 	r.Body = body
 	r = r.WithContext(context.WithValue(r.Context(), exchangeKey{}, body))
 	p.rp.ServeHTTP(w, r)
@@ -174,7 +179,7 @@ func (p *Proxy) response(resp *http.Response) error {
 	body.record() // the request's frames go first
 	x := body.x
 	info := x.info(resp.StatusCode, resp.Header)
-	rb := &responseBody{x: x, in: resp.Body, info: info}
+	rb := &responseBody{x: x, in: resp.Body, info: info, held: hold{over: resp.ContentLength > maxBody}}
 	switch {
 	case !identity(resp.Header):
 		rb.mode = modeOpaque
