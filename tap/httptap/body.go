@@ -44,10 +44,19 @@ func (b *requestBody) record() {
 		b.mu.Lock()
 		defer b.mu.Unlock()
 		info := b.x.info(0, b.header)
-		if b.held.over {
+		body := b.held.bytes()
+		switch e := encoding(b.header); {
+		case b.held.over:
 			info.Error = tooLarge
+		case e != "" && !decodable(e):
+			info.Error, body = notRead(b.header), nil
+		case e != "" && len(body) > 0:
+			var err error
+			if body, err = decodeHeld(e, body); err != nil {
+				info.Error = undecodable(e, err)
+			}
 		}
-		b.x.p.feed.Frame(classify.H2S, b.held.bytes(), info)
+		b.x.p.feed.Frame(classify.H2S, body, info)
 	})
 }
 
@@ -119,7 +128,9 @@ type responseBody struct {
 	in     io.ReadCloser
 	info   *sessions.HTTPInfo
 	mode   mode
-	held   hold // the JSON body
+	held   hold           // the JSON body (as it came, in its encoding)
+	enc    string         // the body's Content-Encoding, which rpctap decodes
+	dec    *streamDecoder // decodes an SSE stream in enc
 	events sse
 	frames int // frames recorded
 	ended  bool
@@ -132,8 +143,10 @@ type responseBody struct {
 func (b *responseBody) Read(p []byte) (int, error) {
 	n, err := b.in.Read(p)
 	b.read += int64(n)
-	switch b.mode {
-	case modeSSE:
+	switch {
+	case b.dec != nil:
+		b.dec.write(p[:n])
+	case b.mode == modeSSE:
 		b.events.feed(p[:n], b.event)
 	default:
 		b.held.add(p[:n])
@@ -177,10 +190,16 @@ func (b *responseBody) end() {
 	}
 	b.ended = true
 	info := b.info
+	decodeErr := b.decoded()
 	if cut := b.cutText(); cut != "" {
 		info := *b.info
 		info.Error = cut
 		b.x.p.feed.Frame(classify.S2H, nil, &info)
+		return
+	}
+	if decodeErr != nil {
+		info.Error = undecodable(b.enc, decodeErr)
+		b.x.p.feed.Frame(classify.S2H, nil, info)
 		return
 	}
 	switch {
@@ -193,6 +212,38 @@ func (b *responseBody) end() {
 		return
 	}
 	b.x.p.feed.Frame(classify.S2H, nil, info)
+}
+
+// decodeAs sets b to read its messages from a copy decoded from enc, of
+// a body of media type mt.
+func (b *responseBody) decodeAs(enc, mt string) {
+	b.enc = enc
+	switch mt {
+	case "text/event-stream":
+		b.mode = modeSSE
+		b.dec = decodeStream(enc, func(p []byte) { b.events.feed(p, b.event) })
+	case "application/json":
+		b.mode = modeJSON
+	default:
+		b.mode = modeOpaque
+	}
+}
+
+// decoded ends the decoding of an encoded body: the rest of an SSE
+// stream's events are recorded, and a JSON body held is decoded. It says
+// why the body could not be decoded, if it could not.
+func (b *responseBody) decoded() error {
+	switch {
+	case b.dec != nil:
+		return b.dec.close()
+	case b.enc != "" && b.mode == modeJSON && !b.held.over && b.held.n > 0:
+		data, err := decodeHeld(b.enc, b.held.bytes())
+		if err != nil {
+			return err
+		}
+		b.held = hold{chunks: [][]byte{data}, n: len(data)}
+	}
+	return nil
 }
 
 // cutText says how the body ended before its end, or an SSE stream in

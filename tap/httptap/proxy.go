@@ -180,10 +180,12 @@ func (p *Proxy) response(resp *http.Response) error {
 	x := body.x
 	info := x.info(resp.StatusCode, resp.Header)
 	rb := &responseBody{x: x, in: resp.Body, info: info, held: hold{over: resp.ContentLength > maxBody}}
-	switch {
-	case !identity(resp.Header):
+	switch enc := encoding(resp.Header); {
+	case enc != "" && !decodable(enc):
 		rb.mode = modeOpaque
-		info.Error = "the body is encoded (" + resp.Header.Get("Content-Encoding") + "); rpctap relayed it without reading its messages"
+		info.Error = notRead(resp.Header)
+	case enc != "":
+		rb.decodeAs(enc, mediaType(info.ContentType))
 	case mediaType(info.ContentType) == "text/event-stream":
 		rb.mode = modeSSE
 	case mediaType(info.ContentType) == "application/json":
@@ -195,9 +197,10 @@ func (p *Proxy) response(resp *http.Response) error {
 	return nil
 }
 
-func identity(h http.Header) bool {
-	e := h.Get("Content-Encoding")
-	return e == "" || strings.EqualFold(e, "identity")
+// notRead is what a record says of a body in an encoding rpctap does not
+// decode.
+func notRead(h http.Header) string {
+	return "the body is encoded (" + h.Get("Content-Encoding") + "); rpctap relayed it without reading its messages"
 }
 
 func mediaType(ct string) string {
