@@ -91,6 +91,10 @@ func NewTransport() *http.Transport {
 		ForceAttemptHTTP2:  true,
 		DisableCompression: true,
 		MaxIdleConns:       100,
+		// Many hosts (or one with many requests in flight) reuse the
+		// connections to the one target rather than dial one for each
+		// request beyond the default two idle.
+		MaxIdleConnsPerHost: 100,
 	}
 }
 
