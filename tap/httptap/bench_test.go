@@ -60,3 +60,35 @@ func BenchmarkPOSTThroughABareProxy(b *testing.B) {
 	b.Cleanup(s.Close)
 	benchPOSTs(b, s.URL+"/mcp")
 }
+
+// One POST at a time, as .ci/bench/http's latency measure sends them.
+func BenchmarkPOSTsOneByOneThroughTheProxy(b *testing.B) {
+	target := benchTarget(b)
+	p := proxyTo(b, target.URL+"/mcp")
+	b.Cleanup(func() { p.srv.Close(); p.feed.Close() })
+	benchOneByOne(b, p.url)
+}
+
+func BenchmarkPOSTsOneByOneThroughABareProxy(b *testing.B) {
+	target := benchTarget(b)
+	u, _ := url.Parse(target.URL)
+	rp := httputil.NewSingleHostReverseProxy(u)
+	rp.FlushInterval = -1
+	s := httptest.NewServer(rp)
+	b.Cleanup(s.Close)
+	benchOneByOne(b, s.URL+"/mcp")
+}
+
+func benchOneByOne(b *testing.B, u string) {
+	c := &http.Client{Transport: &http.Transport{}}
+	const body = `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"text":"hello"}}}`
+	b.ReportAllocs()
+	for b.Loop() {
+		resp, err := c.Post(u, "application/json", strings.NewReader(body))
+		if err != nil {
+			b.Fatal(err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+	}
+}

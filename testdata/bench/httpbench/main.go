@@ -16,8 +16,8 @@
 // "name key value ..." pairs on stdout that .ci/bench/http reads):
 //
 //   - latency: N sequential POSTs of a tools/call, its write to its
-//     answer's last byte, after WARMUP uncounted; paths alternate, RUNS
-//     times; the best p50 and p99 count.
+//     answer's last byte, after WARMUP uncounted; paths alternate,
+//     LATENCY-RUNS times; the best p50 and p99 count.
 //   - throughput: POSTS small POSTs from CLIENTS concurrent clients.
 //   - big: one response body of BIGMB MB (application/json), read and
 //     dropped by the client; the proxy's peak RSS.
@@ -54,7 +54,8 @@ var (
 	bare       = flag.String("bare", "", "run as the bare reverse proxy to this target URL (internal)")
 	n          = flag.Int("n", 2000, "latency: POSTs counted per run")
 	warmup     = flag.Int("warmup", 200, "latency: uncounted POSTs before them")
-	runs       = flag.Int("runs", 3, "latency and throughput: runs per path, alternating")
+	runs       = flag.Int("runs", 3, "throughput: runs per path, alternating")
+	latRuns    = flag.Int("latency-runs", 7, "latency: runs per path, alternating")
 	posts      = flag.Int("posts", 10000, "throughput: POSTs in all")
 	clients    = flag.Int("clients", 64, "throughput: concurrent clients")
 	bigMB      = flag.Int("bigmb", 100, "big: the response body in MB")
@@ -62,6 +63,7 @@ var (
 	events     = flag.Int("events", 1000, "sse: events written 10 ms apart")
 	only       = flag.String("only", "", "run only these measures (comma-separated: latency,throughput,big,streams,sse)")
 	proxyError = flag.String("proxy-stderr", "", "append the proxies' stderr to this file (default: discarded)")
+	before     = flag.String("before", "", "another rpctap to measure beside (path \"before\"): its command, words split at spaces")
 )
 
 func main() {
@@ -82,6 +84,9 @@ func main() {
 		{name: "direct"},
 		{name: "bare", argv: []string{self, "-bare", "{target}"}},
 		{name: "rpctap", argv: flag.Args()},
+	}
+	if *before != "" {
+		paths = append(paths, path{name: "before", argv: strings.Fields(*before)})
 	}
 	want := func(m string) bool { return *only == "" || slices.Contains(strings.Split(*only, ","), m) }
 	if want("latency") {
@@ -275,7 +280,7 @@ func (r *running) rss() (peak, now float64) {
 // recorded says on stdout how many frames each way the session of
 // rpctap's run should hold, for the script to check.
 func (r *running) recorded(name string, frames int) {
-	if name == "rpctap" {
+	if name == "rpctap" || name == "before" {
 		fmt.Printf("session %s frames %d\n", r.run, frames)
 	}
 }
@@ -336,7 +341,7 @@ func pct(d []time.Duration, p float64) float64 {
 
 func measureLatency(t target, paths []path) {
 	best := map[string][2]float64{}
-	for run := range *runs {
+	for run := range *latRuns {
 		for _, p := range paths {
 			r := p.start(t)
 			c := newClient(1)
