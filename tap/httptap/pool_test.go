@@ -3,6 +3,7 @@ package httptap
 import (
 	"io"
 	"net/http"
+	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -60,4 +61,36 @@ func TestRequestsInFlightAtOnceReuseTheConnectionsToTheTarget(t *testing.T) {
 		t.Errorf("two rounds of %d requests in flight at once came to the target on %d connections, want %d", n, got, n)
 	}
 	p.answersNext(t)
+}
+
+// The proxy reuses its copy buffers: a small POST and its answer, through
+// the proxy, with the target and the host in this process, allocate less
+// than the one 32 KiB buffer a response cost each time before.
+func TestASmallPOSTThroughTheProxyAllocatesNoCopyBufferOfItsOwn(t *testing.T) {
+	target := badTarget(t, http.NotFound)
+	p := proxyTo(t, target.URL+"/mcp")
+	c := &http.Client{Transport: &http.Transport{}}
+	post := func() {
+		resp, err := c.Post(p.url, "application/json", strings.NewReader(`{"jsonrpc":"2.0","id":99,"method":"ping"}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+	}
+	for range 20 {
+		post() // the connections and pools warm
+	}
+	const n = 200
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	for range n {
+		post()
+	}
+	runtime.ReadMemStats(&after)
+	per := (after.TotalAlloc - before.TotalAlloc) / n
+	t.Logf("%d bytes allocated per POST and answer, host and target included", per)
+	if per >= 32<<10 {
+		t.Errorf("%d bytes allocated per POST and answer: the proxy takes a new copy buffer for each", per)
+	}
 }

@@ -15,6 +15,7 @@ import (
 	"net/url"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 
 	"github.com/rpctap/rpctap/classify"
@@ -76,8 +77,24 @@ func New(opts Options) *Proxy {
 		// A body that broke off is the record's to say (responseBody):
 		// nothing goes to rpctap's stderr under the host.
 		ErrorLog: log.New(io.Discard, "", 0),
+		// The copy buffers are reused: without, each response cost one
+		// of 32 KiB, most of what a small POST allocated.
+		BufferPool: buffers{},
 	}
 	return p
+}
+
+// buffers is the proxy's httputil.BufferPool.
+type buffers struct{}
+
+var bufferPool = sync.Pool{New: func() any { return new([32 << 10]byte) }}
+
+func (buffers) Get() []byte { return bufferPool.Get().(*[32 << 10]byte)[:] }
+
+func (buffers) Put(b []byte) {
+	if len(b) == 32<<10 {
+		bufferPool.Put((*[32 << 10]byte)(b))
+	}
 }
 
 // NewTransport is the transport a Proxy sends with by default: the
