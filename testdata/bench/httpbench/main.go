@@ -22,7 +22,7 @@
 //   - big: one response body of BIGMB MB (application/json), read and
 //     dropped by the client; the proxy's peak RSS.
 //   - streams: STREAMS open SSE streams, each having had one event; the
-//     proxy's RSS with all of them open.
+//     proxy's RSS with all of them open, and before them (after one POST).
 //   - sse: EVENTS SSE events written 10 ms apart; the delay from the
 //     server's write to the client's read of each event.
 package main
@@ -443,6 +443,10 @@ func measureStreams(t target, paths []path) {
 		h := hold
 		holdMu.Unlock()
 		r := p.start(t)
+		if err := post(newClient(1), r.base); err != nil {
+			log.Fatalf("streams %s: the POST before the streams: %v", p.name, err)
+		}
+		_, base := r.rss()
 		c := newClient(*streams)
 		ctx, cancel := context.WithCancel(context.Background())
 		var wg sync.WaitGroup
@@ -487,8 +491,8 @@ func measureStreams(t target, paths []path) {
 			log.Fatalf("streams %s: the POST after the streams: %v", p.name, err)
 		}
 		r.stop()
-		fmt.Fprintf(os.Stderr, "streams %-7s %d open: RSS %.1f MiB, peak %.1f MiB\n", p.name, *streams, now, peak)
-		fmt.Printf("streams %s rss_mib %.1f peak_mib %.1f\n", p.name, now, peak)
+		fmt.Fprintf(os.Stderr, "streams %-7s %d open: RSS %.1f MiB (%.1f MiB before), peak %.1f MiB\n", p.name, *streams, now, base, peak)
+		fmt.Printf("streams %s rss_mib %.1f base_mib %.1f peak_mib %.1f\n", p.name, now, base, peak)
 	}
 }
 
