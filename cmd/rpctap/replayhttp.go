@@ -9,8 +9,11 @@ import (
 	"os"
 	"syscall"
 
+	"github.com/rpctap/rpctap/classify"
 	"github.com/rpctap/rpctap/sessions"
 	"github.com/rpctap/rpctap/sessions/replay"
+	"github.com/rpctap/rpctap/tap"
+	"github.com/rpctap/rpctap/tap/httptap"
 	"github.com/spf13/cobra"
 )
 
@@ -76,6 +79,66 @@ func listenError(addr string, err error) string {
 	return fmt.Sprintf("cannot listen on %s: %v", addr, err)
 }
 
+// runReplayHTTPHost plays the recorded host against the Streamable HTTP
+// server at --target, through an HTTP tap of its own on loopback that
+// records the run as rpctap http does, and prints the report.
 func runReplayHTTPHost(cmd *cobra.Command, o replayOptions) error {
-	return usageError(errors.New("--target is not built yet"))
+	ig, err := o.parseIgnore()
+	if err != nil {
+		return err
+	}
+	target, err := parseTarget(o.target)
+	if err != nil {
+		return usageError(err)
+	}
+	stderr := cmd.ErrOrStderr()
+	warn := func(msg string) {
+		if !o.quiet {
+			fmt.Fprintln(stderr, "rpctap replay:", msg)
+		}
+	}
+	red, err := o.redaction(o.asHost, stderr)
+	if err != nil {
+		return err
+	}
+	t, err := tap.New(tap.Options{Argv: []string{target.Redacted()}, Name: target.Host, Framing: classify.FramingNDJSON,
+		Record: !o.noRecord, Path: o.record, Overwrite: o.force, Redact: red.Flags, Transport: sessions.TransportHTTP, Warn: warn})
+	if err != nil {
+		return usageError(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return exitError{code: 1, msg: listenError("127.0.0.1:0", err)}
+	}
+	feed := t.Feed()
+	redact := t.Redactor()
+	proxy := &http.Server{Handler: httptap.New(httptap.Options{Target: target, Feed: feed, Redactor: redact})}
+	go proxy.Serve(ln)
+	via := *target
+	via.Scheme, via.Host = "http", ln.Addr().String()
+	opts := replay.HostOptions{Ignore: ig, Timeout: o.timeout, Notifications: o.notifications, Redactor: redact}
+	if o.verbose && !o.quiet {
+		opts.Log = func(msg string) { fmt.Fprintln(stderr, "rpctap replay:", msg) }
+	}
+	ctx, stop := replaySignals(nil)
+	defer stop()
+	rep, err := replay.PlayHTTP(ctx, o.asHost, &via, nil, opts)
+	proxy.Close()
+	res := feed.Close()
+	if err := stoppedBy(ctx); err != nil {
+		return err
+	}
+	if err != nil {
+		return exitError{code: 2, msg: plainFileError(err)}
+	}
+	run := replay.HostRun{File: o.asHost, Argv: []string{redact.MaskString(target.Redacted())}, Session: res.Path}
+	if o.json {
+		replay.WriteHostJSON(cmd.OutOrStdout(), run, rep)
+	} else {
+		replay.WriteHostText(cmd.OutOrStdout(), run, rep)
+	}
+	if o.exitCode && rep.Differs() {
+		return exitError{code: 1}
+	}
+	return nil
 }
