@@ -76,7 +76,7 @@ type streamEvent struct {
 const maxHTTPBody = 16 << 20
 
 // ErrLSPOverHTTP says an LSP recording cannot be served over HTTP.
-var ErrLSPOverHTTP = errors.New("the recording is of an LSP session, which has no HTTP transport: replay it on stdio, without --http")
+var ErrLSPOverHTTP = errors.New("the recording is of an LSP session, which has no HTTP transport: replay it on stdio, without --http or --target")
 
 // NewHTTPServer opens the recording at path to serve it over HTTP, and
 // starts the replay's own session file when opts.Record.

@@ -436,7 +436,11 @@ func (s *server) writeLoop(ctx context.Context) {
 		}
 		if len(s.queue) == 0 && s.closing && !s.waitingForward() || s.werr != nil {
 			if s.stats.Dropped > 0 {
-				s.log("the host closed its input; %d recorded server frames were not sent", s.stats.Dropped)
+				why := "the host closed its input"
+				if s.front != nil {
+					why = "replay was stopped"
+				}
+				s.log("%s; %d recorded server frames were not sent", why, s.stats.Dropped)
 			}
 			s.mu.Unlock()
 			return
