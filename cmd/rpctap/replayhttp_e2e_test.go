@@ -146,21 +146,35 @@ func TestReplayOverHTTPGivesTheGoSDKClientTheRecordedOutputAndPlaysItsHostAgains
 	server := needPeer(t, "bin/server")
 	client := needPeer(t, "bin/client")
 	bin := rpctapBinary(t)
-	srv := exec.Command(server, "-http", "127.0.0.1:0")
+	srv := exec.Command(server, "-http", "127.0.0.1:0", "-mrtr")
 	line := startLine(t, srv, "listening on ")
 	target := line[strings.Index(line, "http://"):]
 
+	// Two sessions: the default calls, and a call whose server asks the
+	// host for input (over HTTP the SDK asks with elicitation/create on
+	// the call's event stream, which the host answers in a POST of its
+	// own).
+	runs := [][]string{nil, {"-accept-elicitation", "-call", `confirm={"action":"deploy"}`}}
 	dir := t.TempDir()
 	record := filepath.Join(dir, "s.jsonl")
 	given, stopTap := recordThroughHTTPTap(t, bin, target, record)
-	recorded, _ := timed(t, dir, client, "-http", given)
+	var recorded [][]byte
+	for _, run := range runs {
+		out, _ := timed(t, dir, client, append([]string{"-http", given}, run...)...)
+		recorded = append(recorded, out)
+	}
 	stopTap()
 
 	own := filepath.Join(dir, "replay.jsonl")
 	url, stopReplay := serveOverHTTP(t, bin, record, own)
-	replayed, _ := timed(t, dir, client, "-http", url)
-	if !bytes.Equal(replayed, recorded) || !bytes.Contains(recorded, []byte(`"tools/call"`)) {
-		t.Errorf("the Go client's output from the replay differs from the recorded run's:\n recorded %.400s\n replayed %.400s", recorded, replayed)
+	for i, run := range runs {
+		replayed, _ := timed(t, dir, client, append([]string{"-http", url}, run...)...)
+		if !bytes.Equal(replayed, recorded[i]) || !bytes.Contains(recorded[i], []byte(`"tools/call"`)) {
+			t.Errorf("%v: the Go client's output from the replay differs from the recorded run's:\n recorded %.400s\n replayed %.400s", run, recorded[i], replayed)
+		}
+	}
+	if !bytes.Contains(recorded[1], []byte(`"elicitation"`)) || !bytes.Contains(recorded[1], []byte("confirmed deploy")) {
+		t.Errorf("the confirm call's output %q lacks the elicitation and its confirmed answer", recorded[1])
 	}
 	stopReplay()
 	// The client's GET stream and its DELETE are answered as recorded.
