@@ -37,7 +37,7 @@ type replayOptions struct {
 func newReplayCmd() *cobra.Command {
 	var o replayOptions
 	cmd := &cobra.Command{
-		Use:   "replay (--as-server FILE | --as-host FILE [--] CMD [ARGS...]) [flags]",
+		Use:   "replay (--as-server FILE [--http ADDR] | --as-host FILE (--target URL | [--] CMD [ARGS...])) [flags]",
 		Short: "Play a recording back: as the server for a live host, or as the host against a fresh server",
 		Long: `rpctap replay --as-server FILE plays the recorded server on stdio: put it in a
 host's configuration in place of the real server. Each request the host
@@ -69,6 +69,24 @@ recording masked equal to any value). A multi round-trip call is retried
 with the live server's requestState and reported once, from its first
 request to its final answer, with its rounds. It prints a report;
 --exit-code exits 1 on any difference.
+
+With --http ADDR, --as-server serves the recording as a Streamable HTTP
+server on ADDR and prints the URL to give the host (the recorded path;
+/mcp for a stdio recording), until it is interrupted. Each POST is
+answered as a frame on stdio, on the response its recorded answer came
+on: the recorded status, JSON or an event stream, and Mcp-Session-Id; a
+notification gets the recorded 202. The server's notifications and
+requests go out on the live response of the exchange they were recorded
+in, or on an open GET stream. A GET and a DELETE are answered as the
+recording's were (405 when it has none). The replay records an HTTP
+session of its own.
+
+With --target URL, --as-host plays the recorded host against the
+Streamable HTTP server at URL: each message in a POST of its own with its
+recorded headers, the live server's Mcp-Session-Id in place of the
+recorded one, and the recorded GETs and DELETEs, through an HTTP tap that
+records the run as rpctap http does; it reports as with a command. An LSP
+recording has no HTTP transport.
 
 Both modes mask what the recording masked (its header names the
 secrets: their values are taken from the environment), the environment's
