@@ -99,6 +99,8 @@ secrets and what --redact names, in everything they write and show.`,
 				return usageError(errors.New("rpctap replay plays one side: give --as-server FILE or --as-host FILE, not both"))
 			case o.unmatched != "error" && o.unmatched != "forward":
 				return usageError(fmt.Errorf("unknown --unmatched %q: use error or forward", o.unmatched))
+			case o.http != "" && o.unmatched == "forward":
+				return usageError(errors.New("--unmatched forward is not supported over HTTP yet: leave it out to answer what the recording cannot with an error, or replay on stdio"))
 			case o.asServer != "" && o.unmatched == "forward" && len(args) == 0:
 				return usageError(errors.New("rpctap replay --unmatched forward needs the real server's command, as in: rpctap replay --as-server SESSION.jsonl --unmatched forward -- my-server"))
 			case o.asServer != "" && o.unmatched != "forward" && len(args) > 0:

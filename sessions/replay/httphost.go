@@ -94,13 +94,14 @@ func (hx *httpHost) bodyless(info []byte) {
 	hx.queue <- hostRequest{method: h.Method, info: bytes.Clone(info)}
 }
 
-// close waits for the requests queued and the answers being read, then
-// ends the GET streams: the live server's output has ended.
+// close waits for the requests queued and the answers being read (for
+// as long as an answer may take), then ends what is left and the GET
+// streams: the live server's output has ended.
 func (hx *httpHost) close() {
 	close(hx.queue)
-	<-hx.sent
 	done := make(chan struct{})
 	go func() {
+		<-hx.sent
 		hx.reading.Wait()
 		close(done)
 	}()
@@ -109,6 +110,7 @@ func (hx *httpHost) close() {
 	case <-time.After(hx.p.opts.Timeout):
 	}
 	hx.cancel()
+	<-hx.sent
 	hx.streams.Wait()
 	hx.reading.Wait()
 	hx.p.end()
@@ -164,32 +166,57 @@ func (hx *httpHost) send(r hostRequest) {
 	case http.MethodGet:
 		req.Header.Set("Accept", "text/event-stream")
 	}
-	resp, err := hx.client.Do(req)
-	if err != nil {
-		if hx.ctx.Err() == nil {
-			hx.p.log("%s %s: %v", r.method, esc(hx.target.Redacted()), err)
-		}
-		return
-	}
-	if sid := resp.Header.Get("Mcp-Session-Id"); sid != "" && recordedSession == "" {
-		hx.mu.Lock()
-		hx.current = sid
-		hx.mu.Unlock()
-	}
-	if resp.StatusCode >= 300 {
-		hx.p.log("%s %s: the server answered %s", r.method, esc(hx.target.Redacted()), esc(resp.Status))
-	}
 	wg := &hx.reading
 	if r.method == http.MethodGet {
 		wg = &hx.streams
 	}
+	began := make(chan struct{})
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
+		resp, err := hx.client.Do(req)
+		if err != nil {
+			close(began)
+			if hx.ctx.Err() == nil {
+				hx.p.log("%s %s: %v", r.method, esc(hx.target.Redacted()), err)
+			}
+			return
+		}
 		defer resp.Body.Close()
+		if sid := resp.Header.Get("Mcp-Session-Id"); sid != "" && recordedSession == "" {
+			hx.mu.Lock()
+			hx.current = sid
+			hx.mu.Unlock()
+		}
+		close(began)
+		if resp.StatusCode >= 300 {
+			hx.p.log("%s %s: the server answered %s", r.method, esc(hx.target.Redacted()), esc(resp.Status))
+		}
 		hx.read(resp)
 	}()
+	// The next request waits for this one's response to begin, so that
+	// the server takes them in the recorded order and a new session's id
+	// is known (a handshake's, for as long as an answer may take); not
+	// for a GET stream's, which may begin late, nor past headerWait in a
+	// session (a server that answers a call only once it is done, while
+	// the host sends on).
+	wait := headerWait
+	switch {
+	case r.method == http.MethodGet:
+		return
+	case recordedSession == "":
+		wait = hx.p.opts.Timeout
+	}
+	select {
+	case <-began:
+	case <-time.After(wait):
+	case <-hx.ctx.Done():
+	}
 }
+
+// headerWait bounds how long a request in a session waits for the
+// previous one's response to begin.
+const headerWait = time.Hour
 
 // read hands the player the messages of a response: a JSON body whole,
 // or the data of each event of an event stream.

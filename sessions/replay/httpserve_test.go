@@ -345,3 +345,46 @@ func TestStdioHostReplayOfAnHTTPRecordingSendsNoFrameForWhatHTTPDid(t *testing.T
 		t.Errorf("the server was sent %d frames, want the 4 messages: %q", len(got), got)
 	}
 }
+
+func TestPlayHTTPSendsWhatFollowsACallWhoseResponseHasNotBegun(t *testing.T) {
+	// A server that answers a call only once it is done, and is done when
+	// the host cancels it: the recorded cancel must reach it while the
+	// call's response has not begun.
+	cancelled := make(chan struct{})
+	var once sync.Once
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		m := classify.Classify(b, classify.H2S, classify.MCP)
+		switch {
+		case m.Kind == classify.KindNotification && m.Method() == "notifications/cancelled":
+			once.Do(func() { close(cancelled) })
+			w.WriteHeader(202)
+		case m.Kind == classify.KindRequest && m.Method() == "tools/call":
+			select {
+			case <-cancelled:
+			case <-r.Context().Done():
+				return
+			}
+			w.Header().Set("Content-Type", ctJSON)
+			io.WriteString(w, `{"jsonrpc":"2.0","id":`+string(m.ID().Raw)+`,"error":{"code":-32800,"message":"cancelled"}}`)
+		default:
+			w.WriteHeader(202)
+		}
+	}))
+	defer ts.Close()
+	sid := []string{"Mcp-Session-Id", "rec-1"}
+	path := writeHTTPRecords(t, []sessions.FrameRecord{
+		httpRec(50, classify.H2S, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"sleep","arguments":{"duration":"1m"}}}`, 1, "POST", 0, ctJSON, sid...),
+		httpRec(60, classify.H2S, `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1}}`, 2, "POST", 0, ctJSON, sid...),
+		httpRec(61, classify.S2H, ``, 2, "POST", 202, ""),
+		httpRec(70, classify.S2H, `{"jsonrpc":"2.0","id":1,"error":{"code":-32800,"message":"cancelled"}}`, 1, "POST", 200, ctJSON, sid...),
+	})
+	target, _ := url.Parse(ts.URL + "/mcp")
+	rep, err := PlayHTTP(context.Background(), path, target, nil, HostOptions{Timeout: 20 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Same != 1 || rep.Differs() {
+		t.Errorf("the report: %+v; want the cancelled call answered the same", rep.Calls)
+	}
+}
