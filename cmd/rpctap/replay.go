@@ -242,11 +242,7 @@ func runReplayServer(cmd *cobra.Command, argv []string, o replayOptions) error {
 		// forwarded; its stderr is replay's. Replay is its host.
 		toServer, hostIn := io.Pipe()
 		fromServer, hostOut := io.Pipe()
-		realTap, err = tap.Start(ctx, tap.Options{Argv: argv, Framing: framing, Record: !o.noRecord, Redact: red.Flags, Signals: make(chan os.Signal), Warn: func(msg string) {
-			if !o.quiet {
-				fmt.Fprintln(stderr, "rpctap replay:", msg)
-			}
-		}}, tap.Pipes{In: toServer, Out: hostOut, Err: stderr, After: func() {
+		realTap, err = tap.Start(ctx, tap.Options{Argv: argv, Framing: framing, Record: !o.noRecord, Redact: red.Flags, Signals: make(chan os.Signal), Warn: o.warner(stderr)}, tap.Pipes{In: toServer, Out: hostOut, Err: stderr, After: func() {
 			hostOut.Close()
 			toServer.Close()
 		}})
@@ -281,15 +277,25 @@ func (o replayOptions) serveOptions(ig sessions.Ignore, stderr io.Writer) replay
 	if o.http != "" {
 		opts.Argv = append(opts.Argv, "--http", o.http)
 	}
-	opts.Overwrite, opts.Warn = o.force, func(msg string) {
+	opts.Overwrite, opts.Warn, opts.Log = o.force, o.warner(stderr), o.logger(stderr)
+	return opts
+}
+
+// warner says a warning of replay's on stderr, unless --quiet.
+func (o replayOptions) warner(stderr io.Writer) func(string) {
+	return func(msg string) {
 		if !o.quiet {
 			fmt.Fprintln(stderr, "rpctap replay:", msg)
 		}
 	}
-	if o.verbose && !o.quiet {
-		opts.Log = func(msg string) { fmt.Fprintln(stderr, "rpctap replay:", msg) }
+}
+
+// logger says on stderr what replay does, with --verbose (nil without).
+func (o replayOptions) logger(stderr io.Writer) func(string) {
+	if !o.verbose || o.quiet {
+		return nil
 	}
-	return opts
+	return func(msg string) { fmt.Fprintln(stderr, "rpctap replay:", msg) }
 }
 
 // summary says with --verbose what a replay as the server did.
@@ -338,11 +344,7 @@ func runReplayHost(cmd *cobra.Command, argv []string, o replayOptions) error {
 		return exitError{code: 2, msg: plainFileError(err)}
 	}
 	stderr := cmd.ErrOrStderr()
-	warn := func(msg string) {
-		if !o.quiet {
-			fmt.Fprintln(stderr, "rpctap replay:", msg)
-		}
-	}
+	warn := o.warner(stderr)
 	red, err := o.redaction(o.asHost, stderr)
 	if err != nil {
 		return err
@@ -361,10 +363,7 @@ func runReplayHost(cmd *cobra.Command, argv []string, o replayOptions) error {
 	// secrets of the environment; the comparison, the report and the
 	// server's stderr mask the same, with its redactor.
 	redact := t.Redactor()
-	opts := replay.HostOptions{Ignore: ig, Timeout: o.timeout, Notifications: o.notifications, Redactor: redact}
-	if o.verbose && !o.quiet {
-		opts.Log = func(msg string) { fmt.Fprintln(stderr, "rpctap replay:", msg) }
-	}
+	opts := replay.HostOptions{Ignore: ig, Timeout: o.timeout, Notifications: o.notifications, Redactor: redact, Log: o.logger(stderr)}
 	conn, err := replay.NewHostConn(o.asHost, framing, opts)
 	if err != nil {
 		return exitError{code: 2, msg: err.Error()}

@@ -91,11 +91,7 @@ func runReplayHTTPHost(cmd *cobra.Command, o replayOptions) error {
 		return usageError(err)
 	}
 	stderr := cmd.ErrOrStderr()
-	warn := func(msg string) {
-		if !o.quiet {
-			fmt.Fprintln(stderr, "rpctap replay:", msg)
-		}
-	}
+	warn := o.warner(stderr)
 	red, err := o.redaction(o.asHost, stderr)
 	if err != nil {
 		return err
@@ -115,10 +111,7 @@ func runReplayHTTPHost(cmd *cobra.Command, o replayOptions) error {
 	go proxy.Serve(ln)
 	via := *target
 	via.Scheme, via.Host = "http", ln.Addr().String()
-	opts := replay.HostOptions{Ignore: ig, Timeout: o.timeout, Notifications: o.notifications, Redactor: redact}
-	if o.verbose && !o.quiet {
-		opts.Log = func(msg string) { fmt.Fprintln(stderr, "rpctap replay:", msg) }
-	}
+	opts := replay.HostOptions{Ignore: ig, Timeout: o.timeout, Notifications: o.notifications, Redactor: redact, Log: o.logger(stderr)}
 	ctx, stop := replaySignals(nil)
 	defer stop()
 	rep, err := replay.PlayHTTP(ctx, o.asHost, &via, nil, opts)

@@ -216,7 +216,7 @@ func (hx *httpHost) send(r hostRequest) {
 
 // headerWait bounds how long a request in a session waits for the
 // previous one's response to begin.
-const headerWait = time.Hour
+const headerWait = time.Second
 
 // read hands the player the messages of a response: a JSON body whole,
 // or the data of each event of an event stream.

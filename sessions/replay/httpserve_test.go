@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
-	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -32,22 +31,7 @@ func httpRec(t int64, dir classify.Direction, frame string, x int64, method stri
 // writeHTTPRecords writes a session file of an HTTP session.
 func writeHTTPRecords(t *testing.T, recs []sessions.FrameRecord) string {
 	t.Helper()
-	path := filepath.Join(t.TempDir(), "s.jsonl")
-	f, err := os.Create(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	w, err := sessions.NewWriter(f, sessions.Header{ID: "test", Started: time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC), Name: "test", Transport: sessions.TransportHTTP})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, r := range recs {
-		if err := w.WriteFrame(r); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return path
+	return writeHeaderRecords(t, sessions.Header{Transport: sessions.TransportHTTP}, recs)
 }
 
 const (
