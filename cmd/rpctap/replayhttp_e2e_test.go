@@ -15,6 +15,18 @@ import (
 	"github.com/rpctap/rpctap/sessions"
 )
 
+// startEverythingHTTP starts server-everything in streamableHttp mode
+// on a free port, and returns its URL.
+func startEverythingHTTP(t *testing.T) string {
+	t.Helper()
+	server := needPeer(t, "node_modules/.bin/mcp-server-everything")
+	port := freePort(t)
+	srv := exec.Command(server, "streamableHttp")
+	srv.Env = append(os.Environ(), "PORT="+port)
+	startLine(t, srv, "listening on port")
+	return "http://127.0.0.1:" + port + "/mcp"
+}
+
 // recordThroughHTTPTap starts rpctap http in front of target, recording
 // to record, and returns the URL to give the host; stop ends it.
 func recordThroughHTTPTap(t *testing.T, bin, target, record string) (given string, stop func()) {
@@ -92,13 +104,8 @@ func hostReplayAllSame(t *testing.T, bin, record, target string) {
 
 func TestReplayOverHTTPGivesTheInspectorTheRecordedOutputAndPlaysItsHostAgainstTheLiveServer(t *testing.T) {
 	inspector := needPeer(t, "node_modules/.bin/inspector")
-	server := needPeer(t, "node_modules/.bin/mcp-server-everything")
+	target := startEverythingHTTP(t)
 	bin := rpctapBinary(t)
-	port := freePort(t)
-	srv := exec.Command(server, "streamableHttp")
-	srv.Env = append(os.Environ(), "PORT="+port)
-	startLine(t, srv, "listening on port")
-	target := "http://127.0.0.1:" + port + "/mcp"
 
 	dir := t.TempDir()
 	record := filepath.Join(dir, "s.jsonl")
