@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"net"
 	"os"
@@ -11,6 +12,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/rpctap/rpctap/sessions"
 )
@@ -229,8 +231,11 @@ func TestReplayOverHTTPRefusesAnLSPRecordingAndAnAddressInUseWithASentence(t *te
 		{[]string{"--as-server", mcp, "--target", "http://127.0.0.1:1/mcp"}, 2, "--target names the server a recorded host is played against"},
 		{[]string{"--as-host", mcp, "--target", "ftp://x"}, 2, "is not an http or https URL"},
 	} {
-		cmd := exec.Command(bin, append([]string{"replay"}, c.args...)...)
+		// A replay that took the input would serve until stopped.
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		cmd := exec.CommandContext(ctx, bin, append([]string{"replay"}, c.args...)...)
 		out, err := cmd.CombinedOutput()
+		cancel()
 		code := 0
 		if ee, ok := err.(*exec.ExitError); ok {
 			code = ee.ExitCode()
