@@ -106,6 +106,10 @@ func (p *Proxy) rewrite(pr *httputil.ProxyRequest) {
 // ServeHTTP relays one request and its response.
 func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	x := &exchange{p: p, n: p.exchanges.Add(1), method: r.Method, path: p.redactor.MaskString(r.URL.RequestURI())}
+	x.self = url.URL{Scheme: "http", Host: r.Host}
+	if r.TLS != nil {
+		x.self.Scheme = "https"
+	}
 	body := &requestBody{x: x, in: r.Body, header: r.Header}
 	r.Body = body
 	r = r.WithContext(context.WithValue(r.Context(), exchangeKey{}, body))
@@ -121,6 +125,7 @@ type exchange struct {
 	n      int64
 	method string
 	path   string
+	self   url.URL // the proxy, as the host reached it
 }
 
 // info is what HTTP said of a frame of x.
@@ -181,6 +186,10 @@ func (p *Proxy) response(resp *http.Response) error {
 		info.Error = "the body is encoded (" + resp.Header.Get("Content-Encoding") + "); rpctap relayed it without reading its messages"
 	case mediaType(info.ContentType) == "text/event-stream":
 		rb.mode = modeSSE
+		if x.method == http.MethodGet {
+			rb.endpoint = &endpointRewriter{in: resp.Body, target: p.target, self: x.self}
+			rb.in = rb.endpoint
+		}
 	case mediaType(info.ContentType) == "application/json":
 		rb.mode = modeJSON
 	default:
