@@ -6,6 +6,7 @@ package httptap
 
 import (
 	"context"
+	"crypto/x509"
 	"errors"
 	"net"
 	"net/http"
@@ -220,6 +221,9 @@ func (p *Proxy) unreachable(w http.ResponseWriter, r *http.Request, err error) {
 		return // the host went away: there is no one to answer
 	}
 	why := "rpctap could not reach the target " + p.target.Redacted() + ": " + err.Error()
+	if unknown := (x509.UnknownAuthorityError{}); errors.As(err, &unknown) {
+		why += "; if a CA of your own signed the server's certificate, have rpctap trust it: --ca-file ca.pem (or SSL_CERT_FILE=ca.pem in its environment)"
+	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(http.StatusBadGateway)
 	msg := classify.AppendString([]byte(`{"error":`), p.redactor.MaskString(why))
