@@ -25,6 +25,9 @@ type httpOptions struct {
 	target, listen string
 	listenAny      bool
 	caFile         string
+	// view, when set, shows the tap's live view on this terminal
+	// (rpctap watch --http) in place of waiting for a signal.
+	view func(given string, quit <-chan struct{}) error
 }
 
 func newHTTPCmd() *cobra.Command {
@@ -142,9 +145,14 @@ func runHTTP(cmd *cobra.Command, o httpOptions) error {
 	fmt.Fprintln(cmd.OutOrStdout(), given.String())
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
-	select {
-	case <-sigs:
-	case err = <-served:
+	var viewErr error
+	if o.view != nil {
+		viewErr, err = viewUntil(o.view, given.String(), sigs, served, srv)
+	} else {
+		select {
+		case <-sigs:
+		case err = <-served:
+		}
 	}
 	srv.Close() // open streams end with the proxy
 	res := feed.Close()
@@ -154,7 +162,7 @@ func runHTTP(cmd *cobra.Command, o httpOptions) error {
 	if err != nil && !errors.Is(err, http.ErrServerClosed) {
 		return exitError{code: 1, msg: fmt.Sprintf("stopped serving on %s: %v", ln.Addr(), err)}
 	}
-	return nil
+	return viewErr
 }
 
 // targetTransport is how the proxy reaches an https target: trusting the
