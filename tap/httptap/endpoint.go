@@ -5,6 +5,7 @@ import (
 	"io"
 	"net"
 	"net/url"
+	"slices"
 	"strings"
 )
 
@@ -70,6 +71,11 @@ type endpointRewriter struct {
 	out    []byte  // ready to give
 	err    error   // the server's read error, given once out has gone
 	done   bool    // the first event has gone: bytes pass as they come
+	// line is where the first line of held not yet read starts, looked
+	// how far it was searched for its end, and field says a line before
+	// it was a field: the first event has begun.
+	line, looked int
+	field        bool
 	// sent and given are the endpoint the server sent and the one the
 	// host got; other, the server it points at when not the target.
 	sent, given, other string
@@ -83,9 +89,9 @@ func (e *endpointRewriter) Read(p []byte) (int, error) {
 		if e.done {
 			return e.in.Read(p)
 		}
-		var buf [4096]byte
-		n, err := e.in.Read(buf[:])
-		e.held = append(e.held, buf[:n]...)
+		e.held = slices.Grow(e.held, 4096)
+		n, err := e.in.Read(e.held[len(e.held):cap(e.held)])
+		e.held = e.held[:len(e.held)+n]
 		e.err = err
 		if err != nil || len(e.held) > holdMax {
 			e.out, e.held, e.done = e.held, nil, true
@@ -101,21 +107,29 @@ func (e *endpointRewriter) Read(p []byte) (int, error) {
 func (e *endpointRewriter) Close() error { return e.in.Close() }
 
 // firstEvent finds the end of the first event held: the blank line after
-// the first line that is not a comment.
+// the first line that is not a comment. Each call reads on from where the
+// last one stopped.
 func (e *endpointRewriter) firstEvent() (end int, ok bool) {
-	field := false
-	for i := 0; ; {
-		line, next, ok := cutLine(e.held[i:])
-		if !ok {
+	for {
+		i := bytes.IndexAny(e.held[e.looked:], "\r\n")
+		if i < 0 {
+			e.looked = len(e.held)
 			return 0, false
 		}
-		switch {
-		case len(line) == 0 && field:
-			return i + next, true
-		case len(line) > 0 && line[0] != ':':
-			field = true
+		_, next, ok := cutLine(e.held[e.looked+i:])
+		if !ok { // a CR, the last byte held: a CRLF's first half, perhaps
+			e.looked += i
+			return 0, false
 		}
-		i += next
+		line := e.held[e.line : e.looked+i]
+		e.line = e.looked + i + next
+		e.looked = e.line
+		switch {
+		case len(line) == 0 && e.field:
+			return e.line, true
+		case len(line) > 0 && line[0] != ':':
+			e.field = true
+		}
 	}
 }
 

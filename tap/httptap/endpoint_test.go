@@ -211,4 +211,11 @@ func TestTheEndpointRewriteWorksWhateverHowTheStreamIsCutIntoReads(t *testing.T)
 	if got, _ := io.ReadAll(rw); string(got) != other {
 		t.Errorf("a stream whose first event is a message became %q", got)
 	}
+	// A first event longer than the proxy holds is relayed as it came,
+	// from the moment it is: the proxy holds no more of it.
+	long := "event: endpoint\ndata: http://t:1/m?" + strings.Repeat("x", holdMax) + "\n\n"
+	rw = &endpointRewriter{in: io.NopCloser(iotest.OneByteReader(strings.NewReader(long))), target: target, self: url.URL{Scheme: "http", Host: "p:2"}}
+	if got, _ := io.ReadAll(rw); string(got) != long || len(rw.held) != 0 {
+		t.Errorf("a first event longer than the proxy holds became %.80q… (%d bytes held)", got, len(rw.held))
+	}
 }
