@@ -25,7 +25,7 @@ type httpWatchFlags struct {
 func (h *httpWatchFlags) add(cmd *cobra.Command) {
 	f := cmd.Flags()
 	f.StringVar(&h.target, "http", "", "tap the Streamable HTTP (or HTTP+SSE) server at this URL, as rpctap http --target does, and watch it here")
-	f.StringVar(&h.listen, "listen", "127.0.0.1:0", "with --http: the address to listen on (default: loopback, a free port)")
+	f.StringVar(&h.listen, "listen", "127.0.0.1:0", "with --http: the address to listen on, HOST:PORT (port 0: a free one)")
 	f.BoolVar(&h.listenAny, "listen-any", false, "with --http: allow a --listen address beyond loopback")
 	f.StringVar(&h.caFile, "ca-file", "", "with --http: trust the CA certificates of this PEM file for an https server")
 }
