@@ -2,8 +2,10 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/pem"
 	"io"
+	"log"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
@@ -14,6 +16,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 )
 
 // An https target: server-everything behind TLS, whose certificate no
@@ -31,7 +34,9 @@ func TestAnHTTPSTargetIsTappedWhenItsCAIsTrustedBySSLCertFileOrCAFile(t *testing
 	plain, _ := url.Parse("http://127.0.0.1:" + port)
 	rp := httputil.NewSingleHostReverseProxy(plain)
 	rp.FlushInterval = -1
-	front := httptest.NewTLSServer(rp)
+	front := httptest.NewUnstartedServer(rp)
+	front.Config.ErrorLog = log.New(io.Discard, "", 0) // the handshakes refused on purpose
+	front.StartTLS()
 	defer front.Close()
 	dir := t.TempDir()
 	ca := filepath.Join(dir, "ca.pem")
@@ -82,7 +87,9 @@ func TestAnHTTPSTargetIsTappedWhenItsCAIsTrustedBySSLCertFileOrCAFile(t *testing
 	bad := filepath.Join(dir, "bad.pem")
 	os.WriteFile(bad, []byte("not a certificate\n"), 0o600)
 	for _, f := range []string{bad, filepath.Join(dir, "missing.pem")} {
-		out, err := exec.Command(bin, "http", "--target", target, "--no-record", "--no-listen", "--ca-file", f).CombinedOutput()
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second) // one that took it would run until stopped
+		out, err := exec.CommandContext(ctx, bin, "http", "--target", target, "--no-record", "--no-listen", "--ca-file", f).CombinedOutput()
+		cancel()
 		if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 2 || !bytes.Contains(out, []byte("as in: --ca-file ca.pem")) || !bytes.Contains(out, []byte(filepath.Base(f))) {
 			t.Errorf("--ca-file %s: %v\n%s", filepath.Base(f), err, out)
 		}
