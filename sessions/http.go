@@ -32,6 +32,11 @@ type HTTPInfo struct {
 	// proxy answered itself (the target could not be reached), or the
 	// body was too large or encoded.
 	Error string
+	// Event is the SSE event's type, when it named one other than
+	// "message". Endpoint is the URL an "endpoint" event of the legacy
+	// HTTP+SSE transport gave the host to POST to, and EndpointFrom the
+	// one the server sent, when the proxy rewrote it to point at itself.
+	Event, Endpoint, EndpointFrom string
 }
 
 // An HTTPHeader is one header of an HTTPInfo.
@@ -74,6 +79,9 @@ func appendHTTP(b []byte, h *HTTPInfo) []byte {
 		b = append(b, '}')
 	}
 	field("error", h.Error)
+	field("event", h.Event)
+	field("endpoint", h.Endpoint)
+	field("rewritten_from", h.EndpointFrom)
 	return append(b, '}')
 }
 
@@ -89,6 +97,8 @@ func HTTPSummary(raw []byte) string {
 		ContentType string `json:"content_type"`
 		EventID     string `json:"event_id"`
 		Error       string `json:"error"`
+		Endpoint    string `json:"endpoint"`
+		From        string `json:"rewritten_from"`
 	}
 	if len(raw) == 0 || json.Unmarshal(raw, &h) != nil {
 		return ""
@@ -102,6 +112,12 @@ func HTTPSummary(raw []byte) string {
 	}
 	if h.EventID != "" {
 		parts = append(parts, "id="+h.EventID)
+	}
+	if h.Endpoint != "" {
+		parts = append(parts, "endpoint="+h.Endpoint)
+	}
+	if h.From != "" {
+		parts = append(parts, "(rewritten from "+h.From+")")
 	}
 	s := strings.Join(slices.DeleteFunc(parts, func(p string) bool { return p == "" }), " ")
 	if h.Error != "" {

@@ -66,3 +66,27 @@ func must(b []byte, err error) []byte {
 	}
 	return b
 }
+
+// The legacy endpoint event's record says the URL the host got and the
+// one the server sent, and tail's summary says both.
+func TestAnEndpointRewriteIsWrittenAndSummedUpWithWhatItWasAndWhatItBecame(t *testing.T) {
+	var buf bytes.Buffer
+	w, err := sessions.NewWriter(&buf, sessions.Header{ID: "x", Started: time.Unix(0, 0), Transport: sessions.TransportHTTP})
+	if err != nil {
+		t.Fatal(err)
+	}
+	info := &sessions.HTTPInfo{Exchange: 1, Method: "GET", Path: "/sse", Status: 200, Event: "endpoint", Endpoint: "http://127.0.0.1:9/m?s=1", EndpointFrom: "http://127.0.0.1:3001/m?s=1"}
+	if err := w.WriteFrame(sessions.FrameRecord{T: 1, Dir: classify.S2H, Frame: []byte{}, HTTP: info}); err != nil {
+		t.Fatal(err)
+	}
+	ev, err := sessions.NewReader(&buf).Next()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Contains(ev.HTTP, []byte(`"event":"endpoint","endpoint":"http://127.0.0.1:9/m?s=1","rewritten_from":"http://127.0.0.1:3001/m?s=1"`)) {
+		t.Errorf("the endpoint record is %s", ev.HTTP)
+	}
+	if got, want := sessions.HTTPSummary(ev.HTTP), "GET /sse 200 endpoint=http://127.0.0.1:9/m?s=1 (rewritten from http://127.0.0.1:3001/m?s=1)"; got != want {
+		t.Errorf("the endpoint record is summed up as %q, want %q", got, want)
+	}
+}

@@ -138,6 +138,9 @@ type responseBody struct {
 	// cut says why the body ended before its end, when it did: the
 	// target's connection broke off, or the host stopped reading.
 	cut string
+	// endpoint rewrites a GET stream's legacy endpoint event; nil for
+	// other responses.
+	endpoint *endpointRewriter
 }
 
 func (b *responseBody) Read(p []byte) (int, error) {
@@ -175,10 +178,17 @@ func (b *responseBody) Close() error {
 func (b *responseBody) event(e event) {
 	info := *b.info
 	info.EventID, info.Retry = e.id, e.retry
+	if e.typ != "message" {
+		info.Event = e.typ
+	}
 	if e.over {
 		info.Error = tooLarge
 	}
 	b.frames++
+	if e.typ == "endpoint" {
+		b.endpointFrame(e, &info)
+		return
+	}
 	b.x.p.feed.Frame(classify.S2H, e.data, &info)
 }
 
@@ -264,9 +274,25 @@ func (b *responseBody) cutText() string {
 	return ""
 }
 
+// endpointFrame records a legacy endpoint event, which carries a URL,
+// not a message: as a frame of kind http that says which URL the host
+// got, and the one the server sent when the proxy rewrote it.
+func (b *responseBody) endpointFrame(e event, info *sessions.HTTPInfo) {
+	mask := b.x.p.redactor.MaskString
+	info.Endpoint = mask(string(e.data))
+	if rw := b.endpoint; rw != nil && rw.given != rw.sent && rw.given == string(e.data) {
+		info.EndpointFrom = mask(rw.sent)
+	}
+	if rw := b.endpoint; rw != nil && rw.other != "" && info.Error == "" {
+		info.Error = mask("the endpoint is on another server (" + rw.other + "): the host sends its messages there, around rpctap")
+	}
+	b.x.p.feed.Frame(classify.S2H, nil, info)
+}
+
 // An event is one SSE event that carried data.
 type event struct {
 	data  []byte
+	typ   string // its type, when it named one
 	id    string
 	retry int64
 	over  bool
@@ -282,6 +308,7 @@ type sse struct {
 	over    bool
 	id      string // the open event's id, when it sets one
 	retry   int64
+	typ     string // the open event's type, when it names one
 }
 
 func (s *sse) feed(p []byte, emit func(event)) {
@@ -320,9 +347,9 @@ func (s *sse) endLine(emit func(event)) {
 	s.line, s.longer = s.line[:0], false
 	if len(line) == 0 {
 		if s.hasData {
-			emit(event{data: bytes.Clone(s.data), id: s.id, retry: s.retry, over: s.over})
+			emit(event{data: bytes.Clone(s.data), typ: s.typ, id: s.id, retry: s.retry, over: s.over})
 		}
-		s.data, s.hasData, s.over, s.id, s.retry = s.data[:0], false, false, "", 0
+		s.data, s.hasData, s.over, s.id, s.retry, s.typ = s.data[:0], false, false, "", 0, ""
 		return
 	}
 	name, value, _ := bytes.Cut(line, []byte(":"))
@@ -338,6 +365,8 @@ func (s *sse) endLine(emit func(event)) {
 		if bytes.IndexByte(value, 0) < 0 {
 			s.id = string(value)
 		}
+	case "event":
+		s.typ = string(value)
 	case "retry":
 		if n, err := strconv.ParseInt(string(value), 10, 64); err == nil && n >= 0 {
 			s.retry = n

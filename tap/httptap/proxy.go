@@ -6,6 +6,7 @@ package httptap
 
 import (
 	"context"
+	"crypto/x509"
 	"errors"
 	"io"
 	"log"
@@ -132,6 +133,10 @@ func (p *Proxy) rewrite(pr *httputil.ProxyRequest) {
 // ServeHTTP relays one request and its response.
 func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	x := &exchange{p: p, n: p.exchanges.Add(1), method: r.Method, path: p.redactor.MaskString(r.URL.RequestURI())}
+	x.self = url.URL{Scheme: "http", Host: r.Host}
+	if r.TLS != nil {
+		x.self.Scheme = "https"
+	}
 	body := &requestBody{x: x, in: r.Body, header: r.Header, held: hold{over: r.ContentLength > maxBody}}
 	r.Body = body
 	r = r.WithContext(context.WithValue(r.Context(), exchangeKey{}, body))
@@ -147,6 +152,7 @@ type exchange struct {
 	n      int64
 	method string
 	path   string
+	self   url.URL // the proxy, as the host reached it
 }
 
 // info is what HTTP said of a frame of x.
@@ -209,6 +215,10 @@ func (p *Proxy) response(resp *http.Response) error {
 		rb.decodeAs(enc, mediaType(info.ContentType))
 	case mediaType(info.ContentType) == "text/event-stream":
 		rb.mode = modeSSE
+		if x.method == http.MethodGet {
+			rb.endpoint = &endpointRewriter{in: resp.Body, target: p.target, self: x.self}
+			rb.in = rb.endpoint
+		}
 	case mediaType(info.ContentType) == "application/json":
 		rb.mode = modeJSON
 	default:
@@ -240,6 +250,9 @@ func (p *Proxy) unreachable(w http.ResponseWriter, r *http.Request, err error) {
 		return // the host went away: there is no one to answer
 	}
 	why := "rpctap could not reach the target " + p.target.Redacted() + ": " + err.Error()
+	if unknown := (x509.UnknownAuthorityError{}); errors.As(err, &unknown) {
+		why += "; if a CA of your own signed the server's certificate, have rpctap trust it: --ca-file ca.pem (or SSL_CERT_FILE=ca.pem in its environment)"
+	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(http.StatusBadGateway)
 	msg := classify.AppendString([]byte(`{"error":`), p.redactor.MaskString(why))
