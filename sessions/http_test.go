@@ -72,7 +72,7 @@ func must(b []byte, err error) []byte {
 
 func TestParseHTTPReadsEveryFieldInOnePassInAnyOrder(t *testing.T) {
 	info := sessions.HTTPInfo{Exchange: 7, Method: "POST", Path: "/mcp?q=\"x\"\\y", Status: 404, ContentType: "application/json", EventID: "e\u202e1", Retry: 250,
-		Headers: []sessions.HTTPHeader{{"Mcp-Session-Id", "s1"}, {"Authorization", "Bearer ***AUTHORIZATION***"}}, Error: "why"}
+		Headers: []sessions.HTTPHeader{{Name: "Mcp-Session-Id", Value: "s1"}, {Name: "Authorization", Value: "Bearer ***AUTHORIZATION***"}}, Error: "why"}
 	b := recordHTTP(t, &info)
 	got, ok := sessions.ParseHTTP(b)
 	if !ok {
@@ -84,7 +84,7 @@ func TestParseHTTPReadsEveryFieldInOnePassInAnyOrder(t *testing.T) {
 	// Another writer's order, spaces, and a member it does not know.
 	other := []byte(` { "error" : "e", "x": [1, {"a": "}"}], "status":202 , "headers": {"Origin": "o"}, "method":"GET", "exchange": 2 } `)
 	got, ok = sessions.ParseHTTP(other)
-	if !ok || got.Exchange != 2 || got.Method != "GET" || got.Status != 202 || got.Error != "e" || len(got.Headers) != 1 || got.Headers[0] != (sessions.HTTPHeader{"Origin", "o"}) {
+	if !ok || got.Exchange != 2 || got.Method != "GET" || got.Status != 202 || got.Error != "e" || len(got.Headers) != 1 || got.Headers[0] != (sessions.HTTPHeader{Name: "Origin", Value: "o"}) {
 		t.Errorf("ParseHTTP of %s: %+v %v", other, got, ok)
 	}
 	for _, bad := range []string{"", "[]", `{"method":}`, `{"method":"x"`, `{"method" "x"}`, `"x"`} {
@@ -126,7 +126,7 @@ func TestAFrameOfKindHTTPIsLabelledByWhatHTTPDid(t *testing.T) {
 		{sessions.HTTPInfo{Method: "GET", Status: 200, ContentType: "text/event-stream"}, "GET stream ended"},
 		{sessions.HTTPInfo{Method: "GET", Status: 405}, "HTTP 405 Method Not Allowed"},
 		{sessions.HTTPInfo{Method: "POST", Status: 200, ContentType: "text/event-stream; charset=utf-8", EventID: "e1"}, "SSE event, no data"},
-		{sessions.HTTPInfo{Method: "DELETE", Headers: []sessions.HTTPHeader{{"Mcp-Session-Id", "s"}}}, "DELETE session"},
+		{sessions.HTTPInfo{Method: "DELETE", Headers: []sessions.HTTPHeader{{Name: "Mcp-Session-Id", Value: "s"}}}, "DELETE session"},
 		{sessions.HTTPInfo{Method: "POST", Error: "too large"}, "POST body not recorded"},
 		{sessions.HTTPInfo{Method: "X\u202eY", Path: "/a\u202eb"}, "HTTP with no body"},
 	} {

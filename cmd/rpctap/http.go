@@ -20,6 +20,7 @@ import (
 
 type httpOptions struct {
 	tapFlags
+	otlpFlags
 	target, listen string
 	listenAny      bool
 }
@@ -50,6 +51,7 @@ target's path), and runs until it is interrupted.`,
 	f.StringVar(&o.listen, "listen", "127.0.0.1:0", "the address to listen on (default: loopback, a free port)")
 	f.BoolVar(&o.listenAny, "listen-any", false, "allow a --listen address beyond loopback: whoever reaches it talks to the server with the host's credentials")
 	o.tapFlags.add(f, "the target's host", "the value of env var NAME, and the header NAME")
+	o.otlpFlags.add(f)
 	return cmd
 }
 
@@ -115,11 +117,20 @@ func runHTTP(cmd *cobra.Command, o httpOptions) error {
 	if name == "" {
 		name = target.Host
 	}
+	calls, err := o.calls()
+	if err != nil {
+		return err
+	}
 	t, err := tap.New(tap.Options{Argv: []string{target.Redacted()}, Name: name, Framing: classify.FramingNDJSON,
 		Record: !o.noRecord, Path: o.record, Overwrite: o.force, Redact: tapRedact, NoRedact: o.noRedact, Listen: !o.noListen,
-		Transport: sessions.TransportHTTP, Warn: warn})
+		Transport: sessions.TransportHTTP, Warn: warn, Calls: calls})
 	if err != nil {
 		return usageError(err)
+	}
+	if calls != nil {
+		if err := o.start(name, t.ID(), warn); err != nil {
+			return err
+		}
 	}
 	ln, err := net.Listen("tcp", o.listen)
 	if err != nil {
@@ -140,6 +151,7 @@ func runHTTP(cmd *cobra.Command, o httpOptions) error {
 	}
 	srv.Close() // open streams end with the proxy
 	res := feed.Close()
+	o.otlpFlags.close(!o.quiet, warn)
 	if res.Path != "" && !o.quiet {
 		warn("session recorded in " + res.Path)
 	}

@@ -23,11 +23,12 @@ func everythingOverHTTP(t *testing.T) string {
 
 // recordInspectorOverHTTP records in the session file record what the
 // inspector CLI's calls (each a run of its own, with the inspector
-// arguments extra) send through rpctap http in front of target.
-func recordInspectorOverHTTP(t *testing.T, target, record string, extra []string, calls ...[]string) {
+// arguments extra) send through rpctap http in front of target, given
+// the arguments tapArgs too.
+func recordInspectorOverHTTP(t *testing.T, target, record string, tapArgs, extra []string, calls ...[]string) {
 	t.Helper()
 	inspector := needPeer(t, "node_modules/.bin/inspector")
-	tp := exec.Command(rpctapBinary(t), "http", "--target", target, "--record", record, "--no-listen")
+	tp := exec.Command(rpctapBinary(t), append([]string{"http", "--target", target, "--record", record, "--no-listen"}, tapArgs...)...)
 	given := startLine(t, tp, "http://")
 	for _, call := range calls {
 		args := append([]string{"--cli", "--transport", "http", "--server-url", given}, extra...)
@@ -53,7 +54,7 @@ const hostileOrigin = "http://evil\u00e2\u0080\u00ae.example"
 func TestTheViewShowsWhatHTTPDidOnEachFrameAndTheHeadersEscaped(t *testing.T) {
 	dir := t.TempDir()
 	record := filepath.Join(dir, "http.jsonl")
-	recordInspectorOverHTTP(t, everythingOverHTTP(t), record, []string{"--header", "Origin: " + hostileOrigin},
+	recordInspectorOverHTTP(t, everythingOverHTTP(t), record, nil, []string{"--header", "Origin: " + hostileOrigin},
 		[]string{"--method", "tools/call", "--tool-name", "echo", "--tool-arg", "message=hi"})
 	env := watchEnv(t, dir)
 	for _, size := range [][2]int{{80, 24}, {200, 50}} {

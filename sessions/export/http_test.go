@@ -16,7 +16,8 @@ import (
 // httpSession writes a session as rpctap http records one: an
 // initialize answered in an event stream (a priming event, then the
 // answer with a retry), a notification answered 202 (its path with a
-// query), a GET refused 405, and a tools/call answered with a JSON body.
+// query), a GET refused 405, and a tools/call answered with a JSON body
+// (its path with a query too).
 // The host's Origin carries a right-to-left override, and its
 // Authorization is masked as the tap records it.
 func httpSession(t *testing.T) string {
@@ -35,7 +36,7 @@ func httpSession(t *testing.T) string {
 	post := func(x int64, path string, status int, ct string, hs ...sessions.HTTPHeader) *sessions.HTTPInfo {
 		return &sessions.HTTPInfo{Exchange: x, Method: "POST", Path: path, Status: status, ContentType: ct, Headers: hs}
 	}
-	origin := []sessions.HTTPHeader{{"Origin", "http://evil\u202e.example"}, {"Authorization", "Bearer ***AUTHORIZATION***"}}
+	origin := []sessions.HTTPHeader{{Name: "Origin", Value: "http://evil\u202e.example"}, {Name: "Authorization", Value: "Bearer ***AUTHORIZATION***"}}
 	sid := sessions.HTTPHeader{Name: "Mcp-Session-Id", Value: "s1"}
 	priming := post(1, "/mcp", 200, "text/event-stream", sid)
 	priming.EventID = "e0"
@@ -50,8 +51,8 @@ func httpSession(t *testing.T) string {
 		{Dir: classify.S2H, Frame: []byte{}, HTTP: post(2, "/mcp?x=1&y=a%20b", 202, "")},
 		{Dir: classify.H2S, Frame: []byte{}, HTTP: &sessions.HTTPInfo{Exchange: 3, Method: "GET", Path: "/mcp", Headers: []sessions.HTTPHeader{sid}}},
 		{Dir: classify.S2H, Frame: []byte{}, HTTP: &sessions.HTTPInfo{Exchange: 3, Method: "GET", Path: "/mcp", Status: 405, ContentType: "text/plain"}},
-		{Dir: classify.H2S, Frame: []byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"message":"hi"}}}`), HTTP: post(4, "/mcp", 0, "application/json", sid)},
-		{Dir: classify.S2H, Frame: []byte(`{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"Echo: hi"}]}}`), HTTP: post(4, "/mcp", 200, "application/json", sid)},
+		{Dir: classify.H2S, Frame: []byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"message":"hi"}}}`), HTTP: post(4, "/mcp?tenant=a", 0, "application/json", sid)},
+		{Dir: classify.S2H, Frame: []byte(`{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"Echo: hi"}]}}`), HTTP: post(4, "/mcp?tenant=a", 200, "application/json", sid)},
 	} {
 		r.T = int64(1000 * (i + 1))
 		if err := w.WriteFrame(r); err != nil {
@@ -129,7 +130,7 @@ func TestTheHAROfAnHTTPSessionHasAnEntryPerExchange(t *testing.T) {
 		init.StartedDateTime != "2026-12-01T10:00:00.001000Z" || init.Time != 2 || init.Timings.Wait != 1 || init.Timings.Receive != 1 {
 		t.Errorf("the initialize exchange: %+v", init)
 	}
-	if want := []harHeader{{"Content-Type", "application/json"}, {"Origin", "http://evil\u202e.example"}, {"Authorization", "Bearer ***AUTHORIZATION***"}}; !equalHeaders(init.Request.Headers, want) {
+	if want := []harHeader{{"Content-Type", "application/json"}, {"Origin", "http://evil\u202e.example"}, {Name: "Authorization", Value: "Bearer ***AUTHORIZATION***"}}; !equalHeaders(init.Request.Headers, want) {
 		t.Errorf("the request's headers are %v, want the recorded ones %v", init.Request.Headers, want)
 	}
 	if init.Request.PostData == nil || !strings.Contains(init.Request.PostData.Text, `"method":"initialize"`) || init.Request.PostData.MimeType != "application/json" {
@@ -185,5 +186,56 @@ func TestTheMarkdownOfAnHTTPSessionShowsTheHTTPLines(t *testing.T) {
 	html, _ := exportString(t, httpSession(t), Options{Format: FormatHTML})
 	if !strings.Contains(html, "HTTP GET /mcp 405 text/plain") {
 		t.Errorf("the HTML page does not say what HTTP did")
+	}
+}
+
+// Each span of the OTLP export of an HTTP session carries what HTTP did
+// in the exchange that carried its answer, after the semantic
+// conventions: http.request.method, url.path, url.query and
+// http.response.status_code.
+func TestTheOTLPOfAnHTTPSessionCarriesTheHTTPAttributes(t *testing.T) {
+	got, _ := exportString(t, httpSession(t), Options{Format: FormatOTLP})
+	var doc struct {
+		ResourceSpans []struct {
+			ScopeSpans []struct {
+				Spans []struct {
+					Name       string
+					Attributes []struct {
+						Key   string
+						Value map[string]any
+					}
+				}
+			}
+		}
+	}
+	if err := json.Unmarshal([]byte(got), &doc); err != nil {
+		t.Fatal(err)
+	}
+	attrs := map[string]map[string]any{}
+	for _, sp := range doc.ResourceSpans[0].ScopeSpans[0].Spans {
+		a := map[string]any{}
+		for _, kv := range sp.Attributes {
+			for _, v := range kv.Value {
+				a[kv.Key] = v
+			}
+		}
+		attrs[sp.Name] = a
+	}
+	for name, want := range map[string]map[string]any{
+		"initialize": {"http.request.method": "POST", "url.path": "/mcp", "http.response.status_code": "200"},
+		"tools/call": {"http.request.method": "POST", "url.path": "/mcp", "url.query": "tenant=a", "http.response.status_code": "200"},
+	} {
+		for k, v := range want {
+			if attrs[name][k] != v {
+				t.Errorf("span %s: %s is %v, want %v (attributes %v)", name, k, attrs[name][k], v, attrs[name])
+			}
+		}
+	}
+	if _, ok := attrs["initialize"]["url.query"]; ok {
+		t.Errorf("a path with no query gives url.query")
+	}
+	stdio, _ := exportString(t, goldenSession, Options{Format: FormatOTLP})
+	if strings.Contains(stdio, "http.request.method") {
+		t.Errorf("a stdio session's spans say something of HTTP")
 	}
 }
