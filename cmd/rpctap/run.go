@@ -18,14 +18,14 @@ import (
 
 type runOptions struct {
 	tapFlags
+	otlpFlags
 	framing, profile           string
 	verbose                    bool
 	methodTimeouts             []string
 	timeout                    time.Duration
 	stdinWait, termWait, drain time.Duration
-	otlpFlags
-	intercept   string
-	holdTimeout time.Duration
+	intercept                  string
+	holdTimeout                time.Duration
 }
 
 func newRunCmd() *cobra.Command {
