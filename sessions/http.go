@@ -344,7 +344,7 @@ func (h *HTTPInfo) Label() string {
 	default:
 		method = "HTTP"
 	}
-	stream := mediaType(h.ContentType) == "text/event-stream"
+	stream := MediaType(h.ContentType) == "text/event-stream"
 	switch {
 	case h.Status == 0 && h.Error != "":
 		return method + " body not recorded"
@@ -384,9 +384,9 @@ func statusLabel(status int, text bool) string {
 	return s
 }
 
-// mediaType is a Content-Type's media type, lower case, without its
-// parameters.
-func mediaType(ct string) string {
+// MediaType is a Content-Type's media type, lower case, without its
+// parameters ("text/event-stream; charset=utf-8" is text/event-stream).
+func MediaType(ct string) string {
 	mt, _, _ := strings.Cut(ct, ";")
 	return strings.ToLower(strings.TrimSpace(mt))
 }

@@ -141,6 +141,21 @@ func TestAnHTTPTapsSpansAndExportsCarryTheHTTPExchanges(t *testing.T) {
 		t.Errorf("the HAR holds %d tools/call exchanges and %d initialized notifications, want 1 and %d", calls, accepted, len(inspectorCalls))
 	}
 
+	// tail says what HTTP did once on a frame of kind http, in its http=
+	// words; tail --json gives such a frame no method.
+	out, err = exec.Command(bin, "tail", record).Output()
+	if !regexp.MustCompile(`← http +http=POST /mcp 202  \n`).Match(out) || bytes.Contains(out, []byte("HTTP 202")) {
+		t.Errorf("rpctap tail of a 202 (%v):\n%s", err, out)
+	}
+	out, _ = exec.Command(bin, "tail", "--json", record).Output()
+	for _, l := range bytes.Split(bytes.TrimSpace(out), []byte("\n")) {
+		var rec struct{ Kind, Method string }
+		if json.Unmarshal(l, &rec) == nil && rec.Kind == "http" && rec.Method != "" {
+			t.Errorf("rpctap tail --json gives a frame of kind http the method %q: %s", rec.Method, l)
+			break
+		}
+	}
+
 	out, err = exec.Command(bin, "export", "--format", "markdown", record).Output()
 	if err != nil || !bytes.Contains(out, []byte("· http `HTTP 202` · HTTP `POST /mcp 202`")) || !bytes.Contains(out, []byte("· HTTP `POST /mcp 200 text/event-stream id=")) {
 		t.Errorf("export --format markdown does not show the HTTP lines: %v\n%.2000s", err, out)

@@ -153,7 +153,7 @@ func (e *httpEntry) read(s *exporter, rr *sessions.RecordReader, x *harExchange)
 				e.resp, e.hasResp, e.firstResp = h, true, ev.T
 			}
 			switch {
-			case mediaType(h.ContentType) != "text/event-stream":
+			case sessions.MediaType(h.ContentType) != "text/event-stream":
 				e.respBody = append(e.respBody, ev.Frame...)
 			case h.EventID != "" || len(ev.Frame) > 0 || h.Retry > 0 || en.Kind != classify.KindHTTP:
 				// An event, as the stream carried it (its data lines
@@ -228,7 +228,7 @@ func (e *httpEntry) write(s *exporter, j *jsonOut, base string) {
 		j.raw(`,"comment":`).str(s.red.MaskString(strings.Join(e.errs, "; ")))
 	}
 	j.raw(`},"redirectURL":"","headersSize":-1,"bodySize":`)
-	if e.hasResp && mediaType(mt) != "text/event-stream" && len(e.errs) == 0 {
+	if e.hasResp && sessions.MediaType(mt) != "text/event-stream" && len(e.errs) == 0 {
 		j.int(int64(len(e.respBody)))
 	} else {
 		j.raw("-1") // a stream's bytes on the wire are not the events rpctap kept
@@ -276,9 +276,4 @@ func harHeaders(s *exporter, j *jsonOut, h *sessions.HTTPInfo, body bool) {
 		j.raw(`{"name":`).str(hd.Name).raw(`,"value":`).str(s.red.MaskString(hd.Value)).raw("}")
 	}
 	j.raw("]")
-}
-
-func mediaType(ct string) string {
-	mt, _, _ := strings.Cut(ct, ";")
-	return strings.ToLower(strings.TrimSpace(mt))
 }
