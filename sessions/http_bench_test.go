@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/rpctap/rpctap/sessions"
 )
@@ -79,4 +80,46 @@ func BenchmarkHTTPLabel(b *testing.B) {
 	for b.Loop() {
 		_ = sessions.HTTPLabel(raw)
 	}
+}
+
+// FuzzHTTPSummary: any bytes are read without a panic, and an object
+// rpctap writes (its members well typed) is summed up as encoding/json
+// reads it.
+func FuzzHTTPSummary(f *testing.F) {
+	f.Add(benchHTTP)
+	f.Add([]byte(`{"exchange":2,"method":"POST","path":"/a\"b\\","status":502,"error":"why \u202e","headers":{"A":"\"}"}}`))
+	f.Add([]byte(`{"x":[{"}":"]"}],"method":"GET"}`))
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		got := sessions.HTTPSummary(raw)
+		sessions.HTTPLabel(raw)
+		sessions.ParseHTTP(raw)
+		var m map[string]json.RawMessage
+		if !utf8.Valid(raw) || json.Unmarshal(raw, &m) != nil || len(m) == 0 {
+			return // rpctap writes valid UTF-8 (encoding/json would read U+FFFD where this keeps the bytes)
+		}
+		for k, v := range m {
+			if strings.ToLower(k) != k {
+				return // encoding/json takes "Method" for "method"; rpctap writes neither
+			}
+			var dst any
+			switch k {
+			case "method", "path", "content_type", "event_id", "error":
+				dst = new(string)
+			case "status":
+				dst = new(int32)
+			case "exchange", "retry_ms":
+				dst = new(int64)
+			case "headers":
+				dst = new(map[string]string)
+			default:
+				continue
+			}
+			if json.Unmarshal(v, dst) != nil {
+				return // not as rpctap writes it
+			}
+		}
+		if want := jsonSummary(raw); got != want {
+			t.Errorf("HTTPSummary(%q) = %q, encoding/json's %q", raw, got, want)
+		}
+	})
 }
