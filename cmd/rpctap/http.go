@@ -48,7 +48,7 @@ target's path), and runs until it is interrupted.`,
 	}
 	f := cmd.Flags()
 	f.StringVar(&o.target, "target", "", "the server's URL, as in http://127.0.0.1:3001/mcp (http or https)")
-	f.StringVar(&o.listen, "listen", "127.0.0.1:0", "the address to listen on (default: loopback, a free port)")
+	f.StringVar(&o.listen, "listen", "127.0.0.1:0", "the address to listen on, HOST:PORT (port 0: a free one)")
 	f.BoolVar(&o.listenAny, "listen-any", false, "allow a --listen address beyond loopback: whoever reaches it talks to the server with the host's credentials")
 	o.tapFlags.add(f, "the target's host", "the value of env var NAME, and the header NAME")
 	o.otlpFlags.add(f)

@@ -44,7 +44,13 @@ closes stdin, CMD's stdin is closed; SIGINT, SIGTERM and SIGHUP are passed
 on to CMD (and its process group); when the host stops reading, CMD's
 stdout is closed. rpctap ends when CMD has exited and its stdout has
 closed. It never stops CMD, nor cuts its output short, on a timer of its
-own, unless --stdin-grace, --term-grace or --drain asks it to.`,
+own, unless --stdin-grace, --term-grace or --drain asks it to.
+
+With --no-record, while no view, tail, OTLP collector or intercept reads
+the session, rpctap only relays, as fast as a bare relay (rpctap ls still
+counts the frames); the first view or tail that attaches, or the first
+injection, begins the record, at the next frame: it starts with a note
+that says so, and holds every frame from there on.`,
 		Args: takesArgs(1, -1, "the server's command", "rpctap run -- npx -y @modelcontextprotocol/server-everything stdio"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runTap(cmd, args, o)

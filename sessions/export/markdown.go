@@ -70,7 +70,7 @@ func (s *exporter) mdSummary(w io.Writer, stats []MethodStats) {
 		if m.Answered > 0 {
 			lat = fmt.Sprintf("%s | %s | %s", ms(m.P50), ms(m.P95), ms(m.P99))
 		}
-		fmt.Fprintf(w, "| %s | %d | %d | %d | %d | %s |\n", mdCode(s.red.MaskString(m.Method), true), m.Requests, m.Notifications, m.Answered, m.Errors, lat)
+		fmt.Fprintf(w, "| %s | %s | %d | %d | %d | %s |\n", mdCode(s.red.MaskString(m.Method), true), m.requests(), m.Notifications, m.Answered, m.Errors, lat)
 	}
 }
 

@@ -7,12 +7,15 @@ package httptap
 import (
 	"context"
 	"errors"
+	"io"
+	"log"
 	"net"
 	"net/http"
 	"net/http/httputil"
 	"net/url"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 
 	"github.com/rpctap/rpctap/classify"
@@ -71,8 +74,27 @@ func New(opts Options) *Proxy {
 		FlushInterval:  -1, // every write reaches the host at once: an SSE event is never held back
 		ModifyResponse: p.response,
 		ErrorHandler:   p.unreachable,
+		// A body that broke off is the record's to say (responseBody):
+		// nothing goes to rpctap's stderr under the host.
+		ErrorLog: log.New(io.Discard, "", 0),
+		// The copy buffers are reused: without, each response cost one
+		// of 32 KiB, most of what a small POST allocated.
+		BufferPool: buffers{},
 	}
 	return p
+}
+
+// buffers is the proxy's httputil.BufferPool.
+type buffers struct{}
+
+var bufferPool = sync.Pool{New: func() any { return new([32 << 10]byte) }}
+
+func (buffers) Get() []byte { return bufferPool.Get().(*[32 << 10]byte)[:] }
+
+func (buffers) Put(b []byte) {
+	if len(b) == 32<<10 {
+		bufferPool.Put((*[32 << 10]byte)(b))
+	}
 }
 
 // NewTransport is the transport a Proxy sends with by default: the
@@ -86,6 +108,10 @@ func NewTransport() *http.Transport {
 		ForceAttemptHTTP2:  true,
 		DisableCompression: true,
 		MaxIdleConns:       100,
+		// Many hosts (or one with many requests in flight) reuse the
+		// connections to the one target rather than dial one for each
+		// request beyond the default two idle.
+		MaxIdleConnsPerHost: 100,
 	}
 }
 
@@ -106,7 +132,7 @@ func (p *Proxy) rewrite(pr *httputil.ProxyRequest) {
 // ServeHTTP relays one request and its response.
 func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	x := &exchange{p: p, n: p.exchanges.Add(1), method: r.Method, path: p.redactor.MaskString(r.URL.RequestURI())}
-	body := &requestBody{x: x, in: r.Body, header: r.Header}
+	body := &requestBody{x: x, in: r.Body, header: r.Header, held: hold{over: r.ContentLength > maxBody}}
 	r.Body = body
 	r = r.WithContext(context.WithValue(r.Context(), exchangeKey{}, body))
 	p.rp.ServeHTTP(w, r)
@@ -174,11 +200,13 @@ func (p *Proxy) response(resp *http.Response) error {
 	body.record() // the request's frames go first
 	x := body.x
 	info := x.info(resp.StatusCode, resp.Header)
-	rb := &responseBody{x: x, in: resp.Body, info: info}
-	switch {
-	case !identity(resp.Header):
+	rb := &responseBody{x: x, in: resp.Body, info: info, held: hold{over: resp.ContentLength > maxBody}}
+	switch enc := encoding(resp.Header); {
+	case enc != "" && !decodable(enc):
 		rb.mode = modeOpaque
-		info.Error = "the body is encoded (" + resp.Header.Get("Content-Encoding") + "); rpctap relayed it without reading its messages"
+		info.Error = notRead(resp.Header)
+	case enc != "":
+		rb.decodeAs(enc, mediaType(info.ContentType))
 	case mediaType(info.ContentType) == "text/event-stream":
 		rb.mode = modeSSE
 	case mediaType(info.ContentType) == "application/json":
@@ -190,9 +218,10 @@ func (p *Proxy) response(resp *http.Response) error {
 	return nil
 }
 
-func identity(h http.Header) bool {
-	e := h.Get("Content-Encoding")
-	return e == "" || strings.EqualFold(e, "identity")
+// notRead is what a record says of a body in an encoding rpctap does not
+// decode.
+func notRead(h http.Header) string {
+	return "the body is encoded (" + h.Get("Content-Encoding") + "); rpctap relayed it without reading its messages"
 }
 
 func mediaType(ct string) string {
