@@ -34,7 +34,7 @@ func TestAnHTTPTapsSpansAndExportsCarryTheHTTPExchanges(t *testing.T) {
 	dir := t.TempDir()
 	record := filepath.Join(dir, "http.jsonl")
 	col := otlptest.NewCollector(t)
-	recordInspectorOverHTTP(t, everythingOverHTTP(t), record, []string{"--otlp-endpoint", col.URL}, nil, inspectorCalls...)
+	recordInspectorOverHTTP(t, startEverythingHTTP(t), record, []string{"--otlp-endpoint", col.URL}, nil, inspectorCalls...)
 	bin := rpctapBinary(t)
 
 	spans, _ := col.Spans()
@@ -169,7 +169,7 @@ func TestAnHTTPTapsSpansAndExportsCarryTheHTTPExchanges(t *testing.T) {
 // tools/call's exchange answered 500) is a difference, and a regression.
 func TestDiffOfTheSameInspectorRunsThroughTheHTTPTapTellsOnlyAChangedStatus(t *testing.T) {
 	dir := t.TempDir()
-	target := everythingOverHTTP(t)
+	target := startEverythingHTTP(t)
 	a, b := filepath.Join(dir, "a.jsonl"), filepath.Join(dir, "b.jsonl")
 	recordInspectorOverHTTP(t, target, a, nil, nil, inspectorCalls...)
 	recordInspectorOverHTTP(t, target, b, nil, nil, inspectorCalls...)

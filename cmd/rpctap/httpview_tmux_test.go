@@ -1,25 +1,12 @@
 package main
 
 import (
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
 )
-
-// everythingOverHTTP starts server-everything in its streamableHttp mode
-// and returns its URL.
-func everythingOverHTTP(t *testing.T) string {
-	t.Helper()
-	server := needPeer(t, "node_modules/.bin/mcp-server-everything")
-	port := freePort(t)
-	srv := exec.Command(server, "streamableHttp")
-	srv.Env = append(os.Environ(), "PORT="+port)
-	startLine(t, srv, "listening on port")
-	return "http://127.0.0.1:" + port + "/mcp"
-}
 
 // recordInspectorOverHTTP records in the session file record what the
 // inspector CLI's calls (each a run of its own, with the inspector
@@ -54,7 +41,7 @@ const hostileOrigin = "http://evil\u00e2\u0080\u00ae.example"
 func TestTheViewShowsWhatHTTPDidOnEachFrameAndTheHeadersEscaped(t *testing.T) {
 	dir := t.TempDir()
 	record := filepath.Join(dir, "http.jsonl")
-	recordInspectorOverHTTP(t, everythingOverHTTP(t), record, nil, []string{"--header", "Origin: " + hostileOrigin},
+	recordInspectorOverHTTP(t, startEverythingHTTP(t), record, nil, []string{"--header", "Origin: " + hostileOrigin},
 		[]string{"--method", "tools/call", "--tool-name", "echo", "--tool-arg", "message=hi"})
 	env := watchEnv(t, dir)
 	for _, size := range [][2]int{{80, 24}, {200, 50}} {
