@@ -356,6 +356,12 @@ func (h *HTTPInfo) Label() string {
 		return method + " with no body"
 	case h.Status >= 400:
 		return statusLabel(h.Status, true)
+	case h.Error != "" && stream && h.EventID != "":
+		return "SSE event not recorded"
+	case h.Error != "" && stream && method == "GET":
+		return "GET stream ended early" // cut, or not decoded: the detail says which
+	case h.Error != "" && stream:
+		return "SSE stream ended early"
 	case h.Error != "":
 		return statusLabel(h.Status, false) + " body not recorded"
 	case stream && h.EventID != "":
