@@ -22,6 +22,7 @@ import (
 
 type httpOptions struct {
 	tapFlags
+	otlpFlags
 	target, listen string
 	listenAny      bool
 	caFile         string
@@ -57,6 +58,7 @@ target's path), and runs until it is interrupted.`,
 	f.BoolVar(&o.listenAny, "listen-any", false, "allow a --listen address beyond loopback: whoever reaches it talks to the server with the host's credentials")
 	f.StringVar(&o.caFile, "ca-file", "", "trust the CA certificates in this PEM file for an https target, beside those the system trusts")
 	o.tapFlags.add(f, "the target's host", "the value of env var NAME, and the header NAME")
+	o.otlpFlags.add(f)
 	return cmd
 }
 
@@ -126,11 +128,20 @@ func runHTTP(cmd *cobra.Command, o httpOptions) error {
 	if name == "" {
 		name = target.Host
 	}
+	calls, err := o.calls()
+	if err != nil {
+		return err
+	}
 	t, err := tap.New(tap.Options{Argv: []string{target.Redacted()}, Name: name, Framing: classify.FramingNDJSON,
 		Record: !o.noRecord, Path: o.record, Overwrite: o.force, Redact: tapRedact, NoRedact: o.noRedact, Listen: !o.noListen,
-		Transport: sessions.TransportHTTP, Warn: warn})
+		Transport: sessions.TransportHTTP, Warn: warn, Calls: calls})
 	if err != nil {
 		return usageError(err)
+	}
+	if calls != nil {
+		if err := o.start(name, t.ID(), warn); err != nil {
+			return err
+		}
 	}
 	ln, err := net.Listen("tcp", o.listen)
 	if err != nil {
@@ -156,6 +167,7 @@ func runHTTP(cmd *cobra.Command, o httpOptions) error {
 	}
 	srv.Close() // open streams end with the proxy
 	res := feed.Close()
+	o.otlpFlags.close(!o.quiet, warn)
 	if res.Path != "" && !o.quiet {
 		warn("session recorded in " + res.Path)
 	}

@@ -159,6 +159,9 @@ func (s *exporter) appendFrameTitle(t []byte, e *sessions.Entry, ev *sessions.Ev
 	case e.Kind == classify.KindRequest && e.Status != sessions.StatusOK && e.Status != sessions.StatusError:
 		t = append(append(t, " · "...), e.Status.String()...)
 	}
+	if h := sessions.HTTPSummary(ev.HTTP); h != "" {
+		t = code(append(t, " · HTTP "...), s.red.MaskString(h))
+	}
 	if fate := sessions.FateOf(ev).Text(); fate != "" {
 		t = append(append(t, " · "...), fate...)
 	}
