@@ -105,8 +105,8 @@ func TestAnEncodedSSEStreamIsRelayedAsItCameAndEachEventRecordedAsItComes(t *tes
 	p.answersNext(t)
 	_, evs := p.frames(t)
 	evs = lastIs(t, evs)
-	if len(evs) != 3 || string(evs[1].Frame) != events[0] || string(evs[2].Frame) != events[1] || httpOf(t, evs[2]).EventID != "2" {
-		t.Fatalf("the stream was recorded as %d frames, want the GET and its two events decoded", len(evs))
+	if len(evs) != 4 || string(evs[1].Frame) != events[0] || string(evs[2].Frame) != events[1] || httpOf(t, evs[2]).EventID != "2" || len(evs[3].Frame) != 0 {
+		t.Fatalf("the stream was recorded as %d frames, want the GET, its two events decoded and the stream's end", len(evs))
 	}
 }
 

@@ -73,7 +73,7 @@ func TestSSEEventsReachTheHostSoonAfterTheServerWritesThem(t *testing.T) {
 		t.Errorf("the p99 delay is %v: the proxy held events back", at(0.99))
 	}
 	_, evs := p.frames(t)
-	if len(evs) != n+1 {
-		t.Errorf("the session has %d frames, want the GET and %d events", len(evs), n)
+	if len(evs) != n+2 {
+		t.Errorf("the session has %d frames, want the GET, %d events and the stream's end", len(evs), n)
 	}
 }
