@@ -27,6 +27,10 @@ type conversations struct {
 	// its answer names the session, or the conversation becomes the
 	// sessionless one.
 	fresh map[int64]bool
+	// streams holds the exchanges of a GET sent with no session (the
+	// legacy HTTP+SSE transport's stream, which carries the answers to
+	// the POSTs): what comes on one goes with the host's latest request.
+	streams map[int64]bool
 	// all lists the conversations, oldest first; recent is the one of
 	// the latest frame (what the session's getters show); sessionless
 	// the one the latest request with no session went to.
@@ -43,7 +47,7 @@ func (t *Tracker) conversations() *conversations {
 		if t.profile != Auto {
 			opts.Profile = t.profile
 		}
-		t.convs = &conversations{opts: opts, byKey: map[string]*Tracker{}, exch: map[int64]*Tracker{}, fresh: map[int64]bool{}, lastUse: map[*Tracker]int64{}}
+		t.convs = &conversations{opts: opts, byKey: map[string]*Tracker{}, exch: map[int64]*Tracker{}, fresh: map[int64]bool{}, streams: map[int64]bool{}, lastUse: map[*Tracker]int64{}}
 	}
 	return t.convs
 }
@@ -108,6 +112,7 @@ func (cs *conversations) remember(n int64, c *Tracker) {
 		if len(cs.exchOrder) >= maxExchanges {
 			delete(cs.exch, cs.exchOrder[0])
 			delete(cs.fresh, cs.exchOrder[0])
+			delete(cs.streams, cs.exchOrder[0])
 			cs.exchOrder = cs.exchOrder[1:]
 		}
 		cs.exchOrder = append(cs.exchOrder, n)
@@ -119,6 +124,12 @@ func (cs *conversations) remember(n int64, c *Tracker) {
 func (cs *conversations) of(m *Message) *Tracker {
 	h := m.HTTP
 	if m.Dir == S2H {
+		if cs.streams[h.Exchange] && cs.sessionless != nil {
+			// Answers to POSTs on a stream of their own: the legacy
+			// HTTP+SSE transport, whose rules are not Streamable HTTP's.
+			cs.sessionless.legacySSE = true
+			return cs.sessionless
+		}
 		if c, ok := cs.exch[h.Exchange]; ok {
 			if cs.fresh[h.Exchange] && h.Status != 0 {
 				// The answer to an initialize sent with no session:
@@ -147,6 +158,9 @@ func (cs *conversations) of(m *Message) *Tracker {
 	}
 	c := cs.sessionlessOf(m)
 	cs.remember(h.Exchange, c)
+	if h.Method == "GET" {
+		cs.streams[h.Exchange] = true
+	}
 	return c
 }
 

@@ -174,7 +174,7 @@ func (t *Tracker) httpRequest(seq int64, m *Message, h *HTTP, x *exchangeState) 
 	if h.SessionID != "" && rev == rev20260728 && x.once(CodeSessionHeader) {
 		t.emit(seq, CodeSessionHeader, Info, "The request sends Mcp-Session-Id under revision 2026-07-28 of MCP, which has no sessions: the server ignores it, and each request stands on its own.", 0)
 	}
-	if (t.mcp.hsRev == rev20250618 || t.mcp.hsRev == rev20251125) && t.initState >= 2 && h.ProtocolVersion == "" && rev != rev20260728 && x.once(CodeMissingProtocolVersionHeader) {
+	if (t.mcp.hsRev == rev20250618 || t.mcp.hsRev == rev20251125) && t.initState >= 2 && !t.legacySSE && h.ProtocolVersion == "" && rev != rev20260728 && x.once(CodeMissingProtocolVersionHeader) {
 		t.emit(seq, CodeMissingProtocolVersionHeader, Error, "The request has no MCP-Protocol-Version header after the handshake negotiated revision "+t.mcp.hsRev.String()+"; MCP requires it on every later request, and a server that lacks it assumes 2025-03-26.", 0)
 	}
 }

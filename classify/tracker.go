@@ -165,6 +165,9 @@ type Tracker struct {
 	// exchange of the frame observed, is part of each flight's key.
 	stateless   bool
 	keyExchange int64
+	// legacySSE says the conversation uses the legacy HTTP+SSE transport
+	// (its answers come on a GET stream): no MCP-Protocol-Version header.
+	legacySSE bool
 
 	// sent lists requests in the order they were sent (from sentHead on;
 	// entries of requests no longer in flight are stale), so that a full
