@@ -115,6 +115,10 @@ type heldFrame struct {
 	// charged is what the frame counts for in its queue's bytes: its
 	// cost when held, and its edit's bytes once edited.
 	charged int
+	// A frame handed over whole (Feed.Hold): what HTTP said of it, and
+	// gone, closed once it has left the queue (its caller relays it).
+	http *sessions.HTTPInfo
+	gone chan struct{}
 }
 
 func (f *heldFrame) cost() int {
@@ -412,13 +416,16 @@ func (h *holdQueue) drainLocked() []*heldFrame {
 // decided; the caller holds dst.mu.
 func (h *holdQueue) emitLocked(f *heldFrame) {
 	at := now()
-	it := item{at: at, dir: h.dir, data: f.body, header: f.header, whole: true, held: f.how, heldFor: at - f.at}
+	it := item{at: at, dir: h.dir, data: f.body, header: f.header, whole: true, held: f.how, heldFor: at - f.at, http: f.http}
+	if f.gone != nil {
+		defer close(f.gone) // its caller relays what was decided
+	}
 	switch f.how {
 	case sessions.HeldDropped:
 		h.dst.note(it)
 	case sessions.HeldAnswered:
 		h.dst.note(it)
-		if f.reply != nil {
+		if f.reply != nil && f.gone == nil {
 			// Toward the sender, at its stream's next frame boundary;
 			// its answer comes back on done, not waited for here (the
 			// other direction's lock may be taken).

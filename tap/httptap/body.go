@@ -113,7 +113,7 @@ func (b *responseBody) event(e event) {
 		info.Error = tooLarge
 	}
 	b.frames++
-	b.x.p.feed.Frame(classify.S2H, e.data, &info)
+	b.x.s2h(e.data, &info)
 }
 
 // end records what the body held once it has ended: the JSON body, or a
@@ -128,12 +128,12 @@ func (b *responseBody) end() {
 	case b.mode == modeJSON && b.over:
 		info.Error = tooLarge
 	case b.mode == modeJSON && len(bytes.TrimSpace(b.buf)) > 0:
-		b.x.p.feed.Frame(classify.S2H, b.buf, info)
+		b.x.s2h(b.buf, info)
 		return
 	case b.mode == modeSSE && b.frames > 0:
 		return
 	}
-	b.x.p.feed.Frame(classify.S2H, nil, info)
+	b.x.s2h(nil, info)
 }
 
 // An event is one SSE event that carried data.

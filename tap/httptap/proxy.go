@@ -49,6 +49,8 @@ type Proxy struct {
 	kept      []string        // the headers a record keeps, in order: mcpHeaders, then the --redact ones
 	rp        *httputil.ReverseProxy
 	exchanges atomic.Int64
+	transport http.RoundTripper
+	last      atomic.Pointer[http.Header] // what an injected request carries of the host's last POST
 }
 
 // New makes a proxy to opts.Target.
@@ -64,6 +66,10 @@ func New(opts Options) *Proxy {
 	rt := opts.Transport
 	if rt == nil {
 		rt = NewTransport()
+	}
+	p.transport = rt
+	if opts.Feed != nil {
+		opts.Feed.OnInject(p.inject)
 	}
 	p.rp = &httputil.ReverseProxy{
 		Rewrite:        p.rewrite,
@@ -106,7 +112,20 @@ func (p *Proxy) rewrite(pr *httputil.ProxyRequest) {
 // ServeHTTP relays one request and its response.
 func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	x := &exchange{p: p, n: p.exchanges.Add(1), method: r.Method, path: p.redactor.MaskString(r.URL.RequestURI())}
+	if r.Method == http.MethodPost {
+		p.remember(r.Header)
+	}
+	held := false
+	if p.holdingRequests(r) {
+		var forward bool
+		if forward, held = p.hold(w, r, x); !forward {
+			return
+		}
+	}
 	body := &requestBody{x: x, in: r.Body, header: r.Header}
+	if held {
+		body.once.Do(func() {}) // recorded as it left the hold
+	}
 	r.Body = body
 	r = r.WithContext(context.WithValue(r.Context(), exchangeKey{}, body))
 	p.rp.ServeHTTP(w, r)
@@ -121,6 +140,7 @@ type exchange struct {
 	n      int64
 	method string
 	path   string
+	own    bool // the proxy's own request: an injected frame's
 }
 
 // info is what HTTP said of a frame of x.
@@ -172,7 +192,12 @@ func (p *Proxy) response(resp *http.Response) error {
 		return nil
 	}
 	body.record() // the request's frames go first
-	x := body.x
+	resp.Body = p.responseBody(body.x, resp)
+	return nil
+}
+
+// responseBody is resp's body, recording x's response frames as it is read.
+func (p *Proxy) responseBody(x *exchange, resp *http.Response) *responseBody {
 	info := x.info(resp.StatusCode, resp.Header)
 	rb := &responseBody{x: x, in: resp.Body, info: info}
 	switch {
@@ -186,8 +211,7 @@ func (p *Proxy) response(resp *http.Response) error {
 	default:
 		rb.mode = modeOpaque
 	}
-	resp.Body = rb
-	return nil
+	return rb
 }
 
 func identity(h http.Header) bool {

@@ -1,0 +1,164 @@
+package httptap
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+
+	"github.com/rpctap/rpctap/classify"
+	"github.com/rpctap/rpctap/sessions"
+)
+
+// Acting on the session over HTTP: a frame the user injects toward the
+// server goes as the proxy's own POST, with the headers of the host's last
+// request, and its answer is recorded, captured: the host never reads it.
+// A request the user holds is read whole before it is forwarded, and goes
+// on (or not) as the user decides.
+
+// carried are the headers of the host's last POST that an injected
+// request is sent with: its session, its revision and its credentials,
+// as the host sent them (the records mask them; these are the live
+// values, never recorded as they are).
+var carried = []string{"Mcp-Session-Id", "Mcp-Protocol-Version", "Authorization", "Cookie", "Origin", "Mcp-Method"}
+
+// remember keeps what an injected request is sent with from a host's POST.
+func (p *Proxy) remember(h http.Header) {
+	kept := make(http.Header, len(carried))
+	for _, name := range carried {
+		if vs := h.Values(name); len(vs) > 0 {
+			kept[http.CanonicalHeaderKey(name)] = vs
+		}
+	}
+	for name := range p.secret {
+		if vs := h.Values(name); len(vs) > 0 {
+			kept[name] = vs
+		}
+	}
+	p.last.Store(&kept)
+}
+
+// errNoHostRequest refuses an injection before the host's first POST.
+var errNoHostRequest = errors.New("the host has sent no request yet: rpctap sends an injected frame with the headers of the host's last request (its session id, protocol version and credentials), so inject once the host has started its session")
+
+// inject sends body to the target as the proxy's own POST and records
+// its answer, captured, as it comes; it returns once the response's
+// headers came, or with why none could.
+func (p *Proxy) inject(body []byte) error {
+	last := p.last.Load()
+	if last == nil {
+		return errNoHostRequest
+	}
+	h := last.Clone()
+	h.Set("Content-Type", "application/json")
+	h.Set("Accept", "application/json, text/event-stream")
+	nameMCPHeaders(h, body)
+	req, err := http.NewRequest(http.MethodPost, p.target.String(), bytes.NewReader(body))
+	if err != nil {
+		return err
+	}
+	req.Header = h
+	x := &exchange{p: p, n: p.exchanges.Add(1), method: http.MethodPost, path: p.redactor.MaskString(p.target.RequestURI()), own: true}
+	p.feed.Injected(classify.H2S, body, x.info(0, h))
+	resp, err := p.transport.RoundTrip(req)
+	if err != nil {
+		why := p.redactor.MaskString("rpctap could not reach the target " + p.target.Redacted() + ": " + err.Error())
+		info := x.info(http.StatusBadGateway, nil)
+		info.Error = why
+		p.feed.Captured(classify.S2H, nil, info)
+		return errors.New(why)
+	}
+	rb := p.responseBody(x, resp)
+	go func() {
+		io.Copy(io.Discard, rb)
+		rb.Close()
+	}()
+	return nil
+}
+
+// nameMCPHeaders sets Mcp-Method and Mcp-Name to what body says, when h
+// carries Mcp-Method (the host speaks a revision that has them): a
+// request whose headers disagree with its body is refused.
+func nameMCPHeaders(h http.Header, body []byte) {
+	if h.Get("Mcp-Method") == "" {
+		return
+	}
+	h.Del("Mcp-Name")
+	m := classify.Classify(body, classify.H2S, classify.JSONRPC)
+	method := m.Method()
+	if method == "" {
+		h.Del("Mcp-Method")
+		return
+	}
+	h.Set("Mcp-Method", method)
+	member := map[string]string{"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}[method]
+	var name string
+	if member != "" && json.Unmarshal(classify.Member(classify.Member(body, "params"), member), &name) == nil && name != "" {
+		h.Set("Mcp-Name", name)
+	}
+}
+
+// hold reads a host's POST whole and offers it to the intercept before it
+// is forwarded. It reports whether the request goes on to the target,
+// with r's body (and, for an edit, its length and MCP headers) set to what
+// the user decided; held says the frame is recorded already. A request
+// that did not go on has been answered, or left for the host to give up.
+func (p *Proxy) hold(w http.ResponseWriter, r *http.Request, x *exchange) (forward, held bool) {
+	buf, err := io.ReadAll(io.LimitReader(r.Body, maxBody+1))
+	if err != nil || len(buf) > maxBody {
+		r.Body = readCloser{io.MultiReader(bytes.NewReader(buf), r.Body), r.Body}
+		return true, false
+	}
+	r.Body = io.NopCloser(bytes.NewReader(buf))
+	out, ok := p.feed.Hold(classify.H2S, buf, x.info(0, r.Header))
+	if !ok {
+		return true, false
+	}
+	switch out.How {
+	case sessions.HeldDropped:
+		if classify.Classify(buf, classify.H2S, classify.JSONRPC).Kind == classify.KindRequest {
+			// Its answer never comes, as on a pipe: the host's own
+			// timeout decides how long it waits.
+			<-r.Context().Done()
+			return false, true
+		}
+		// Nothing to answer: what a server says of it.
+		w.WriteHeader(http.StatusAccepted)
+		p.feed.Frame(classify.S2H, nil, x.info(http.StatusAccepted, w.Header()))
+		return false, true
+	case sessions.HeldAnswered:
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusOK)
+		w.Write(out.Reply)
+		p.feed.Injected(classify.S2H, out.Reply, x.info(http.StatusOK, w.Header()))
+		return false, true
+	case sessions.HeldEdited:
+		r.Body = io.NopCloser(bytes.NewReader(out.Body))
+		r.ContentLength = int64(len(out.Body))
+		r.Header.Del("Content-Length")
+		nameMCPHeaders(r.Header, out.Body)
+	}
+	return true, true
+}
+
+// s2h records a frame of x's response: captured when x is the proxy's
+// own request (an injected one), whose answer the host never reads.
+func (x *exchange) s2h(body []byte, info *sessions.HTTPInfo) {
+	if x.own {
+		x.p.feed.Captured(classify.S2H, body, info)
+		return
+	}
+	x.p.feed.Frame(classify.S2H, body, info)
+}
+
+type readCloser struct {
+	io.Reader
+	io.Closer
+}
+
+// holdingRequests reports whether a host's request must be offered to
+// the intercept: a POST, while the user holds frames toward the server.
+func (p *Proxy) holdingRequests(r *http.Request) bool {
+	return r.Method == http.MethodPost && p.feed.Holding(classify.H2S)
+}
