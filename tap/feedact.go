@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"sync"
 	"time"
 
 	"github.com/rpctap/rpctap/classify"
@@ -121,6 +122,11 @@ type Held struct {
 	// answered: the caller gives it to the sender, and records it
 	// (Injected).
 	Reply []byte
+	// Relayed is the caller's to call once it has handed the frame on (or
+	// decided it goes nowhere): the frame held after it waits for that,
+	// so that held frames reach their receiver in order. It may be called
+	// more than once.
+	Relayed func()
 }
 
 // Holding reports whether a frame toward dir must be offered to Hold
@@ -139,7 +145,11 @@ func (f *Feed) Hold(dir classify.Direction, body []byte, h *sessions.HTTPInfo) (
 		return Held{}, false
 	}
 	<-hf.gone
-	out := Held{How: hf.how}
+	if hf.after != nil {
+		<-hf.after
+	}
+	var once sync.Once
+	out := Held{How: hf.how, Relayed: func() { once.Do(func() { close(hf.relayed) }) }}
 	switch hf.how {
 	case sessions.HeldDropped:
 	case sessions.HeldAnswered:
@@ -188,6 +198,8 @@ func (h *holdQueue) holdWhole(body []byte, hi *sessions.HTTPInfo) *heldFrame {
 		hf.decided, hf.how = true, sessions.HeldWaited
 	}
 	h.q = append(h.q, hf)
+	hf.after, hf.relayed = h.relayed, make(chan struct{})
+	h.relayed = hf.relayed
 	hf.charged = hf.cost()
 	h.bytes += hf.charged
 	h.on.Store(true)

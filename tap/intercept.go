@@ -88,6 +88,8 @@ type holdQueue struct {
 	q       []*heldFrame
 	bytes   int
 	closing bool // the direction's stream ended: nothing more is held
+	// relayed is that of the last frame held whole (heldFrame.relayed).
+	relayed chan struct{}
 	// methods remembers the methods of this direction's requests, by id,
 	// for the other direction's filter (a response's method is its
 	// request's).
@@ -119,6 +121,9 @@ type heldFrame struct {
 	// gone, closed once it has left the queue (its caller relays it).
 	http *sessions.HTTPInfo
 	gone chan struct{}
+	// relayed is closed once the caller handed the frame on; after is
+	// the relayed of the frame held before it, which it waits for.
+	relayed, after chan struct{}
 }
 
 func (f *heldFrame) cost() int {

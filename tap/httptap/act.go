@@ -102,44 +102,50 @@ func nameMCPHeaders(h http.Header, body []byte) {
 // hold reads a host's POST whole and offers it to the intercept before it
 // is forwarded. It reports whether the request goes on to the target,
 // with r's body (and, for an edit, its length and MCP headers) set to what
-// the user decided; held says the frame is recorded already. A request
-// that did not go on has been answered, or left for the host to give up.
-func (p *Proxy) hold(w http.ResponseWriter, r *http.Request, x *exchange) (forward, held bool) {
+// the user decided. relayed, for a request that was held (and is recorded
+// already), is to be called once it has been handed on: the request held
+// after it waits for that. A request that did not go on has been
+// answered, or left for the host to give up.
+func (p *Proxy) hold(w http.ResponseWriter, r *http.Request, x *exchange) (forward bool, relayed func()) {
 	buf, err := io.ReadAll(io.LimitReader(r.Body, maxBody+1))
 	if err != nil || len(buf) > maxBody {
 		r.Body = readCloser{io.MultiReader(bytes.NewReader(buf), r.Body), r.Body}
-		return true, false
+		return true, nil
 	}
 	r.Body = io.NopCloser(bytes.NewReader(buf))
 	out, ok := p.feed.Hold(classify.H2S, buf, x.info(0, r.Header))
 	if !ok {
-		return true, false
+		return true, nil
 	}
 	switch out.How {
 	case sessions.HeldDropped:
 		if classify.Classify(buf, classify.H2S, classify.JSONRPC).Kind == classify.KindRequest {
 			// Its answer never comes, as on a pipe: the host's own
 			// timeout decides how long it waits.
+			out.Relayed()
 			<-r.Context().Done()
-			return false, true
+			return false, out.Relayed
 		}
 		// Nothing to answer: what a server says of it.
 		w.WriteHeader(http.StatusAccepted)
 		p.feed.Frame(classify.S2H, nil, x.info(http.StatusAccepted, w.Header()))
-		return false, true
+		return false, out.Relayed
 	case sessions.HeldAnswered:
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(http.StatusOK)
 		w.Write(out.Reply)
 		p.feed.Injected(classify.S2H, out.Reply, x.info(http.StatusOK, w.Header()))
-		return false, true
+		return false, out.Relayed
 	case sessions.HeldEdited:
 		r.Body = io.NopCloser(bytes.NewReader(out.Body))
 		r.ContentLength = int64(len(out.Body))
 		r.Header.Del("Content-Length")
 		nameMCPHeaders(r.Header, out.Body)
 	}
-	return true, true
+	if len(out.Body) == 0 {
+		out.Relayed() // no body for the transport to read
+	}
+	return true, out.Relayed
 }
 
 // s2h records a frame of x's response: captured when x is the proxy's

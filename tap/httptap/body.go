@@ -22,9 +22,14 @@ type requestBody struct {
 	buf    []byte
 	over   bool
 	once   sync.Once
+	// relayed, for a request the user held, says it is being sent.
+	relayed func()
 }
 
 func (b *requestBody) Read(p []byte) (int, error) {
+	if b.relayed != nil {
+		b.relayed()
+	}
 	n, err := b.in.Read(p)
 	b.mu.Lock()
 	b.buf, b.over = keep(b.buf, b.over, p[:n])

@@ -115,15 +115,19 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.Method == http.MethodPost {
 		p.remember(r.Header)
 	}
-	held := false
+	var relayed func() // a held request's: it has gone on
 	if p.holdingRequests(r) {
-		var forward bool
-		if forward, held = p.hold(w, r, x); !forward {
+		forward, done := p.hold(w, r, x)
+		if !forward {
+			done()
 			return
 		}
+		if relayed = done; relayed != nil {
+			defer relayed()
+		}
 	}
-	body := &requestBody{x: x, in: r.Body, header: r.Header}
-	if held {
+	body := &requestBody{x: x, in: r.Body, header: r.Header, relayed: relayed}
+	if relayed != nil {
 		body.once.Do(func() {}) // recorded as it left the hold
 	}
 	r.Body = body
