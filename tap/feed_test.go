@@ -126,8 +126,18 @@ func TestAnHTTPTapHoldsFramesForAViewInOrderAndLetsThemGoWhenItGoes(t *testing.T
 	default:
 	}
 	h.Edit(first.N, []byte(`{"jsonrpc":"2.0","id":1,"method":"hold/edited"}`))
+	went := func() out {
+		t.Helper()
+		select {
+		case o := <-outs:
+			return o
+		case <-time.After(10 * time.Second):
+			t.Fatal("a held frame never went on")
+		}
+		return out{}
+	}
 	for _, want := range []string{"first", "behind"} {
-		o := <-outs
+		o := went()
 		if o.name != want || !o.ok {
 			t.Fatalf("%s went on (%v), want %s next", o.name, o.ok, want)
 		}
@@ -141,7 +151,7 @@ func TestAnHTTPTapHoldsFramesForAViewInOrderAndLetsThemGoWhenItGoes(t *testing.T
 	hold("last", `{"jsonrpc":"2.0","id":2,"method":"hold/b"}`)
 	next(func(ev HoldEvent) bool { return ev.Held != nil && strings.Contains(ev.Held.Frame, "hold/b") })
 	view.Close()
-	if o := <-outs; o.held.How != sessions.HeldDetached || !bytes.Contains(o.held.Body, []byte("hold/b")) {
+	if o := went(); o.held.How != sessions.HeldDetached || !bytes.Contains(o.held.Body, []byte("hold/b")) {
 		t.Errorf("when the view went, the frame it held went on as %s: %s", o.held.How, o.held.Body)
 	}
 	feed.Close()
