@@ -10,6 +10,7 @@ import (
 	"os/signal"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/rpctap/rpctap/classify"
 	"github.com/rpctap/rpctap/sessions"
@@ -22,6 +23,8 @@ type httpOptions struct {
 	tapFlags
 	target, listen string
 	listenAny      bool
+	intercept      string
+	holdTimeout    time.Duration
 }
 
 func newHTTPCmd() *cobra.Command {
@@ -49,6 +52,8 @@ target's path), and runs until it is interrupted.`,
 	f.StringVar(&o.target, "target", "", "the server's URL, as in http://127.0.0.1:3001/mcp (http or https)")
 	f.StringVar(&o.listen, "listen", "127.0.0.1:0", "the address to listen on (default: loopback, a free port)")
 	f.BoolVar(&o.listenAny, "listen-any", false, "allow a --listen address beyond loopback: whoever reaches it talks to the server with the host's credentials")
+	f.StringVar(&o.intercept, "intercept", "", "hold the host's POSTs that match this filter (as in the view: 'method:tools/call') until a view forwards, edits, drops or answers them")
+	f.DurationVar(&o.holdTimeout, "hold-timeout", tap.DefaultHoldTimeout, "with --intercept, or when a view intercepts: how long a request is held at most before it goes on as it was")
 	o.tapFlags.add(f, "the target's host", "the value of env var NAME, and the header NAME")
 	return cmd
 }
@@ -117,7 +122,7 @@ func runHTTP(cmd *cobra.Command, o httpOptions) error {
 	}
 	t, err := tap.New(tap.Options{Argv: []string{target.Redacted()}, Name: name, Framing: classify.FramingNDJSON,
 		Record: !o.noRecord, Path: o.record, Overwrite: o.force, Redact: tapRedact, NoRedact: o.noRedact, Listen: !o.noListen,
-		Transport: sessions.TransportHTTP, Warn: warn})
+		Transport: sessions.TransportHTTP, Warn: warn, Intercept: o.intercept, HoldTimeout: o.holdTimeout})
 	if err != nil {
 		return usageError(err)
 	}
