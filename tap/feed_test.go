@@ -28,24 +28,28 @@ func httpTap(t *testing.T) (*Tap, *Feed, string) {
 
 // A tap of rpctap http sends a frame injected toward the server through
 // its caller (as the proxy's own request), records it as the user's, and
-// hands the captured answer to whoever waits; toward the host it refuses
-// with a sentence that says what it can do instead.
+// hands the captured answer to whoever waits; toward the host it hands
+// the frame to its caller's other sender.
 func TestAnHTTPTapInjectsTowardTheServerThroughItsCallerAndCapturesTheAnswer(t *testing.T) {
 	tp, feed, path := httpTap(t)
 	ping := []byte(`{"jsonrpc":"2.0","id":"z","method":"ping"}`)
 	if _, err := tp.Inject(classify.H2S, ping, InjectOptions{Capture: true}); err == nil || !strings.Contains(err.Error(), "not started") {
 		t.Errorf("inject before the proxy set how to send: %v; want that the session has not started", err)
 	}
-	var sent [][]byte
+	var sent, toHost [][]byte
 	feed.OnInject(func(body []byte) error {
 		sent = append(sent, bytes.Clone(body))
 		info := &sessions.HTTPInfo{Exchange: 1, Method: "POST", Path: "/mcp"}
 		feed.Injected(classify.H2S, body, info)
 		feed.Captured(classify.S2H, []byte(`{"jsonrpc":"2.0","id":"z","result":{}}`), &sessions.HTTPInfo{Exchange: 1, Method: "POST", Path: "/mcp", Status: 200})
 		return nil
+	}, func(body []byte) error {
+		toHost = append(toHost, bytes.Clone(body))
+		return nil
 	})
-	if _, err := tp.Inject(classify.S2H, ping, InjectOptions{Capture: true}); !errors.Is(err, errInjectHTTPHost) {
-		t.Errorf("inject toward the host: %v; want %v", err, errInjectHTTPHost)
+	note := []byte(`{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}`)
+	if _, err := tp.Inject(classify.S2H, note, InjectOptions{Capture: true, Keep: true}); err != nil || len(toHost) != 1 || !bytes.Equal(toHost[0], note) {
+		t.Errorf("inject toward the host: %v; the proxy was given %q", err, toHost)
 	}
 	if _, err := tp.Inject(classify.H2S, ping, InjectOptions{}); !errors.Is(err, errForwardHTTP) {
 		t.Errorf("inject a request whose answer would go to the host: %v; want %v", err, errForwardHTTP)

@@ -17,9 +17,6 @@ import (
 // a frame whether the user holds it (Hold); the tap keeps the captures,
 // the hold queues and the views, as it does for a pipe.
 
-// errInjectHTTPHost refuses a frame toward the host of an HTTP tap.
-var errInjectHTTPHost = errors.New("this tap relays HTTP (rpctap http), and injecting a frame toward the host is not supported yet: inject toward the server (h2s), and the tap sends it as a request of its own")
-
 // errForwardHTTP refuses an injected request whose answer would go on to
 // the host of an HTTP tap.
 var errForwardHTTP = errors.New("over HTTP the answer to an injected request comes back on the tap's own request, so it cannot go on to the host: send it with its answer captured (without --forward, or ctrl+s in the composer)")
@@ -31,20 +28,43 @@ func (t *Tap) setUpHolding() {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.capture[classify.S2H] = newCaptureSet()
+	t.capture[classify.H2S] = newCaptureSet()
 	for _, dir := range []classify.Direction{classify.H2S, classify.S2H} {
 		t.intercept.dirs[dir].dst = &dest{dir: dir, w: io.Discard, note: t.rec.note}
 	}
 }
 
-// OnInject sets how a frame the user injects toward the server is sent:
-// send sends body as a request of the caller's own, after recording it
-// (Injected), and records the frames its answer carries (Captured); its
-// error says why it could not be sent. Until it is set, a frame to inject
-// is refused.
-func (f *Feed) OnInject(send func(body []byte) error) {
+// OnInject sets how a frame the user injects is sent: toServer sends
+// body as a request of the caller's own, after recording it (Injected),
+// and records the frames its answer carries (Captured); toHost writes it
+// to the host where its stream is between two frames, and records it.
+// Their errors say why it could not be sent. Until it is set, a frame to
+// inject is refused.
+func (f *Feed) OnInject(toServer, toHost func(body []byte) error) {
 	f.t.mu.Lock()
-	f.t.send = send
+	f.t.send[classify.H2S], f.t.send[classify.S2H] = toServer, toHost
 	f.t.mu.Unlock()
+}
+
+// Capturing reports whether the answers to requests the user injected
+// toward dir's sender are awaited: the caller offers each frame that
+// comes toward dir to Take first.
+func (f *Feed) Capturing(dir classify.Direction) bool {
+	set := f.t.capture[dir]
+	return set != nil && set.active()
+}
+
+// Take reports whether body, which came toward dir, answers a request the
+// user injected toward its sender: then it is recorded, captured, and
+// handed to whoever waits for it, and the caller keeps it from its
+// receiver.
+func (f *Feed) Take(dir classify.Direction, body []byte, h *sessions.HTTPInfo) bool {
+	at := now()
+	if set := f.t.capture[dir]; set == nil || !set.take(body, at) {
+		return false
+	}
+	f.t.rec.note(item{at: at, dir: dir, data: body, whole: true, captured: true, http: h})
+	return true
 }
 
 // Injected records a frame the user injected toward dir's receiver, sent
@@ -65,17 +85,16 @@ func (f *Feed) Captured(dir classify.Direction, body []byte, h *sessions.HTTPInf
 }
 
 // injectHTTP sends a frame the user injects through the caller of Feed:
-// toward the server only, as a request of its own, whose answer never
-// reaches the host.
+// toward the server as a request of its own, whose answer never reaches
+// the host; toward the host into a stream open to it, and the host's
+// answer to a request is kept from the server when captured.
 func (t *Tap) injectHTTP(dir classify.Direction, body []byte, o InjectOptions) (InjectResult, error) {
 	t.mu.Lock()
-	send, set := t.send, t.capture[classify.S2H]
+	send, set := t.send[dir], t.capture[dir.Opposite()]
 	t.mu.Unlock()
 	switch {
 	case send == nil:
 		return InjectResult{}, errors.New("the session has not started")
-	case dir == classify.S2H:
-		return InjectResult{}, errInjectHTTPHost
 	case len(bytes.TrimSpace(body)) == 0:
 		return InjectResult{}, errors.New("the frame is empty: give the JSON-RPC message to send")
 	}
@@ -85,11 +104,11 @@ func (t *Tap) injectHTTP(dir classify.Direction, body []byte, o InjectOptions) (
 		res.ID = string(m.ID().Raw)
 	}
 	switch {
-	case m.Kind == classify.KindRequest && !o.Capture:
+	case m.Kind == classify.KindRequest && !o.Capture && dir == classify.H2S:
 		return InjectResult{}, errForwardHTTP
 	case o.Capture && !o.Keep && m.Kind != classify.KindRequest:
 		return InjectResult{}, errCaptureNone(m.Kind)
-	case m.Kind == classify.KindRequest:
+	case m.Kind == classify.KindRequest && o.Capture:
 		var err error
 		res.key, res.set = m.ID().Key(), set
 		if res.Reply, err = set.add(res.key); err != nil {
@@ -101,7 +120,7 @@ func (t *Tap) injectHTTP(dir classify.Direction, body []byte, o InjectOptions) (
 		res.cancel()
 		return InjectResult{}, err
 	}
-	if o.Keep && res.Reply != nil && t.opts.Answers != nil {
+	if o.Keep && res.Reply != nil && t.opts.Answers != nil && dir == classify.H2S {
 		go toldAnswer{request: bytes.Clone(body), answer: res.Reply}.tell(t.opts.Answers)
 	}
 	return res, nil

@@ -4,8 +4,11 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
+	"slices"
+	"sync"
 
 	"github.com/rpctap/rpctap/classify"
 	"github.com/rpctap/rpctap/sessions"
@@ -167,4 +170,142 @@ type readCloser struct {
 // the intercept: a POST, while the user holds frames toward the server.
 func (p *Proxy) holdingRequests(r *http.Request) bool {
 	return r.Method == http.MethodPost && p.feed.Holding(classify.H2S)
+}
+
+// A hostStream is an SSE response on its way to the host, which a frame
+// the user injects toward the host is written into, as an event of its
+// own, between two of the server's. The relay (ReverseProxy's copy loop)
+// holds mu from when Read returns bytes until it asks for more, that is
+// while it writes them to the host: an injector that gets mu writes
+// between the relay's writes, and only where the bytes written so far end
+// between two events.
+type hostStream struct {
+	x    *exchange
+	info *sessions.HTTPInfo
+	w    http.ResponseWriter
+
+	mu       sync.Mutex
+	boundary bool // under mu: the bytes written end between two events
+	ended    bool // under mu
+
+	// The relay's own, never an injector's.
+	held, listed bool
+}
+
+// written is the relay's, as it asks for more: what Read returned last
+// has been written to the host.
+func (h *hostStream) written() {
+	if h == nil {
+		return
+	}
+	if !h.listed {
+		h.listed = true // the response's header has been written: events may go
+		h.x.p.addStream(h)
+	}
+	if h.held {
+		h.held = false
+		h.mu.Unlock()
+	}
+}
+
+// relaying is the relay's, once the server's bytes came and before they
+// are returned to be written.
+func (h *hostStream) relaying() {
+	if h != nil && !h.held {
+		h.mu.Lock()
+		h.held = true
+	}
+}
+
+// returned is the relay's, as Read returns: boundary says whether the
+// bytes end between two events; ended, that the stream is over.
+func (h *hostStream) returned(boundary, ended bool) {
+	if h == nil {
+		return
+	}
+	h.relaying()
+	h.boundary = boundary
+	if ended {
+		h.ended = true
+		h.x.p.dropStream(h)
+		h.held = false
+		h.mu.Unlock()
+	}
+}
+
+// inject writes body to the host as an event of its own, recorded as the
+// user's.
+func (h *hostStream) inject(body []byte) error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	switch {
+	case h.ended:
+		return errNoStream
+	case !h.boundary:
+		return errors.New("the stream toward the host is in the middle of a server's event; inject again once it has ended")
+	}
+	info := *h.info
+	h.x.p.feed.Injected(classify.S2H, body, &info)
+	var ev []byte
+	for line := range bytes.Lines(body) {
+		ev = append(append(ev, "data: "...), bytes.TrimRight(line, "\r\n")...)
+		ev = append(ev, '\n')
+	}
+	if _, err := h.w.Write(append(ev, '\n')); err != nil {
+		return fmt.Errorf("the host's stream would not take the frame: %w", err)
+	}
+	http.NewResponseController(h.w).Flush()
+	return nil
+}
+
+// errNoStream refuses a frame toward the host when no stream is open.
+var errNoStream = errors.New("no response stream to the host is open: over HTTP, rpctap writes a frame toward the host as an event of an open SSE stream (the host's GET stream, or a POST's streamed answer); inject once the host has one open")
+
+func (p *Proxy) addStream(h *hostStream) {
+	p.smu.Lock()
+	p.streams = append(p.streams, h)
+	p.smu.Unlock()
+}
+
+func (p *Proxy) dropStream(h *hostStream) {
+	p.smu.Lock()
+	p.streams = slices.DeleteFunc(p.streams, func(s *hostStream) bool { return s == h })
+	p.smu.Unlock()
+}
+
+// injectHost writes body into a stream open to the host: the latest GET
+// stream (the one a server's own messages go on), else the latest POST
+// stream.
+func (p *Proxy) injectHost(body []byte) error {
+	p.smu.Lock()
+	var h *hostStream
+	for _, s := range p.streams {
+		if h == nil || s.x.method == http.MethodGet || h.x.method != http.MethodGet {
+			h = s
+		}
+	}
+	p.smu.Unlock()
+	if h == nil {
+		return errNoStream
+	}
+	return h.inject(body)
+}
+
+// captured keeps from the server a host's POST that answers a request
+// the user injected toward the host: it is recorded, captured, and the
+// host is answered 202, as a server would. It reports whether it did;
+// otherwise r's body is as it was.
+func (p *Proxy) captured(w http.ResponseWriter, r *http.Request, x *exchange) bool {
+	buf, err := io.ReadAll(io.LimitReader(r.Body, maxBody+1))
+	if err != nil || len(buf) > maxBody {
+		r.Body = readCloser{io.MultiReader(bytes.NewReader(buf), r.Body), r.Body}
+		return false
+	}
+	r.Body = io.NopCloser(bytes.NewReader(buf))
+	if !p.feed.Take(classify.H2S, buf, x.info(0, r.Header)) {
+		return false
+	}
+	w.WriteHeader(http.StatusAccepted)
+	p.feed.Frame(classify.S2H, nil, x.info(http.StatusAccepted, w.Header()))
+	return true
 }

@@ -1,8 +1,10 @@
 package httptap
 
 import (
+	"bufio"
 	"bytes"
 	"context"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -249,5 +251,125 @@ func TestAHeldRequestDroppedOrAnsweredInPlaceNeverReachesTheTarget(t *testing.T)
 	rec, _ := os.ReadFile(path)
 	if bytes.Count(rec, []byte(`"held":"dropped"`)) != 2 || !bytes.Contains(rec, []byte(`"held":"answered"`)) || !bytes.Contains(rec, []byte(`"src":"inject"`)) {
 		t.Errorf("the session file lacks the drops, or the reply in place:\n%s", rec)
+	}
+}
+
+// A frame injected toward the host goes into the host's open GET stream
+// as an event of its own, between two of the server's, never inside one;
+// with no stream open, or with the server's event half written, it is
+// refused with a sentence. The host's answer to an injected request is
+// kept from the server (answered 202) and handed to the injector.
+func TestAFrameInjectedTowardTheHostIsAnEventOfTheOpenStreamAndItsAnswerIsKept(t *testing.T) {
+	step := make(chan string)
+	var mu sync.Mutex
+	var posts []string
+	target := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPost {
+			var b bytes.Buffer
+			b.ReadFrom(r.Body)
+			mu.Lock()
+			posts = append(posts, b.String())
+			mu.Unlock()
+			w.WriteHeader(http.StatusAccepted)
+			return
+		}
+		w.Header().Set("Content-Type", "text/event-stream")
+		w.WriteHeader(http.StatusOK)
+		w.(http.Flusher).Flush()
+		for s := range step {
+			io.WriteString(w, s)
+			w.(http.Flusher).Flush()
+		}
+	}))
+	defer target.Close()
+	defer close(step)
+	u, _ := url.Parse(target.URL + "/mcp")
+	path := filepath.Join(t.TempDir(), "s.jsonl")
+	tp, err := tap.New(tap.Options{Argv: []string{u.String()}, Record: true, Path: path, Transport: sessions.TransportHTTP, Env: []string{},
+		Warn: func(s string) { t.Log(s) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	feed := tp.Feed()
+	srv := httptest.NewServer(New(Options{Target: u, Feed: feed, Redactor: tp.Redactor()}))
+	defer srv.Close()
+	note := []byte(`{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}`)
+	if _, err := tp.Inject(classify.S2H, note, tap.InjectOptions{}); err == nil || !strings.Contains(err.Error(), "no response stream to the host is open") {
+		t.Errorf("inject toward the host with no stream open: %v", err)
+	}
+	resp, err := http.Get(srv.URL + "/mcp")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	host := bufio.NewReader(resp.Body)
+	event := func() string {
+		t.Helper()
+		var ev strings.Builder
+		for {
+			line, err := host.ReadString('\n')
+			if err != nil {
+				t.Fatalf("the host's stream ended: %v", err)
+			}
+			if line == "\n" {
+				return ev.String()
+			}
+			ev.WriteString(line)
+		}
+	}
+	step <- "id: 1\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/message\",\"params\":{}}\n\n"
+	if ev := event(); !strings.Contains(ev, "notifications/message") {
+		t.Fatalf("the host read %q, want the server's event", ev)
+	}
+	if _, err := tp.Inject(classify.S2H, note, tap.InjectOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if ev := event(); ev != "data: "+string(note)+"\n" {
+		t.Errorf("the host read %q, want the injected frame as an event of its own", ev)
+	}
+	for _, half := range []string{"id: 2\n", "data: {\"jsonrpc\":\"2.0\","} { // a line of the event, then half a line
+		step <- half
+		if _, err := io.ReadFull(host, make([]byte, len(half))); err != nil { // the proxy relayed it
+			t.Fatal(err)
+		}
+		if _, err := tp.Inject(classify.S2H, note, tap.InjectOptions{}); err == nil || !strings.Contains(err.Error(), "middle of a server's event") {
+			t.Errorf("inject after the server wrote %q of an event: %v", half, err)
+		}
+	}
+	step <- "\"method\":\"notifications/second\"}\n\n"
+	if ev := event(); ev != "\"method\":\"notifications/second\"}\n" {
+		t.Errorf("the host read %q, want the server's second event whole", ev)
+	}
+	ask := []byte(`{"jsonrpc":"2.0","id":"rpctap-r1","method":"roots/list"}`)
+	res, err := tp.Inject(classify.S2H, ask, tap.InjectOptions{Capture: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ev := event(); !strings.Contains(ev, "roots/list") {
+		t.Errorf("the host read %q, want the injected request", ev)
+	}
+	answer, err := http.Post(srv.URL+"/mcp", "application/json", strings.NewReader(`{"jsonrpc":"2.0","id":"rpctap-r1","result":{"roots":[]}}`))
+	if err != nil || answer.StatusCode != http.StatusAccepted {
+		t.Fatalf("the host's answer was answered %v %v, want 202", answer, err)
+	}
+	select {
+	case ans := <-res.Reply:
+		if !bytes.Contains(ans.Body, []byte(`"roots"`)) {
+			t.Errorf("the injector got %s", ans.Body)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the host's answer never came to the injector")
+	}
+	mu.Lock()
+	if len(posts) != 0 {
+		t.Errorf("the server got %q, want nothing (the answer is the injector's)", posts)
+	}
+	mu.Unlock()
+	resp.Body.Close()
+	srv.Close()
+	feed.Close()
+	rec, _ := os.ReadFile(path)
+	if bytes.Count(rec, []byte(`"dir":"s2h","src":"inject"`)) != 2 || !bytes.Contains(rec, []byte(`"dir":"h2s","captured":true`)) {
+		t.Errorf("the session file lacks the frames injected toward the host, or the host's captured answer:\n%s", rec)
 	}
 }

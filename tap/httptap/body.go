@@ -88,10 +88,13 @@ type responseBody struct {
 	events sse
 	frames int // frames recorded
 	ended  bool
+	host   *hostStream // an SSE stream to the host, which a frame may be injected into; nil: none
 }
 
 func (b *responseBody) Read(p []byte) (int, error) {
+	b.host.written()
 	n, err := b.in.Read(p)
+	b.host.relaying()
 	switch b.mode {
 	case modeSSE:
 		b.events.feed(p[:n], b.event)
@@ -101,12 +104,14 @@ func (b *responseBody) Read(p []byte) (int, error) {
 	if err != nil {
 		b.end()
 	}
+	b.host.returned(b.events.atBoundary(), err != nil)
 	return n, err
 }
 
 func (b *responseBody) Close() error {
 	err := b.in.Close()
 	b.end()
+	b.host.returned(false, true)
 	return err
 }
 
@@ -159,7 +164,12 @@ type sse struct {
 	over    bool
 	id      string // the open event's id, when it sets one
 	retry   int64
+	open    bool // a line of an event came since the last blank line
 }
+
+// atBoundary reports whether the bytes fed so far end between two
+// events: no line is open, and no event has begun.
+func (s *sse) atBoundary() bool { return len(s.line) == 0 && !s.longer && !s.open }
 
 func (s *sse) feed(p []byte, emit func(event)) {
 	for len(p) > 0 {
@@ -199,9 +209,10 @@ func (s *sse) endLine(emit func(event)) {
 		if s.hasData {
 			emit(event{data: bytes.Clone(s.data), id: s.id, retry: s.retry, over: s.over})
 		}
-		s.data, s.hasData, s.over, s.id, s.retry = s.data[:0], false, false, "", 0
+		s.data, s.hasData, s.over, s.id, s.retry, s.open = s.data[:0], false, false, "", 0, false
 		return
 	}
+	s.open = true
 	name, value, _ := bytes.Cut(line, []byte(":"))
 	value = bytes.TrimPrefix(value, []byte(" "))
 	switch string(name) {

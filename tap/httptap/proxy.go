@@ -13,6 +13,7 @@ import (
 	"net/url"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 
 	"github.com/rpctap/rpctap/classify"
@@ -51,6 +52,8 @@ type Proxy struct {
 	exchanges atomic.Int64
 	transport http.RoundTripper
 	last      atomic.Pointer[http.Header] // what an injected request carries of the host's last POST
+	smu       sync.Mutex
+	streams   []*hostStream // the SSE streams open to the host, oldest first
 }
 
 // New makes a proxy to opts.Target.
@@ -69,7 +72,7 @@ func New(opts Options) *Proxy {
 	}
 	p.transport = rt
 	if opts.Feed != nil {
-		opts.Feed.OnInject(p.inject)
+		opts.Feed.OnInject(p.inject, p.injectHost)
 	}
 	p.rp = &httputil.ReverseProxy{
 		Rewrite:        p.rewrite,
@@ -112,8 +115,12 @@ func (p *Proxy) rewrite(pr *httputil.ProxyRequest) {
 // ServeHTTP relays one request and its response.
 func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	x := &exchange{p: p, n: p.exchanges.Add(1), method: r.Method, path: p.redactor.MaskString(r.URL.RequestURI())}
+	x.w = w
 	if r.Method == http.MethodPost {
 		p.remember(r.Header)
+		if p.feed.Capturing(classify.H2S) && p.captured(w, r, x) {
+			return
+		}
 	}
 	var relayed func() // a held request's: it has gone on
 	if p.holdingRequests(r) {
@@ -145,6 +152,7 @@ type exchange struct {
 	method string
 	path   string
 	own    bool // the proxy's own request: an injected frame's
+	w      http.ResponseWriter // the host's, for a frame injected toward it; nil for the proxy's own
 }
 
 // info is what HTTP said of a frame of x.
@@ -214,6 +222,9 @@ func (p *Proxy) responseBody(x *exchange, resp *http.Response) *responseBody {
 		rb.mode = modeJSON
 	default:
 		rb.mode = modeOpaque
+	}
+	if rb.mode == modeSSE && x.w != nil && resp.ContentLength < 0 {
+		rb.host = &hostStream{x: x, info: info, w: x.w, boundary: true}
 	}
 	return rb
 }
