@@ -160,7 +160,7 @@ func TestAHeldRequestDroppedOrAnsweredInPlaceNeverReachesTheTarget(t *testing.T)
 		t.Fatal(err)
 	}
 	defer view.Close()
-	helds := make(chan tap.HeldFrame, 8)
+	helds, set := make(chan tap.HeldFrame, 8), make(chan struct{}, 1)
 	go func() {
 		for {
 			ev, err := view.Next()
@@ -170,8 +170,16 @@ func TestAHeldRequestDroppedOrAnsweredInPlaceNeverReachesTheTarget(t *testing.T)
 			if ev.Held != nil {
 				helds <- *ev.Held
 			}
+			if ev.OK != nil && ev.Act == "filter" {
+				set <- struct{}{}
+			}
 		}
 	}()
+	select {
+	case <-set: // the filter is in force
+	case <-time.After(10 * time.Second):
+		t.Fatal("the tap never said the view's filter is set")
+	}
 	heldNext := func() tap.HeldFrame {
 		t.Helper()
 		select {

@@ -151,7 +151,7 @@ type exchange struct {
 	n      int64
 	method string
 	path   string
-	own    bool // the proxy's own request: an injected frame's
+	own    bool                // the proxy's own request: an injected frame's
 	w      http.ResponseWriter // the host's, for a frame injected toward it; nil for the proxy's own
 }
 
