@@ -110,12 +110,10 @@ func nameMCPHeaders(h http.Header, body []byte) {
 // after it waits for that. A request that did not go on has been
 // answered, or left for the host to give up.
 func (p *Proxy) hold(w http.ResponseWriter, r *http.Request, x *exchange) (forward bool, relayed func()) {
-	buf, err := io.ReadAll(io.LimitReader(r.Body, maxBody+1))
-	if err != nil || len(buf) > maxBody {
-		r.Body = readCloser{io.MultiReader(bytes.NewReader(buf), r.Body), r.Body}
+	buf, ok := readWhole(r)
+	if !ok {
 		return true, nil
 	}
-	r.Body = io.NopCloser(bytes.NewReader(buf))
 	out, ok := p.feed.Hold(classify.H2S, buf, x.info(0, r.Header))
 	if !ok {
 		return true, nil
@@ -159,6 +157,19 @@ func (x *exchange) s2h(body []byte, info *sessions.HTTPInfo) {
 		return
 	}
 	x.p.feed.Frame(classify.S2H, body, info)
+}
+
+// readWhole reads r's body, up to maxBody, and sets r's body to read the
+// same bytes again; false when it is larger, or could not be read whole
+// (then r's body reads what was read, then the rest).
+func readWhole(r *http.Request) ([]byte, bool) {
+	buf, err := io.ReadAll(io.LimitReader(r.Body, maxBody+1))
+	if err != nil || len(buf) > maxBody {
+		r.Body = readCloser{io.MultiReader(bytes.NewReader(buf), r.Body), r.Body}
+		return nil, false
+	}
+	r.Body = io.NopCloser(bytes.NewReader(buf))
+	return buf, true
 }
 
 type readCloser struct {
@@ -296,12 +307,10 @@ func (p *Proxy) injectHost(body []byte) error {
 // host is answered 202, as a server would. It reports whether it did;
 // otherwise r's body is as it was.
 func (p *Proxy) captured(w http.ResponseWriter, r *http.Request, x *exchange) bool {
-	buf, err := io.ReadAll(io.LimitReader(r.Body, maxBody+1))
-	if err != nil || len(buf) > maxBody {
-		r.Body = readCloser{io.MultiReader(bytes.NewReader(buf), r.Body), r.Body}
+	buf, ok := readWhole(r)
+	if !ok {
 		return false
 	}
-	r.Body = io.NopCloser(bytes.NewReader(buf))
 	if !p.feed.Take(classify.H2S, buf, x.info(0, r.Header)) {
 		return false
 	}
