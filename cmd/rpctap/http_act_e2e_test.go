@@ -179,3 +179,35 @@ func TestInterceptOverHTTPHoldsTheInspectorsCallAndTheServerGetsTheEdit(t *testi
 		t.Errorf("the session file has %d answers from the server (want the edit's only), or lacks the edit or the reply:\n%s", n, rec)
 	}
 }
+
+// Over HTTP, a roots/list injected toward the inspector while its call
+// is under way goes into the inspector's open stream: the inspector
+// answers it, and its answer comes back to rpctap inject, kept from
+// server-everything; the inspector prints what it prints without it.
+func TestARequestInjectedTowardTheInspectorOverHTTPIsAnsweredToRpctap(t *testing.T) {
+	h := startHTTPTapped(t)
+	call := []string{"--method", "tools/call", "--tool-name", "trigger-long-running-operation", "--tool-arg", "duration=3", "--tool-arg", "steps=3"}
+	direct, directCode := inspect(t, h.target, call...)
+	type result struct {
+		out  string
+		code int
+	}
+	host := make(chan result, 1)
+	go func() {
+		out, code := inspect(t, h.given, call...)
+		host <- result{out, code}
+	}()
+	h.waitRecorded(t, `trigger-long-running-operation\",\"arguments`)
+	answer, code := h.inject("--dir", "s2h", "--capture", `{"jsonrpc":"2.0","id":"rpctap-r1","method":"roots/list"}`)
+	if code != 0 || !strings.Contains(answer, `"roots"`) {
+		t.Errorf("the inspector's answer to the injected roots/list (exit %d): %s", code, answer)
+	}
+	tapped := <-host
+	if tapped.out != direct || tapped.code != directCode {
+		t.Errorf("the inspector's output changed with an injection:\n direct (exit %d): %s\n tapped (exit %d): %s", directCode, direct, tapped.code, tapped.out)
+	}
+	rec, _ := os.ReadFile(h.record)
+	if !bytes.Contains(rec, []byte(`"dir":"s2h","src":"inject","kind":"request","id":"rpctap-r1"`)) || !bytes.Contains(rec, []byte(`"dir":"h2s","captured":true,"kind":"response","id":"rpctap-r1"`)) {
+		t.Errorf("the session file lacks the injected request or the inspector's captured answer:\n%s", rec)
+	}
+}
