@@ -90,7 +90,8 @@ type Entry struct {
 	Held string
 	Size int64  // the frame's bytes (the body, for lsp)
 	ID   string // the id as on the wire ("" when none; "" for a batch)
-	// Method is the frame's method; for a response, its request's method.
+	// Method is the frame's method; for a response, its request's method;
+	// for a frame of kind http, what HTTP did (HTTPLabel).
 	Method string
 	// Codes holds every finding code about the frame: its own, its batch
 	// members', and session findings, also those reported later

@@ -145,7 +145,11 @@ func (x *Index) addFrame(ev *Event, e entry, seq int64, at time.Duration, pre *c
 	if m.HasID() {
 		p.id = x.ids.add(m.ID().Raw)
 	}
-	p.method = x.method(m.Method())
+	if m.Kind == classify.KindHTTP {
+		p.method = x.method(HTTPLabel(ev.HTTP)) // no message, so no method: what HTTP did, as events hold their kind
+	} else {
+		p.method = x.method(m.Method())
+	}
 	x.addKind(p, &m, seq, followed)
 	for _, f := range m.Findings {
 		x.note(p, f, -1, 0)

@@ -60,6 +60,11 @@ type SpanPair struct {
 	// (injected, held, dropped, captured, …): the span says them in the
 	// attributes rpctap.request.fate and rpctap.response.fate.
 	RequestFate, ResponseFate Fate
+	// RequestHTTP and ResponseHTTP are the records' http objects in a
+	// session the HTTP tap recorded (nil in a stdio session): the span
+	// says what HTTP did (AppendHTTPAttributes) in the exchange that
+	// carried the answer, or with none, the request.
+	RequestHTTP, ResponseHTTP []byte
 }
 
 // PairSpan builds the span of a pair. Ids are derived, not random, so
@@ -88,6 +93,11 @@ func PairSpanIn(s *Span, p SpanPair) {
 	}
 	s.Attributes = AppendRPCAttributes(s.Attributes, c)
 	s.Attributes = append(s.Attributes, SpanAttribute{"rpctap.request_line", p.RequestLine})
+	if h, ok := ParseHTTP(p.ResponseHTTP); ok && p.Response != nil {
+		s.Attributes = AppendHTTPAttributes(s.Attributes, SpanHTTP{Method: h.Method, Path: h.Path, Status: h.Status})
+	} else if h, ok := ParseHTTP(p.RequestHTTP); ok {
+		s.Attributes = AppendHTTPAttributes(s.Attributes, SpanHTTP{Method: h.Method, Path: h.Path})
+	}
 	if words := p.RequestFate.Words(); len(words) > 0 {
 		s.Attributes = append(s.Attributes, SpanAttribute{"rpctap.request.fate", strings.Join(words, " ")},
 			SpanAttribute{"rpctap.request.fate_text", p.RequestFate.Text()})
@@ -138,6 +148,37 @@ func AppendRPCAttributes(dst []SpanAttribute, c RPCCall) []SpanAttribute {
 		dst = append(dst, SpanAttribute{"rpc.jsonrpc.request_id", c.ID})
 	}
 	return append(dst, SpanAttribute{"rpctap.direction", c.Dir.String()})
+}
+
+// SpanHTTP is what AppendHTTPAttributes says of a call over HTTP.
+type SpanHTTP struct {
+	Method string // the request's HTTP method
+	Path   string // its path and query, as recorded (masked)
+	Status int    // the status of the response that carried the answer; 0 when it had none
+}
+
+// AppendHTTPAttributes appends what HTTP did in a call over the HTTP
+// transport, after OpenTelemetry's semantic conventions for HTTP: of the
+// exchange that carried the answer, http.request.method, url.path,
+// url.query (when the path has one) and http.response.status_code (when
+// the answer came in a response; a host's answer to a server's request
+// goes in a request, and has none). The file export and the live
+// exporter both append them.
+func AppendHTTPAttributes(dst []SpanAttribute, h SpanHTTP) []SpanAttribute {
+	if h.Method != "" {
+		dst = append(dst, SpanAttribute{"http.request.method", h.Method})
+	}
+	if h.Path != "" {
+		path, query, hasQuery := strings.Cut(h.Path, "?")
+		dst = append(dst, SpanAttribute{"url.path", path})
+		if hasQuery {
+			dst = append(dst, SpanAttribute{"url.query", query})
+		}
+	}
+	if h.Status != 0 {
+		dst = append(dst, SpanAttribute{"http.response.status_code", int64(h.Status)})
+	}
+	return dst
 }
 
 // ErrorMessage is the message of a response's error object.

@@ -164,7 +164,7 @@ func tailLine(w io.Writer, src *Source, pos int, e sessions.Entry, ev *sessions.
 				out["id"] = e.ID
 			}
 		}
-		if e.Method != "" {
+		if e.Method != "" && e.Kind != classify.KindHTTP { // a frame of kind http has no method: its http object says what HTTP did
 			out["method"] = e.Method
 		}
 		if e.Pair != 0 {
@@ -222,7 +222,7 @@ func tailLine(w io.Writer, src *Source, pos int, e sessions.Entry, ev *sessions.
 	if e.ID != "" {
 		line += " id=" + classify.EscapeString(e.ID, 40)
 	}
-	if e.Method != "" {
+	if e.Method != "" && (e.Kind != classify.KindHTTP || ev == nil || ev.HTTP == nil) { // a frame of kind http says it in its http= words, which say more
 		line += " " + classify.EscapeString(e.Method, 80)
 	}
 	if e.Latency > 0 && e.Kind == classify.KindResponse {

@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/rpctap/rpctap/classify"
+	"github.com/rpctap/rpctap/sessions"
 )
 
 // A Call is one request and the response that answered it, as the tap saw
@@ -24,6 +25,10 @@ type Call struct {
 	// TraceParent and TraceState are the W3C trace context the request
 	// carried in params._meta ("" when none).
 	TraceParent, TraceState string
+	// HTTP is what HTTP did, when the answer came through the HTTP tap:
+	// its exchange's method and path, and the status of the response
+	// that carried it (zero for a call over stdio).
+	HTTP sessions.SpanHTTP
 }
 
 // maxOpenCalls bounds the traced requests (those that carry a trace
@@ -66,7 +71,7 @@ func newCalls(send func(Call), epoch time.Time) *calls {
 
 // observe takes a frame the tracker has just seen, at t on the session
 // clock, with the pairs it found.
-func (c *calls) observe(seq int64, t time.Duration, m *classify.Message, pairs []classify.Pair) {
+func (c *calls) observe(seq int64, t time.Duration, m *classify.Message, pairs []classify.Pair, h *sessions.HTTPInfo) {
 	switch m.Kind {
 	case classify.KindRequest:
 		c.opened(seq, m)
@@ -81,12 +86,12 @@ func (c *calls) observe(seq int64, t time.Duration, m *classify.Message, pairs [
 		return
 	}
 	if m.Kind != classify.KindBatch {
-		c.answered(pairs[0], t, m)
+		c.answered(pairs[0], t, m, h)
 		return
 	}
 	for _, p := range pairs {
 		if p.Member < len(m.Members) {
-			c.answered(p, t, &m.Members[p.Member])
+			c.answered(p, t, &m.Members[p.Member], h)
 		}
 	}
 }
@@ -151,9 +156,13 @@ func (c *calls) forgetOldest() {
 	}
 }
 
-// answered sends the Call of pair p, answered by r at t.
-func (c *calls) answered(p classify.Pair, t time.Duration, r *classify.Message) {
+// answered sends the Call of pair p, answered by r at t (in an HTTP
+// response h said of, or nil).
+func (c *calls) answered(p classify.Pair, t time.Duration, r *classify.Message, h *sessions.HTTPInfo) {
 	call := Call{Dir: r.Dir.Opposite(), Method: p.Method, Start: c.epoch.Add(t - p.Latency), End: c.epoch.Add(t), HasError: r.HasError()}
+	if h != nil {
+		call.HTTP = sessions.SpanHTTP{Method: h.Method, Path: h.Path, Status: h.Status}
+	}
 	if r.HasID() {
 		call.ID = r.ID().Text()
 	}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/rpctap/rpctap/classify"
+	"github.com/rpctap/rpctap/sessions"
 )
 
 // The tap hands Options.Calls every request that got its answer, with its
@@ -73,7 +74,7 @@ func TestCallsKeepBoundedMemoryForRequestsNeverAnswered(t *testing.T) {
 		seq++
 		m := classify.Classify([]byte(f), dir, classify.JSONRPC)
 		obs := tr.Observe(seq, time.Duration(seq), &m)
-		c.observe(seq, time.Duration(seq), &m, obs.Pairs)
+		c.observe(seq, time.Duration(seq), &m, obs.Pairs, nil)
 	}
 	const meta = `"params":{"_meta":{"traceparent":"00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"}}`
 	frame(classify.H2S, `{"jsonrpc":"2.0","id":"open","method":"wait",`+meta+`}`)
@@ -105,5 +106,38 @@ func TestCallsKeepBoundedMemoryForRequestsNeverAnswered(t *testing.T) {
 		if len(tc.parent)+len(tc.state) > maxTraceParent+maxTraceState {
 			t.Errorf("kept %d bytes of trace context", len(tc.parent)+len(tc.state))
 		}
+	}
+}
+
+// A tap of rpctap http hands Options.Calls each answered request with
+// what HTTP did in the exchange that carried its answer: its method, its
+// path and the response's status. A host's answer to a server's request
+// goes in a request of its own, which has no status.
+func TestCallsOfAnHTTPTapCarryTheExchangeOfTheirAnswer(t *testing.T) {
+	var mu sync.Mutex
+	var got []Call
+	tp, err := New(Options{Argv: []string{"http://127.0.0.1:1/mcp"}, Transport: sessions.TransportHTTP, Env: []string{}, Warn: func(s string) { t.Log(s) },
+		Calls: func(c Call) {
+			mu.Lock()
+			got = append(got, c)
+			mu.Unlock()
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	feed := tp.Feed()
+	post := func(x int64, status int) *sessions.HTTPInfo {
+		return &sessions.HTTPInfo{Exchange: x, Method: "POST", Path: "/mcp?t=1", Status: status, ContentType: "application/json"}
+	}
+	feed.Frame(classify.H2S, []byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo"}}`), post(1, 0))
+	feed.Frame(classify.S2H, []byte(`{"jsonrpc":"2.0","id":1,"result":{}}`), post(1, 200))
+	feed.Frame(classify.S2H, []byte(`{"jsonrpc":"2.0","id":"r","method":"roots/list"}`), &sessions.HTTPInfo{Exchange: 2, Method: "GET", Path: "/mcp", Status: 200})
+	feed.Frame(classify.H2S, []byte(`{"jsonrpc":"2.0","id":"r","result":{"roots":[]}}`), post(3, 0))
+	feed.Close()
+	mu.Lock()
+	defer mu.Unlock()
+	want := []sessions.SpanHTTP{{Method: "POST", Path: "/mcp?t=1", Status: 200}, {Method: "POST", Path: "/mcp?t=1"}}
+	if len(got) != 2 || got[0].HTTP != want[0] || got[1].HTTP != want[1] {
+		t.Errorf("calls %+v, want their HTTP %+v", got, want)
 	}
 }

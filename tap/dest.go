@@ -27,6 +27,12 @@ type dest struct {
 	// are, to have them recorded.
 	note func(item)
 	kick func()
+	// wanted, when not nil, says whether anyone reads what the tap notes
+	// (see recorder.begin); on is it as of this stream's last frame
+	// boundary (set under mu, read anywhere), so that noting begins with
+	// a whole frame.
+	wanted *atomic.Bool
+	on     atomic.Bool
 
 	qmu    sync.Mutex
 	queue  []*injection
@@ -57,6 +63,21 @@ type injectPart struct {
 // errClosed says the destination was closed before an injection could be
 // written.
 var errClosed = errors.New("the stream this frame was for has closed")
+
+// boundary is called with mu held at a frame boundary: from here on the
+// stream's frames are noted when anyone reads them.
+func (d *dest) boundary() {
+	if d.wanted != nil && !d.on.Load() && d.wanted.Load() {
+		d.on.Store(true)
+	}
+}
+
+// record notes it (see note) when anyone reads what the tap notes.
+func (d *dest) record(it item) {
+	if d.wanted == nil || d.on.Load() {
+		d.note(it)
+	}
+}
 
 // failed reports whether a write to the destination has failed.
 func (d *dest) failed() bool { return d.dead.Load() }
@@ -104,9 +125,10 @@ func (d *dest) drainLocked() {
 		d.queue = d.queue[1:]
 		d.qmu.Unlock()
 		inj.sent = now()
+		d.boundary()
 		if !d.failed() { // recorded first, as the relay's frames are
 			for _, p := range inj.parts {
-				d.note(item{at: inj.sent, dir: d.dir, data: p.body, header: p.header, src: inj.src, whole: true, partial: p.partial})
+				d.record(item{at: inj.sent, dir: d.dir, data: p.body, header: p.header, src: inj.src, whole: true, partial: p.partial})
 			}
 		}
 		err := d.writeLocked(inj.frame)

@@ -33,6 +33,9 @@ func (t *Tap) startRecorder(redact *sessions.Redactor) error {
 	if opts.Calls != nil {
 		t.rec.calls = newCalls(opts.Calls, t.started)
 	}
+	// The file, the OTLP exporter and an intercept read from the start;
+	// views, tails and injections begin the record when they come.
+	t.rec.wanted.Store(opts.Record || opts.Calls != nil || opts.Intercept != "")
 	// The header is encoded first, with no file yet (tee keeps it): a
 	// header built here, with its id and start time, in this package's
 	// format version, is never refused, and the file's own failures are
@@ -89,6 +92,7 @@ func (t *Tap) startRecorder(redact *sessions.Redactor) error {
 			}
 		}
 	}
+	t.hub.attached = t.rec.begin
 	t.hub.settle = func() func() {
 		t.rec.mu.Lock()
 		t.rec.flush()

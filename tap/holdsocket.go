@@ -189,6 +189,7 @@ func (ic *interceptor) filtersLineLocked() []byte {
 // serveIntercept serves a view's intercept connection until it closes.
 func (t *Tap) serveIntercept(c net.Conn, br *bufio.Reader, req request) {
 	ic := t.intercept
+	t.rec.begin() // what the view holds, and what becomes of it, is recorded
 	v := &holdView{c: c, out: make(chan []byte, holdOutbox), done: make(chan struct{})}
 	go v.writeLoop() // first: the frames held now may be more than fits in out
 	if !ic.attach(v) {

@@ -34,6 +34,10 @@ type hub struct {
 	last   []byte // the last record published (at the end, the exit)
 	closed bool
 	stats  Stats
+	// attached, when not nil, is called as a subscriber attaches, before
+	// its backlog is settled: the recorder begins noting (see
+	// recorder.begin).
+	attached func()
 	// settle flushes the recorder and holds it still until the returned
 	// func is called (nil in tests of the hub alone).
 	settle func() (unlock func())
@@ -218,6 +222,9 @@ func (h *hub) attach(follow bool) (*subscriber, int64) {
 	s := &subscriber{follow: follow, wake: make(chan struct{}, 1)}
 	if !follow {
 		s.q = make(chan queued, subQueue)
+	}
+	if h.attached != nil {
+		h.attached()
 	}
 	if h.settle != nil {
 		unlock := h.settle()

@@ -193,6 +193,7 @@ func (t *Tap) Inject(dir classify.Direction, body []byte, o InjectOptions) (Inje
 	if d == nil {
 		return InjectResult{}, errors.New("the session has not started")
 	}
+	t.rec.begin() // the user's frame is recorded, and what follows it
 	framing := framingOf(rel, other, t.opts.Framing)
 	inj := &injection{src: sessions.SrcInject, capture: o.Capture, done: make(chan error, 1)}
 	var req []byte // the frame whose answer is captured

@@ -420,6 +420,7 @@ func (h *holdQueue) drainLocked() []*heldFrame {
 // emitLocked records a frame that leaves the queue and does what was
 // decided; the caller holds dst.mu.
 func (h *holdQueue) emitLocked(f *heldFrame) {
+	h.dst.boundary()
 	at := now()
 	it := item{at: at, dir: h.dir, data: f.body, header: f.header, whole: true, held: f.how, heldFor: at - f.at, http: f.http}
 	if f.gone != nil {
@@ -427,9 +428,9 @@ func (h *holdQueue) emitLocked(f *heldFrame) {
 	}
 	switch f.how {
 	case sessions.HeldDropped:
-		h.dst.note(it)
+		h.dst.record(it)
 	case sessions.HeldAnswered:
-		h.dst.note(it)
+		h.dst.record(it)
 		if f.reply != nil && f.gone == nil {
 			// Toward the sender, at its stream's next frame boundary;
 			// its answer comes back on done, not waited for here (the
@@ -444,10 +445,10 @@ func (h *holdQueue) emitLocked(f *heldFrame) {
 		}
 	case sessions.HeldEdited:
 		it.data, it.header, it.src, it.original = f.editBody, nil, sessions.SrcEdit, f.body
-		h.dst.note(it)
+		h.dst.record(it)
 		h.dst.writeLocked(f.edit)
 	default:
-		h.dst.note(it)
+		h.dst.record(it)
 		h.dst.writeLocked(f.wire)
 	}
 	h.dst.kicked()

@@ -50,6 +50,12 @@ type recorder struct {
 	warn     func(string)
 	calls    *calls // nil unless Options.Calls is set
 	spoolDir string // where frames too large to hold wait for their end
+	// wanted says whether anyone reads what the tap notes: the session
+	// file, a live view or tail, the OTLP exporter, an intercept or an
+	// injection. Until then the relays note nothing (see begin), and
+	// the tap relays as a bare relay does.
+	wanted  atomic.Bool
+	beginMu sync.Mutex
 	// profile is the tracker's profile as of the last committed frame:
 	// what encoders judge frames by (the committer judges again the
 	// rare frame whose profile changed on the way).
@@ -150,6 +156,29 @@ type published struct {
 	frame  bool  // a frame's record (not an event's, nor a line of findings)
 	missed bool  // a note in the place of a frame views cannot get (see tooLarge)
 }
+
+// begin has the tap note what crosses it from each stream's next frame
+// boundary on (the server's stderr: from its next line), once someone
+// reads what it notes. The record then begins with a note that says
+// so, in order before the first frame noted: a view that attached to a
+// tap that noted nothing is told where its record begins, and has every
+// frame from there on.
+func (r *recorder) begin() {
+	if r.wanted.Load() {
+		return
+	}
+	r.beginMu.Lock()
+	defer r.beginMu.Unlock()
+	if r.wanted.Load() {
+		return
+	}
+	r.note(item{at: now(), event: &sessions.EventRecord{Kind: sessions.EventNote, Text: noteBegins}})
+	r.wanted.Store(true)
+}
+
+// noteBegins is the note at the start of the record of a tap that noted
+// nothing until someone read it.
+const noteBegins = "this tap records no file and noted nothing while no one read it: the record of the session begins here, and the frames that crossed before are in no record"
 
 // note hands an item to the recorder: its bytes are copied, and it is
 // recorded in the order notes were made. A relay notes each chunk just

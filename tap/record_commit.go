@@ -97,7 +97,7 @@ func (r *recorder) commitJob(b *batch, j *job) {
 				r.wrote(j.dir)
 			}
 		}
-		r.observe(j.t, &j.m, false, classify.Delivered, j.eof, false)
+		r.observe(j.t, &j.m, false, classify.Delivered, j.eof, false, j.http)
 		r.sayInClear(j.t)
 	case jobFrame:
 		r.lastAt = r.started + j.t
@@ -127,7 +127,7 @@ func (r *recorder) commitJob(b *batch, j *job) {
 			return
 		}
 		fate := sessions.Fate{Src: j.src, Held: j.outcome}
-		r.observe(j.t, &j.m, written, fate.Delivery(), j.eof, fate.ByUser())
+		r.observe(j.t, &j.m, written, fate.Delivery(), j.eof, fate.ByUser(), j.http)
 		r.profile.Store(uint32(r.tracker.Profile()))
 		r.sayInClear(j.t)
 	}
@@ -193,8 +193,9 @@ func (r *recorder) tooLarge(j *job) {
 // observe runs the tracker and publishes the frame just written with what
 // it found; d says whether the frame reached its receiver, eof that it
 // ended its stream (its sender answers nothing more), byUser that the
-// user wrote it (its errors are counted apart).
-func (r *recorder) observe(t time.Duration, m *classify.Message, written bool, d classify.Delivery, eof, byUser bool) {
+// user wrote it (its errors are counted apart); h is what HTTP said of it
+// (nil over stdio).
+func (r *recorder) observe(t time.Duration, m *classify.Message, written bool, d classify.Delivery, eof, byUser bool, h *sessions.HTTPInfo) {
 	obs := r.tracker.ObserveDelivery(r.seq, t, m, d)
 	r.frames++
 	switch {
@@ -208,7 +209,7 @@ func (r *recorder) observe(t time.Duration, m *classify.Message, written bool, d
 		r.publishLast(true, m, obs.Findings, obs.Pairs)
 	}
 	if r.calls != nil {
-		r.calls.observe(r.seq, t, m, obs.Pairs)
+		r.calls.observe(r.seq, t, m, obs.Pairs, h)
 	}
 	if eof && (m.Dir == classify.H2S || m.Dir == classify.S2H) {
 		r.publishFindings(t, r.tracker.OutputClosed(m.Dir, t))

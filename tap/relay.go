@@ -58,6 +58,9 @@ type relay struct {
 	// idle, when set and not zero, bounds how long one read of src may
 	// wait (see setIdleDeadline).
 	idle *atomic.Int64
+	// unnoted counts the frames relayed while no one read what the tap
+	// notes (for ls).
+	unnoted atomic.Int64
 }
 
 // setIdleDeadline gives the next read of r idle to wait, once idle is set:
@@ -117,6 +120,7 @@ func (r *relay) run() error {
 // forward splits what is buffered and writes every complete frame.
 func (r *relay) forward(at time.Duration, atEOF bool) {
 	done := 0 // buf[:done] are complete frames (or a streamed frame's part)
+	frames := int64(0)
 	for r.scanned < r.n || atEOF {
 		n, end := r.sp.Split(r.buf[r.scanned:r.n], atEOF)
 		r.scanned += n
@@ -126,6 +130,7 @@ func (r *relay) forward(at time.Duration, atEOF bool) {
 			}
 			continue
 		}
+		frames++
 		if r.stream {
 			// The streamed frame ended: pass its tail on and let go.
 			r.endStream(r.buf[:r.scanned], at)
@@ -141,7 +146,7 @@ func (r *relay) forward(at time.Duration, atEOF bool) {
 				// The frames before it go out first; the answer itself
 				// is recorded, not forwarded.
 				r.flush(r.buf[:done], at)
-				r.dst.note(item{at: at, dir: r.dir, data: r.buf[done:r.scanned], captured: true})
+				r.dst.record(item{at: at, dir: r.dir, data: r.buf[done:r.scanned], captured: true})
 				r.dst.kicked()
 				r.shift(r.scanned)
 				done = 0
@@ -155,7 +160,7 @@ func (r *relay) forward(at time.Duration, atEOF bool) {
 			r.shift(done)
 			done = 0
 			if !r.dst.failed() {
-				r.dst.note(item{at: at, event: &sessions.EventRecord{Kind: sessions.EventNote, Text: takenBack(r.dir)}})
+				r.dst.record(item{at: at, event: &sessions.EventRecord{Kind: sessions.EventNote, Text: takenBack(r.dir)}})
 			}
 		}
 		if r.hold.engaged() && r.hold.offer(r, r.buf[:done], r.buf[done:r.scanned], r.sp.Frame(), at) {
@@ -166,6 +171,7 @@ func (r *relay) forward(at time.Duration, atEOF bool) {
 		}
 		done = r.scanned
 	}
+	defer r.count(frames)
 	if r.stream {
 		r.streamPart(r.buf[:r.scanned], at)
 		r.shift(r.scanned)
@@ -174,6 +180,13 @@ func (r *relay) forward(at time.Duration, atEOF bool) {
 	r.flush(r.buf[:done], at)
 	r.shift(done)
 	r.seen.Store(uint32(r.sp.Framing()))
+}
+
+// count adds frames just relayed to those no one read, while no one does.
+func (r *relay) count(frames int64) {
+	if frames > 0 && !r.dst.on.Load() {
+		r.unnoted.Add(frames)
+	}
 }
 
 // takenBack is the note of a request that sender of dir's frames sent
@@ -192,6 +205,7 @@ func (r *relay) flush(b []byte, at time.Duration) {
 		return
 	}
 	r.dst.mu.Lock()
+	r.dst.boundary()
 	r.write(b, at)
 	r.dst.release()
 }
@@ -203,7 +217,7 @@ func (r *relay) write(b []byte, at time.Duration) {
 	// Recorded before it is written: what the receiver answers to it
 	// must not be recorded first.
 	if !r.dst.failed() {
-		r.dst.note(item{at: at, dir: r.dir, data: b})
+		r.dst.record(item{at: at, dir: r.dir, data: b})
 	}
 	r.dst.writeLocked(b)
 	r.dst.kicked()
@@ -223,6 +237,7 @@ func (r *relay) shift(k int) {
 func (r *relay) startStream() {
 	if !r.stream {
 		r.dst.mu.Lock()
+		r.dst.boundary()
 		r.stream = true
 		if r.hold.engaged() {
 			// A frame too large to hold: what is held goes first, as
@@ -245,12 +260,13 @@ func (r *relay) finish() {
 		// An injection taken from the queue before it closed may be
 		// being written: it goes before the end of the stream.
 		r.dst.mu.Lock()
+		r.dst.boundary()
 	} else if r.big.deciding {
 		r.letGo() // a frame left open: its bytes are the receiver's
 	}
 	r.stream = false
 	r.dst.close()
-	r.dst.note(item{at: now(), dir: r.dir, eof: true})
+	r.dst.record(item{at: now(), dir: r.dir, eof: true})
 	r.dst.kicked()
 	r.dst.mu.Unlock()
 }

@@ -70,7 +70,7 @@ func (r *relay) streamPart(b []byte, at time.Duration) {
 		return
 	}
 	if !r.dst.failed() {
-		r.dst.note(item{at: at, dir: r.dir, data: b})
+		r.dst.record(item{at: at, dir: r.dir, data: b})
 	}
 	if n, err := r.big.wait.write(b); err != nil {
 		r.cannotWait(err)
@@ -94,7 +94,7 @@ func (r *relay) endStream(tail []byte, at time.Duration) {
 	if r.big.deciding {
 		if id, ok := s.Response(); ok {
 			if key, waiting := r.captures.waitingID(id); waiting && r.captures.hand(key, Captured{Size: info.BodyLen, At: at}) {
-				r.dst.note(item{at: at, dir: r.dir, data: tail, captured: true})
+				r.dst.record(item{at: at, dir: r.dir, data: tail, captured: true})
 				r.dst.kicked()
 				if r.big.wait != nil {
 					r.big.wait.close()
@@ -109,7 +109,7 @@ func (r *relay) endStream(tail []byte, at time.Duration) {
 			// Before the request's last byte, so before its receiver
 			// can answer it; recorded before the frame, as a frame
 			// that takes a capture back is otherwise.
-			r.dst.note(item{at: at, event: &sessions.EventRecord{Kind: sessions.EventNote, Text: takenBack(r.dir)}})
+			r.dst.record(item{at: at, event: &sessions.EventRecord{Kind: sessions.EventNote, Text: takenBack(r.dir)}})
 		}
 	}
 	r.write(tail, at)
@@ -175,7 +175,7 @@ func (r *relay) cannotWait(err error) {
 	text := fmt.Sprintf("a frame of over %d MiB %s could not wait in a file to have its id read (%v): it went on as it came, and if it is the answer to an injected request, its receiver reads it", holdLimit>>20, r.dir.Toward(), err)
 	r.warn(text)
 	if !r.dst.failed() {
-		r.dst.note(item{at: now(), event: &sessions.EventRecord{Kind: sessions.EventNote, Text: text}})
+		r.dst.record(item{at: now(), event: &sessions.EventRecord{Kind: sessions.EventNote, Text: text}})
 	}
 }
 

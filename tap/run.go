@@ -98,8 +98,13 @@ func (t *Tap) connect(s *server, hostIn io.Reader, hostOut io.WriteCloser) (h2s,
 	opts := t.opts
 	t.mu.Lock() // Inject reads these from other goroutines
 	defer t.mu.Unlock()
-	t.dests[classify.H2S] = &dest{dir: classify.H2S, w: s.stdinW, note: t.rec.noteQuietly, kick: t.rec.kick}
-	t.dests[classify.S2H] = &dest{dir: classify.S2H, w: hostOut, note: t.rec.noteQuietly, kick: t.rec.kick}
+	t.dests[classify.H2S] = &dest{dir: classify.H2S, w: s.stdinW, note: t.rec.noteQuietly, kick: t.rec.kick, wanted: &t.rec.wanted}
+	t.dests[classify.S2H] = &dest{dir: classify.S2H, w: hostOut, note: t.rec.noteQuietly, kick: t.rec.kick, wanted: &t.rec.wanted}
+	for _, d := range t.dests[classify.H2S:] {
+		if d != nil {
+			d.on.Store(t.rec.wanted.Load()) // nothing crossed yet: a boundary
+		}
+	}
 	t.capture[classify.S2H] = newCaptureSet()
 	t.capture[classify.H2S] = newCaptureSet()
 	h2s = &relay{dir: classify.H2S, src: hostIn, dst: t.dests[classify.H2S], framing: opts.Framing, captures: t.capture[classify.H2S]}

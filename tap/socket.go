@@ -231,6 +231,13 @@ func (t *Tap) info() Info {
 	t.hub.mu.Lock()
 	st := t.hub.stats
 	t.hub.mu.Unlock()
+	t.mu.Lock()
+	for _, r := range t.relays {
+		if r != nil {
+			st.Frames += r.unnoted.Load() // relayed while no one read them: counted, not judged
+		}
+	}
+	t.mu.Unlock()
 	return Info{ID: t.id, PID: os.Getpid(), Name: t.name, Argv: t.argv, Started: t.started, Session: t.path,
 		Framing: t.opts.Framing.String(), Socket: t.socket, Stats: st}
 }

@@ -1,6 +1,7 @@
 package tap
 
 import (
+	"bytes"
 	"errors"
 	"io"
 	"os"
@@ -10,13 +11,32 @@ import (
 )
 
 // relayStderr passes the server's stderr through unchanged and records it
-// line by line. A read deadline ends it: it then takes what r still holds,
+// line by line, from the first whole line once anyone reads what the tap
+// notes. A read deadline ends it: it then takes what r still holds,
 // without waiting for more.
 func (t *Tap) relayStderr(r *os.File, w io.Writer) {
 	buf := make([]byte, readSize)
+	on := false       // lines are noted
+	lineStart := true // the next byte begins a line
 	pass := func(n int) {
 		w.Write(buf[:n])
-		t.rec.note(item{at: now(), dir: classify.Err, data: buf[:n]})
+		b := buf[:n]
+		if !on && t.rec.wanted.Load() {
+			if !lineStart {
+				// The rest of a line begun before: the record begins
+				// with the next one.
+				i := bytes.IndexByte(b, '\n')
+				if i < 0 {
+					return
+				}
+				b = b[i+1:]
+			}
+			on = true
+		}
+		lineStart = buf[n-1] == '\n'
+		if on && len(b) > 0 {
+			t.rec.note(item{at: now(), dir: classify.Err, data: b})
+		}
 	}
 	for {
 		n, err := r.Read(buf)
@@ -32,7 +52,9 @@ func (t *Tap) relayStderr(r *os.File, w io.Writer) {
 			}
 		}
 		if err != nil {
-			t.rec.note(item{at: now(), dir: classify.Err, eof: true})
+			if on {
+				t.rec.note(item{at: now(), dir: classify.Err, eof: true})
+			}
 			return
 		}
 	}

@@ -2,6 +2,7 @@ package tui
 
 import (
 	"fmt"
+	"net/http"
 	"strings"
 	"time"
 
@@ -210,6 +211,7 @@ func renderDetail(c *common, src *source.Source, pos int, raw bool, width, limit
 		h, _ := x.Header()
 		m = h.Classify(frame, e.Dir, x.Profile())
 	}
+	detailHTTP(&b, s, ev.HTTP)
 	detailFindings(&b, s, x, pos, &e, &m)
 	b.WriteString("\n")
 	// What is above is short: words wrap, and a word wider than the pane
@@ -262,6 +264,46 @@ func detailHead(b *strings.Builder, s Styles, e *sessions.Entry, started time.Ti
 		b.WriteString(s.Near.Render("no answer in the file: it may be among the frames the file is missing") + "\n")
 	} else if e.Kind == classify.KindRequest {
 		b.WriteString(s.Near.Render("no answer yet") + "\n")
+	}
+}
+
+// detailHTTP writes what HTTP said of a frame, from its record's http
+// object raw (nothing when it has none): the exchange, its request, the
+// response's status and content type, the SSE event, the headers as the
+// tap recorded them (secrets masked), and why the frame holds no message
+// when the tap says why. All of it is the peer's text, escaped.
+func detailHTTP(b *strings.Builder, s Styles, raw []byte) {
+	h, ok := sessions.ParseHTTP(raw)
+	if !ok {
+		return
+	}
+	b.WriteString("\n" + s.Title.Render("HTTP") + "\n")
+	line := fmt.Sprintf("exchange %d · %s %s", h.Exchange, classify.EscapeString(h.Method, 20), classify.EscapeString(h.Path, 400))
+	if h.Status != 0 {
+		line += fmt.Sprintf(" · status %d", h.Status)
+		if t := http.StatusText(h.Status); t != "" {
+			line += " " + t
+		}
+	}
+	b.WriteString(line + "\n")
+	var more []string
+	if h.ContentType != "" {
+		more = append(more, "content type "+classify.EscapeString(h.ContentType, 200))
+	}
+	if h.EventID != "" {
+		more = append(more, "SSE event id "+classify.EscapeString(h.EventID, 200))
+	}
+	if h.Retry > 0 {
+		more = append(more, fmt.Sprintf("retry %dms", h.Retry))
+	}
+	if len(more) > 0 {
+		b.WriteString(strings.Join(more, " · ") + "\n")
+	}
+	for _, hd := range h.Headers {
+		b.WriteString(s.Dim.Render(classify.EscapeString(hd.Name, 80)+":") + " " + classify.EscapeString(hd.Value, 400) + "\n")
+	}
+	if h.Error != "" {
+		b.WriteString(s.Near.Render(classify.EscapeString(h.Error, 400)) + "\n")
 	}
 }
 

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"net"
@@ -21,10 +23,15 @@ import (
 
 type httpOptions struct {
 	tapFlags
+	otlpFlags
 	target, listen string
 	listenAny      bool
 	intercept      string
 	holdTimeout    time.Duration
+	caFile         string
+	// view, when set, shows the tap's live view on this terminal
+	// (rpctap watch --http) in place of waiting for a signal.
+	view func(given string, quit <-chan struct{}) error
 }
 
 func newHTTPCmd() *cobra.Command {
@@ -50,11 +57,13 @@ target's path), and runs until it is interrupted.`,
 	}
 	f := cmd.Flags()
 	f.StringVar(&o.target, "target", "", "the server's URL, as in http://127.0.0.1:3001/mcp (http or https)")
-	f.StringVar(&o.listen, "listen", "127.0.0.1:0", "the address to listen on (default: loopback, a free port)")
+	f.StringVar(&o.listen, "listen", "127.0.0.1:0", "the address to listen on, HOST:PORT (port 0: a free one)")
 	f.BoolVar(&o.listenAny, "listen-any", false, "allow a --listen address beyond loopback: whoever reaches it talks to the server with the host's credentials")
 	f.StringVar(&o.intercept, "intercept", "", "hold the host's POSTs that match this filter (as in the view: 'method:tools/call') until a view forwards, edits, drops or answers them")
 	f.DurationVar(&o.holdTimeout, "hold-timeout", tap.DefaultHoldTimeout, "with --intercept, or when a view intercepts: how long a request is held at most before it goes on as it was")
+	f.StringVar(&o.caFile, "ca-file", "", "trust the CA certificates in this PEM file for an https target, beside those the system trusts")
 	o.tapFlags.add(f, "the target's host", "the value of env var NAME, and the header NAME")
+	o.otlpFlags.add(f)
 	return cmd
 }
 
@@ -99,6 +108,10 @@ func runHTTP(cmd *cobra.Command, o httpOptions) error {
 	if err != nil {
 		return usageError(err)
 	}
+	rt, err := targetTransport(o.caFile)
+	if err != nil {
+		return usageError(err)
+	}
 	warn := o.warner(cmd.ErrOrStderr())
 	if risk != "" {
 		warn(risk)
@@ -120,11 +133,20 @@ func runHTTP(cmd *cobra.Command, o httpOptions) error {
 	if name == "" {
 		name = target.Host
 	}
+	calls, err := o.calls()
+	if err != nil {
+		return err
+	}
 	t, err := tap.New(tap.Options{Argv: []string{target.Redacted()}, Name: name, Framing: classify.FramingNDJSON,
 		Record: !o.noRecord, Path: o.record, Overwrite: o.force, Redact: tapRedact, NoRedact: o.noRedact, Listen: !o.noListen,
-		Transport: sessions.TransportHTTP, Warn: warn, Intercept: o.intercept, HoldTimeout: o.holdTimeout})
+		Transport: sessions.TransportHTTP, Warn: warn, Calls: calls, Intercept: o.intercept, HoldTimeout: o.holdTimeout})
 	if err != nil {
 		return usageError(err)
+	}
+	if calls != nil {
+		if err := o.start(name, t.ID(), warn); err != nil {
+			return err
+		}
 	}
 	ln, err := net.Listen("tcp", o.listen)
 	if err != nil {
@@ -134,22 +156,54 @@ func runHTTP(cmd *cobra.Command, o httpOptions) error {
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	defer signal.Stop(sigs)
 	feed := t.Feed()
-	srv := &http.Server{Handler: httptap.New(httptap.Options{Target: target, Feed: feed, Redactor: t.Redactor(), Redact: headers})}
+	srv := &http.Server{Handler: httptap.New(httptap.Options{Target: target, Feed: feed, Redactor: t.Redactor(), Redact: headers, Transport: rt})}
 	given := url.URL{Scheme: "http", Host: ln.Addr().String(), Path: target.Path, RawPath: target.RawPath, RawQuery: target.RawQuery}
 	fmt.Fprintln(cmd.OutOrStdout(), given.String())
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
-	select {
-	case <-sigs:
-	case err = <-served:
+	var viewErr error
+	if o.view != nil {
+		viewErr, err = viewUntil(o.view, given.String(), sigs, served, srv)
+	} else {
+		select {
+		case <-sigs:
+		case err = <-served:
+		}
 	}
 	srv.Close() // open streams end with the proxy
 	res := feed.Close()
+	o.otlpFlags.close(!o.quiet, warn)
 	if res.Path != "" && !o.quiet {
 		warn("session recorded in " + res.Path)
 	}
 	if err != nil && !errors.Is(err, http.ErrServerClosed) {
 		return exitError{code: 1, msg: fmt.Sprintf("stopped serving on %s: %v", ln.Addr(), err)}
 	}
-	return nil
+	return viewErr
+}
+
+// targetTransport is how the proxy reaches an https target: trusting the
+// certificates the system trusts (SSL_CERT_FILE and SSL_CERT_DIR change
+// them, as for any Go program) and, with --ca-file, those of caFile too.
+// nil: the proxy's default transport.
+func targetTransport(caFile string) (http.RoundTripper, error) {
+	if caFile == "" {
+		return nil, nil
+	}
+	const want = "give the certificate of the CA that signed the server's, in PEM form (-----BEGIN CERTIFICATE-----), as in: --ca-file ca.pem"
+	shown := classify.EscapeString(caFile, 200)
+	pem, err := os.ReadFile(caFile)
+	if err != nil {
+		return nil, fmt.Errorf("cannot read --ca-file %s (%v); %s", shown, errors.Unwrap(err), want)
+	}
+	pool, err := x509.SystemCertPool()
+	if err != nil {
+		pool = x509.NewCertPool()
+	}
+	if !pool.AppendCertsFromPEM(pem) {
+		return nil, fmt.Errorf("--ca-file %s holds no certificate rpctap can read; %s", shown, want)
+	}
+	t := httptap.NewTransport()
+	t.TLSClientConfig = &tls.Config{RootCAs: pool}
+	return t, nil
 }

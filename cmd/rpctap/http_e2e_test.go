@@ -104,13 +104,8 @@ func readFrames(t *testing.T, path string) (sessions.Header, []sessions.Event) {
 
 func TestInspectorOverHTTPThroughTheHTTPTapMatchesDirectAndEveryMessageIsRecorded(t *testing.T) {
 	inspector := needPeer(t, "node_modules/.bin/inspector")
-	server := needPeer(t, "node_modules/.bin/mcp-server-everything")
+	target := startEverythingHTTP(t)
 	bin := rpctapBinary(t)
-	port := freePort(t)
-	srv := exec.Command(server, "streamableHttp")
-	srv.Env = append(os.Environ(), "PORT="+port)
-	startLine(t, srv, "listening on port")
-	target := "http://127.0.0.1:" + port + "/mcp"
 
 	dir := t.TempDir()
 	record := filepath.Join(dir, "s.jsonl")

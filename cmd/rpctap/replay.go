@@ -31,12 +31,13 @@ type replayOptions struct {
 	notifications            bool
 	redact                   []string
 	timeout, grace, termWait time.Duration
+	http, target             string
 }
 
 func newReplayCmd() *cobra.Command {
 	var o replayOptions
 	cmd := &cobra.Command{
-		Use:   "replay (--as-server FILE | --as-host FILE [--] CMD [ARGS...]) [flags]",
+		Use:   "replay (--as-server FILE [--http ADDR] | --as-host FILE (--target URL | [--] CMD [ARGS...])) [flags]",
 		Short: "Play a recording back: as the server for a live host, or as the host against a fresh server",
 		Long: `rpctap replay --as-server FILE plays the recorded server on stdio: put it in a
 host's configuration in place of the real server. Each request the host
@@ -69,6 +70,24 @@ with the live server's requestState and reported once, from its first
 request to its final answer, with its rounds. It prints a report;
 --exit-code exits 1 on any difference.
 
+With --http ADDR, --as-server serves the recording as a Streamable HTTP
+server on ADDR and prints the URL to give the host (the recorded path;
+/mcp for a stdio recording), until it is interrupted. Each POST is
+answered as a frame on stdio, on the response its recorded answer came
+on: the recorded status, JSON or an event stream, and Mcp-Session-Id; a
+notification gets the recorded 202. The server's notifications and
+requests go out on the live response of the exchange they were recorded
+in, or on an open GET stream. A GET and a DELETE are answered as the
+recording's were (405 when it has none). The replay records an HTTP
+session of its own.
+
+With --target URL, --as-host plays the recorded host against the
+Streamable HTTP server at URL: each message in a POST of its own with its
+recorded headers, the live server's Mcp-Session-Id in place of the
+recorded one, and the recorded GETs and DELETEs, through an HTTP tap that
+records the run as rpctap http does; it reports as with a command. An LSP
+recording has no HTTP transport.
+
 Both modes mask what the recording masked (its header names the
 secrets: their values are taken from the environment), the environment's
 secrets and what --redact names, in everything they write and show.`,
@@ -80,11 +99,21 @@ secrets and what --redact names, in everything they write and show.`,
 				return usageError(errors.New("rpctap replay plays one side: give --as-server FILE or --as-host FILE, not both"))
 			case o.unmatched != "error" && o.unmatched != "forward":
 				return usageError(fmt.Errorf("unknown --unmatched %q: use error or forward", o.unmatched))
+			case o.http != "" && o.unmatched == "forward":
+				return usageError(errors.New("--unmatched forward is not supported over HTTP yet: leave it out to answer what the recording cannot with an error, or replay on stdio"))
 			case o.asServer != "" && o.unmatched == "forward" && len(args) == 0:
 				return usageError(errors.New("rpctap replay --unmatched forward needs the real server's command, as in: rpctap replay --as-server SESSION.jsonl --unmatched forward -- my-server"))
 			case o.asServer != "" && o.unmatched != "forward" && len(args) > 0:
 				return usageError(fmt.Errorf("rpctap replay --as-server is the server itself and runs no command, but was given %s; to send what the recording cannot answer to a real server, add --unmatched forward; to play the host against a server, use: rpctap replay --as-host FILE -- CMD", quoteArgs(args)))
-			case o.asHost != "" && len(args) == 0:
+			case o.http != "" && o.asServer == "":
+				return usageError(errors.New("--http serves a recording: give it with --as-server FILE; to play a recorded host against a Streamable HTTP server, use --as-host FILE --target URL"))
+			case o.target != "" && o.asHost == "":
+				return usageError(errors.New("--target names the server a recorded host is played against: give it with --as-host FILE; to serve a recording over HTTP, use --as-server FILE --http ADDR"))
+			case o.http != "" && len(args) > 0:
+				return usageError(fmt.Errorf("rpctap replay --as-server --http serves the recording itself and runs no command, but was given %s (--unmatched forward is not supported over HTTP yet)", quoteArgs(args)))
+			case o.target != "" && len(args) > 0:
+				return usageError(fmt.Errorf("rpctap replay --as-host --target plays the host against the server at the URL and runs no command, but was given %s; give the URL or the command, not both", quoteArgs(args)))
+			case o.asHost != "" && o.target == "" && len(args) == 0:
 				return usageError(errors.New("rpctap replay --as-host needs the server's command, as in: rpctap replay --as-host SESSION.jsonl -- npx -y @modelcontextprotocol/server-everything stdio"))
 			}
 			return nil
@@ -93,7 +122,12 @@ secrets and what --redact names, in everything they write and show.`,
 			if err := checkReplayRecord(o.record, o.asServer+o.asHost, o.force, o.asHost != ""); err != nil {
 				return err
 			}
-			if o.asServer != "" {
+			switch {
+			case o.http != "":
+				return runReplayHTTPServer(cmd, o)
+			case o.target != "":
+				return runReplayHTTPHost(cmd, o)
+			case o.asServer != "":
 				return runReplayServer(cmd, args, o)
 			}
 			return runReplayHost(cmd, args, o)
@@ -101,7 +135,9 @@ secrets and what --redact names, in everything they write and show.`,
 	}
 	f := cmd.Flags()
 	f.StringVar(&o.asServer, "as-server", "", "play the recorded server of this session file on stdio")
-	f.StringVar(&o.asHost, "as-host", "", "play the recorded host of this session file against CMD")
+	f.StringVar(&o.asHost, "as-host", "", "play the recorded host of this session file against CMD, or the server at --target")
+	f.StringVar(&o.http, "http", "", "serve the recording as a Streamable HTTP server on this address, as in 127.0.0.1:8080 (127.0.0.1:0: a free port); it prints the URL to give the host (--as-server)")
+	f.StringVar(&o.target, "target", "", "play the recorded host against the Streamable HTTP server at this URL, as in http://127.0.0.1:3001/mcp (--as-host)")
 	f.StringVar(&o.unmatched, "unmatched", "error", "what --as-server does with a request the recording cannot answer: error (a JSON-RPC error saying why) or forward (to the real server CMD, behind a tap that records it)")
 	f.StringVar(&o.match, "match", replay.MatchBest, "how host requests find their recorded answer among those of the same call: best (the same arguments, then the closest params), sequential (in the recorded order, whatever the params) or strict (equal params) (--as-server)")
 	f.StringArrayVar(&o.ignore, "ignore", nil, "a JSON pointer from the message's root to leave out of comparisons, as in /result/content/0/text (a segment * matches anything); repeatable")
@@ -168,16 +204,22 @@ func stoppedBy(ctx context.Context) error {
 	return nil
 }
 
-func runReplayServer(cmd *cobra.Command, argv []string, o replayOptions) error {
+// serveFlags checks the flags of a replay as the server, and reads
+// --ignore.
+func (o replayOptions) serveFlags() (sessions.Ignore, error) {
 	switch o.match {
 	case replay.MatchBest, replay.MatchSequential, replay.MatchStrict:
 	default:
-		return usageError(fmt.Errorf("unknown --match %q: use best, sequential or strict", o.match))
+		return sessions.Ignore{}, usageError(fmt.Errorf("unknown --match %q: use best, sequential or strict", o.match))
 	}
 	if o.speed <= 0 {
-		return usageError(fmt.Errorf("--speed must be more than 0 (2 plays twice as fast), not %g", o.speed))
+		return sessions.Ignore{}, usageError(fmt.Errorf("--speed must be more than 0 (2 plays twice as fast), not %g", o.speed))
 	}
-	ig, err := o.parseIgnore()
+	return o.parseIgnore()
+}
+
+func runReplayServer(cmd *cobra.Command, argv []string, o replayOptions) error {
+	ig, err := o.serveFlags()
 	if err != nil {
 		return err
 	}
@@ -190,16 +232,7 @@ func runReplayServer(cmd *cobra.Command, argv []string, o replayOptions) error {
 	if err != nil {
 		return err
 	}
-	opts := replay.ServeOptions{Match: o.match, Ignore: ig, Speed: o.speed, NoDelay: o.noDelay, StrictVersion: o.strictVersion,
-		Record: !o.noRecord, RecordPath: o.record, Argv: append([]string{"rpctap", "replay", "--as-server"}, o.asServer)}
-	opts.Overwrite, opts.Warn = o.force, func(msg string) {
-		if !o.quiet {
-			fmt.Fprintln(stderr, "rpctap replay:", msg)
-		}
-	}
-	if o.verbose && !o.quiet {
-		opts.Log = func(msg string) { fmt.Fprintln(stderr, "rpctap replay:", msg) }
-	}
+	opts := o.serveOptions(ig, stderr)
 	signal.Ignore(syscall.SIGPIPE)
 	ctx, stop := replaySignals(nil)
 	defer stop()
@@ -209,11 +242,7 @@ func runReplayServer(cmd *cobra.Command, argv []string, o replayOptions) error {
 		// forwarded; its stderr is replay's. Replay is its host.
 		toServer, hostIn := io.Pipe()
 		fromServer, hostOut := io.Pipe()
-		realTap, err = tap.Start(ctx, tap.Options{Argv: argv, Framing: framing, Record: !o.noRecord, Redact: red.Flags, Signals: make(chan os.Signal), Warn: func(msg string) {
-			if !o.quiet {
-				fmt.Fprintln(stderr, "rpctap replay:", msg)
-			}
-		}}, tap.Pipes{In: toServer, Out: hostOut, Err: stderr, After: func() {
+		realTap, err = tap.Start(ctx, tap.Options{Argv: argv, Framing: framing, Record: !o.noRecord, Redact: red.Flags, Signals: make(chan os.Signal), Warn: o.warner(stderr)}, tap.Pipes{In: toServer, Out: hostOut, Err: stderr, After: func() {
 			hostOut.Close()
 			toServer.Close()
 		}})
@@ -237,20 +266,54 @@ func runReplayServer(cmd *cobra.Command, argv []string, o replayOptions) error {
 	if err != nil {
 		return exitError{code: 2, msg: plainFileError(err)}
 	}
-	if o.verbose && !o.quiet {
-		retries := ""
-		switch {
-		case st.Retries == 1:
-			retries = " (1 the retry of a multi round-trip call)"
-		case st.Retries > 1:
-			retries = fmt.Sprintf(" (%d retries of multi round-trip calls)", st.Retries)
-		}
-		fmt.Fprintf(stderr, "rpctap replay: %s answered from the recording%s, %d forwarded, %d without a match; %s sent\n", plural(st.Answered, "request"), retries, st.Forwarded, st.Unmatched, plural(st.Sent, "frame"))
-		if st.Path != "" {
-			fmt.Fprintln(stderr, "rpctap replay: session recorded in", st.Path)
+	o.summary(stderr, st)
+	return nil
+}
+
+// serveOptions are the options of a replay as the server.
+func (o replayOptions) serveOptions(ig sessions.Ignore, stderr io.Writer) replay.ServeOptions {
+	opts := replay.ServeOptions{Match: o.match, Ignore: ig, Speed: o.speed, NoDelay: o.noDelay, StrictVersion: o.strictVersion,
+		Record: !o.noRecord, RecordPath: o.record, Argv: append([]string{"rpctap", "replay", "--as-server"}, o.asServer)}
+	if o.http != "" {
+		opts.Argv = append(opts.Argv, "--http", o.http)
+	}
+	opts.Overwrite, opts.Warn, opts.Log = o.force, o.warner(stderr), o.logger(stderr)
+	return opts
+}
+
+// warner says a warning of replay's on stderr, unless --quiet.
+func (o replayOptions) warner(stderr io.Writer) func(string) {
+	return func(msg string) {
+		if !o.quiet {
+			fmt.Fprintln(stderr, "rpctap replay:", msg)
 		}
 	}
-	return nil
+}
+
+// logger says on stderr what replay does, with --verbose (nil without).
+func (o replayOptions) logger(stderr io.Writer) func(string) {
+	if !o.verbose || o.quiet {
+		return nil
+	}
+	return func(msg string) { fmt.Fprintln(stderr, "rpctap replay:", msg) }
+}
+
+// summary says with --verbose what a replay as the server did.
+func (o replayOptions) summary(stderr io.Writer, st replay.Stats) {
+	if !o.verbose || o.quiet {
+		return
+	}
+	retries := ""
+	switch {
+	case st.Retries == 1:
+		retries = " (1 the retry of a multi round-trip call)"
+	case st.Retries > 1:
+		retries = fmt.Sprintf(" (%d retries of multi round-trip calls)", st.Retries)
+	}
+	fmt.Fprintf(stderr, "rpctap replay: %s answered from the recording%s, %d forwarded, %d without a match; %s sent\n", plural(st.Answered, "request"), retries, st.Forwarded, st.Unmatched, plural(st.Sent, "frame"))
+	if st.Path != "" {
+		fmt.Fprintln(stderr, "rpctap replay: session recorded in", st.Path)
+	}
 }
 
 // redaction is what a replay of the recording at path masks: what the
@@ -281,11 +344,7 @@ func runReplayHost(cmd *cobra.Command, argv []string, o replayOptions) error {
 		return exitError{code: 2, msg: plainFileError(err)}
 	}
 	stderr := cmd.ErrOrStderr()
-	warn := func(msg string) {
-		if !o.quiet {
-			fmt.Fprintln(stderr, "rpctap replay:", msg)
-		}
-	}
+	warn := o.warner(stderr)
 	red, err := o.redaction(o.asHost, stderr)
 	if err != nil {
 		return err
@@ -304,10 +363,7 @@ func runReplayHost(cmd *cobra.Command, argv []string, o replayOptions) error {
 	// secrets of the environment; the comparison, the report and the
 	// server's stderr mask the same, with its redactor.
 	redact := t.Redactor()
-	opts := replay.HostOptions{Ignore: ig, Timeout: o.timeout, Notifications: o.notifications, Redactor: redact}
-	if o.verbose && !o.quiet {
-		opts.Log = func(msg string) { fmt.Fprintln(stderr, "rpctap replay:", msg) }
-	}
+	opts := replay.HostOptions{Ignore: ig, Timeout: o.timeout, Notifications: o.notifications, Redactor: redact, Log: o.logger(stderr)}
 	conn, err := replay.NewHostConn(o.asHost, framing, opts)
 	if err != nil {
 		return exitError{code: 2, msg: err.Error()}

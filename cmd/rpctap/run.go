@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"os/signal"
@@ -14,19 +13,17 @@ import (
 	"github.com/rpctap/rpctap/classify"
 	"github.com/rpctap/rpctap/internal/earlysignal"
 	"github.com/rpctap/rpctap/tap"
-	"github.com/rpctap/rpctap/tap/otlp"
 	"github.com/spf13/cobra"
 )
 
 type runOptions struct {
 	tapFlags
+	otlpFlags
 	framing, profile           string
 	verbose                    bool
 	methodTimeouts             []string
 	timeout                    time.Duration
 	stdinWait, termWait, drain time.Duration
-	otlpEndpoint               string
-	otlpHeaders                []string
 	intercept                  string
 	holdTimeout                time.Duration
 }
@@ -47,7 +44,13 @@ closes stdin, CMD's stdin is closed; SIGINT, SIGTERM and SIGHUP are passed
 on to CMD (and its process group); when the host stops reading, CMD's
 stdout is closed. rpctap ends when CMD has exited and its stdout has
 closed. It never stops CMD, nor cuts its output short, on a timer of its
-own, unless --stdin-grace, --term-grace or --drain asks it to.`,
+own, unless --stdin-grace, --term-grace or --drain asks it to.
+
+With --no-record, while no view, tail, OTLP collector or intercept reads
+the session, rpctap only relays, as fast as a bare relay (rpctap ls still
+counts the frames); the first view or tail that attaches, or the first
+injection, begins the record, at the next frame: it starts with a note
+that says so, and holds every frame from there on.`,
 		Args: takesArgs(1, -1, "the server's command", "rpctap run -- npx -y @modelcontextprotocol/server-everything stdio"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runTap(cmd, args, o)
@@ -62,8 +65,7 @@ own, unless --stdin-grace, --term-grace or --drain asks it to.`,
 	f.BoolVar(&o.verbose, "verbose", false, "say where the session is recorded and how it ended")
 	f.DurationVar(&o.stdinWait, "stdin-grace", 0, "send CMD SIGTERM when it has not exited this long after the host closed stdin (default: never; the host decides when to stop CMD)")
 	f.DurationVar(&o.termWait, "term-grace", 0, "send CMD SIGKILL when it has not exited this long after it was signalled to stop, by the host or by --stdin-grace (default: never)")
-	f.StringVar(&o.otlpEndpoint, "otlp-endpoint", "", "send a span per answered request to this OTLP/HTTP collector, as in http://localhost:4318 (default: OTEL_EXPORTER_OTLP_ENDPOINT, when set)")
-	f.StringArrayVar(&o.otlpHeaders, "otlp-header", nil, "a header K=V for the OTLP collector (with OTEL_EXPORTER_OTLP_HEADERS); repeatable")
+	o.otlpFlags.add(f)
 	f.DurationVar(&o.drain, "drain", 0, "once CMD has exited, stop reading its stdout when it stays silent this long, for a child of CMD that holds it open (default: read until it closes, as a host would)")
 	f.StringVar(&o.intercept, "intercept", "", "hold frames that match this filter (as in the view: 'method:tools/call', 'dir:s2h kind:response') until a view forwards, edits, drops or answers them")
 	f.DurationVar(&o.holdTimeout, "hold-timeout", tap.DefaultHoldTimeout, "with --intercept, or when a view intercepts: how long a frame is held at most before it goes on as it was")
@@ -96,12 +98,8 @@ func runTap(cmd *cobra.Command, argv []string, o runOptions) error {
 		Record: !o.noRecord, Path: o.record, Overwrite: o.force, Redact: o.redact, NoRedact: o.noRedact, Listen: !o.noListen,
 		StdinWait: o.stdinWait, TermWait: o.termWait, Drain: o.drain, Signals: runSignals(), Warn: warn,
 		Intercept: o.intercept, HoldTimeout: o.holdTimeout}
-	if len(o.otlpHeaders) > 0 && !otlp.Wanted(o.otlpEndpoint, os.Getenv) {
-		return usageError(errors.New("--otlp-header needs a collector: give --otlp-endpoint URL (or set OTEL_EXPORTER_OTLP_ENDPOINT)"))
-	}
-	var spans *otlp.Exporter
-	if otlp.Wanted(o.otlpEndpoint, os.Getenv) {
-		topts.Calls = func(c tap.Call) { spans.Send(c) } // set below, before Run
+	if topts.Calls, err = o.calls(); err != nil {
+		return err
 	}
 	t, err := tap.New(topts)
 	if err != nil {
@@ -112,22 +110,15 @@ func runTap(cmd *cobra.Command, argv []string, o runOptions) error {
 		if service == "" {
 			service = filepath.Base(argv[0])
 		}
-		spans, err = otlp.New(otlp.Config{Endpoint: o.otlpEndpoint, Headers: o.otlpHeaders, Service: service, Session: t.ID(),
-			Getenv: os.Getenv, Warn: warn})
-		if err != nil {
-			return usageError(err)
+		if err := o.start(service, t.ID(), warn); err != nil {
+			return err
 		}
 	}
 	// A host that stops reading must not kill the tap before the server
 	// has been shut down: writes to a closed stdout return an error.
 	signal.Ignore(syscall.SIGPIPE)
 	res, err := t.Run(context.Background(), os.Stdin, os.Stdout, stderr)
-	if spans != nil {
-		st := spans.Close(otlpFlushWait)
-		if o.verbose {
-			warn(fmt.Sprintf("OTLP: %d spans sent, %d dropped, %d not taken by the collector, of %d answered requests", st.Sent, st.Dropped, st.Failed, st.Calls))
-		}
-	}
+	o.otlpFlags.close(o.verbose, warn)
 	if err != nil {
 		return exitError{code: max(res.ExitCode, 1), msg: plainFileError(err)}
 	}
@@ -153,11 +144,6 @@ func runSignals() <-chan os.Signal {
 	signal.Notify(c, earlysignal.Passed()...)
 	return c
 }
-
-// otlpFlushWait is how long rpctap run waits, at its end, for the OTLP
-// collector to take the spans still queued: a collector that does not
-// answer delays the tap's exit by no more than this.
-const otlpFlushWait = time.Second
 
 // runMemoryLimit is the Go heap size past which rpctap run collects
 // garbage eagerly (a soft limit: it never fails an allocation).

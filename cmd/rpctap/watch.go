@@ -29,6 +29,7 @@ import (
 func newWatchCmd() *cobra.Command {
 	var host, framing, profile, open, record string
 	var force bool
+	var h httpWatchFlags
 	cmd := &cobra.Command{
 		Use:   "watch [--host 'HOST CMD' | --open FILE] [--record FILE] -- SERVER [ARGS...]",
 		Short: "Run a server behind a tap and watch it here, in one command",
@@ -56,9 +57,18 @@ session file (its name, ending .host.log).
 --record FILE records the session there: a FILE that is there already is
 refused before anything starts, unless --force writes over it.
 
-  rpctap watch --host 'npx @modelcontextprotocol/inspector --cli --method tools/list' -- my-server`,
-		Args: takesArgs(1, -1, "the server's command", "rpctap watch -- my-server --stdio (add --host 'HOST CMD' to start a host too)"),
+With --http URL (and no server command), rpctap watch is rpctap http in
+front of the server at URL with its view here: the view's status line says
+the URL to give the host (the --listen address with URL's path), and
+quitting the view stops the proxy.
+
+  rpctap watch --host 'npx @modelcontextprotocol/inspector --cli --method tools/list' -- my-server
+  rpctap watch --http http://127.0.0.1:3001/mcp --listen 127.0.0.1:8808`,
+		Args: watchArgs(takesArgs(1, -1, "the server's command", "rpctap watch -- my-server --stdio (add --host 'HOST CMD' to start a host too)")),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if cmd.Flags().Changed("http") {
+				return runWatchHTTP(cmd, h, host, open, record, force)
+			}
 			fr, err := classify.ParseFraming(framing)
 			if err != nil {
 				return usageError(err)
@@ -99,6 +109,7 @@ refused before anything starts, unless --force writes over it.
 	cmd.Flags().StringVar(&host, "host", "", "a host command to start and connect to the server (run with sh -c)")
 	cmd.Flags().StringVar(&framing, "framing", "auto", "ndjson, lsp or auto")
 	cmd.Flags().StringVar(&profile, "profile", "auto", "auto, jsonrpc, mcp or lsp")
+	h.add(cmd)
 	return serverCommand(cmd, "rpctap watch -- my-server --stdio")
 }
 

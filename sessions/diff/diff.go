@@ -137,6 +137,7 @@ func compareSummaries(a, b *summary, opts Options) (*Report, error) {
 	rep.Differences = append(rep.Differences, compareCalls(a, b, opts.Ignore)...)
 	rep.Differences = append(rep.Differences, compareLatency(a, b, opts)...)
 	rep.Differences = append(rep.Differences, compareFindings(a, b)...)
+	rep.Differences = append(rep.Differences, compareHTTP(a, b)...)
 	return rep, nil
 }
 

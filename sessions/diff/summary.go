@@ -43,6 +43,8 @@ type summary struct {
 	// trips are the multi round-trip calls awaiting a retry, by their
 	// first request's line.
 	trips map[int64]trip
+	// http holds an HTTP session's statuses by kind of exchange.
+	http httpStatuses
 }
 
 // A trip is a multi round-trip call awaiting a retry: the call (its
@@ -153,12 +155,18 @@ func summarize(path string, ig sessions.Ignore) (*summary, error) {
 		case classify.KindRequest:
 			if ev.Dir == classify.H2S {
 				inFlight[line] = s.request(&hs, m.Method(), frame, rd.Offset(), ev.Redacted)
+				if ev.HTTP != nil {
+					s.http.frame(line, ev.Dir, &m, ev.HTTP, inFlight[line].name, s.intern)
+				}
 			}
 		case classify.KindResponse:
 			if ev.Dir == classify.S2H {
 				s.answered = true
 			}
 			s.answers(&hs, inFlight, obs.Pairs, line, frame, rd.Offset(), ev.Redacted)
+		}
+		if ev.HTTP != nil && !(m.Kind == classify.KindRequest && ev.Dir == classify.H2S) {
+			s.http.frame(line, ev.Dir, &m, ev.HTTP, "", s.intern)
 		}
 	}
 	if !hasHeader && records == 0 {

@@ -88,6 +88,9 @@ func (s *exporter) stats() ([]MethodStats, error) {
 		}
 	}
 	for _, p := range s.pairs.List() {
+		if p.Origin != 0 {
+			b.retry(p.Method)
+		}
 		if p.InputRequired {
 			continue // the call goes on in a retry, whose answer counts it once
 		}

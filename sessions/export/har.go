@@ -11,6 +11,9 @@ import (
 
 // har writes HAR 1.2: an entry per pair (see the README for the mapping).
 func (s *exporter) har(w io.Writer) error {
+	if s.hdr.Transport == sessions.TransportHTTP {
+		return s.harHTTP(w)
+	}
 	j := &jsonOut{w: w}
 	j.raw(`{"log":{"version":"1.2","creator":{"name":"rpctap","version":`).str(s.version()).raw(`},`)
 	j.raw(`"comment":`).str(fmt.Sprintf("JSON-RPC session %s (%s), exported by rpctap: an entry per request and its answer", s.red.MaskString(s.hdr.ID), s.sessionName()))

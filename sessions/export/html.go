@@ -82,8 +82,8 @@ func (s *exporter) html(out io.Writer) error {
 			if m.Answered > 0 {
 				lat = fmt.Sprintf(`<td class="n">%s</td><td class="n">%s</td><td class="n">%s</td>`, ms(m.P50), ms(m.P95), ms(m.P99))
 			}
-			fmt.Fprintf(w, `<tr><td><code>%s</code></td><td class="n">%d</td><td class="n">%d</td><td class="n">%d</td><td class="n">%d</td>%s</tr>`+"\n",
-				s.h(m.Method, 120), m.Requests, m.Notifications, m.Answered, m.Errors, lat)
+			fmt.Fprintf(w, `<tr><td><code>%s</code></td><td class="n">%s</td><td class="n">%d</td><td class="n">%d</td><td class="n">%d</td>%s</tr>`+"\n",
+				s.h(m.Method, 120), m.requests(), m.Notifications, m.Answered, m.Errors, lat)
 		}
 		fmt.Fprintf(w, "</table>\n")
 		s.htmlHistogram(w)

@@ -162,7 +162,7 @@ func (s *exporter) jsonDoc(w io.Writer) error {
 			j.raw(",")
 		}
 		j.raw("\n  ")
-		j.raw(`{"method":`).str(s.red.MaskString(m.Method)).raw(`,"requests":`).int(int64(m.Requests)).raw(`,"notifications":`).int(int64(m.Notifications)).
+		j.raw(`{"method":`).str(s.red.MaskString(m.Method)).raw(`,"requests":`).int(int64(m.Requests)).raw(`,"retries":`).int(int64(m.Retries)).raw(`,"notifications":`).int(int64(m.Notifications)).
 			raw(`,"answered":`).int(int64(m.Answered)).raw(`,"errors":`).int(int64(m.Errors))
 		if m.Answered > 0 {
 			j.raw(`,"p50_ms":`).ms(m.P50).raw(`,"p95_ms":`).ms(m.P95).raw(`,"p99_ms":`).ms(m.P99).raw(`,"max_ms":`).ms(m.Max)

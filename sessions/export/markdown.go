@@ -70,7 +70,7 @@ func (s *exporter) mdSummary(w io.Writer, stats []MethodStats) {
 		if m.Answered > 0 {
 			lat = fmt.Sprintf("%s | %s | %s", ms(m.P50), ms(m.P95), ms(m.P99))
 		}
-		fmt.Fprintf(w, "| %s | %d | %d | %d | %d | %s |\n", mdCode(s.red.MaskString(m.Method), true), m.Requests, m.Notifications, m.Answered, m.Errors, lat)
+		fmt.Fprintf(w, "| %s | %s | %d | %d | %d | %s |\n", mdCode(s.red.MaskString(m.Method), true), m.requests(), m.Notifications, m.Answered, m.Errors, lat)
 	}
 }
 
@@ -158,6 +158,9 @@ func (s *exporter) appendFrameTitle(t []byte, e *sessions.Entry, ev *sessions.Ev
 		t = appendMS(append(t, " after "...), e.Latency)
 	case e.Kind == classify.KindRequest && e.Status != sessions.StatusOK && e.Status != sessions.StatusError:
 		t = append(append(t, " · "...), e.Status.String()...)
+	}
+	if h := sessions.HTTPSummary(ev.HTTP); h != "" {
+		t = code(append(t, " · HTTP "...), s.red.MaskString(h))
 	}
 	if fate := sessions.FateOf(ev).Text(); fate != "" {
 		t = append(append(t, " · "...), fate...)

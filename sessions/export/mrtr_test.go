@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -42,6 +43,7 @@ func TestTheJSONExportCountsAMultiRoundTripCallOnce(t *testing.T) {
 		Methods []struct {
 			Method   string
 			Requests int
+			Retries  int
 			Answered int
 			P50      *float64 `json:"p50_ms"`
 		}
@@ -65,8 +67,18 @@ func TestTheJSONExportCountsAMultiRoundTripCallOnce(t *testing.T) {
 		t.Errorf("the retry: %+v", p)
 	}
 	for _, m := range doc.Methods {
-		if m.Method == "tools/call" && (m.Requests != 2 || m.Answered != 1 || m.P50 == nil || *m.P50 != 8) {
-			t.Errorf("tools/call stats %+v: want 2 requests, the call answered once, p50 8 ms", m)
+		if m.Method == "tools/call" && (m.Requests != 2 || m.Retries != 1 || m.Answered != 1 || m.P50 == nil || *m.P50 != 8) {
+			t.Errorf("tools/call stats %+v: want 2 requests, 1 of them a retry, the call answered once, p50 8 ms", m)
 		}
+	}
+	// The summary tables say the retry among the requests: "2, answered
+	// 1" read as a call left unanswered.
+	md, _ := exportString(t, path, Options{Format: FormatMarkdown})
+	if !strings.Contains(md, "| `tools/call` | 2 (1 retry) | 0 | 1 | 0 |") {
+		t.Errorf("the markdown methods table does not count the retry apart:\n%s", md)
+	}
+	html, _ := exportString(t, path, Options{Format: FormatHTML})
+	if !strings.Contains(html, `<td class="n">2 (1 retry)</td>`) {
+		t.Errorf("the HTML methods table does not count the retry apart")
 	}
 }

@@ -29,9 +29,9 @@ func (s *exporter) otlp(w io.Writer) error {
 		}
 		n++
 		sp := sessions.SpanPair{SessionID: s.hdr.ID, Request: p.reqMsg, Response: p.respMsg, RequestLine: p.req.Seq, Member: p.member, Start: s.at(p.req.T),
-			RequestFate: sessions.FateOf(p.reqEv)}
+			RequestFate: sessions.FateOf(p.reqEv), RequestHTTP: p.reqEv.HTTP}
 		if p.resp != nil {
-			sp.ResponseLine, sp.End, sp.ResponseFate = p.resp.Seq, s.at(p.resp.T), sessions.FateOf(p.respEv)
+			sp.ResponseLine, sp.End, sp.ResponseFate, sp.ResponseHTTP = p.resp.Seq, s.at(p.resp.T), sessions.FateOf(p.respEv), p.respEv.HTTP
 		}
 		sessions.PairSpanIn(&s.span, sp)
 		s.spanJSON(j, &s.span)
@@ -73,7 +73,7 @@ func (s *exporter) spanJSON(j *jsonOut, sp *sessions.Span) {
 		j.raw(`{"key":`).str(a.Key).raw(`,"value":{`)
 		switch v := a.Value.(type) {
 		case string:
-			j.raw(`"stringValue":`).str(v)
+			j.raw(`"stringValue":`).str(s.red.MaskString(v))
 		case int64:
 			j.raw(`"intValue":"`).int(v).raw(`"`)
 		case bool:

@@ -1,7 +1,9 @@
 package export
 
 import (
+	"fmt"
 	"slices"
+	"strconv"
 	"time"
 )
 
@@ -9,8 +11,10 @@ import (
 type MethodStats struct {
 	Method string
 	// Requests counts requests (batch members too); Notifications
-	// counts notifications.
-	Requests, Notifications int
+	// counts notifications. Retries counts the requests among Requests
+	// that retried a multi round-trip call: the call is one, answered
+	// once, in as many requests as it took rounds.
+	Requests, Notifications, Retries int
 	// Answered counts requests that got an answer, Errors those whose
 	// answer was an error.
 	Answered, Errors int
@@ -47,6 +51,9 @@ func (b *statsBuilder) of(method string) int {
 func (b *statsBuilder) request(method string)      { b.stats[b.of(method)].Requests++ }
 func (b *statsBuilder) notification(method string) { b.stats[b.of(method)].Notifications++ }
 
+// retry counts a request that retried a call of method.
+func (b *statsBuilder) retry(method string) { b.stats[b.of(method)].Retries++ }
+
 func (b *statsBuilder) answer(method string, latency time.Duration, isError bool) {
 	k := b.of(method)
 	b.stats[k].Answered++
@@ -70,6 +77,19 @@ func (b *statsBuilder) done() []MethodStats {
 }
 
 // percentile is the nearest-rank percentile p of the sorted l.
+// requests is how a summary table says m's requests: with the retries
+// among them, so that a call of two rounds does not read as two calls,
+// one of them unanswered.
+func (m MethodStats) requests() string {
+	switch m.Retries {
+	case 0:
+		return strconv.Itoa(m.Requests)
+	case 1:
+		return fmt.Sprintf("%d (1 retry)", m.Requests)
+	}
+	return fmt.Sprintf("%d (%d retries)", m.Requests, m.Retries)
+}
+
 func percentile(l []time.Duration, p int) time.Duration {
 	rank := (p*len(l) + 99) / 100 // ceil(p/100 * n)
 	return l[max(rank, 1)-1]

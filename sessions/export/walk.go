@@ -40,6 +40,9 @@ func (s *exporter) walkEntries(all bool, fn func(it *walkItem, answers []walkIte
 			if o := b.items[i].original; b.items[i].ev.Original != nil {
 				b.items[i].ev.Original = b.data[o[0]:o[1]]
 			}
+			if h := b.items[i].http; b.items[i].ev.HTTP != nil {
+				b.items[i].ev.HTTP = b.data[h[0]:h[1]]
+			}
 		}
 		for i := 0; i < len(b.items); i++ {
 			it := &b.items[i]
@@ -81,6 +84,7 @@ type walkItem struct {
 	e                       sessions.Entry
 	ev                      sessions.Event
 	frame, header, original [2]int // where ev's bytes are in data
+	http                    [2]int // and its http object's
 	fold                    bool   // the fold is here
 	// answer marks the answer of a pair of the request before it, with
 	// the pair's latency.
@@ -113,6 +117,9 @@ func (b *walkBatch) add(it walkItem) {
 	it.original[0] = len(b.data)
 	b.data = append(b.data, it.ev.Original...) // an edit's: the reader reuses its bytes too
 	it.original[1] = len(b.data)
+	it.http[0] = len(b.data)
+	b.data = append(b.data, it.ev.HTTP...)
+	it.http[1] = len(b.data)
 	b.items = append(b.items, it)
 }
 

@@ -104,8 +104,9 @@ func (s *server) answerBatch(m *classify.Message, now time.Time) {
 }
 
 // notified matches a host notification, to play what the server sent
-// after it. s.mu is held.
-func (s *server) notified(m *classify.Message, body []byte, now time.Time) {
+// after it, and returns the recorded one it took (-1: none). s.mu is
+// held.
+func (s *server) notified(m *classify.Message, body []byte, now time.Time) int32 {
 	if s.fwd != nil {
 		s.forwardFrame(body)
 	}
@@ -130,13 +131,14 @@ func (s *server) notified(m *classify.Message, body []byte, now time.Time) {
 		}
 	}
 	if pick < 0 {
-		return
+		return -1
 	}
 	s.rec.frames[pick].used = true
 	if len(s.rec.after[pick]) > 0 {
 		s.log("%s: playing what the server sent after line %d", esc(method), s.rec.frames[pick].line)
 	}
 	s.scheduleAfter(pick, now)
+	return pick
 }
 
 // answered takes the host's answer to a server request replay sent.

@@ -189,8 +189,13 @@ type player struct {
 	hdr  sessions.Header
 	// masked is opts.Ignore with the recording's masks standing for any
 	// text (recordedMasks), for the answers the recording masked.
-	masked   sessions.Ignore
-	to       io.Writer
+	masked sessions.Ignore
+	to     io.Writer
+	// hx, when not nil, sends the host's messages over HTTP instead of
+	// to (PlayHTTP), each with evHTTP, the http object of the record
+	// play is at.
+	hx       *httpHost
+	evHTTP   []byte
 	framings sessions.Framings // each direction's, as the recording says (h2s: what the player writes)
 	profile  classify.Profile
 	rep      *HostReport

@@ -410,13 +410,21 @@ func TestPlayHostWritesTheFramesSentBeforeAnAnswerInOneWrite(t *testing.T) {
 // that names redact as its masks.
 func writeRecords(t *testing.T, redact []string, recs []sessions.FrameRecord) string {
 	t.Helper()
+	return writeHeaderRecords(t, sessions.Header{Redact: redact}, recs)
+}
+
+// writeHeaderRecords writes a session file of frame records under the
+// header h (its id, start and name those of a test).
+func writeHeaderRecords(t *testing.T, h sessions.Header, recs []sessions.FrameRecord) string {
+	t.Helper()
 	path := filepath.Join(t.TempDir(), "s.jsonl")
 	f, err := os.Create(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	w, err := sessions.NewWriter(f, sessions.Header{ID: "test", Started: time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC), Name: "test", Redact: redact})
+	h.ID, h.Started, h.Name = "test", time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC), "test"
+	w, err := sessions.NewWriter(f, h)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -40,6 +40,15 @@ func (p *player) play(ctx context.Context) error {
 			continue
 		}
 		m := p.hdr.Classify(frame, ev.Dir, profile)
+		p.evHTTP = ev.HTTP
+		if m.Kind == classify.KindHTTP {
+			// What HTTP did, no message: the host's GET or DELETE is made
+			// again over HTTP; nothing is played on stdio.
+			if p.hx != nil && ev.Dir == classify.H2S {
+				p.hx.bodyless(ev.HTTP)
+			}
+			continue
+		}
 		if ev.Dir == classify.S2H {
 			if err := p.recordedServer(ctx, ev, &m); err != nil {
 				return err
@@ -142,6 +151,11 @@ func (p *player) recordedAnswer(ctx context.Context, ev *sessions.Event, m *clas
 
 // send queues a host frame for the next write.
 func (p *player) send(body, header []byte) error {
+	if p.hx != nil {
+		p.hx.post(p.evHTTP, body)
+		p.stamp(time.Now())
+		return nil
+	}
 	p.out = classify.AppendFrame(p.out, p.framings.Of(classify.H2S), body, header)
 	if len(p.out) >= 64<<10 {
 		return p.flush()
@@ -160,7 +174,16 @@ func (p *player) flush() error {
 		_, err = p.to.Write(p.out)
 	}
 	p.out = p.out[:0]
-	now := time.Now()
+	p.stamp(time.Now())
+	if err != nil {
+		p.gone = true
+		p.log("the server no longer reads its input (%v): what the recording has after line %d is not sent", err, p.line)
+	}
+	return nil
+}
+
+// stamp times the requests written, from now.
+func (p *player) stamp(now time.Time) {
 	for _, key := range p.unstamped {
 		if s, ok := p.requests[key]; ok {
 			s.at = now
@@ -168,11 +191,6 @@ func (p *player) flush() error {
 		}
 	}
 	p.unstamped = p.unstamped[:0]
-	if err != nil {
-		p.gone = true
-		p.log("the server no longer reads its input (%v): what the recording has after line %d is not sent", err, p.line)
-	}
-	return nil
 }
 
 // waitFor waits until cond (called with p.mu held) holds, the live

@@ -18,6 +18,7 @@ import (
 	"math"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -49,6 +50,13 @@ type recording struct {
 	// it, 0 standing for none).
 	methods   map[string]string
 	revisions []string
+	// Of an HTTP session (hdr.Transport): firstOut holds each exchange's
+	// first server frame, which says its status and headers; gets and
+	// deletes the host's GET and DELETE requests, in recording order.
+	// A stdio session's frames get exchanges too, one a host request
+	// (see exchangeOf), to serve it over HTTP.
+	firstOut      map[int32]int32
+	gets, deletes []int32
 }
 
 // A recFrame is one h2s or s2h frame of a recording.
@@ -76,6 +84,9 @@ type recFrame struct {
 	// rev is the revision the host's request carried (an index in
 	// recording.revisions).
 	rev uint8
+	// exchange is the HTTP exchange (a request and its response) the
+	// frame crossed in (see recording.firstOut).
+	exchange int32
 }
 
 // Stopped is the cause of a replay's context when a signal stopped it
@@ -97,7 +108,8 @@ func loadRecording(r io.Reader, at io.ReaderAt, ig sessions.Ignore) (*recording,
 	rd := sessions.NewReader(r)
 	hdr, _ := rd.Header()
 	rec := &recording{f: at, hdr: hdr, byMethod: map[string][]int32{}, byCall: map[uint64][]int32{}, masked: map[string][]int32{},
-		after: map[int32][]int32{}, methods: map[string]string{}, revisions: []string{""}}
+		after: map[int32][]int32{}, methods: map[string]string{}, revisions: []string{""}, firstOut: map[int32]int32{}}
+	isHTTP := hdr.Transport == sessions.TransportHTTP
 	rec.framings = hdr.Framings()
 	profile, _ := classify.ParseProfile(hdr.ProfileOrDefault())
 	tr := classify.NewTracker(classify.TrackerOptions{Profile: profile, LSPFraming: rec.framings.LSP(), Timeout: -1})
@@ -153,6 +165,19 @@ func loadRecording(r io.Reader, at io.ReaderAt, ig sessions.Ignore) (*recording,
 		}
 		rec.frames = append(rec.frames, f)
 		switch {
+		case m.Kind == classify.KindHTTP:
+			// What HTTP did, no message: a GET or DELETE of the host, or a
+			// response's status and headers; never played as a frame.
+			switch string(classify.Member(ev.HTTP, "method")) {
+			case `"GET"`:
+				if ev.Dir == classify.H2S {
+					rec.gets = append(rec.gets, i)
+				}
+			case `"DELETE"`:
+				if ev.Dir == classify.H2S {
+					rec.deletes = append(rec.deletes, i)
+				}
+			}
 		case ev.Dir == classify.H2S:
 			if m.Kind == classify.KindRequest || m.Kind == classify.KindNotification {
 				rec.byMethod[f.method] = append(rec.byMethod[f.method], i)
@@ -170,11 +195,40 @@ func loadRecording(r io.Reader, at io.ReaderAt, ig sessions.Ignore) (*recording,
 			rec.frames[i].trigger = trigger
 			rec.after[trigger] = append(rec.after[trigger], i)
 		}
+		x := rec.exchangeOf(&rec.frames[i], i, ev.HTTP, isHTTP)
+		rec.frames[i].exchange = x
+		if _, ok := rec.firstOut[x]; !ok && ev.Dir == classify.S2H {
+			rec.firstOut[x] = i
+		}
 	}
 	if len(rec.frames) == 0 {
 		return nil, errNotRecording
 	}
 	return rec, nil
+}
+
+// exchangeOf is the exchange frame f (index i, its record's http object
+// raw) crossed in: the recorded one in an HTTP session; in a stdio one,
+// its request's, as though each host request had been a POST of its own
+// (a host notification or answer too, and a server frame is in its
+// trigger's).
+func (rec *recording) exchangeOf(f *recFrame, i int32, raw []byte, isHTTP bool) int32 {
+	if isHTTP {
+		n, err := strconv.ParseInt(string(classify.Member(raw, "exchange")), 10, 32)
+		if err != nil {
+			return 0
+		}
+		return int32(n)
+	}
+	switch {
+	case f.dir == classify.H2S:
+		return i + 1
+	case f.pair >= 0:
+		return rec.frames[f.pair].exchange
+	case f.trigger >= 0:
+		return rec.frames[f.trigger].exchange
+	}
+	return 0
 }
 
 // linkRound links a round of a multi round-trip call: the answer i (f,

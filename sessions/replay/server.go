@@ -88,33 +88,52 @@ func Serve(ctx context.Context, path string, in FrameSource, out io.Writer, opts
 	if err != nil {
 		return Stats{}, err
 	}
-	var sf *sessionFile
-	if opts.Record {
-		h := sessions.Header{Started: time.Now(), Argv: opts.Argv, Name: "replay-" + rec.hdr.Name, Framing: rec.framings.Framing().String(), Profile: rec.hdr.ProfileOrDefault(),
-			Redact: opts.Redactor.Names()}
-		if sf, err = createSessionFile(opts.RecordPath, h, opts.Overwrite, opts.Warn); err != nil {
-			return Stats{}, err
-		}
-		for _, note := range rec.framings.Notes() { // the directions' framings, when they differ
-			sf.w.WriteEvent(note)
-		}
-		start := h.Started
-		opts.Now = func() time.Duration { return time.Since(start) }
+	sf, opts, err := startRecord(rec, opts, "")
+	if err != nil {
+		return Stats{}, err
 	}
 	st, err := serve(ctx, rec, in, out, opts, sf)
-	if sf != nil {
-		if !sf.sink {
-			st.Path = sf.path
-		}
-		ev := sessions.EventRecord{T: opts.Now().Microseconds(), Kind: sessions.EventExit, Code: new(int)}
-		var stopped Stopped
-		if errors.As(context.Cause(ctx), &stopped) {
-			*ev.Code, ev.Signal = stopped.Code, stopped.Signal
-		}
-		sf.w.WriteEvent(ev)
-		if cerr := sf.close(); cerr != nil && err == nil {
-			err = cerr
-		}
+	return endRecord(ctx, sf, opts, st, err)
+}
+
+// startRecord creates the replay's own session file when opts.Record,
+// of the given transport ("" for stdio), and returns opts timed from
+// its start.
+func startRecord(rec *recording, opts ServeOptions, transport string) (*sessionFile, ServeOptions, error) {
+	if !opts.Record {
+		return nil, opts, nil
+	}
+	h := sessions.Header{Started: time.Now(), Argv: opts.Argv, Name: "replay-" + rec.hdr.Name, Framing: rec.framings.Framing().String(), Profile: rec.hdr.ProfileOrDefault(),
+		Redact: opts.Redactor.Names(), Transport: transport}
+	sf, err := createSessionFile(opts.RecordPath, h, opts.Overwrite, opts.Warn)
+	if err != nil {
+		return nil, opts, err
+	}
+	for _, note := range rec.framings.Notes() { // the directions' framings, when they differ
+		sf.w.WriteEvent(note)
+	}
+	start := h.Started
+	opts.Now = func() time.Duration { return time.Since(start) }
+	return sf, opts, nil
+}
+
+// endRecord ends the replay's session file (when there is one) with an
+// exit record, saying in st where it is.
+func endRecord(ctx context.Context, sf *sessionFile, opts ServeOptions, st Stats, err error) (Stats, error) {
+	if sf == nil {
+		return st, err
+	}
+	if !sf.sink {
+		st.Path = sf.path
+	}
+	ev := sessions.EventRecord{T: opts.Now().Microseconds(), Kind: sessions.EventExit, Code: new(int)}
+	var stopped Stopped
+	if errors.As(context.Cause(ctx), &stopped) {
+		*ev.Code, ev.Signal = stopped.Code, stopped.Signal
+	}
+	sf.w.WriteEvent(ev)
+	if cerr := sf.close(); cerr != nil && err == nil {
+		err = cerr
 	}
 	return st, err
 }
@@ -158,6 +177,7 @@ type server struct {
 	// text (recordedMasks), for the recorded requests that masked one.
 	masked sessions.Ignore
 	file   *sessionFile // nil when not recording
+	front  *httpFront   // nil unless served over HTTP
 	fwd    *forwarding  // nil unless forwarding
 	out    io.Writer
 	start  time.Time
@@ -197,6 +217,9 @@ type outItem struct {
 	// when the host has closed its input.
 	answer bool
 	raw    []byte // a frame of replay's own (an error), instead of frame
+	// to is the live HTTP response it goes out on (nil: found by its
+	// frame's exchange, see httpFront.route; never set on stdio).
+	to *liveStream
 }
 
 type outQueue []outItem
@@ -217,7 +240,9 @@ func (q *outQueue) Pop() any {
 	return it
 }
 
-func serve(ctx context.Context, rec *recording, in FrameSource, out io.Writer, opts ServeOptions, sf *sessionFile) (Stats, error) {
+// newServer makes the server that plays rec, writing to out; what came
+// at the recording's start is queued.
+func newServer(rec *recording, out io.Writer, opts ServeOptions, sf *sessionFile) *server {
 	s := &server{rec: rec, opts: opts, out: out, file: sf, start: time.Now(), speed: opts.Speed,
 		wake: make(chan struct{}, 1), serverQ: map[string]int32{}, hostIDs: map[string]bool{}}
 	if s.speed <= 0 {
@@ -233,6 +258,11 @@ func serve(ctx context.Context, rec *recording, in FrameSource, out io.Writer, o
 	s.mu.Lock()
 	s.scheduleAfter(-1, s.start)
 	s.mu.Unlock()
+	return s
+}
+
+func serve(ctx context.Context, rec *recording, in FrameSource, out io.Writer, opts ServeOptions, sf *sessionFile) (Stats, error) {
+	s := newServer(rec, out, opts, sf)
 	if opts.Forward != nil {
 		s.fwd = newForwarding(opts.Forward, rec.framings.Of(classify.H2S))
 		go s.readForward()
@@ -300,10 +330,12 @@ func (s *server) note(msg string) {
 	}
 }
 
-func (s *server) record(dir classify.Direction, frame []byte) {
+// record writes a frame to the replay's session file, with what HTTP
+// said of it (nil on stdio).
+func (s *server) record(dir classify.Direction, frame []byte, h *sessions.HTTPInfo) {
 	if s.file != nil {
 		frame, masked := s.opts.Redactor.Mask(frame)
-		s.file.w.WriteFrame(sessions.FrameRecord{T: s.opts.Now().Microseconds(), Dir: dir, Frame: frame, Redacted: masked})
+		s.file.w.WriteFrame(sessions.FrameRecord{T: s.opts.Now().Microseconds(), Dir: dir, Frame: frame, Redacted: masked, HTTP: h})
 		s.flushSoon()
 	}
 }
@@ -404,7 +436,11 @@ func (s *server) writeLoop(ctx context.Context) {
 		}
 		if len(s.queue) == 0 && s.closing && !s.waitingForward() || s.werr != nil {
 			if s.stats.Dropped > 0 {
-				s.log("the host closed its input; %d recorded server frames were not sent", s.stats.Dropped)
+				why := "the host closed its input"
+				if s.front != nil {
+					why = "replay was stopped"
+				}
+				s.log("%s; %d recorded server frames were not sent", why, s.stats.Dropped)
 			}
 			s.mu.Unlock()
 			return
@@ -445,12 +481,18 @@ func (s *server) writeItem(it outItem) {
 			}
 		}
 	}
-	if _, err := s.out.Write(classify.AppendFrame(nil, s.rec.framings.Of(classify.S2H), body, header)); err != nil {
-		s.werr = err
-		return
+	if s.front != nil {
+		if !s.front.send(it, body) {
+			return
+		}
+	} else {
+		if _, err := s.out.Write(classify.AppendFrame(nil, s.rec.framings.Of(classify.S2H), body, header)); err != nil {
+			s.werr = err
+			return
+		}
+		s.record(classify.S2H, body, nil)
 	}
 	s.stats.Sent++
-	s.record(classify.S2H, body)
 	if it.raw != nil {
 		return
 	}
@@ -466,8 +508,8 @@ func (s *server) writeItem(it outItem) {
 
 func esc(s string) string { return classify.EscapeString(s, 120) }
 
-// readLoop reads the host's frames and answers them.
-func (s *server) readLoop(ctx context.Context, in FrameSource) error {
+// hostProfile is the profile the host's frames are read by.
+func (s *server) hostProfile() classify.Profile {
 	profile, _ := classify.ParseProfile(s.rec.hdr.ProfileOrDefault())
 	if profile == classify.Auto {
 		profile = classify.JSONRPC
@@ -475,6 +517,12 @@ func (s *server) readLoop(ctx context.Context, in FrameSource) error {
 			profile = classify.LSP
 		}
 	}
+	return profile
+}
+
+// readLoop reads the host's frames and answers them.
+func (s *server) readLoop(ctx context.Context, in FrameSource) error {
+	profile := s.hostProfile()
 	for ctx.Err() == nil {
 		body, err := in.Next()
 		if err != nil {
@@ -483,7 +531,7 @@ func (s *server) readLoop(ctx context.Context, in FrameSource) error {
 		now := time.Now()
 		m := classify.Classify(body, classify.H2S, profile)
 		s.mu.Lock()
-		s.record(classify.H2S, body)
+		s.record(classify.H2S, body, nil)
 		switch m.Kind {
 		case classify.KindRequest:
 			s.sawHostID(&m)

@@ -5,6 +5,7 @@ import (
 	"io"
 	"net/http"
 	"strconv"
+	"strings"
 	"sync"
 
 	"github.com/rpctap/rpctap/classify"
@@ -19,8 +20,7 @@ type requestBody struct {
 	in     io.ReadCloser
 	header http.Header
 	mu     sync.Mutex
-	buf    []byte
-	over   bool
+	held   hold
 	once   sync.Once
 	// relayed, for a request the user held, says it is being sent.
 	relayed func()
@@ -32,7 +32,7 @@ func (b *requestBody) Read(p []byte) (int, error) {
 	}
 	n, err := b.in.Read(p)
 	b.mu.Lock()
-	b.buf, b.over = keep(b.buf, b.over, p[:n])
+	b.held.add(p[:n])
 	b.mu.Unlock()
 	if err == io.EOF {
 		b.record()
@@ -49,11 +49,19 @@ func (b *requestBody) record() {
 		b.mu.Lock()
 		defer b.mu.Unlock()
 		info := b.x.info(0, b.header)
-		if b.over {
+		body := b.held.bytes()
+		switch e := encoding(b.header); {
+		case b.held.over:
 			info.Error = tooLarge
-			b.buf = nil
+		case e != "" && !decodable(e):
+			info.Error, body = notRead(b.header), nil
+		case e != "" && len(body) > 0:
+			var err error
+			if body, err = decodeHeld(e, body); err != nil {
+				info.Error = undecodable(e, err)
+			}
 		}
-		b.x.p.feed.Frame(classify.H2S, b.buf, info)
+		b.x.p.feed.Frame(classify.H2S, body, info)
 	})
 }
 
@@ -65,6 +73,48 @@ func keep(buf []byte, over bool, p []byte) ([]byte, bool) {
 		return nil, true
 	}
 	return append(buf, p...), false
+}
+
+// A hold keeps the first maxBody bytes of a body to record it, in chunks
+// that grow to holdChunk: a body that turns out larger than maxBody cost
+// no copies as it grew, and is let go at once.
+type hold struct {
+	chunks [][]byte
+	n      int
+	over   bool // the body is larger than maxBody: nothing is held
+}
+
+const holdChunk = 64 << 10
+
+func (h *hold) add(p []byte) {
+	if h.over {
+		return
+	}
+	if h.n+len(p) > maxBody {
+		*h = hold{over: true}
+		return
+	}
+	h.n += len(p)
+	for len(p) > 0 {
+		if k := len(h.chunks); k == 0 || len(h.chunks[k-1]) == cap(h.chunks[k-1]) {
+			h.chunks = append(h.chunks, make([]byte, 0, min(max(h.n, 512), holdChunk)))
+		}
+		c := &h.chunks[len(h.chunks)-1]
+		m := min(len(p), cap(*c)-len(*c))
+		*c = append(*c, p[:m]...)
+		p = p[m:]
+	}
+}
+
+// bytes is what h holds, in one piece.
+func (h *hold) bytes() []byte {
+	if len(h.chunks) > 1 {
+		h.chunks = [][]byte{bytes.Join(h.chunks, nil)}
+	}
+	if len(h.chunks) == 0 {
+		return nil
+	}
+	return h.chunks[0]
 }
 
 type mode uint8
@@ -83,23 +133,37 @@ type responseBody struct {
 	in     io.ReadCloser
 	info   *sessions.HTTPInfo
 	mode   mode
-	buf    []byte // the JSON body, or the SSE bytes not yet split into lines
-	over   bool
+	held   hold           // the JSON body (as it came, in its encoding)
+	enc    string         // the body's Content-Encoding, which rpctap decodes
+	dec    *streamDecoder // decodes an SSE stream in enc
 	events sse
 	frames int // frames recorded
 	ended  bool
 	host   *hostStream // an SSE stream to the host, which a frame may be injected into; nil: none
+	read   int64       // bytes relayed
+	// cut says why the body ended before its end, when it did: the
+	// target's connection broke off, or the host stopped reading.
+	cut string
+	// endpoint rewrites a GET stream's legacy endpoint event; nil for
+	// other responses.
+	endpoint *endpointRewriter
 }
 
 func (b *responseBody) Read(p []byte) (int, error) {
 	b.host.written()
 	n, err := b.in.Read(p)
 	b.host.relaying()
-	switch b.mode {
-	case modeSSE:
+	b.read += int64(n)
+	switch {
+	case b.dec != nil:
+		b.dec.write(p[:n])
+	case b.mode == modeSSE:
 		b.events.feed(p[:n], b.event)
 	default:
-		b.buf, b.over = keep(b.buf, b.over, p[:n])
+		b.held.add(p[:n])
+	}
+	if err != nil && err != io.EOF {
+		b.cut = "broke off after " + strconv.FormatInt(b.read, 10) + " bytes: " + err.Error()
 	}
 	if err != nil {
 		b.end()
@@ -108,8 +172,13 @@ func (b *responseBody) Read(p []byte) (int, error) {
 	return n, err
 }
 
+// Close ends the body; before its end, the proxy could not write to the
+// host (it went, or closed its stream).
 func (b *responseBody) Close() error {
 	err := b.in.Close()
+	if !b.ended {
+		b.cut = "was not relayed whole: the host stopped reading (its connection ended) after " + strconv.FormatInt(b.read, 10) + " bytes"
+	}
 	b.end()
 	b.host.returned(false, true)
 	return err
@@ -119,10 +188,17 @@ func (b *responseBody) Close() error {
 func (b *responseBody) event(e event) {
 	info := *b.info
 	info.EventID, info.Retry = e.id, e.retry
+	if e.typ != "message" {
+		info.Event = e.typ
+	}
 	if e.over {
 		info.Error = tooLarge
 	}
 	b.frames++
+	if e.typ == "endpoint" {
+		b.endpointFrame(e, &info)
+		return
+	}
 	b.x.s2h(e.data, &info)
 }
 
@@ -134,11 +210,23 @@ func (b *responseBody) end() {
 	}
 	b.ended = true
 	info := b.info
+	decodeErr := b.decoded()
+	if cut := b.cutText(); cut != "" {
+		info := *b.info
+		info.Error = cut
+		b.x.s2h(nil, &info)
+		return
+	}
+	if decodeErr != nil {
+		info.Error = undecodable(b.enc, decodeErr)
+		b.x.s2h(nil, info)
+		return
+	}
 	switch {
-	case b.mode == modeJSON && b.over:
+	case b.mode == modeJSON && b.held.over:
 		info.Error = tooLarge
-	case b.mode == modeJSON && len(bytes.TrimSpace(b.buf)) > 0:
-		b.x.s2h(b.buf, info)
+	case b.mode == modeJSON && len(bytes.TrimSpace(b.held.bytes())) > 0:
+		b.x.s2h(b.held.bytes(), info)
 		return
 	case b.mode == modeSSE && b.frames > 0:
 		return
@@ -146,9 +234,75 @@ func (b *responseBody) end() {
 	b.x.s2h(nil, info)
 }
 
+// decodeAs sets b to read its messages from a copy decoded from enc, of
+// a body of media type mt.
+func (b *responseBody) decodeAs(enc, mt string) {
+	b.enc = enc
+	switch mt {
+	case "text/event-stream":
+		b.mode = modeSSE
+		b.dec = decodeStream(enc, func(p []byte) { b.events.feed(p, b.event) })
+	case "application/json":
+		b.mode = modeJSON
+	default:
+		b.mode = modeOpaque
+	}
+}
+
+// decoded ends the decoding of an encoded body: the rest of an SSE
+// stream's events are recorded, and a JSON body held is decoded. It says
+// why the body could not be decoded, if it could not.
+func (b *responseBody) decoded() error {
+	switch {
+	case b.dec != nil:
+		return b.dec.close()
+	case b.enc != "" && b.mode == modeJSON && !b.held.over && b.held.n > 0:
+		data, err := decodeHeld(b.enc, b.held.bytes())
+		if err != nil {
+			return err
+		}
+		b.held = hold{chunks: [][]byte{data}, n: len(data)}
+	}
+	return nil
+}
+
+// cutText says how the body ended before its end, or an SSE stream in
+// the middle of an event: "" when it ended whole. What of it was relayed
+// went to the host; a message cut short is not recorded as one.
+func (b *responseBody) cutText() string {
+	midEvent := b.mode == modeSSE && (b.events.hasData || len(b.events.line) > 0)
+	switch {
+	case b.cut != "" && midEvent:
+		return "the stream " + strings.Replace(b.cut, "after", "in the middle of an event, after", 1)
+	case b.cut != "" && b.mode == modeSSE:
+		return "the stream " + b.cut
+	case b.cut != "":
+		return "the body " + b.cut
+	case midEvent:
+		return "the stream ended in the middle of an event, after " + strconv.FormatInt(b.read, 10) + " bytes"
+	}
+	return ""
+}
+
+// endpointFrame records a legacy endpoint event, which carries a URL,
+// not a message: as a frame of kind http that says which URL the host
+// got, and the one the server sent when the proxy rewrote it.
+func (b *responseBody) endpointFrame(e event, info *sessions.HTTPInfo) {
+	mask := b.x.p.redactor.MaskString
+	info.Endpoint = mask(string(e.data))
+	if rw := b.endpoint; rw != nil && rw.given != rw.sent && rw.given == string(e.data) {
+		info.EndpointFrom = mask(rw.sent)
+	}
+	if rw := b.endpoint; rw != nil && rw.other != "" && info.Error == "" {
+		info.Error = mask("the endpoint is on another server (" + rw.other + "): the host sends its messages there, around rpctap")
+	}
+	b.x.p.feed.Frame(classify.S2H, nil, info)
+}
+
 // An event is one SSE event that carried data.
 type event struct {
 	data  []byte
+	typ   string // its type, when it named one
 	id    string
 	retry int64
 	over  bool
@@ -164,7 +318,8 @@ type sse struct {
 	over    bool
 	id      string // the open event's id, when it sets one
 	retry   int64
-	open    bool // a line of an event came since the last blank line
+	open    bool   // a line of an event came since the last blank line
+	typ     string // the open event's type, when it names one
 }
 
 // atBoundary reports whether the bytes fed so far end between two
@@ -207,9 +362,9 @@ func (s *sse) endLine(emit func(event)) {
 	s.line, s.longer = s.line[:0], false
 	if len(line) == 0 {
 		if s.hasData {
-			emit(event{data: bytes.Clone(s.data), id: s.id, retry: s.retry, over: s.over})
+			emit(event{data: bytes.Clone(s.data), typ: s.typ, id: s.id, retry: s.retry, over: s.over})
 		}
-		s.data, s.hasData, s.over, s.id, s.retry, s.open = s.data[:0], false, false, "", 0, false
+		s.data, s.hasData, s.over, s.id, s.retry, s.typ, s.open = s.data[:0], false, false, "", 0, "", false
 		return
 	}
 	s.open = true
@@ -226,6 +381,8 @@ func (s *sse) endLine(emit func(event)) {
 		if bytes.IndexByte(value, 0) < 0 {
 			s.id = string(value)
 		}
+	case "event":
+		s.typ = string(value)
 	case "retry":
 		if n, err := strconv.ParseInt(string(value), 10, 64); err == nil && n >= 0 {
 			s.retry = n

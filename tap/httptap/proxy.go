@@ -6,7 +6,10 @@ package httptap
 
 import (
 	"context"
+	"crypto/x509"
 	"errors"
+	"io"
+	"log"
 	"net"
 	"net/http"
 	"net/http/httputil"
@@ -80,8 +83,27 @@ func New(opts Options) *Proxy {
 		FlushInterval:  -1, // every write reaches the host at once: an SSE event is never held back
 		ModifyResponse: p.response,
 		ErrorHandler:   p.unreachable,
+		// A body that broke off is the record's to say (responseBody):
+		// nothing goes to rpctap's stderr under the host.
+		ErrorLog: log.New(io.Discard, "", 0),
+		// The copy buffers are reused: without, each response cost one
+		// of 32 KiB, most of what a small POST allocated.
+		BufferPool: buffers{},
 	}
 	return p
+}
+
+// buffers is the proxy's httputil.BufferPool.
+type buffers struct{}
+
+var bufferPool = sync.Pool{New: func() any { return new([32 << 10]byte) }}
+
+func (buffers) Get() []byte { return bufferPool.Get().(*[32 << 10]byte)[:] }
+
+func (buffers) Put(b []byte) {
+	if len(b) == 32<<10 {
+		bufferPool.Put((*[32 << 10]byte)(b))
+	}
 }
 
 // NewTransport is the transport a Proxy sends with by default: the
@@ -95,6 +117,10 @@ func NewTransport() *http.Transport {
 		ForceAttemptHTTP2:  true,
 		DisableCompression: true,
 		MaxIdleConns:       100,
+		// Many hosts (or one with many requests in flight) reuse the
+		// connections to the one target rather than dial one for each
+		// request beyond the default two idle.
+		MaxIdleConnsPerHost: 100,
 	}
 }
 
@@ -116,6 +142,10 @@ func (p *Proxy) rewrite(pr *httputil.ProxyRequest) {
 func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	x := &exchange{p: p, n: p.exchanges.Add(1), method: r.Method, path: p.redactor.MaskString(r.URL.RequestURI())}
 	x.w = w
+	x.self = url.URL{Scheme: "http", Host: r.Host}
+	if r.TLS != nil {
+		x.self.Scheme = "https"
+	}
 	if r.Method == http.MethodPost {
 		p.remember(r.Header)
 		if p.feed.Capturing(classify.H2S) && p.captured(w, r, x) {
@@ -133,7 +163,7 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			defer relayed()
 		}
 	}
-	body := &requestBody{x: x, in: r.Body, header: r.Header, relayed: relayed}
+	body := &requestBody{x: x, in: r.Body, header: r.Header, held: hold{over: r.ContentLength > maxBody}, relayed: relayed}
 	if relayed != nil {
 		body.once.Do(func() {}) // recorded as it left the hold
 	}
@@ -153,6 +183,7 @@ type exchange struct {
 	path   string
 	own    bool                // the proxy's own request: an injected frame's
 	w      http.ResponseWriter // the host's, for a frame injected toward it; nil for the proxy's own
+	self   url.URL             // the proxy, as the host reached it
 }
 
 // info is what HTTP said of a frame of x.
@@ -211,27 +242,34 @@ func (p *Proxy) response(resp *http.Response) error {
 // responseBody is resp's body, recording x's response frames as it is read.
 func (p *Proxy) responseBody(x *exchange, resp *http.Response) *responseBody {
 	info := x.info(resp.StatusCode, resp.Header)
-	rb := &responseBody{x: x, in: resp.Body, info: info}
-	switch {
-	case !identity(resp.Header):
+	rb := &responseBody{x: x, in: resp.Body, info: info, held: hold{over: resp.ContentLength > maxBody}}
+	switch enc := encoding(resp.Header); {
+	case enc != "" && !decodable(enc):
 		rb.mode = modeOpaque
-		info.Error = "the body is encoded (" + resp.Header.Get("Content-Encoding") + "); rpctap relayed it without reading its messages"
+		info.Error = notRead(resp.Header)
+	case enc != "":
+		rb.decodeAs(enc, mediaType(info.ContentType))
 	case mediaType(info.ContentType) == "text/event-stream":
 		rb.mode = modeSSE
+		if x.method == http.MethodGet {
+			rb.endpoint = &endpointRewriter{in: resp.Body, target: p.target, self: x.self}
+			rb.in = rb.endpoint
+		}
 	case mediaType(info.ContentType) == "application/json":
 		rb.mode = modeJSON
 	default:
 		rb.mode = modeOpaque
 	}
-	if rb.mode == modeSSE && x.w != nil && resp.ContentLength < 0 {
+	if rb.mode == modeSSE && rb.enc == "" && x.w != nil && resp.ContentLength < 0 { // bytes written as they are, of no set length
 		rb.host = &hostStream{x: x, info: info, w: x.w, boundary: true}
 	}
 	return rb
 }
 
-func identity(h http.Header) bool {
-	e := h.Get("Content-Encoding")
-	return e == "" || strings.EqualFold(e, "identity")
+// notRead is what a record says of a body in an encoding rpctap does not
+// decode.
+func notRead(h http.Header) string {
+	return "the body is encoded (" + h.Get("Content-Encoding") + "); rpctap relayed it without reading its messages"
 }
 
 func mediaType(ct string) string {
@@ -250,6 +288,9 @@ func (p *Proxy) unreachable(w http.ResponseWriter, r *http.Request, err error) {
 		return // the host went away: there is no one to answer
 	}
 	why := "rpctap could not reach the target " + p.target.Redacted() + ": " + err.Error()
+	if unknown := (x509.UnknownAuthorityError{}); errors.As(err, &unknown) {
+		why += "; if a CA of your own signed the server's certificate, have rpctap trust it: --ca-file ca.pem (or SSL_CERT_FILE=ca.pem in its environment)"
+	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(http.StatusBadGateway)
 	msg := classify.AppendString([]byte(`{"error":`), p.redactor.MaskString(why))

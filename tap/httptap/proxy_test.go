@@ -28,7 +28,7 @@ type proxied struct {
 	srv  *httptest.Server
 }
 
-func proxyTo(t *testing.T, target string, redact ...string) *proxied {
+func proxyTo(t testing.TB, target string, redact ...string) *proxied {
 	t.Helper()
 	u, err := url.Parse(target)
 	if err != nil {

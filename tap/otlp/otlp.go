@@ -234,6 +234,9 @@ func (e *Exporter) run() {
 		if c.HasError && c.HasCode {
 			sa = append(sa, sessions.SpanAttribute{Key: "rpc.jsonrpc.error_code", Value: c.ErrorCode})
 		}
+		if h := c.HTTP; h != (sessions.SpanHTTP{}) {
+			sa = sessions.AppendHTTPAttributes(sa, sessions.SpanHTTP{Method: cut(h.Method), Path: cut(h.Path), Status: h.Status})
+		}
 		attrs := keyValues(sa)
 		name := cut(c.Method)
 		if name == "" {
