@@ -23,6 +23,7 @@ func (t *Tap) Feed() *Feed {
 	if err := t.startRecorder(t.redact); err != nil {
 		t.opts.Warn(err.Error())
 	}
+	t.setUpHolding()
 	return &Feed{t: t, stop: t.serveViews()}
 }
 
@@ -36,6 +37,7 @@ func (f *Feed) Frame(dir classify.Direction, body []byte, h *sessions.HTTPInfo) 
 // status 0, live views their end, and the socket goes.
 func (f *Feed) Close() Result {
 	res := Result{Path: f.t.path}
+	f.t.intercept.endSession()
 	f.t.closeSession(res, f.stop)
 	return res
 }

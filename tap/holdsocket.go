@@ -188,10 +188,6 @@ func (ic *interceptor) filtersLineLocked() []byte {
 
 // serveIntercept serves a view's intercept connection until it closes.
 func (t *Tap) serveIntercept(c net.Conn, br *bufio.Reader, req request) {
-	if t.opts.Transport == sessions.TransportHTTP {
-		refuse(c, "this tap relays HTTP (rpctap http), and holding its frames is not supported yet; a tap of rpctap run or rpctap watch holds them")
-		return
-	}
 	ic := t.intercept
 	t.rec.begin() // what the view holds, and what becomes of it, is recorded
 	v := &holdView{c: c, out: make(chan []byte, holdOutbox), done: make(chan struct{})}
@@ -360,6 +356,9 @@ func (ic *interceptor) setFiltersFrom(v *holdView, h2s, s2h *string) error {
 	}
 	ic.vmu.Unlock()
 	ic.broadcast(ic.filtersLine())
+	if ic.t.opts.Transport == sessions.TransportHTTP && next[1] != "" {
+		ic.tellNotice("this tap relays HTTP (rpctap http), and holds requests toward the server only so far: frames toward the host go on as they come")
+	}
 	return nil
 }
 

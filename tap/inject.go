@@ -175,10 +175,6 @@ type InjectOptions struct {
 // a peer that never answers does not grow the tap's memory past it.
 const maxKept = 4096
 
-// errInjectHTTP refuses a frame for a tap of rpctap http, which relays the
-// host's requests and has no stream of its own to write a frame into.
-var errInjectHTTP = errors.New("this tap relays HTTP (rpctap http), and injecting a frame into an HTTP session is not supported yet; a tap of rpctap run or rpctap watch takes one")
-
 // Inject inserts a frame into the stream towards dir's receiver at the
 // next frame boundary: its body, to which the stream's framing is added,
 // or with o.Raw its bytes as they are. It records it with src inject,
@@ -188,7 +184,7 @@ func (t *Tap) Inject(dir classify.Direction, body []byte, o InjectOptions) (Inje
 		return InjectResult{}, errors.New("a frame can be injected towards the server (h2s) or the host (s2h) only")
 	}
 	if t.opts.Transport == sessions.TransportHTTP {
-		return InjectResult{}, errInjectHTTP
+		return t.injectHTTP(dir, body, o)
 	}
 	// Run sets these up; Inject may be called from any goroutine.
 	t.mu.Lock()
@@ -225,7 +221,7 @@ func (t *Tap) Inject(dir classify.Direction, body []byte, o InjectOptions) (Inje
 	switch {
 	case o.Capture && !o.Keep:
 		if m.Kind != classify.KindRequest {
-			return InjectResult{}, fmt.Errorf("--capture waits for the answer to a request, and this is %s, which gets no answer; send it without --capture, or make it a request with an id, as in: {\"jsonrpc\":\"2.0\",\"id\":\"rpctap-1\",\"method\":\"ping\"}", kindPhrase(m.Kind))
+			return InjectResult{}, errCaptureNone(m.Kind)
 		}
 		res.key = m.ID().Key()
 		res.set = set
@@ -319,6 +315,12 @@ func (inj *injection) frameBody(body []byte, framing classify.Framing) error {
 // frameToward makes body, with its stream's framing, into a frame to
 // write toward dir's receiver, recorded with src.
 func (t *Tap) frameToward(dir classify.Direction, body []byte, src string) (*injection, error) {
+	if t.opts.Transport == sessions.TransportHTTP {
+		// A body of its own: HTTP frames it.
+		inj := &injection{src: src, frame: body, done: make(chan error, 1)}
+		inj.parts = []injectPart{{body: body}}
+		return inj, nil
+	}
 	t.mu.Lock()
 	rel, other := t.relays[dir], t.relays[dir.Opposite()]
 	t.mu.Unlock()

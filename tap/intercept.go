@@ -88,6 +88,8 @@ type holdQueue struct {
 	q       []*heldFrame
 	bytes   int
 	closing bool // the direction's stream ended: nothing more is held
+	// relayed is that of the last frame held whole (heldFrame.relayed).
+	relayed chan struct{}
 	// methods remembers the methods of this direction's requests, by id,
 	// for the other direction's filter (a response's method is its
 	// request's).
@@ -115,6 +117,13 @@ type heldFrame struct {
 	// charged is what the frame counts for in its queue's bytes: its
 	// cost when held, and its edit's bytes once edited.
 	charged int
+	// A frame handed over whole (Feed.Hold): what HTTP said of it, and
+	// gone, closed once it has left the queue (its caller relays it).
+	http *sessions.HTTPInfo
+	gone chan struct{}
+	// relayed is closed once the caller handed the frame on; after is
+	// the relayed of the frame held before it, which it waits for.
+	relayed, after chan struct{}
 }
 
 func (f *heldFrame) cost() int {
@@ -413,13 +422,16 @@ func (h *holdQueue) drainLocked() []*heldFrame {
 func (h *holdQueue) emitLocked(f *heldFrame) {
 	h.dst.boundary()
 	at := now()
-	it := item{at: at, dir: h.dir, data: f.body, header: f.header, whole: true, held: f.how, heldFor: at - f.at}
+	it := item{at: at, dir: h.dir, data: f.body, header: f.header, whole: true, held: f.how, heldFor: at - f.at, http: f.http}
+	if f.gone != nil {
+		defer close(f.gone) // its caller relays what was decided
+	}
 	switch f.how {
 	case sessions.HeldDropped:
 		h.dst.record(it)
 	case sessions.HeldAnswered:
 		h.dst.record(it)
-		if f.reply != nil {
+		if f.reply != nil && f.gone == nil {
 			// Toward the sender, at its stream's next frame boundary;
 			// its answer comes back on done, not waited for here (the
 			// other direction's lock may be taken).

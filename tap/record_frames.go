@@ -35,7 +35,7 @@ func (r *recorder) process(it item) {
 // whole records an injected frame.
 func (r *recorder) whole(it item) {
 	n := int64(len(it.data))
-	j := job{kind: jobFrame, t: it.at - r.started, dir: it.dir, src: it.src, info: classify.FrameInfo{BodyLen: n, Size: n}, partial: it.partial,
+	j := job{kind: jobFrame, t: it.at - r.started, dir: it.dir, src: it.src, info: classify.FrameInfo{BodyLen: n, Size: n}, partial: it.partial, captured: it.captured,
 		outcome: it.held, heldFor: it.heldFor, http: it.http}
 	if it.original != nil {
 		b := r.batch()

@@ -109,6 +109,9 @@ type Tap struct {
 	noting *recorder
 
 	intercept *interceptor
+	// send sends a frame injected into a Feed's session toward each
+	// direction's receiver (Feed.OnInject); under mu.
+	send [3]func(body []byte) error
 
 	vmu        sync.Mutex // guards views and viewsEnded
 	views      map[*viewConn]struct{}

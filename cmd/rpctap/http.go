@@ -12,6 +12,7 @@ import (
 	"os/signal"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/rpctap/rpctap/classify"
 	"github.com/rpctap/rpctap/sessions"
@@ -25,6 +26,8 @@ type httpOptions struct {
 	otlpFlags
 	target, listen string
 	listenAny      bool
+	intercept      string
+	holdTimeout    time.Duration
 	caFile         string
 	// view, when set, shows the tap's live view on this terminal
 	// (rpctap watch --http) in place of waiting for a signal.
@@ -56,6 +59,8 @@ target's path), and runs until it is interrupted.`,
 	f.StringVar(&o.target, "target", "", "the server's URL, as in http://127.0.0.1:3001/mcp (http or https)")
 	f.StringVar(&o.listen, "listen", "127.0.0.1:0", "the address to listen on, HOST:PORT (port 0: a free one)")
 	f.BoolVar(&o.listenAny, "listen-any", false, "allow a --listen address beyond loopback: whoever reaches it talks to the server with the host's credentials")
+	f.StringVar(&o.intercept, "intercept", "", "hold the host's POSTs that match this filter (as in the view: 'method:tools/call') until a view forwards, edits, drops or answers them")
+	f.DurationVar(&o.holdTimeout, "hold-timeout", tap.DefaultHoldTimeout, "with --intercept, or when a view intercepts: how long a request is held at most before it goes on as it was")
 	f.StringVar(&o.caFile, "ca-file", "", "trust the CA certificates in this PEM file for an https target, beside those the system trusts")
 	o.tapFlags.add(f, "the target's host", "the value of env var NAME, and the header NAME")
 	o.otlpFlags.add(f)
@@ -134,7 +139,7 @@ func runHTTP(cmd *cobra.Command, o httpOptions) error {
 	}
 	t, err := tap.New(tap.Options{Argv: []string{target.Redacted()}, Name: name, Framing: classify.FramingNDJSON,
 		Record: !o.noRecord, Path: o.record, Overwrite: o.force, Redact: tapRedact, NoRedact: o.noRedact, Listen: !o.noListen,
-		Transport: sessions.TransportHTTP, Warn: warn, Calls: calls})
+		Transport: sessions.TransportHTTP, Warn: warn, Calls: calls, Intercept: o.intercept, HoldTimeout: o.holdTimeout})
 	if err != nil {
 		return usageError(err)
 	}

@@ -22,9 +22,14 @@ type requestBody struct {
 	mu     sync.Mutex
 	held   hold
 	once   sync.Once
+	// relayed, for a request the user held, says it is being sent.
+	relayed func()
 }
 
 func (b *requestBody) Read(p []byte) (int, error) {
+	if b.relayed != nil {
+		b.relayed()
+	}
 	n, err := b.in.Read(p)
 	b.mu.Lock()
 	b.held.add(p[:n])
@@ -135,7 +140,8 @@ type responseBody struct {
 	events sse
 	frames int // frames recorded
 	ended  bool
-	read   int64 // bytes relayed
+	host   *hostStream // an SSE stream to the host, which a frame may be injected into; nil: none
+	read   int64       // bytes relayed
 	// cut says why the body ended before its end, when it did: the
 	// target's connection broke off, or the host stopped reading.
 	cut string
@@ -145,7 +151,9 @@ type responseBody struct {
 }
 
 func (b *responseBody) Read(p []byte) (int, error) {
+	b.host.written()
 	n, err := b.in.Read(p)
+	b.host.relaying()
 	b.read += int64(n)
 	switch {
 	case b.dec != nil:
@@ -161,6 +169,7 @@ func (b *responseBody) Read(p []byte) (int, error) {
 	if err != nil {
 		b.end()
 	}
+	b.host.returned(b.events.atBoundary(), err != nil)
 	return n, err
 }
 
@@ -172,6 +181,7 @@ func (b *responseBody) Close() error {
 		b.cut = "was not relayed whole: the host stopped reading (its connection ended) after " + strconv.FormatInt(b.read, 10) + " bytes"
 	}
 	b.end()
+	b.host.returned(false, true)
 	return err
 }
 
@@ -190,7 +200,7 @@ func (b *responseBody) event(e event) {
 		b.endpointFrame(e, &info)
 		return
 	}
-	b.x.p.feed.Frame(classify.S2H, e.data, &info)
+	b.x.s2h(e.data, &info)
 }
 
 // end records what the body held once it has ended: the JSON body, or a
@@ -212,22 +222,22 @@ func (b *responseBody) end() {
 	if cut := b.cutText(); cut != "" {
 		info := *info
 		info.Error = cut
-		b.x.p.feed.Frame(classify.S2H, nil, &info)
+		b.x.s2h(nil, &info)
 		return
 	}
 	if decodeErr != nil {
 		info.Error = undecodable(b.enc, decodeErr)
-		b.x.p.feed.Frame(classify.S2H, nil, info)
+		b.x.s2h(nil, info)
 		return
 	}
 	switch {
 	case b.mode == modeJSON && b.held.over:
 		info.Error = tooLarge
 	case b.mode == modeJSON && len(bytes.TrimSpace(b.held.bytes())) > 0, b.mode == modeOther && !b.held.over && looksJSON(b.held.bytes()):
-		b.x.p.feed.Frame(classify.S2H, b.held.bytes(), info)
+		b.x.s2h(b.held.bytes(), info)
 		return
 	}
-	b.x.p.feed.Frame(classify.S2H, nil, info)
+	b.x.s2h(nil, info)
 }
 
 // looksJSON reports whether a body of another content type holds JSON: an
@@ -299,7 +309,7 @@ func (b *responseBody) endpointFrame(e event, info *sessions.HTTPInfo) {
 	if rw := b.endpoint; rw != nil && rw.other != "" && info.Error == "" {
 		info.Error = mask("the endpoint is on another server (" + rw.other + "): the host sends its messages there, around rpctap")
 	}
-	b.x.p.feed.Frame(classify.S2H, nil, info)
+	b.x.s2h(nil, info)
 }
 
 // An event is one SSE event that carried data.
@@ -321,8 +331,13 @@ type sse struct {
 	over    bool
 	id      string // the open event's id, when it sets one
 	retry   int64
+	open    bool   // a line of an event came since the last blank line
 	typ     string // the open event's type, when it names one
 }
+
+// atBoundary reports whether the bytes fed so far end between two
+// events: no line is open, and no event has begun.
+func (s *sse) atBoundary() bool { return len(s.line) == 0 && !s.longer && !s.open }
 
 func (s *sse) feed(p []byte, emit func(event)) {
 	for len(p) > 0 {
@@ -362,9 +377,10 @@ func (s *sse) endLine(emit func(event)) {
 		if s.hasData {
 			emit(event{data: bytes.Clone(s.data), typ: s.typ, id: s.id, retry: s.retry, over: s.over})
 		}
-		s.data, s.hasData, s.over, s.id, s.retry, s.typ = s.data[:0], false, false, "", 0, ""
+		s.data, s.hasData, s.over, s.id, s.retry, s.typ, s.open = s.data[:0], false, false, "", 0, "", false
 		return
 	}
+	s.open = true
 	name, value, _ := bytes.Cut(line, []byte(":"))
 	value = bytes.TrimPrefix(value, []byte(" "))
 	switch string(name) {

@@ -53,6 +53,10 @@ type Proxy struct {
 	kept      []string        // the headers a record keeps, in order: mcpHeaders, then the --redact ones
 	rp        *httputil.ReverseProxy
 	exchanges atomic.Int64
+	transport http.RoundTripper
+	last      atomic.Pointer[http.Header] // what an injected request carries of the host's last POST
+	smu       sync.Mutex
+	streams   []*hostStream // the SSE streams open to the host, oldest first
 }
 
 // New makes a proxy to opts.Target.
@@ -68,6 +72,10 @@ func New(opts Options) *Proxy {
 	rt := opts.Transport
 	if rt == nil {
 		rt = NewTransport()
+	}
+	p.transport = rt
+	if opts.Feed != nil {
+		opts.Feed.OnInject(p.inject, p.injectHost)
 	}
 	p.rp = &httputil.ReverseProxy{
 		Rewrite:        p.rewrite,
@@ -133,11 +141,32 @@ func (p *Proxy) rewrite(pr *httputil.ProxyRequest) {
 // ServeHTTP relays one request and its response.
 func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	x := &exchange{p: p, n: p.exchanges.Add(1), method: r.Method, path: p.redactor.MaskString(r.URL.RequestURI())}
+	x.w = w
 	x.self = url.URL{Scheme: "http", Host: r.Host}
 	if r.TLS != nil {
 		x.self.Scheme = "https"
 	}
-	body := &requestBody{x: x, in: r.Body, header: r.Header, held: hold{over: r.ContentLength > maxBody}}
+	if r.Method == http.MethodPost {
+		p.remember(r.Header)
+		if p.feed.Capturing(classify.H2S) && p.captured(w, r, x) {
+			return
+		}
+	}
+	var relayed func() // a held request's: it has gone on
+	if p.holdingRequests(r) {
+		forward, done := p.hold(w, r, x)
+		if !forward {
+			done()
+			return
+		}
+		if relayed = done; relayed != nil {
+			defer relayed()
+		}
+	}
+	body := &requestBody{x: x, in: r.Body, header: r.Header, held: hold{over: r.ContentLength > maxBody}, relayed: relayed}
+	if relayed != nil {
+		body.once.Do(func() {}) // recorded as it left the hold
+	}
 	r.Body = body
 	r = r.WithContext(context.WithValue(r.Context(), exchangeKey{}, body))
 	p.rp.ServeHTTP(w, r)
@@ -152,7 +181,9 @@ type exchange struct {
 	n      int64
 	method string
 	path   string
-	self   url.URL // the proxy, as the host reached it
+	own    bool                // the proxy's own request: an injected frame's
+	w      http.ResponseWriter // the host's, for a frame injected toward it; nil for the proxy's own
+	self   url.URL             // the proxy, as the host reached it
 }
 
 // info is what HTTP said of a frame of x.
@@ -208,7 +239,12 @@ func (p *Proxy) response(resp *http.Response) error {
 		return nil
 	}
 	body.record() // the request's frames go first
-	x := body.x
+	resp.Body = p.responseBody(body.x, resp)
+	return nil
+}
+
+// responseBody is resp's body, recording x's response frames as it is read.
+func (p *Proxy) responseBody(x *exchange, resp *http.Response) *responseBody {
 	info := x.info(resp.StatusCode, resp.Header)
 	rb := &responseBody{x: x, in: resp.Body, info: info, held: hold{over: resp.ContentLength > maxBody}}
 	switch enc := encoding(resp.Header); {
@@ -228,8 +264,10 @@ func (p *Proxy) response(resp *http.Response) error {
 	default:
 		rb.mode = modeOther
 	}
-	resp.Body = rb
-	return nil
+	if rb.mode == modeSSE && rb.enc == "" && x.w != nil && resp.ContentLength < 0 { // bytes written as they are, of no set length
+		rb.host = &hostStream{x: x, info: info, w: x.w, boundary: true}
+	}
+	return rb
 }
 
 // notRead is what a record says of a body in an encoding rpctap does not
@@ -264,6 +302,6 @@ func (p *Proxy) unreachable(w http.ResponseWriter, r *http.Request, err error) {
 	if body != nil {
 		info := body.x.info(http.StatusBadGateway, w.Header())
 		info.Error = p.redactor.MaskString(why)
-		p.feed.Frame(classify.S2H, nil, info)
+		body.x.s2h(nil, info)
 	}
 }
