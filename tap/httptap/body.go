@@ -61,6 +61,9 @@ func (b *requestBody) record() {
 				info.Error = undecodable(e, err)
 			}
 		}
+		if b.x.method == http.MethodPost && info.Error == "" {
+			b.x.ask(body)
+		}
 		b.x.p.feed.Frame(classify.H2S, body, info)
 	})
 }
@@ -200,6 +203,9 @@ func (b *responseBody) event(e event) {
 		b.endpointFrame(e, &info)
 		return
 	}
+	if !e.over {
+		b.x.answered(e.data)
+	}
 	b.x.s2h(e.data, &info)
 }
 
@@ -231,6 +237,11 @@ func (b *responseBody) end() {
 		return
 	}
 	switch {
+	case b.mode == modeSSE && b.x.method == http.MethodPost && b.frames > 0 && len(b.x.asked) == 0:
+		// The stream answered every request of its POST: its end, whole,
+		// says nothing the events did not (a frame each would double the
+		// rows of a session whose server answers in streams).
+		return
 	case b.mode == modeJSON && b.held.over:
 		info.Error = tooLarge
 	case b.mode == modeJSON && len(bytes.TrimSpace(b.held.bytes())) > 0, b.mode == modeOther && !b.held.over && looksJSON(b.held.bytes()):

@@ -184,6 +184,48 @@ type exchange struct {
 	own    bool                // the proxy's own request: an injected frame's
 	w      http.ResponseWriter // the host's, for a frame injected toward it; nil for the proxy's own
 	self   url.URL             // the proxy, as the host reached it
+	// asked holds the ids of the POST's requests that no event of its
+	// stream has answered yet (set once the request is recorded, then
+	// read and changed by the response's reader only).
+	asked map[string]bool
+}
+
+// ask notes the requests of a POST body, to know at its stream's end
+// whether the stream answered them.
+func (x *exchange) ask(body []byte) {
+	m := classify.Classify(body, classify.H2S, classify.MCP)
+	each(&m, func(m *classify.Message) {
+		if m.Kind == classify.KindRequest {
+			if x.asked == nil {
+				x.asked = map[string]bool{}
+			}
+			x.asked[string(m.ID().Raw)] = true
+		}
+	})
+}
+
+// answered notes the answers an SSE event carries.
+func (x *exchange) answered(data []byte) {
+	if len(x.asked) == 0 {
+		return
+	}
+	m := classify.Classify(data, classify.S2H, classify.MCP)
+	each(&m, func(m *classify.Message) {
+		if m.Kind == classify.KindResponse {
+			delete(x.asked, string(m.ID().Raw))
+		}
+	})
+}
+
+// each calls fn with m, or with each member of the batch m.
+func each(m *classify.Message, fn func(*classify.Message)) {
+	if m.Kind != classify.KindBatch {
+		fn(m)
+		return
+	}
+	for i := range m.Members {
+		fn(&m.Members[i])
+	}
 }
 
 // info is what HTTP said of a frame of x.

@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -431,5 +432,44 @@ func TestAJSONAnswerOfAnotherContentTypeIsRecordedAsAFrame(t *testing.T) {
 	}
 	if len(answers) != 2 || answers[0] != `{"jsonrpc":"2.0","id":1,"result":{}}` || answers[1] != "" {
 		t.Errorf("answers recorded as %q; want the JSON one as its frame, the text one as a frame of kind http", answers)
+	}
+}
+
+// An SSE response's end is a frame of its own only when it says
+// something the events did not: a request of its POST it left
+// unanswered (the rules judge it stream-broken). A stream that answered
+// every request ends with its last event, so that a server answering in
+// streams does not get a row more per call than one answering in JSON.
+func TestAStreamsEndIsRecordedOnlyWhenItLeftARequestUnanswered(t *testing.T) {
+	target := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		w.Header().Set("Content-Type", "text/event-stream")
+		io.WriteString(w, "data: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/message\",\"params\":{}}\n\n")
+		if bytes.Contains(body, []byte(`"id":1`)) {
+			io.WriteString(w, "data: {\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}\n\n")
+		}
+	}))
+	defer target.Close()
+	p := proxyTo(t, target.URL+"/mcp")
+	for _, req := range []string{
+		`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`, // answered on its stream
+		`{"jsonrpc":"2.0","id":2,"method":"tools/list"}`, // the stream ends without its answer
+	} {
+		resp, err := http.Post(p.url, "application/json", strings.NewReader(req))
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+	}
+	_, evs := p.frames(t)
+	var ends []int64
+	for _, ev := range evs {
+		if bytes.Contains(ev.HTTP, []byte(`"stream_end":true`)) {
+			ends = append(ends, httpOf(t, ev).Exchange)
+		}
+	}
+	if len(evs) != 6 || !slices.Equal(ends, []int64{2}) {
+		t.Errorf("the session has %d frames, stream ends of exchanges %v; want 6 (two requests, three events, one end) and the end of exchange 2 only", len(evs), ends)
 	}
 }
