@@ -2,6 +2,8 @@ package httptap
 
 import (
 	"bytes"
+	"context"
+	"errors"
 	"io"
 	"net/http"
 	"strconv"
@@ -166,7 +168,14 @@ func (b *responseBody) Read(p []byte) (int, error) {
 	default:
 		b.held.add(p[:n])
 	}
-	if err != nil && err != io.EOF {
+	switch {
+	case err == nil || err == io.EOF:
+	case errors.Is(err, context.Canceled) && b.mode == modeSSE && b.events.atBoundary():
+		// The host closed the stream between events, as a host ends a
+		// stream it no longer wants: a whole end, not a break.
+	case errors.Is(err, context.Canceled):
+		b.cut = "was not relayed whole: the host closed its connection after " + strconv.FormatInt(b.read, 10) + " bytes"
+	default:
 		b.cut = "broke off after " + strconv.FormatInt(b.read, 10) + " bytes: " + err.Error()
 	}
 	if err != nil {

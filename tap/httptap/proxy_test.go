@@ -473,3 +473,55 @@ func TestAStreamsEndIsRecordedOnlyWhenItLeftARequestUnanswered(t *testing.T) {
 		t.Errorf("the session has %d frames, stream ends of exchanges %v; want 6 (two requests, three events, one end) and the end of exchange 2 only", len(evs), ends)
 	}
 }
+
+// A host that closes a GET stream between events ends it, as hosts end
+// the streams they no longer want: the record's end says no error. One
+// that closes it in the middle of an event cut that event short, and
+// the record says the host closed it.
+func TestAHostClosingAStreamBetweenEventsEndsItWhole(t *testing.T) {
+	target := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		io.WriteString(w, "id: 1\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/message\",\"params\":{}}\n\n")
+		if r.URL.Path == "/mcp/mid" {
+			io.WriteString(w, "data: {\"jsonrpc\":")
+		}
+		w.(http.Flusher).Flush()
+		<-r.Context().Done()
+	}))
+	defer target.Close()
+	p := proxyTo(t, target.URL+"/mcp")
+	for _, path := range []string{"", "/mid"} {
+		resp, err := http.Get(p.url + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		br := bufio.NewReader(resp.Body)
+		for line := ""; line != "\n"; {
+			if line, err = br.ReadString('\n'); err != nil {
+				t.Fatal(err)
+			}
+		}
+		resp.Body.Close()
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	var ends map[string]httpObject
+	for time.Now().Before(deadline) {
+		ends = map[string]httpObject{}
+		_, evs := p.frames(t)
+		for _, ev := range evs {
+			if h := httpOf(t, ev); h.Status != 0 && len(ev.Frame) == 0 {
+				ends[h.Path] = h
+			}
+		}
+		if len(ends) == 2 {
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if h, ok := ends["/mcp"]; !ok || h.Error != "" {
+		t.Errorf("the stream closed between events ended as %+v (recorded: %v), want no error", h, ok)
+	}
+	if h := ends["/mcp/mid"]; !strings.Contains(h.Error, "the host closed its connection") {
+		t.Errorf("the stream closed in an event ended as %+v, want an error saying the host closed it", h)
+	}
+}
