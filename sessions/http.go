@@ -445,7 +445,7 @@ func (h *HTTPInfo) Label() string {
 	case h.Error != "":
 		return statusLabel(h.Status, false) + " body not recorded"
 	case stream && h.EventID != "":
-		return "SSE event, no data"
+		return "SSE priming event"
 	case stream && method == "GET":
 		return "GET stream ended"
 	case stream:

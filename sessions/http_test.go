@@ -128,7 +128,7 @@ func TestAFrameOfKindHTTPIsLabelledByWhatHTTPDid(t *testing.T) {
 		{sessions.HTTPInfo{Method: "POST", Status: 200, ContentType: "text/event-stream", Error: "broke off after 10 bytes"}, "SSE stream ended early"},
 		{sessions.HTTPInfo{Method: "POST", Status: 200, ContentType: "text/event-stream", EventID: "e9", Error: "too large"}, "SSE event not recorded"},
 		{sessions.HTTPInfo{Method: "GET", Status: 405}, "HTTP 405 Method Not Allowed"},
-		{sessions.HTTPInfo{Method: "POST", Status: 200, ContentType: "text/event-stream; charset=utf-8", EventID: "e1"}, "SSE event, no data"},
+		{sessions.HTTPInfo{Method: "POST", Status: 200, ContentType: "text/event-stream; charset=utf-8", EventID: "e1"}, "SSE priming event"},
 		{sessions.HTTPInfo{Method: "DELETE", Headers: []sessions.HTTPHeader{{Name: "Mcp-Session-Id", Value: "s"}}}, "DELETE session"},
 		{sessions.HTTPInfo{Method: "POST", Error: "too large"}, "POST body not recorded"},
 		{sessions.HTTPInfo{Method: "X\u202eY", Path: "/a\u202eb"}, "HTTP with no body"},

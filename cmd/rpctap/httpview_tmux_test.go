@@ -35,7 +35,7 @@ const hostileOrigin = "http://evil\u00e2\u0080\u00ae.example"
 // In tmux at 80×24 and at 200×50, rpctap ui of a session the inspector
 // CLI made through rpctap http with server-everything: the list says
 // what HTTP did on each frame of kind http ("HTTP 202", "GET stream
-// opened", "SSE event, no data"), and the detail pane shows a frame's
+// opened", "SSE priming event"), and the detail pane shows a frame's
 // exchange, request, status, content type, SSE event id and recorded
 // headers, a hostile header value escaped (never the raw override).
 func TestTheViewShowsWhatHTTPDidOnEachFrameAndTheHeadersEscaped(t *testing.T) {
@@ -48,7 +48,7 @@ func TestTheViewShowsWhatHTTPDidOnEachFrameAndTheHeadersEscaped(t *testing.T) {
 		waitfor, keys, screen := tmuxScreen(t, size[0], size[1], env[len(env)-3:], rpctapBinary(t), "ui", record)
 		waitfor("tools/call")
 		keys("g")
-		waitfor("initialize", "SSE event, no data", "HTTP 202")
+		waitfor("initialize", "SSE priming event", "HTTP 202")
 		for range 6 {
 			keys("Down")
 		}

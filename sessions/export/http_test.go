@@ -174,7 +174,7 @@ func TestTheMarkdownOfAnHTTPSessionShowsTheHTTPLines(t *testing.T) {
 	got, _ := exportString(t, httpSession(t), Options{Format: FormatMarkdown})
 	for _, want := range []string{
 		"host → server · request `initialize` · id `0` · answered on line 4 after 2 ms · HTTP `POST /mcp application/json`",
-		"server → host · http `SSE event, no data` · HTTP `POST /mcp 200 text/event-stream id=e0`",
+		"server → host · http `SSE priming event` · HTTP `POST /mcp 200 text/event-stream id=e0`",
 		"server → host · http `HTTP 202` · HTTP `POST /mcp?x=1&y=a%20b 202`",
 		"host → server · http `GET stream opened` · HTTP `GET /mcp`",
 		"server → host · http `HTTP 405 Method Not Allowed` · HTTP `GET /mcp 405 text/plain`",
