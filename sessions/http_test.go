@@ -158,6 +158,10 @@ func TestTheIndexGivesAFrameOfKindHTTPItsLabelInPlaceOfAMethod(t *testing.T) {
 		{Dir: classify.S2H, Frame: []byte{}, HTTP: &sessions.HTTPInfo{Exchange: 1, Method: "POST", Path: "/mcp", Status: 202}},
 		{Dir: classify.H2S, Frame: []byte{}, HTTP: &sessions.HTTPInfo{Exchange: 2, Method: "GET", Path: "/mcp"}},
 		{Dir: classify.S2H, Frame: []byte{}, HTTP: &sessions.HTTPInfo{Exchange: 2, Method: "GET", Path: "/mcp", Status: 405}},
+		// A request HTTP ended with no answer pairs with the frame that
+		// ended it, which keeps its label: it says why no answer came.
+		{Dir: classify.H2S, Frame: []byte(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`), HTTP: &sessions.HTTPInfo{Exchange: 3, Method: "POST", Path: "/mcp"}},
+		{Dir: classify.S2H, Frame: []byte{}, HTTP: &sessions.HTTPInfo{Exchange: 3, Method: "POST", Path: "/mcp", Status: 500}},
 	} {
 		r.T = int64(i)
 		if err := w.WriteFrame(r); err != nil {
@@ -174,7 +178,11 @@ func TestTheIndexGivesAFrameOfKindHTTPItsLabelInPlaceOfAMethod(t *testing.T) {
 		e := x.At(i)
 		got = append(got, e.Kind.String()+" "+e.Method)
 	}
-	want := []string{"notification notifications/initialized", "http HTTP 202", "http GET stream opened", "http HTTP 405 Method Not Allowed"}
+	want := []string{"notification notifications/initialized", "http HTTP 202", "http GET stream opened", "http HTTP 405 Method Not Allowed",
+		"request tools/list", "http HTTP 500 Internal Server Error"}
+	if e := x.At(5); e.Pair == 0 {
+		t.Errorf("the 500 is not paired with the request it ended: %+v", e)
+	}
 	if !slices.Equal(got, want) {
 		t.Errorf("the index holds %q, want %q", got, want)
 	}

@@ -306,8 +306,8 @@ func (x *Index) pair(p *entry, m *classify.Message, pr classify.Pair, isErr bool
 	}
 	if p.pair == 0 {
 		p.pair, p.latency = pr.Request, pr.Latency
-		if m.Kind != classify.KindBatch {
-			p.method = x.method(pr.Method)
+		if m.Kind != classify.KindBatch && m.Kind != classify.KindHTTP {
+			p.method = x.method(pr.Method) // a frame of kind http keeps what HTTP did, which says why no answer came
 		}
 	}
 	i, ok := x.bySeq(pr.Request)
