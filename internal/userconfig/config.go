@@ -213,8 +213,8 @@ const Example = `# rpctap's config: defaults for flags; a flag given on the comm
 # timeout = "45s"                  # how long a request may wait for its answer (run, check, export, replay; default 30s, replay's 10s)
 # redact = ["GITHUB_TOKEN"]        # secrets to mask besides secret-looking variables (run, http, replay, export): NAME (a variable; unset, a warning; for http, or a header) or NAME=VALUE
 # theme = "light"                  # the live view's colours: auto (the default), dark or light (NO_COLOR turns colour off)
-# intercept = "method:tools/call"  # hold frames that match until a view decides them (run); with no view open, each waits hold_timeout
-# hold_timeout = "60s"             # how long a frame is held at most (run; default 60s)
+# intercept = "method:tools/call"  # hold frames that match until a view decides them (run, http); with no view open, each waits hold_timeout
+# hold_timeout = "60s"             # how long a frame is held at most (run, http; default 60s)
 
 # [method_timeouts]                # per method, over timeout (run, check; --method-timeout wins)
 # "tools/call" = "2m"
