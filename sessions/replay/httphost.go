@@ -197,13 +197,12 @@ func (hx *httpHost) send(r hostRequest) {
 	// The next request waits for this one's response to begin, so that
 	// the server takes them in the recorded order and a new session's id
 	// is known (a handshake's, for as long as an answer may take); not
-	// for a GET stream's, which may begin late, nor past headerWait in a
-	// session (a server that answers a call only once it is done, while
-	// the host sends on).
+	// past headerWait in a session (a server that answers a call only once
+	// it is done, while the host sends on, or a GET stream's that begins
+	// late). A GET that went on at once could be cancelled, the replay
+	// done, before the server took it.
 	wait := headerWait
 	switch {
-	case r.method == http.MethodGet:
-		return
 	case recordedSession == "":
 		wait = hx.p.opts.Timeout
 	}
