@@ -166,34 +166,3 @@ func TestAnHTTPTapHoldsFramesForAViewInOrderAndLetsThemGoWhenItGoes(t *testing.T
 		}
 	}
 }
-
-// A view that sets a filter toward the host of a tap of rpctap http is
-// told that such frames go on as they come: the HTTP tap holds requests
-// only.
-func TestAnHTTPTapTellsAViewThatItHoldsNoFramesTowardTheHost(t *testing.T) {
-	tp, feed, _ := httpTap(t)
-	defer feed.Close()
-	view, c := net.Pipe()
-	defer view.Close()
-	filter := "kind:response"
-	go func() {
-		defer c.Close()
-		tp.serveIntercept(c, bufio.NewReader(c), request{Op: "intercept", S2H: &filter})
-	}()
-	h := &HoldClient{c: view, r: bufio.NewReader(view)}
-	for {
-		ev, err := h.Next()
-		if err != nil {
-			t.Fatalf("the view was never told that frames toward the host are not held: %v", err)
-		}
-		if ev.OK != nil && !*ev.OK {
-			t.Fatalf("the filter was refused: %s", ev.Error)
-		}
-		if strings.Contains(ev.Notice, "frames toward the host go on") {
-			return
-		}
-		if ev.OK != nil {
-			view.SetReadDeadline(time.Now().Add(5 * time.Second))
-		}
-	}
-}

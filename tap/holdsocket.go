@@ -356,9 +356,6 @@ func (ic *interceptor) setFiltersFrom(v *holdView, h2s, s2h *string) error {
 	}
 	ic.vmu.Unlock()
 	ic.broadcast(ic.filtersLine())
-	if ic.t.opts.Transport == sessions.TransportHTTP && next[1] != "" {
-		ic.tellNotice("this tap relays HTTP (rpctap http), and holds requests toward the server only so far: frames toward the host go on as they come")
-	}
 	return nil
 }
 

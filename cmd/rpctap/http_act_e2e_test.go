@@ -211,3 +211,34 @@ func TestARequestInjectedTowardTheInspectorOverHTTPIsAnsweredToRpctap(t *testing
 		t.Errorf("the session file lacks the injected request or the inspector's captured answer:\n%s", rec)
 	}
 }
+
+// Over HTTP, a view that holds the answers to tools/call holds
+// server-everything's answer before it reaches the inspector, and the
+// inspector prints the view's edit.
+func TestInterceptOverHTTPHoldsTheServersAnswerAndTheInspectorPrintsTheEdit(t *testing.T) {
+	h := startHTTPTapped(t)
+	filter := "method:tools/call"
+	w := openHold(t, h.name, nil, &filter)
+	w.waitFor(t, "the filter is set", func(ev tap.HoldEvent) bool { return ev.OK != nil && ev.Act == "filter" })
+	done := make(chan struct{})
+	var out string
+	var code int
+	go func() {
+		defer close(done)
+		out, code = inspect(t, h.given, "--method", "tools/call", "--tool-name", "echo", "--tool-arg", "message=as sent")
+	}()
+	answer := w.held(t, "Echo: as sent")
+	if answer.Dir != "s2h" {
+		t.Fatalf("the view held %+v, want the server's answer", answer)
+	}
+	w.c.Edit(answer.N, []byte(strings.Replace(answer.Frame, "Echo: as sent", "Echo: as edited in the view", 1)))
+	w.answered(t, "edit", answer.N)
+	<-done
+	if code != 0 || !strings.Contains(out, "Echo: as edited in the view") {
+		t.Errorf("the inspector (exit %d) printed: %s", code, out)
+	}
+	rec, _ := os.ReadFile(h.record)
+	if !bytes.Contains(rec, []byte(`"dir":"s2h","src":"edit","held":"edited"`)) {
+		t.Errorf("the session file lacks the edited answer:\n%s", rec)
+	}
+}

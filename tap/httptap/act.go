@@ -178,9 +178,11 @@ type readCloser struct {
 }
 
 // holdingRequests reports whether a host's request must be offered to
-// the intercept: a POST, while the user holds frames toward the server.
+// the intercept: a POST, while the user holds frames either way (a filter
+// toward the host that names a method holds the answers to the requests
+// the intercept saw).
 func (p *Proxy) holdingRequests(r *http.Request) bool {
-	return r.Method == http.MethodPost && p.feed.Holding(classify.H2S)
+	return r.Method == http.MethodPost && (p.feed.Holding(classify.H2S) || p.feed.Holding(classify.S2H))
 }
 
 // A hostStream is an SSE response on its way to the host, which a frame

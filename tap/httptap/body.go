@@ -153,10 +153,28 @@ type responseBody struct {
 	// endpoint rewrites a GET stream's legacy endpoint event; nil for
 	// other responses.
 	endpoint *endpointRewriter
+
+	// Holding what goes to the host (see readHeld). holdable: the body
+	// is a stream of the host's own whose events may be held; recorded:
+	// a JSON body held whole, recorded as it left the hold.
+	holdable, recorded bool
+	raw                []byte   // the open event's bytes, as they came
+	rawSent            bool     // part of the open event went on unheld
+	lfOwed, lfPass     bool     // the last event's CRLF lacks its LF; it goes on with the event
+	out                []byte   // what goes to the host next
+	inErr              error    // how the server's body ended, once it has
+	scratch            []byte   // what the server's bytes are read into
+	pending            []func() // the Relayed of held frames handed on
 }
 
 func (b *responseBody) Read(p []byte) (int, error) {
 	b.host.written()
+	if b.read > 0 {
+		b.wentOn() // what Read returned last has been written
+	}
+	if b.holdsEvents() {
+		return b.readHeld(p)
+	}
 	n, err := b.in.Read(p)
 	b.host.relaying()
 	b.read += int64(n)
@@ -168,6 +186,13 @@ func (b *responseBody) Read(p []byte) (int, error) {
 	default:
 		b.held.add(p[:n])
 	}
+	b.ending(err)
+	b.host.returned(b.events.atBoundary(), err != nil)
+	return n, err
+}
+
+// ending notes how the body ended, when err says it did.
+func (b *responseBody) ending(err error) {
 	switch {
 	case err == nil || err == io.EOF:
 	case errors.Is(err, context.Canceled) && b.mode == modeSSE && b.events.atBoundary():
@@ -181,8 +206,6 @@ func (b *responseBody) Read(p []byte) (int, error) {
 	if err != nil {
 		b.end()
 	}
-	b.host.returned(b.events.atBoundary(), err != nil)
-	return n, err
 }
 
 // Close ends the body; before its end, the proxy could not write to the
@@ -194,11 +217,17 @@ func (b *responseBody) Close() error {
 	}
 	b.end()
 	b.host.returned(false, true)
+	b.wentOn()
 	return err
 }
 
 // event records one SSE event that carried data.
 func (b *responseBody) event(e event) {
+	b.recordEvent(e, b.eventInfo(e))
+}
+
+// eventInfo is what HTTP said of an SSE event.
+func (b *responseBody) eventInfo(e event) *sessions.HTTPInfo {
 	info := *b.info
 	info.EventID, info.Retry = e.id, e.retry
 	if e.typ != "message" {
@@ -207,15 +236,20 @@ func (b *responseBody) event(e event) {
 	if e.over {
 		info.Error = tooLarge
 	}
+	return &info
+}
+
+// recordEvent records an SSE event as it goes on to the host.
+func (b *responseBody) recordEvent(e event, info *sessions.HTTPInfo) {
 	b.frames++
 	if e.typ == "endpoint" {
-		b.endpointFrame(e, &info)
+		b.endpointFrame(e, info)
 		return
 	}
 	if !e.over {
 		b.x.answered(e.data)
 	}
-	b.x.s2h(e.data, &info)
+	b.x.s2h(e.data, info)
 }
 
 // end records what the body held once it has ended: the JSON body, or a
@@ -251,6 +285,8 @@ func (b *responseBody) end() {
 		// says nothing the events did not (a frame each would double the
 		// rows of a session whose server answers in streams).
 		return
+	case b.mode == modeJSON && b.recorded:
+		return // as it left the hold
 	case b.mode == modeJSON && b.held.over:
 		info.Error = tooLarge
 	case b.mode == modeJSON && len(bytes.TrimSpace(b.held.bytes())) > 0, b.mode == modeOther && !b.held.over && looksJSON(b.held.bytes()):

@@ -281,7 +281,20 @@ func (p *Proxy) response(resp *http.Response) error {
 		return nil
 	}
 	body.record() // the request's frames go first
-	resp.Body = p.responseBody(body.x, resp)
+	var recorded bool
+	var relayed func()
+	if p.feed.Holding(classify.S2H) {
+		var err error
+		if recorded, relayed, err = p.holdAnswer(body.x, resp); err != nil {
+			return err
+		}
+	}
+	rb := p.responseBody(body.x, resp)
+	rb.recorded = recorded
+	if relayed != nil {
+		rb.pending = append(rb.pending, relayed)
+	}
+	resp.Body = rb
 	return nil
 }
 
@@ -308,6 +321,7 @@ func (p *Proxy) responseBody(x *exchange, resp *http.Response) *responseBody {
 	}
 	if rb.mode == modeSSE && rb.enc == "" && x.w != nil && resp.ContentLength < 0 { // bytes written as they are, of no set length
 		rb.host = &hostStream{x: x, info: info, w: x.w, boundary: true}
+		rb.holdable = true
 	}
 	return rb
 }
