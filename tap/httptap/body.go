@@ -187,15 +187,20 @@ func (b *responseBody) Read(p []byte) (int, error) {
 		b.held.add(p[:n])
 	}
 	b.ending(err)
-	b.host.returned(b.events.atBoundary(), err != nil)
+	b.host.returned(b.between(), err != nil)
 	return n, err
 }
+
+// between reports whether the stream relayed so far ends between two
+// events. Of an encoded stream, whose events a decoder reads apart,
+// Read cannot tell: never.
+func (b *responseBody) between() bool { return b.dec == nil && b.events.atBoundary() }
 
 // ending notes how the body ended, when err says it did.
 func (b *responseBody) ending(err error) {
 	switch {
 	case err == nil || err == io.EOF:
-	case errors.Is(err, context.Canceled) && b.mode == modeSSE && b.events.atBoundary():
+	case errors.Is(err, context.Canceled) && b.mode == modeSSE && b.between():
 		// The host closed the stream between events, as a host ends a
 		// stream it no longer wants: a whole end, not a break.
 	case errors.Is(err, context.Canceled):

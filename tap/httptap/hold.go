@@ -103,7 +103,7 @@ func (b *responseBody) readHeld(p []byte) (int, error) {
 		return n, nil
 	}
 	b.ending(b.inErr)
-	b.host.returned(b.events.atBoundary(), true)
+	b.host.returned(b.between(), true)
 	return n, b.inErr
 }
 

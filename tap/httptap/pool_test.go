@@ -67,6 +67,9 @@ func TestRequestsInFlightAtOnceReuseTheConnectionsToTheTarget(t *testing.T) {
 // the proxy, with the target and the host in this process, allocate less
 // than the one 32 KiB buffer a response cost each time before.
 func TestASmallPOSTThroughTheProxyAllocatesNoCopyBufferOfItsOwn(t *testing.T) {
+	if raceEnabled {
+		t.Skip("under the race detector sync.Pool drops buffers at random: allocations are counted in the run without it")
+	}
 	target := badTarget(t, http.NotFound)
 	p := proxyTo(t, target.URL+"/mcp")
 	c := &http.Client{Transport: &http.Transport{}}

@@ -1,0 +1,5 @@
+//go:build !race
+
+package httptap
+
+const raceEnabled = false
