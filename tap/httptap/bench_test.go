@@ -52,13 +52,7 @@ func BenchmarkPOSTThroughTheProxy(b *testing.B) {
 }
 
 func BenchmarkPOSTThroughABareProxy(b *testing.B) {
-	target := benchTarget(b)
-	u, _ := url.Parse(target.URL)
-	rp := httputil.NewSingleHostReverseProxy(u)
-	rp.FlushInterval = -1
-	s := httptest.NewServer(rp)
-	b.Cleanup(s.Close)
-	benchPOSTs(b, s.URL+"/mcp")
+	benchPOSTs(b, bareProxy(b)+"/mcp")
 }
 
 // One POST at a time, as .ci/bench/http's latency measure sends them.
@@ -70,13 +64,7 @@ func BenchmarkPOSTsOneByOneThroughTheProxy(b *testing.B) {
 }
 
 func BenchmarkPOSTsOneByOneThroughABareProxy(b *testing.B) {
-	target := benchTarget(b)
-	u, _ := url.Parse(target.URL)
-	rp := httputil.NewSingleHostReverseProxy(u)
-	rp.FlushInterval = -1
-	s := httptest.NewServer(rp)
-	b.Cleanup(s.Close)
-	benchOneByOne(b, s.URL+"/mcp")
+	benchOneByOne(b, bareProxy(b)+"/mcp")
 }
 
 func benchOneByOne(b *testing.B, u string) {
@@ -91,4 +79,15 @@ func benchOneByOne(b *testing.B, u string) {
 		io.Copy(io.Discard, resp.Body)
 		resp.Body.Close()
 	}
+}
+
+// bareProxy is the URL of a bare httputil reverse proxy, flushing at
+// once, in front of a new benchTarget.
+func bareProxy(b *testing.B) string {
+	u, _ := url.Parse(benchTarget(b).URL)
+	rp := httputil.NewSingleHostReverseProxy(u)
+	rp.FlushInterval = -1
+	s := httptest.NewServer(rp)
+	b.Cleanup(s.Close)
+	return s.URL
 }
