@@ -30,7 +30,8 @@ func TestRequestsInFlightAtOnceReuseTheConnectionsToTheTarget(t *testing.T) {
 		w.Header().Set("Content-Type", "application/json")
 		io.WriteString(w, okAnswer)
 	})
-	p := proxyTo(t, target.URL+"/mcp")
+	closed := make(chan struct{}, 2*n)
+	p := proxyOver(t, target.URL+"/mcp", closedBodies{NewTransport(), closed})
 	c := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: n}}
 	round := func() {
 		var wg sync.WaitGroup
@@ -53,9 +54,15 @@ func TestRequestsInFlightAtOnceReuseTheConnectionsToTheTarget(t *testing.T) {
 			release <- struct{}{}
 		}
 		wg.Wait()
+		for range n {
+			<-closed // the proxy has read each answer to its end and closed it
+		}
 	}
 	round()
-	time.Sleep(100 * time.Millisecond) // the proxy puts its connections back once each answer is read
+	// The transport puts a connection back just after its body ends, in
+	// a goroutine of its own: a moment more, which the load of a CI
+	// machine can stretch.
+	time.Sleep(100 * time.Millisecond)
 	round()
 	if got := count.Load(); got > n {
 		t.Errorf("two rounds of %d requests in flight at once came to the target on %d connections, want %d", n, got, n)
@@ -96,4 +103,31 @@ func TestASmallPOSTThroughTheProxyAllocatesNoCopyBufferOfItsOwn(t *testing.T) {
 	if per >= 32<<10 {
 		t.Errorf("%d bytes allocated per POST and answer: the proxy takes a new copy buffer for each", per)
 	}
+}
+
+// closedBodies is a transport that says on closed when the proxy closes
+// the body of an answer.
+type closedBodies struct {
+	http.RoundTripper
+	closed chan<- struct{}
+}
+
+func (c closedBodies) RoundTrip(r *http.Request) (*http.Response, error) {
+	resp, err := c.RoundTripper.RoundTrip(r)
+	if err == nil {
+		resp.Body = &saysClosed{ReadCloser: resp.Body, closed: c.closed}
+	}
+	return resp, err
+}
+
+type saysClosed struct {
+	io.ReadCloser
+	closed chan<- struct{}
+	once   sync.Once
+}
+
+func (s *saysClosed) Close() error {
+	err := s.ReadCloser.Close()
+	s.once.Do(func() { s.closed <- struct{}{} })
+	return err
 }

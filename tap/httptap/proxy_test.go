@@ -31,6 +31,13 @@ type proxied struct {
 
 func proxyTo(t testing.TB, target string, redact ...string) *proxied {
 	t.Helper()
+	return proxyOver(t, target, nil, redact...)
+}
+
+// proxyOver is proxyTo with the proxy sending through rt (nil: its own
+// default transport).
+func proxyOver(t testing.TB, target string, rt http.RoundTripper, redact ...string) *proxied {
+	t.Helper()
 	u, err := url.Parse(target)
 	if err != nil {
 		t.Fatal(err)
@@ -43,7 +50,7 @@ func proxyTo(t testing.TB, target string, redact ...string) *proxied {
 	}
 	feed := tp.Feed()
 	p := &proxied{path: path, feed: feed}
-	p.srv = httptest.NewServer(New(Options{Target: u, Feed: feed, Redactor: tp.Redactor(), Redact: redact}))
+	p.srv = httptest.NewServer(New(Options{Target: u, Feed: feed, Redactor: tp.Redactor(), Redact: redact, Transport: rt}))
 	p.url = p.srv.URL + u.Path
 	return p
 }
