@@ -26,9 +26,18 @@ type requestBody struct {
 	once   sync.Once
 	// relayed, for a request the user held, says it is being sent.
 	relayed func()
+	// ended: in has given its end. It is not read again: the transport
+	// reads once more past a Content-Length, and the host's server may
+	// have closed the body by then, once the answer's headers went (a
+	// Read would fail, and the transport close the connection to the
+	// target in mid-answer).
+	ended bool
 }
 
 func (b *requestBody) Read(p []byte) (int, error) {
+	if b.ended {
+		return 0, io.EOF
+	}
 	if b.relayed != nil {
 		b.relayed()
 	}
@@ -37,6 +46,7 @@ func (b *requestBody) Read(p []byte) (int, error) {
 	b.held.add(p[:n])
 	b.mu.Unlock()
 	if err == io.EOF {
+		b.ended = true
 		b.record()
 	}
 	return n, err

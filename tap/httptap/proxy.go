@@ -169,6 +169,11 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	r.Body = body
 	r = r.WithContext(context.WithValue(r.Context(), exchangeKey{}, body))
+	// The body goes on to the target while its answer comes back, as it
+	// would without the proxy: by default the host's server would take
+	// what is left of the body for itself once the answer's headers go
+	// (HTTP/2 needs no leave: the call fails and changes nothing).
+	http.NewResponseController(w).EnableFullDuplex()
 	p.rp.ServeHTTP(w, r)
 	body.record() // a request whose body the transport never finished
 }
