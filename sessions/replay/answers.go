@@ -14,8 +14,23 @@ import (
 // held.
 func (s *server) answer(m *classify.Message, body []byte, now time.Time) {
 	if it, ok := s.reply(m, body, now, s.fwd != nil); ok {
-		s.push(it)
+		s.pushAnswer(it)
 	}
+}
+
+// pushAnswer queues an answer to a host request, or keeps it until the
+// host has answered the server request asked within the request, when
+// the recorded server waited for that (recFrame.gate). s.mu is held.
+func (s *server) pushAnswer(it outItem) {
+	if it.raw != nil || s.rec.frames[it.frame].gate < 0 {
+		s.push(it)
+		return
+	}
+	if s.gated == nil {
+		s.gated = map[int32][]outItem{}
+	}
+	g := s.rec.frames[it.frame].gate
+	s.gated[g] = append(s.gated[g], it)
 }
 
 // reply matches a host request: it returns the answer to queue (none
@@ -159,6 +174,11 @@ func (s *server) answered(m *classify.Message, body []byte, now time.Time) {
 	delete(s.serverQ, key)
 	if p := s.rec.frames[i].pair; p >= 0 {
 		s.scheduleAfter(p, now)
+		for _, it := range s.gated[p] {
+			it.due = now.Add(s.wait(max(s.rec.frames[it.frame].t-s.rec.frames[p].t, 0)))
+			s.push(it)
+		}
+		delete(s.gated, p)
 	}
 }
 

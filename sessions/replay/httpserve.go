@@ -199,7 +199,7 @@ func (h *HTTPServer) post(w http.ResponseWriter, r *http.Request, req *sessions.
 				}
 				it.to = st
 				st.want++
-				s.push(it)
+				s.pushAnswer(it)
 			}
 		case classify.KindNotification:
 			if p := s.notified(mm, b, now); p >= 0 && rx < 0 {

@@ -372,3 +372,38 @@ func TestPlayHTTPSendsWhatFollowsACallWhoseResponseHasNotBegun(t *testing.T) {
 		t.Errorf("the report: %+v; want the cancelled call answered the same", rep.Calls)
 	}
 }
+
+// Over HTTP too, a call's answer waits for the host's answer to the
+// server request asked on the call's stream: what the server sent after
+// that answer comes first, as it was recorded.
+func TestHTTPReplayAnswersACallOnlyOnceTheHostHasAnsweredTheRequestAskedOnItsStream(t *testing.T) {
+	sid := []string{"Mcp-Session-Id", "rec-1"}
+	ts, _ := startHTTPReplay(t, []sessions.FrameRecord{
+		httpRec(10, classify.H2S, `{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"confirm","arguments":{"action":"deploy"}}}`, 1, "POST", 0, ctJSON, sid...),
+		httpRec(11, classify.S2H, `{"jsonrpc":"2.0","id":1,"method":"elicitation/create","params":{"message":"Confirm deploy?"}}`, 1, "POST", 200, sse, sid...),
+		httpRec(20, classify.H2S, `{"jsonrpc":"2.0","id":1,"result":{"action":"accept","content":{"confirmed":true}}}`, 2, "POST", 0, ctJSON, sid...),
+		httpRec(21, classify.S2H, ``, 2, "POST", 202, ""),
+		httpRec(22, classify.S2H, `{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":1,"progress":1}}`, 1, "POST", 200, sse, sid...),
+		httpRec(23, classify.S2H, `{"jsonrpc":"2.0","id":4,"result":{"content":[{"type":"text","text":"confirmed deploy"}]}}`, 1, "POST", 200, sse, sid...),
+	})
+	url := ts.URL + "/mcp"
+	call := do(t, "POST", url, `{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"confirm","arguments":{"action":"deploy"}}}`, sid...)
+	defer call.Body.Close()
+	sc := bufio.NewScanner(call.Body)
+	var events []string
+	for sc.Scan() {
+		line := sc.Text()
+		if !strings.HasPrefix(line, "data: ") {
+			continue
+		}
+		events = append(events, line)
+		if strings.Contains(line, "elicitation/create") {
+			if resp := do(t, "POST", url, `{"jsonrpc":"2.0","id":"rpctap-replay-1","result":{"action":"accept","content":{"confirmed":true}}}`, sid...); resp.StatusCode != http.StatusAccepted {
+				t.Errorf("the host's answer: %s, want the recorded 202", resp.Status)
+			}
+		}
+	}
+	if len(events) != 3 || !strings.Contains(events[0], "elicitation/create") || !strings.Contains(events[1], "notifications/progress") || !strings.Contains(events[2], `"id":4,"result"`) {
+		t.Errorf("the call's stream carried:\n%s\nwant the elicitation, then (after the host's answer) the progress, then the call's answer", strings.Join(events, "\n"))
+	}
+}

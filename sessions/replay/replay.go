@@ -87,6 +87,12 @@ type recFrame struct {
 	// exchange is the HTTP exchange (a request and its response) the
 	// frame crossed in (see recording.firstOut).
 	exchange int32
+	// gate, of an answer to a host request, is the host's answer to a
+	// server request asked within that request (an elicitation/create
+	// during a tools/call) that came before it, the latest one: the
+	// answer waits for the live host's answer to it, as the server did
+	// (-1: none).
+	gate int32
 }
 
 // Stopped is the cause of a replay's context when a signal stopped it
@@ -117,6 +123,7 @@ func loadRecording(r io.Reader, at io.ReaderAt, ig sessions.Ignore) (*recording,
 	asked := map[int64]int32{}    // a multi round-trip call's first request line → its latest input_required answer
 	hs := sessions.Hasher{Ignore: ig}
 	trigger := int32(-1)
+	var rounds serverRounds
 	for {
 		ev, err := rd.Next()
 		if errors.Is(err, io.EOF) {
@@ -138,7 +145,7 @@ func loadRecording(r io.Reader, at io.ReaderAt, ig sessions.Ignore) (*recording,
 		m := hdr.Classify(frame, ev.Dir, tr.Profile())
 		obs := tr.Observe(int64(ev.Line), time.Duration(ev.T)*time.Microsecond, &m)
 		i := int32(len(rec.frames))
-		f := recFrame{line: int64(ev.Line), off: rd.Offset(), t: ev.T, dir: ev.Dir, kind: m.Kind, method: rec.intern(m.Method()), pair: -1, trigger: -1, next: -1, masked: ev.Redacted}
+		f := recFrame{line: int64(ev.Line), off: rd.Offset(), t: ev.T, dir: ev.Dir, kind: m.Kind, method: rec.intern(m.Method()), pair: -1, trigger: -1, next: -1, gate: -1, masked: ev.Redacted}
 		if ev.Dir == classify.H2S && (m.Kind == classify.KindRequest || m.Kind == classify.KindNotification) {
 			h, idn, ok := hs.HashCall(f.method, frame)
 			if ok {
@@ -197,6 +204,7 @@ func loadRecording(r io.Reader, at io.ReaderAt, ig sessions.Ignore) (*recording,
 		}
 		x := rec.exchangeOf(&rec.frames[i], i, ev.HTTP, isHTTP)
 		rec.frames[i].exchange = x
+		rounds.note(rec, i)
 		if _, ok := rec.firstOut[x]; !ok && ev.Dir == classify.S2H {
 			rec.firstOut[x] = i
 		}
@@ -205,6 +213,53 @@ func loadRecording(r io.Reader, at io.ReaderAt, ig sessions.Ignore) (*recording,
 		return nil, errNotRecording
 	}
 	return rec, nil
+}
+
+// serverRounds finds, while a recording is read, the server requests
+// asked within a host request and the host's answers to them, to gate
+// the request's answer (recFrame.gate).
+type serverRounds struct {
+	within map[int32]int32 // a server request → the host request it was asked within
+	latest map[int32]int32 // a host request in flight → the latest host answer to a server request asked within it
+	byX    map[int32]int32 // an HTTP exchange → the host request it carried (the last one)
+}
+
+// note takes frame i, its pair, trigger and exchange set.
+func (r *serverRounds) note(rec *recording, i int32) {
+	if r.within == nil {
+		r.within, r.latest, r.byX = map[int32]int32{}, map[int32]int32{}, map[int32]int32{}
+	}
+	f := &rec.frames[i]
+	inFlight := func(q int32) bool {
+		return q >= 0 && rec.frames[q].dir == classify.H2S && rec.frames[q].kind == classify.KindRequest && rec.frames[q].pair < 0
+	}
+	switch {
+	case f.dir == classify.H2S && f.kind == classify.KindRequest:
+		r.byX[f.exchange] = i
+	case f.dir == classify.S2H && f.kind == classify.KindRequest:
+		// Asked on the stream of a request's POST, or else after the
+		// request (or after the host's answer to an earlier server
+		// request asked within it).
+		q, ok := r.byX[f.exchange]
+		if t := f.trigger; (!ok || !inFlight(q)) && t >= 0 {
+			q = t
+			if g := &rec.frames[t]; g.dir == classify.H2S && g.kind == classify.KindResponse {
+				q = r.within[g.pair]
+			}
+		}
+		if inFlight(q) {
+			r.within[i] = q
+		}
+	case f.dir == classify.H2S && f.kind == classify.KindResponse && f.pair >= 0:
+		if q, ok := r.within[f.pair]; ok && inFlight(q) {
+			r.latest[q] = i
+		}
+	case f.dir == classify.S2H && f.kind == classify.KindResponse && f.pair >= 0:
+		if a, ok := r.latest[f.pair]; ok {
+			f.gate = a
+			delete(r.latest, f.pair)
+		}
+	}
 }
 
 // exchangeOf is the exchange frame f (index i, its record's http object

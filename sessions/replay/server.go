@@ -205,6 +205,9 @@ type server struct {
 	fileDone bool
 	werr     error
 	closing  bool
+	// gated are the answers waiting for the host's answer to a server
+	// request (recFrame.gate), by that recorded answer.
+	gated map[int32][]outItem
 }
 
 // An outItem is a recorded server frame due to be written.

@@ -285,6 +285,36 @@ func TestReplayServerPlaysServerFramesAfterTheFrameTheyFollowedWithItsOwnRequest
 	}
 }
 
+// A call during which the server asked the host (an elicitation/create
+// the host answered before the call's answer came) is answered once the
+// live host has answered replay's request, as the recorded server
+// waited for it: a host slower than the recorded one got the answer
+// first, with its elicitation not done yet.
+func TestReplayServerAnswersACallOnlyOnceTheHostHasAnsweredTheRequestAskedWithinIt(t *testing.T) {
+	frames := []frameAt{
+		{0, 'h', `{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"confirm","arguments":{"action":"deploy"}}}`},
+		{10, 's', `{"jsonrpc":"2.0","id":1,"method":"elicitation/create","params":{"message":"Confirm deploy?"}}`},
+		{20, 'h', `{"jsonrpc":"2.0","id":1,"result":{"action":"accept","content":{"confirmed":true}}}`},
+		{30, 's', `{"jsonrpc":"2.0","id":4,"result":{"content":[{"type":"text","text":"confirmed deploy"}]}}`},
+		{40, 'h', `{"jsonrpc":"2.0","id":5,"method":"ping"}`},
+		{50, 's', `{"jsonrpc":"2.0","id":5,"result":{}}`},
+	}
+	s := startReplayServer(t, "ndjson", frames, ServeOptions{})
+	s.send(frames[0].frame)
+	if got := s.lines(t, 1); !strings.Contains(got[0], `"id":"rpctap-replay-1","method":"elicitation/create"`) {
+		t.Fatalf("after the call, replay wrote %s", got[0])
+	}
+	// The host has not answered yet: a ping is answered before the call.
+	s.send(`{"jsonrpc":"2.0","id":5,"method":"ping"}`)
+	if got := s.lines(t, 2); got[1] != `{"jsonrpc":"2.0","id":5,"result":{}}`+"\n" {
+		t.Fatalf("before the host answered the elicitation, replay wrote %s, want the ping's answer", got[1])
+	}
+	s.send(`{"jsonrpc":"2.0","id":"rpctap-replay-1","result":{"action":"accept","content":{"confirmed":true}}}`)
+	if got := s.lines(t, 3); !strings.Contains(got[2], `"id":4,"result"`) {
+		t.Errorf("after the host's answer, replay wrote %s, want the call's answer", got[2])
+	}
+}
+
 func TestReplayServerAnswersTheHandshakeWhateverTheProtocolVersionEvenWhenStrict(t *testing.T) {
 	s := startReplayServer(t, "ndjson", mcpConversation(nil), ServeOptions{Match: MatchStrict})
 	s.send(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2099-01-01","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`)
